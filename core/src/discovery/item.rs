@@ -1,0 +1,226 @@
+//! Projected, sanitized items: what reaches a cache, a tool output or a host.
+
+use serde::{Deserialize, Serialize};
+
+/// Who an item is meant for (`annotations.audience`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// The human user.
+    User,
+    /// The model.
+    Assistant,
+}
+
+impl Role {
+    pub(crate) fn parse(s: &str) -> Option<Role> {
+        match s {
+            "user" => Some(Role::User),
+            "assistant" => Some(Role::Assistant),
+            _ => None,
+        }
+    }
+}
+
+/// The kept annotations of an item; each field validated on its own.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Annotations {
+    /// `"user"` / `"assistant"` only.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub audience: Option<Vec<Role>>,
+    /// A number in `0..=1`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub priority: Option<f64>,
+    /// An ISO 8601 date-time with a time zone (RFC 3339), as the server sent it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub last_modified: Option<String>,
+}
+
+impl Annotations {
+    /// True when no field survived validation.
+    pub fn is_empty(&self) -> bool {
+        self.audience.is_none() && self.priority.is_none() && self.last_modified.is_none()
+    }
+}
+
+/// A projected resource template (`resources/templates/list`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceTemplate {
+    /// The RFC 6570 URI template, exactly as the server sent it (never altered).
+    pub uri_template: String,
+    /// Sanitized name.
+    pub name: String,
+    /// Sanitized title.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub title: Option<String>,
+    /// Sanitized description (keeps `\n` and `\t`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub description: Option<String>,
+    /// Sanitized MIME type.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mime_type: Option<String>,
+    /// Kept annotations; absent when none survived.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub annotations: Option<Annotations>,
+    /// The host's name for the server this item came from.
+    pub server: String,
+}
+
+/// A projected concrete resource (`resources/list`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Resource {
+    /// The resource URI, exactly as the server sent it (never altered).
+    pub uri: String,
+    /// Sanitized name.
+    pub name: String,
+    /// Sanitized title.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub title: Option<String>,
+    /// Sanitized description (keeps `\n` and `\t`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub description: Option<String>,
+    /// Sanitized MIME type.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub mime_type: Option<String>,
+    /// Size in bytes, when the server gave a non-negative integer.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub size: Option<u64>,
+    /// Kept annotations; absent when none survived.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub annotations: Option<Annotations>,
+    /// The host's name for the server this item came from.
+    pub server: String,
+}
+
+/// One projected item of a listing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Item {
+    /// From `resources/templates/list`.
+    Template(ResourceTemplate),
+    /// From `resources/list`.
+    Resource(Resource),
+}
+
+impl Item {
+    /// The item's sanitized name.
+    pub fn name(&self) -> &str {
+        match self {
+            Item::Template(t) => &t.name,
+            Item::Resource(r) => &r.name,
+        }
+    }
+
+    /// The item's server.
+    pub fn server(&self) -> &str {
+        match self {
+            Item::Template(t) => &t.server,
+            Item::Resource(r) => &r.server,
+        }
+    }
+
+    /// The UTF-8 length of this item's compact JSON (`serde_json::to_string(item).len()`),
+    /// computed without serializing: the unit of the byte budget.
+    pub fn json_len(&self) -> usize {
+        let mut n = 2; // {}
+        let mut fields = 0usize;
+        let mut field = |key: &str, value_len: usize| {
+            fields += 1;
+            n += key.len() + 3 + value_len; // "key":value
+        };
+        let (a, server) = match self {
+            Item::Template(t) => {
+                field("uriTemplate", json_str_len(&t.uri_template));
+                field("name", json_str_len(&t.name));
+                opt_str(&mut field, "title", &t.title);
+                opt_str(&mut field, "description", &t.description);
+                opt_str(&mut field, "mimeType", &t.mime_type);
+                (&t.annotations, &t.server)
+            }
+            Item::Resource(r) => {
+                field("uri", json_str_len(&r.uri));
+                field("name", json_str_len(&r.name));
+                opt_str(&mut field, "title", &r.title);
+                opt_str(&mut field, "description", &r.description);
+                opt_str(&mut field, "mimeType", &r.mime_type);
+                if let Some(size) = r.size {
+                    field("size", decimal_len(size));
+                }
+                (&r.annotations, &r.server)
+            }
+        };
+        if let Some(a) = a {
+            field("annotations", annotations_len(a));
+        }
+        field("server", json_str_len(server));
+        n + fields.saturating_sub(1) // commas
+    }
+}
+
+fn opt_str(field: &mut impl FnMut(&str, usize), key: &str, v: &Option<String>) {
+    if let Some(v) = v {
+        field(key, json_str_len(v));
+    }
+}
+
+fn annotations_len(a: &Annotations) -> usize {
+    let mut n = 2;
+    let mut fields = 0;
+    if let Some(aud) = &a.audience {
+        fields += 1;
+        let inner: usize = aud.iter().map(|r| if *r == Role::User { 6 } else { 11 }).sum();
+        n += "audience".len() + 3 + 2 + inner + aud.len().saturating_sub(1);
+    }
+    if let Some(p) = a.priority {
+        fields += 1;
+        n += "priority".len() + 3 + f64_len(p);
+    }
+    if let Some(lm) = &a.last_modified {
+        fields += 1;
+        n += "lastModified".len() + 3 + json_str_len(lm);
+    }
+    n + if fields > 0 { fields - 1 } else { 0 }
+}
+
+/// Length of a finite f64 as serde_json writes it.
+fn f64_len(p: f64) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    serde_json::to_writer(&mut c, &p).expect("writing a number to a counter cannot fail");
+    c.0
+}
+
+fn decimal_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 10 {
+        v /= 10;
+        n += 1;
+    }
+    n
+}
+
+/// Length of `s` as a JSON string literal, quotes included, with serde_json's escaping.
+pub(crate) fn json_str_len(s: &str) -> usize {
+    let mut n = s.len() + 2;
+    for &b in s.as_bytes() {
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            n += match b {
+                b'"' | b'\\' | b'\n' | b'\t' | b'\r' | 0x08 | 0x0C => 1,
+                _ => 5,
+            };
+        }
+    }
+    n
+}

@@ -1,0 +1,681 @@
+//! Sans-IO discovery: the [`Pager`] for `resources/list` and `resources/templates/list`.
+//!
+//! The pager never reads a clock and never does I/O. The host drives it:
+//!
+//! ```
+//! use std::time::Duration;
+//! use mcplens::discovery::{Limits, ListKind, Outcome, Pager};
+//!
+//! let pages = [
+//!     r#"{"resourceTemplates":[{"uriTemplate":"file:///{path}","name":"files"}],"nextCursor":"p2"}"#,
+//!     r#"{"resourceTemplates":[{"uriTemplate":"db://{table}/{id}","name":"rows"}]}"#,
+//! ];
+//! let now = Duration::ZERO; // any monotonic reading; the host's clock, passed in
+//! let mut pager = Pager::new(ListKind::ResourceTemplates, "docs", true, Limits::default(), now)?;
+//! let mut answers = pages.iter();
+//! while let Some(request) = pager.next_request() {
+//!     // The host sends `request.method` with `request.params_json()` and waits at most
+//!     // `pager.remaining(now)`; here the answers are canned.
+//!     pager.accept(Outcome::Page(answers.next().unwrap()), now)?;
+//! }
+//! let listing = pager.finish()?;
+//! assert_eq!(listing.items.len(), 2);
+//! assert_eq!(listing.diagnostics.requests, 2);
+//! # Ok::<(), mcplens::DiscoveryError>(())
+//! ```
+//!
+//! Call order: [`Pager::new`] → loop { [`Pager::next_request`] → [`Pager::accept`] } →
+//! [`Pager::finish`]. `accept` must follow each request exactly once. Any failure ends the
+//! traversal: no prefix of a failed traversal is ever returned.
+
+mod item;
+mod page;
+
+use std::collections::hash_map::RandomState;
+use std::collections::BTreeMap;
+use std::hash::BuildHasher;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use item::{Annotations, Item, Resource, ResourceTemplate, Role};
+pub use page::is_rfc3339_date_time;
+
+/// Which list a traversal reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListKind {
+    /// `resources/list`: concrete resources.
+    Resources,
+    /// `resources/templates/list`: resource templates.
+    ResourceTemplates,
+}
+
+impl ListKind {
+    /// The JSON-RPC method.
+    pub fn method(self) -> &'static str {
+        match self {
+            ListKind::Resources => "resources/list",
+            ListKind::ResourceTemplates => "resources/templates/list",
+        }
+    }
+
+    /// The result's array key.
+    pub fn list_key(self) -> &'static str {
+        match self {
+            ListKind::Resources => "resources",
+            ListKind::ResourceTemplates => "resourceTemplates",
+        }
+    }
+
+    pub(crate) fn id_key(self) -> &'static str {
+        match self {
+            ListKind::Resources => "uri",
+            ListKind::ResourceTemplates => "uriTemplate",
+        }
+    }
+
+    pub(crate) fn invalid_id_reason(self) -> &'static str {
+        match self {
+            ListKind::Resources => "invalid_uri",
+            ListKind::ResourceTemplates => "invalid_uri_template",
+        }
+    }
+}
+
+/// Bounds on one traversal. Every bound fails the whole traversal when crossed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Limits {
+    /// Requests per traversal; page `max_pages` must end it (default 100, at least 1).
+    pub max_pages: u32,
+    /// Items per traversal, counted as the servers' array lengths; exactly `max_items` is
+    /// allowed (default 10,000).
+    pub max_items: usize,
+    /// UTF-8 bytes of projected safe metadata: the sum of the compact JSON lengths of the kept
+    /// items, `server` included; exactly `max_bytes` is allowed (default 1,000,000).
+    pub max_bytes: usize,
+    /// Time for the complete traversal (default 60 s); more than this fails.
+    #[serde(rename = "deadlineMs", with = "millis")]
+    pub deadline: Duration,
+}
+
+mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis().try_into().unwrap_or(u64::MAX))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_pages: 100, max_items: 10_000, max_bytes: 1_000_000, deadline: Duration::from_secs(60) }
+    }
+}
+
+impl Limits {
+    /// Checks the limits themselves: at least one page and a non-zero deadline.
+    pub fn validate(&self) -> Result<(), &'static str> {
+        if self.max_pages == 0 {
+            return Err("max_pages must be at least 1");
+        }
+        if self.deadline.is_zero() {
+            return Err("the deadline must be greater than zero");
+        }
+        Ok(())
+    }
+}
+
+/// Does a server's `capabilities` object (as JSON text) declare `resources`? Only such servers
+/// are asked to list anything. `"resources": null` or a non-object value does not count.
+pub fn has_resources_capability(capabilities_json: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(capabilities_json)
+        .ok()
+        .is_some_and(|c| c.get("resources").is_some_and(serde_json::Value::is_object))
+}
+
+/// The next request the host must send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// The JSON-RPC method.
+    pub method: &'static str,
+    /// `None` on page 1 (send no `params` key at all); otherwise the exact cursor to send as
+    /// `params: {"cursor": …}` and nothing else.
+    pub cursor: Option<String>,
+}
+
+impl Request {
+    /// The request's `params` as compact JSON text, or `None` when it must have no `params`.
+    pub fn params_json(&self) -> Option<String> {
+        self.cursor.as_ref().map(|c| serde_json::json!({ "cursor": c }).to_string())
+    }
+}
+
+/// What happened to the request the host sent.
+#[derive(Debug, Clone, Copy)]
+pub enum Outcome<'a> {
+    /// The JSON-RPC `result`, as the server sent it (JSON text).
+    Page(&'a str),
+    /// A JSON-RPC error response; only the code is kept (the message is server text).
+    RpcError {
+        /// The JSON-RPC error code.
+        code: i64,
+    },
+    /// The host's typed client refused the result's shape (e.g. rmcp's `UnexpectedResponse`).
+    Malformed,
+    /// The transport failed (closed, send error, decode error).
+    Transport,
+    /// The host's timeout on the in-flight request fired (it was given `remaining(now)`).
+    TimedOut,
+}
+
+/// Why a listing is what it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Support {
+    /// The server was asked and answered every page.
+    Listed,
+    /// The server does not declare the `resources` capability: nothing was asked.
+    NoCapability,
+    /// `resources/templates/list` answered `-32601` (legacy server with no templates).
+    MethodNotFound,
+}
+
+/// What a traversal counted. Carries no cursor, URI, name or description.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnostics {
+    /// Requests sent.
+    pub requests: u32,
+    /// Pages accepted.
+    pub pages: u32,
+    /// Items kept.
+    pub items: usize,
+    /// Projected bytes of the kept items (the byte budget's unit).
+    pub bytes: usize,
+    /// Optional fields dropped because they were invalid, by field (`title`, `description`,
+    /// `mimeType`, `size`, `annotations`, `annotations.audience`, `annotations.priority`,
+    /// `annotations.lastModified`, `ttlMs`, `cacheScope`).
+    pub dropped_fields: BTreeMap<&'static str, u64>,
+    /// Items dropped, by reason (`invalid_uri_template`, `invalid_uri`).
+    pub dropped_items: BTreeMap<&'static str, u64>,
+    /// Strings that sanitizing changed.
+    pub sanitized_strings: u64,
+    /// Item keys outside the projection (`_meta`, `icons`, unknown keys) left out.
+    pub ignored_keys: u64,
+}
+
+/// A complete traversal's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Listing {
+    /// Which list.
+    pub kind: ListKind,
+    /// The host's name for the server.
+    pub server: String,
+    /// Projected, sanitized items in server order.
+    pub items: Vec<Item>,
+    /// Why the listing is what it is.
+    pub support: Support,
+    /// The smallest `ttlMs` any page gave (negative values count as 0); `None` when no page gave one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ttl_ms: Option<u64>,
+    /// The first page's `cacheScope`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache_scope: Option<String>,
+    /// What the traversal counted.
+    pub diagnostics: Diagnostics,
+}
+
+impl Listing {
+    /// An empty listing for a server without the `resources` capability.
+    pub fn unsupported(kind: ListKind, server: impl Into<String>) -> Listing {
+        Listing {
+            kind,
+            server: server.into(),
+            items: Vec::new(),
+            support: Support::NoCapability,
+            ttl_ms: None,
+            cache_scope: None,
+            diagnostics: Diagnostics::default(),
+        }
+    }
+
+    /// The templates of a `resources/templates/list` listing.
+    pub fn templates(&self) -> impl Iterator<Item = &ResourceTemplate> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Template(t) => Some(t),
+            Item::Resource(_) => None,
+        })
+    }
+
+    /// The resources of a `resources/list` listing.
+    pub fn resources(&self) -> impl Iterator<Item = &Resource> {
+        self.items.iter().filter_map(|i| match i {
+            Item::Resource(r) => Some(r),
+            Item::Template(_) => None,
+        })
+    }
+
+    /// The listing as compact JSON text (what bindings hand across their boundary).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a listing always serializes")
+    }
+}
+
+/// Why a traversal failed. Messages name the server, the list and the bound; never a cursor
+/// or any text the server sent.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DiscoveryError {
+    /// A page broke the result schema.
+    #[error("server \"{server}\": {method} returned a malformed result ({reason})", method = list.method())]
+    MalformedResult {
+        /// The host's name for the server.
+        server: String,
+        /// Which list.
+        list: ListKind,
+        /// What was wrong (fixed text).
+        reason: &'static str,
+    },
+    /// The server sent back a cursor it had already been sent.
+    #[error("server \"{server}\": {method} repeated a cursor", method = list.method())]
+    RepeatedCursor {
+        /// The host's name for the server.
+        server: String,
+        /// Which list.
+        list: ListKind,
+    },
+    /// More than `max_pages` requests would be needed.
+    #[error("server \"{server}\": {method} exceeded the page limit ({max} requests)", method = list.method())]
+    PageLimit {
+        /// The host's name for the server.
+        server: String,
+        /// Which list.
+        list: ListKind,
+        /// The bound.
+        max: u32,
+    },
+    /// More than `max_items` items.
+    #[error("server \"{server}\": {method} exceeded the item limit ({max} items)", method = list.method())]
+    ItemLimit {
+        /// The host's name for the server.
+        server: String,
+        /// Which list.
+        list: ListKind,
+        /// The bound.
+        max: usize,
+    },
+    /// More than `max_bytes` bytes of projected metadata.
+    #[error("server \"{server}\": {method} exceeded the byte budget ({max} bytes of projected metadata)", method = list.method())]
+    ByteLimit {
+        /// The host's name for the server.
+        server: String,
+        /// Which list.
+        list: ListKind,
+        /// The bound.
+        max: usize,
+    },
+    /// The traversal took longer than the deadline.
+    #[error("server \"{server}\": {method} exceeded the deadline ({} ms)", max.as_millis(), method = list.method())]
+    Deadline {
+        /// The host's name for the server.
+        server: String,
+        /// Which list.
+        list: ListKind,
+        /// The bound.
+        max: Duration,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("server \"{server}\": {method} failed with JSON-RPC error {code}", method = list.method())]
+    ServerError {
+        /// The host's name for the server.
+        server: String,
+        /// Which list.
+        list: ListKind,
+        /// The JSON-RPC error code.
+        code: i64,
+    },
+    /// The transport failed.
+    #[error("server \"{server}\": {method} failed: the transport failed", method = list.method())]
+    TransportError {
+        /// The host's name for the server.
+        server: String,
+        /// Which list.
+        list: ListKind,
+    },
+    /// A limit itself is invalid.
+    #[error("server \"{server}\": invalid limits: {reason}")]
+    InvalidArgument {
+        /// The host's name for the server.
+        server: String,
+        /// What is wrong (fixed text).
+        reason: &'static str,
+    },
+    /// The host called the pager out of order (a bug in the host).
+    #[error("server \"{server}\": pager used out of order: {reason}")]
+    InvalidState {
+        /// The host's name for the server.
+        server: String,
+        /// What was wrong (fixed text).
+        reason: &'static str,
+    },
+}
+
+impl DiscoveryError {
+    /// The stable code (see `docs/errors.md`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            DiscoveryError::MalformedResult { .. } => "malformed_result",
+            DiscoveryError::RepeatedCursor { .. } => "repeated_cursor",
+            DiscoveryError::PageLimit { .. } => "page_limit",
+            DiscoveryError::ItemLimit { .. } => "item_limit",
+            DiscoveryError::ByteLimit { .. } => "byte_limit",
+            DiscoveryError::Deadline { .. } => "deadline",
+            DiscoveryError::ServerError { .. } => "server_error",
+            DiscoveryError::TransportError { .. } => "transport_error",
+            DiscoveryError::InvalidArgument { .. } => "invalid_argument",
+            DiscoveryError::InvalidState { .. } => "invalid_state",
+        }
+    }
+
+    /// The server the error is about.
+    pub fn server(&self) -> &str {
+        match self {
+            DiscoveryError::MalformedResult { server, .. }
+            | DiscoveryError::RepeatedCursor { server, .. }
+            | DiscoveryError::PageLimit { server, .. }
+            | DiscoveryError::ItemLimit { server, .. }
+            | DiscoveryError::ByteLimit { server, .. }
+            | DiscoveryError::Deadline { server, .. }
+            | DiscoveryError::ServerError { server, .. }
+            | DiscoveryError::TransportError { server, .. }
+            | DiscoveryError::InvalidArgument { server, .. }
+            | DiscoveryError::InvalidState { server, .. } => server,
+        }
+    }
+
+    /// The JSON-RPC code of a `server_error`.
+    pub fn rpc_code(&self) -> Option<i64> {
+        match self {
+            DiscoveryError::ServerError { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+}
+
+/// JSON-RPC "method not found".
+pub const METHOD_NOT_FOUND: i64 = -32601;
+
+#[derive(Debug)]
+enum State {
+    /// A request is to be handed out.
+    Ready,
+    /// A request is in flight; `accept` must follow.
+    Awaiting,
+    Done,
+    Failed(DiscoveryError),
+}
+
+/// The sans-IO traversal of one list of one server. See the [module docs](self) for the loop.
+#[derive(Debug)]
+pub struct Pager {
+    kind: ListKind,
+    server: String,
+    limits: Limits,
+    started: Duration,
+    state: State,
+    support: Support,
+    /// The cursor to send next (`None` on page 1).
+    cursor: Option<String>,
+    /// Hashes of every cursor sent so far: repeats are detected without keeping the cursors.
+    sent: Vec<(usize, u64)>,
+    hasher: RandomState,
+    /// Items counted against `max_items` (servers' array lengths).
+    seen_items: usize,
+    items: Vec<Item>,
+    ttl_ms: Option<u64>,
+    cache_scope: Option<String>,
+    diagnostics: Diagnostics,
+}
+
+impl Pager {
+    /// Starts a traversal of `kind` on `server` at monotonic time `now` (any epoch; only
+    /// differences matter). With `resources_capability == false` no request is made and the
+    /// listing is empty with [`Support::NoCapability`].
+    pub fn new(
+        kind: ListKind,
+        server: impl Into<String>,
+        resources_capability: bool,
+        limits: Limits,
+        now: Duration,
+    ) -> Result<Pager, DiscoveryError> {
+        let server = server.into();
+        if let Err(reason) = limits.validate() {
+            return Err(DiscoveryError::InvalidArgument { server, reason });
+        }
+        Ok(Pager {
+            kind,
+            server,
+            limits,
+            started: now,
+            state: if resources_capability { State::Ready } else { State::Done },
+            support: if resources_capability { Support::Listed } else { Support::NoCapability },
+            cursor: None,
+            sent: Vec::new(),
+            hasher: RandomState::new(),
+            seen_items: 0,
+            items: Vec::new(),
+            ttl_ms: None,
+            cache_scope: None,
+            diagnostics: Diagnostics::default(),
+        })
+    }
+
+    /// Which list this pager reads.
+    pub fn kind(&self) -> ListKind {
+        self.kind
+    }
+
+    /// The server's name.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The next request to send, or `None` when the traversal is over (call [`Pager::finish`]).
+    pub fn next_request(&mut self) -> Option<Request> {
+        match self.state {
+            State::Ready => {
+                self.state = State::Awaiting;
+                self.diagnostics.requests += 1;
+                Some(Request { method: self.kind.method(), cursor: self.cursor.clone() })
+            }
+            _ => None,
+        }
+    }
+
+    /// Time left for the whole traversal at `now`: the host's timeout for the in-flight request.
+    pub fn remaining(&self, now: Duration) -> Duration {
+        self.limits.deadline.saturating_sub(now.saturating_sub(self.started))
+    }
+
+    /// True once the traversal has finished or failed.
+    pub fn is_done(&self) -> bool {
+        matches!(self.state, State::Done | State::Failed(_))
+    }
+
+    /// Feeds the answer to the request from [`Pager::next_request`], received at `now`.
+    pub fn accept(&mut self, outcome: Outcome<'_>, now: Duration) -> Result<(), DiscoveryError> {
+        match self.state {
+            State::Awaiting => {}
+            State::Failed(ref e) => return Err(e.clone()),
+            _ => return Err(self.error_state("accept without a request in flight")),
+        }
+        let result = self.accept_inner(outcome, now);
+        match result {
+            Ok(done) => {
+                self.state = if done { State::Done } else { State::Ready };
+                Ok(())
+            }
+            Err(e) => {
+                // Nothing half-applied: a failed traversal keeps no items.
+                self.items = Vec::new();
+                self.state = State::Failed(e.clone());
+                Err(e)
+            }
+        }
+    }
+
+    /// Returns `Ok(true)` when the traversal is complete.
+    fn accept_inner(&mut self, outcome: Outcome<'_>, now: Duration) -> Result<bool, DiscoveryError> {
+        if now.saturating_sub(self.started) > self.limits.deadline {
+            return Err(self.deadline());
+        }
+        let text = match outcome {
+            Outcome::Page(text) => text,
+            Outcome::RpcError { code }
+                if code == METHOD_NOT_FOUND
+                    && self.kind == ListKind::ResourceTemplates
+                    && self.diagnostics.pages == 0 =>
+            {
+                self.support = Support::MethodNotFound;
+                return Ok(true);
+            }
+            Outcome::RpcError { code } => {
+                return Err(DiscoveryError::ServerError { server: self.server.clone(), list: self.kind, code })
+            }
+            Outcome::Malformed => return Err(self.malformed("the host's client refused the result")),
+            Outcome::Transport => {
+                return Err(DiscoveryError::TransportError { server: self.server.clone(), list: self.kind })
+            }
+            Outcome::TimedOut => return Err(self.deadline()),
+        };
+        let fixed = page::replace_lone_surrogates(text);
+        let text = fixed.as_deref().unwrap_or(text);
+        let ctx = page::Ctx { kind: self.kind, problem: Default::default() };
+        let raw = page::parse(text, &ctx).map_err(|why| self.malformed(why))?;
+
+        // 1. Item bound, on the server's array length, before anything else.
+        if self.seen_items + raw.items.len() > self.limits.max_items {
+            return Err(DiscoveryError::ItemLimit {
+                server: self.server.clone(),
+                list: self.kind,
+                max: self.limits.max_items,
+            });
+        }
+        self.seen_items += raw.items.len();
+
+        // 2. Result-level fields.
+        match &raw.result_type {
+            None => {}
+            Some(page::Loose::Str(s)) if s == "complete" => {}
+            Some(_) => return Err(self.malformed("the result is not complete (resultType)")),
+        }
+        let next = match raw.next_cursor {
+            None | Some(page::Loose::Null) => None,
+            Some(page::Loose::Str(s)) => {
+                if fixed.is_some() && s.contains('\u{FFFD}') {
+                    return Err(self.malformed("nextCursor cannot be sent back exactly"));
+                }
+                Some(s.into_owned())
+            }
+            Some(_) => return Err(self.malformed("nextCursor is not a string")),
+        };
+        match raw.ttl_ms {
+            None => {}
+            Some(page::Loose::Int(v)) => {
+                let v = v.clamp(0, i128::from(u64::MAX)) as u64;
+                self.ttl_ms = Some(self.ttl_ms.map_or(v, |t| t.min(v)));
+            }
+            Some(_) => page::drop_field(&mut self.diagnostics, "ttlMs"),
+        }
+        match raw.cache_scope {
+            None => {}
+            Some(page::Loose::Str(s))
+                if !s.is_empty()
+                    && s.len() <= 32
+                    && s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-') =>
+            {
+                if self.cache_scope.is_none() {
+                    self.cache_scope = Some(s.into_owned());
+                }
+            }
+            Some(_) => page::drop_field(&mut self.diagnostics, "cacheScope"),
+        }
+
+        // 3. Items: strict structure, lenient optional fields, projection, byte budget.
+        let projected = page::project(self.kind, &self.server, raw.items, &mut self.diagnostics)
+            .map_err(|why| self.malformed(why))?;
+        if self.diagnostics.bytes + projected.bytes > self.limits.max_bytes {
+            return Err(DiscoveryError::ByteLimit {
+                server: self.server.clone(),
+                list: self.kind,
+                max: self.limits.max_bytes,
+            });
+        }
+        self.diagnostics.bytes += projected.bytes;
+        self.diagnostics.items += projected.items.len();
+        self.diagnostics.pages += 1;
+        self.items.extend(projected.items);
+
+        // 4. Cursor rules: end, repeat, page bound.
+        let Some(cursor) = next else { return Ok(true) };
+        let key = (cursor.len(), self.hasher.hash_one(cursor.as_bytes()));
+        if self.sent.contains(&key) {
+            return Err(DiscoveryError::RepeatedCursor { server: self.server.clone(), list: self.kind });
+        }
+        if self.diagnostics.requests >= self.limits.max_pages {
+            return Err(DiscoveryError::PageLimit {
+                server: self.server.clone(),
+                list: self.kind,
+                max: self.limits.max_pages,
+            });
+        }
+        self.sent.push(key);
+        self.cursor = Some(cursor);
+        Ok(false)
+    }
+
+    /// The listing of a complete traversal, or the error that ended it.
+    pub fn finish(self) -> Result<Listing, DiscoveryError> {
+        match self.state {
+            State::Done => Ok(Listing {
+                kind: self.kind,
+                server: self.server,
+                items: self.items,
+                support: self.support,
+                ttl_ms: self.ttl_ms,
+                cache_scope: self.cache_scope,
+                diagnostics: self.diagnostics,
+            }),
+            State::Failed(e) => Err(e),
+            State::Ready | State::Awaiting => {
+                Err(DiscoveryError::InvalidState { server: self.server, reason: "finish before the traversal ended" })
+            }
+        }
+    }
+
+    /// The diagnostics so far (also available after a failure, for telemetry).
+    pub fn diagnostics(&self) -> &Diagnostics {
+        &self.diagnostics
+    }
+
+    fn malformed(&self, reason: &'static str) -> DiscoveryError {
+        DiscoveryError::MalformedResult { server: self.server.clone(), list: self.kind, reason }
+    }
+
+    fn deadline(&self) -> DiscoveryError {
+        DiscoveryError::Deadline { server: self.server.clone(), list: self.kind, max: self.limits.deadline }
+    }
+
+    fn error_state(&self, reason: &'static str) -> DiscoveryError {
+        DiscoveryError::InvalidState { server: self.server.clone(), reason }
+    }
+}

@@ -1,0 +1,23 @@
+//! # mcplens
+//!
+//! Bounded, validated, sanitized discovery of MCP (Model Context Protocol) resources and resource
+//! templates for agents, and operation tracking for MCP servers.
+//!
+//! The rule modules are sans-IO: they never read a clock, never touch a socket and never spawn.
+//! Hosts (the rmcp driver behind the `rmcp` feature, the Python and Node bindings) drive them.
+//!
+//! - [`discovery`]: the [`Pager`](discovery::Pager) for `resources/list` and `resources/templates/list`.
+//! - [`sanitize`]: untrusted text → safe text, and the RFC 6570 URI-template check.
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+pub mod discovery;
+pub mod sanitize;
+
+#[cfg(feature = "rmcp")]
+pub mod rmcp;
+
+pub use discovery::{Diagnostics, DiscoveryError, Item, Limits, ListKind, Listing, Outcome, Pager, Request};
+
+/// The version of this crate (and of every mcplens package: one version for all).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

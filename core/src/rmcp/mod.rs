@@ -1,0 +1,1 @@
+//! Async drivers over rmcp 3.x (feature `rmcp`).

@@ -1,0 +1,462 @@
+//! Untrusted text → safe text, and the RFC 6570 URI-template check.
+//!
+//! Every server string except the URI / URI template is untrusted: it is shown to a model and to
+//! people. [`label`] (names, titles, MIME types) and [`text`] (descriptions) remove:
+//!
+//! - C0 and C1 controls (descriptions keep `\n` and `\t`; labels turn any run of controls into one
+//!   space),
+//! - ANSI/VT escape sequences, whole (CSI, OSC, DCS/SOS/PM/APC strings, two- and three-character
+//!   escapes, and their 8-bit C1 forms),
+//! - bidi controls (U+061C, U+200E/F, U+202A–202E, U+2066–2069),
+//! - zero-width characters (U+200B–200D, U+2060, U+FEFF),
+//! - tag characters (U+E0000–E007F) and the variation-selector supplement (U+E0100–E01EF),
+//! - noncharacters (U+FDD0–FDEF and U+xFFFE/U+xFFFF in every plane),
+//!
+//! then cap the result at [`MAX_CHARS`] Unicode scalar values, cut on a char boundary and ending in
+//! `…` when cut. Sanitizing is idempotent: sanitizing its own output changes nothing.
+//!
+//! Lone surrogates cannot occur in a Rust `str`; the discovery parser turns a `\uD800`-style escape
+//! into U+FFFD before text reaches this module.
+//!
+//! URI templates are never changed: [`check_uri_template`] accepts or rejects them whole.
+
+use std::borrow::Cow;
+
+/// The cap on a sanitized string, and on a URI template, in Unicode scalar values.
+pub const MAX_CHARS: usize = 2048;
+
+/// The mark that ends a string cut at [`MAX_CHARS`].
+pub const ELLIPSIS: char = '…';
+
+/// Sanitizes a single-line label: a name, title or MIME type. Any run of control characters
+/// (including `\n` and `\t`) becomes one space.
+pub fn label(s: &str) -> Cow<'_, str> {
+    sanitize(s, Mode::Label)
+}
+
+/// Sanitizes free text: a description. `\n` and `\t` are kept; other controls are removed.
+pub fn text(s: &str) -> Cow<'_, str> {
+    sanitize(s, Mode::Text)
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Label,
+    Text,
+}
+
+/// True when a byte can start a character that sanitizing may change. Every forbidden character
+/// starts with a byte below 0x20, 0x7F, or one of the lead bytes C2 (U+0080–00BF), D8 (U+061C),
+/// E2 (U+2000–2FFF), EF (U+F000–FFFF) or F0–F4 (planes 1–16). Lead bytes never occur as
+/// continuation bytes, so a clean scan proves the string clean.
+#[inline(always)]
+fn candidate(b: u8) -> bool {
+    b < 0x20 || b == 0x7F || b == 0xC2 || b == 0xD8 || b == 0xE2 || b == 0xEF || b >= 0xF0
+}
+
+/// Chunked, branch-free scan (the early-exit form does not vectorise).
+fn has_candidate(bytes: &[u8]) -> bool {
+    let mut chunks = bytes.chunks_exact(32);
+    for chunk in &mut chunks {
+        let mut any = false;
+        for &b in chunk {
+            any |= candidate(b);
+        }
+        if any {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&b| candidate(b))
+}
+
+/// True for characters removed from every untrusted string (controls aside).
+pub fn is_forbidden_invisible(c: char) -> bool {
+    matches!(c,
+        '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'
+        | '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}' | '\u{E0100}'..='\u{E01EF}')
+        || is_noncharacter(c)
+}
+
+/// Unicode noncharacters: U+FDD0–FDEF and the last two code points of every plane.
+pub fn is_noncharacter(c: char) -> bool {
+    let u = c as u32;
+    (0xFDD0..=0xFDEF).contains(&u) || (u & 0xFFFE) == 0xFFFE
+}
+
+fn sanitize(s: &str, mode: Mode) -> Cow<'_, str> {
+    if !has_candidate(s.as_bytes()) && (s.len() <= MAX_CHARS || s.chars().count() <= MAX_CHARS) {
+        return Cow::Borrowed(s);
+    }
+    let out = clean(s, mode);
+    let out = cap(out);
+    if out == s {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(out)
+    }
+}
+
+const ESC: char = '\u{1B}';
+const BEL: char = '\u{07}';
+
+fn clean(s: &str, mode: Mode) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars().peekable();
+    // For labels: a pending run of controls becomes one space at the next kept character.
+    let mut pending_space = false;
+    while let Some(c) = it.next() {
+        match c {
+            ESC => match it.peek().copied() {
+                Some('[') => {
+                    it.next();
+                    skip_csi(&mut it);
+                }
+                Some(']' | 'P' | 'X' | '^' | '_') => {
+                    it.next();
+                    skip_string(&mut it);
+                }
+                Some('\u{20}'..='\u{2F}') => {
+                    // nF escape: intermediates, then one final byte.
+                    while matches!(it.peek(), Some('\u{20}'..='\u{2F}')) {
+                        it.next();
+                    }
+                    if matches!(it.peek(), Some('\u{30}'..='\u{7E}')) {
+                        it.next();
+                    }
+                }
+                Some('\u{30}'..='\u{7E}') => {
+                    it.next();
+                }
+                _ => {}
+            },
+            '\u{9B}' => skip_csi(&mut it),
+            '\u{90}' | '\u{98}' | '\u{9D}' | '\u{9E}' | '\u{9F}' => skip_string(&mut it),
+            '\n' | '\t' if mode == Mode::Text => {
+                out.push(c);
+            }
+            c if c.is_control() => {
+                if mode == Mode::Label {
+                    pending_space = true;
+                }
+            }
+            c if is_forbidden_invisible(c) => {}
+            c => {
+                if pending_space {
+                    out.push(' ');
+                    pending_space = false;
+                }
+                out.push(c);
+            }
+        }
+    }
+    if pending_space {
+        out.push(' ');
+    }
+    out
+}
+
+/// Skips the rest of a CSI sequence: parameter bytes, intermediate bytes, one final byte.
+fn skip_csi(it: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while matches!(it.peek(), Some('\u{30}'..='\u{3F}')) {
+        it.next();
+    }
+    while matches!(it.peek(), Some('\u{20}'..='\u{2F}')) {
+        it.next();
+    }
+    if matches!(it.peek(), Some('\u{40}'..='\u{7E}')) {
+        it.next();
+    }
+}
+
+/// Skips a control string (OSC, DCS, SOS, PM, APC) up to and including its terminator: BEL,
+/// `ESC \` or the 8-bit ST (U+009C). An unterminated string runs to the end of the text.
+fn skip_string(it: &mut std::iter::Peekable<std::str::Chars<'_>>) {
+    while let Some(c) = it.next() {
+        match c {
+            BEL | '\u{9C}' => return,
+            ESC => {
+                if it.peek() == Some(&'\\') {
+                    it.next();
+                }
+                return;
+            }
+            _ => {}
+        }
+    }
+}
+
+fn cap(s: String) -> String {
+    if s.len() <= MAX_CHARS {
+        return s;
+    }
+    match s.char_indices().nth(MAX_CHARS) {
+        None => s,
+        Some(_) => {
+            let (cut, _) = s.char_indices().nth(MAX_CHARS - 1).expect("over the cap");
+            let mut out = String::with_capacity(cut + ELLIPSIS.len_utf8());
+            out.push_str(&s[..cut]);
+            out.push(ELLIPSIS);
+            out
+        }
+    }
+}
+
+/// Why a URI template was refused (internal; the public outcome is a dropped, counted item).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TemplateProblem {
+    /// Over [`MAX_CHARS`] characters.
+    TooLong,
+    /// Holds a control, whitespace, bidi, zero-width or other invisible character.
+    ForbiddenChar,
+    /// Not valid RFC 6570 (levels 1–4) syntax.
+    Syntax,
+}
+
+/// Checks a URI template against RFC 6570 (levels 1–4) and the mcplens character rules. The
+/// template itself is never changed: callers keep or drop it whole.
+pub fn check_uri_template(t: &str) -> Result<(), TemplateProblem> {
+    check_uri_chars(t)?;
+    let mut it = t.chars().peekable();
+    while let Some(c) = it.next() {
+        match c {
+            '{' => expression(&mut it)?,
+            '%' => pct(&mut it)?,
+            c if is_literal(c) => {}
+            _ => return Err(TemplateProblem::Syntax),
+        }
+    }
+    Ok(())
+}
+
+/// The character rules shared by URIs and URI templates: at most [`MAX_CHARS`] characters, no
+/// controls, no whitespace, no bidi/zero-width/invisible characters, no U+FFFD.
+pub fn check_uri_chars(t: &str) -> Result<(), TemplateProblem> {
+    if t.len() > MAX_CHARS && t.chars().count() > MAX_CHARS {
+        return Err(TemplateProblem::TooLong);
+    }
+    if t.chars().any(|c| c.is_control() || c.is_whitespace() || is_forbidden_invisible(c) || c == '\u{FFFD}') {
+        return Err(TemplateProblem::ForbiddenChar);
+    }
+    Ok(())
+}
+
+/// RFC 6570 §2.1 literals (outside `%`, which starts a pct-encoded triplet).
+fn is_literal(c: char) -> bool {
+    match c {
+        '\u{21}'
+        | '\u{23}'..='\u{24}'
+        | '\u{26}'
+        | '\u{28}'..='\u{3B}'
+        | '\u{3D}'
+        | '\u{3F}'..='\u{5B}'
+        | '\u{5D}'
+        | '\u{5F}'
+        | '\u{61}'..='\u{7A}'
+        | '\u{7E}' => true,
+        c => is_ucschar(c) || is_iprivate(c),
+    }
+}
+
+fn is_ucschar(c: char) -> bool {
+    let u = c as u32;
+    matches!(u,
+        0xA0..=0xD7FF | 0xF900..=0xFDCF | 0xFDF0..=0xFFEF
+        | 0x10000..=0x1FFFD | 0x20000..=0x2FFFD | 0x30000..=0x3FFFD
+        | 0x40000..=0x4FFFD | 0x50000..=0x5FFFD | 0x60000..=0x6FFFD
+        | 0x70000..=0x7FFFD | 0x80000..=0x8FFFD | 0x90000..=0x9FFFD
+        | 0xA0000..=0xAFFFD | 0xB0000..=0xBFFFD | 0xC0000..=0xCFFFD
+        | 0xD0000..=0xDFFFD | 0xE1000..=0xEFFFD)
+}
+
+fn is_iprivate(c: char) -> bool {
+    let u = c as u32;
+    matches!(u, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD)
+}
+
+type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
+
+fn pct(it: &mut Chars<'_>) -> Result<(), TemplateProblem> {
+    for _ in 0..2 {
+        match it.next() {
+            Some(c) if c.is_ascii_hexdigit() => {}
+            _ => return Err(TemplateProblem::Syntax),
+        }
+    }
+    Ok(())
+}
+
+/// `"{" [ operator ] variable-list "}"` (the `{` already consumed). Reserved operators
+/// (`= , ! @ |`) are invalid.
+fn expression(it: &mut Chars<'_>) -> Result<(), TemplateProblem> {
+    if matches!(it.peek(), Some('+' | '#' | '.' | '/' | ';' | '?' | '&')) {
+        it.next();
+    }
+    loop {
+        varspec(it)?;
+        match it.next() {
+            Some(',') => continue,
+            Some('}') => return Ok(()),
+            _ => return Err(TemplateProblem::Syntax),
+        }
+    }
+}
+
+/// `varname [ ":" max-length / "*" ]`, where `varname = varchar *( ["."] varchar )`.
+fn varspec(it: &mut Chars<'_>) -> Result<(), TemplateProblem> {
+    varchar(it)?;
+    loop {
+        match it.peek() {
+            Some('.') => {
+                it.next();
+                varchar(it)?;
+            }
+            Some(c) if c.is_ascii_alphanumeric() || *c == '_' || *c == '%' => varchar(it)?,
+            _ => break,
+        }
+    }
+    match it.peek() {
+        Some(':') => {
+            it.next();
+            // max-length = %x31-39 0*3DIGIT  (1..=9999)
+            match it.next() {
+                Some('1'..='9') => {}
+                _ => return Err(TemplateProblem::Syntax),
+            }
+            let mut digits = 1;
+            while matches!(it.peek(), Some('0'..='9')) {
+                it.next();
+                digits += 1;
+                if digits > 4 {
+                    return Err(TemplateProblem::Syntax);
+                }
+            }
+        }
+        Some('*') => {
+            it.next();
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+fn varchar(it: &mut Chars<'_>) -> Result<(), TemplateProblem> {
+    match it.next() {
+        Some(c) if c.is_ascii_alphanumeric() || c == '_' => Ok(()),
+        Some('%') => pct(it),
+        _ => Err(TemplateProblem::Syntax),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_text_is_borrowed() {
+        assert!(matches!(label("hello world"), Cow::Borrowed(_)));
+        assert!(matches!(text("a\nb\tc é ✓ 😀"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn labels_collapse_control_runs_to_one_space() {
+        assert_eq!(label("a\n\r\tb"), "a b");
+        assert_eq!(label("a\u{85}b"), "a b");
+        assert_eq!(text("a\r\nb\u{0}c"), "a\nbc");
+    }
+
+    #[test]
+    fn escapes_are_removed_whole() {
+        assert_eq!(text("x\u{1b}[31;1mred\u{1b}[0m"), "xred");
+        assert_eq!(text("x\u{1b}]8;;http://e\u{7}link\u{1b}]8;;\u{1b}\\"), "xlink");
+        assert_eq!(text("\u{9b}2Jclear"), "clear");
+        assert_eq!(text("a\u{1b}(Bb"), "ab");
+        assert_eq!(text("a\u{1b}cb"), "ab");
+    }
+
+    #[test]
+    fn invisible_characters_are_removed() {
+        for c in [
+            '\u{061C}',
+            '\u{200B}',
+            '\u{200E}',
+            '\u{202E}',
+            '\u{2066}',
+            '\u{2060}',
+            '\u{FEFF}',
+            '\u{E0041}',
+            '\u{E0100}',
+            '\u{FDD0}',
+            '\u{1FFFF}',
+        ] {
+            let s = format!("a{c}b");
+            assert_eq!(label(&s), "ab", "{:04X}", c as u32);
+        }
+        assert_eq!(label("😀\u{FE0F}"), "😀\u{FE0F}", "basic variation selectors stay");
+    }
+
+    #[test]
+    fn cap_cuts_on_char_boundary_with_ellipsis_and_is_idempotent() {
+        let ascii = "a".repeat(3000);
+        let out = label(&ascii);
+        assert_eq!(out.chars().count(), MAX_CHARS);
+        assert!(out.ends_with(ELLIPSIS));
+        assert_eq!(label(&out), out);
+        let multi = "é".repeat(2048);
+        assert!(matches!(label(&multi), Cow::Borrowed(_)));
+        let multi = "é".repeat(2049);
+        assert_eq!(label(&multi).chars().count(), MAX_CHARS);
+    }
+
+    #[test]
+    fn every_scalar_value_agrees_with_the_candidate_scan() {
+        // A character that sanitizing changes must start with a candidate byte.
+        for u in 0..=0x10FFFFu32 {
+            let Some(c) = char::from_u32(u) else { continue };
+            if c.is_control() || is_forbidden_invisible(c) {
+                let mut buf = [0u8; 4];
+                let b = c.encode_utf8(&mut buf).as_bytes()[0];
+                assert!(candidate(b), "U+{u:04X} escapes the scan");
+            }
+        }
+    }
+
+    #[test]
+    fn rfc6570_templates() {
+        for ok in [
+            "file:///{path}",
+            "mem://t{i}/{id}",
+            "http://e.com/{+path}/here{?q,lang}{&x*}{#frag:3}",
+            "{/list*}{;keys}{.dom}",
+            "x/{var.sub}/{a%20b}",
+            "ü/{x}",
+            "",
+            "%41{x:9999}",
+        ] {
+            assert_eq!(check_uri_template(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "{",
+            "}",
+            "{}",
+            "{x",
+            "a}b",
+            "{=x}",
+            "{x:0}",
+            "{x:10000}",
+            "{x,}",
+            "{.x.}",
+            "%4",
+            "%zz",
+            "a b",
+            "a\u{200E}b",
+            "a\u{7}b",
+            "<x>",
+            "{x y}",
+            "a\u{FFFD}",
+        ] {
+            assert!(check_uri_template(bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(check_uri_template(&"a".repeat(2049)), Err(TemplateProblem::TooLong));
+        assert_eq!(check_uri_template(&"a".repeat(2048)), Ok(()));
+    }
+}
