@@ -70,19 +70,62 @@ impl<'de> Visitor<'de> for LooseVisitor {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         // Only short arrays are of interest (audience); longer ones are consumed and marked.
+        // Elements are read one level deep only (strings kept, anything else skipped without
+        // recursion), so no nesting depth can fail the page through an optional field.
         let mut out = Vec::new();
-        while let Some(v) = seq.next_element::<Loose<'de>>()? {
-            if out.len() < 16 {
-                out.push(v);
-            } else {
-                out.push(Loose::Obj);
-            }
+        while let Some(v) = seq.next_element::<Leaf<'de>>()? {
+            out.push(v.0);
         }
         Ok(Loose::Arr(out))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(Loose::Obj)
+    }
+}
+
+/// An array element: a string, or anything else skipped without recursion.
+struct Leaf<'a>(Loose<'a>);
+
+impl<'de> de::Deserialize<'de> for Leaf<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Leaf<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Leaf(Loose::Str(Cow::Borrowed(v))))
+            }
+            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Leaf(Loose::Str(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Leaf(Loose::Null))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Leaf(Loose::Bool))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Leaf(Loose::Obj))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Leaf(Loose::Obj))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Leaf(Loose::Obj))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Leaf(Loose::Obj))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Leaf(Loose::Obj))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
