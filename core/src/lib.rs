@@ -8,15 +8,20 @@
 //!
 //! - [`discovery`]: the [`Pager`](discovery::Pager) for `resources/list` and `resources/templates/list`.
 //! - [`sanitize`]: untrusted text → safe text, and the RFC 6570 URI-template check.
+//! - [`catalog`]: the per-server cache, refreshed as one transaction.
+//! - [`tool`]: the `ListMcpResourceTemplatesTool` spec and rendering.
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod catalog;
 pub mod discovery;
 pub mod sanitize;
+pub mod tool;
 
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
 
+pub use catalog::Catalog;
 pub use discovery::{Diagnostics, DiscoveryError, Item, Limits, ListKind, Listing, Outcome, Pager, Request};
 
 /// The version of this crate (and of every mcplens package: one version for all).

@@ -1,10 +1,13 @@
 //! Replays every shared vector in `tests/vectors/discovery/` (format: `tests/vectors/README.md`).
 //! Python and Node replay the same files and must agree.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcplens::discovery::{has_resources_capability, Limits, ListKind, Outcome, Pager};
+use mcplens::catalog::{Catalog, Completion, Failure, Ticket};
+use mcplens::discovery::{has_resources_capability, DiscoveryError, Limits, ListKind, Listing, Outcome, Pager};
+use mcplens::tool;
 use serde_json::{json, Value};
 
 fn vectors_dir(sub: &str) -> PathBuf {
@@ -30,65 +33,83 @@ fn synth(kind: ListKind, spec: &Value) -> String {
     Value::Object(page).to_string()
 }
 
-/// Runs one case; returns a list of mismatches.
-fn run_case(case: &Value) -> Vec<String> {
-    let mut bad = Vec::new();
-    let kind = match case["kind"].as_str().unwrap() {
+/// What one traversal over canned answers did.
+struct Run {
+    requests: Vec<Value>,
+    used: usize,
+    answers: usize,
+    result: Result<Listing, DiscoveryError>,
+    out_of_answers: bool,
+}
+
+/// Drives a pager over the canned `answers` (the shared answer format).
+fn drive(kind: ListKind, server: &str, caps: &Value, limits: Limits, start: Duration, answers: &[Value]) -> Run {
+    let mut now = start;
+    let texts: Vec<Option<String>> = answers.iter().map(|a| a.get("synth").map(|s| synth(kind, s))).collect();
+    let mut requests = Vec::new();
+    let mut used = 0usize;
+    let mut out_of_answers = false;
+    let result = Pager::new(kind, server, has_resources_capability(&caps.to_string()), limits, now).and_then(|mut p| {
+        while let Some(req) = p.next_request() {
+            let mut r = json!({"method": req.method});
+            if let Some(params) = req.params_json() {
+                r["params"] = serde_json::from_str(&params).unwrap();
+            }
+            requests.push(r);
+            let Some(a) = answers.get(used) else {
+                out_of_answers = true;
+                return p.finish();
+            };
+            if let Some(ms) = a.get("atMs").and_then(Value::as_u64) {
+                now = Duration::from_millis(ms);
+            }
+            let outcome = if let Some(page) = a.get("page") {
+                Outcome::Page(page.as_str().expect("page is JSON text"))
+            } else if a.get("synth").is_some() {
+                Outcome::Page(texts[used].as_deref().unwrap())
+            } else if let Some(e) = a.get("rpcError") {
+                Outcome::RpcError { code: e["code"].as_i64().unwrap() }
+            } else if a.get("transport").is_some() {
+                Outcome::Transport
+            } else if a.get("timedOut").is_some() {
+                Outcome::TimedOut
+            } else if a.get("malformed").is_some() {
+                Outcome::Malformed
+            } else {
+                panic!("unknown answer {a}");
+            };
+            used += 1;
+            if p.accept(outcome, now).is_err() {
+                break;
+            }
+        }
+        p.finish()
+    });
+    Run { requests, used, answers: answers.len(), result, out_of_answers }
+}
+
+fn kind_of(name: &str) -> ListKind {
+    match name {
         "resources" => ListKind::Resources,
         "resource_templates" => ListKind::ResourceTemplates,
         other => panic!("unknown kind {other}"),
-    };
+    }
+}
+
+/// Runs one case; returns a list of mismatches.
+fn run_case(case: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    let kind = kind_of(case["kind"].as_str().unwrap());
     let server = case["server"].as_str().unwrap_or("srv");
     let caps = case.get("capabilities").cloned().unwrap_or(json!({"resources": {}}));
     let limits: Limits = serde_json::from_value(case.get("limits").cloned().unwrap_or(json!({}))).unwrap();
-    let mut now = Duration::from_millis(case["startMs"].as_u64().unwrap_or(0));
+    let start = Duration::from_millis(case["startMs"].as_u64().unwrap_or(0));
     let expect = &case["expect"];
-
-    let answers: Vec<&Value> = case["answers"].as_array().map(|a| a.iter().collect()).unwrap_or_default();
-    let mut texts = Vec::new(); // keep synthesized pages alive
-    for a in &answers {
-        texts.push(a.get("synth").map(|s| synth(kind, s)));
+    let answers = case["answers"].as_array().cloned().unwrap_or_default();
+    let Run { requests, used, result, out_of_answers, .. } = drive(kind, server, &caps, limits, start, &answers);
+    if out_of_answers {
+        bad.push(format!("ran out of answers at request {}", used + 1));
     }
-
-    let mut requests = Vec::new();
-    let mut used = 0usize;
-    let result =
-        Pager::new(kind, server, has_resources_capability(&caps.to_string()), limits, now).and_then(|mut p| {
-            while let Some(req) = p.next_request() {
-                let mut r = json!({"method": req.method});
-                if let Some(params) = req.params_json() {
-                    r["params"] = serde_json::from_str(&params).unwrap();
-                }
-                requests.push(r);
-                let Some(a) = answers.get(used) else {
-                    bad.push(format!("ran out of answers at request {}", used + 1));
-                    return p.finish();
-                };
-                if let Some(ms) = a.get("atMs").and_then(Value::as_u64) {
-                    now = Duration::from_millis(ms);
-                }
-                let outcome = if let Some(page) = a.get("page") {
-                    Outcome::Page(page.as_str().expect("page is JSON text"))
-                } else if a.get("synth").is_some() {
-                    Outcome::Page(texts[used].as_deref().unwrap())
-                } else if let Some(e) = a.get("rpcError") {
-                    Outcome::RpcError { code: e["code"].as_i64().unwrap() }
-                } else if a.get("transport").is_some() {
-                    Outcome::Transport
-                } else if a.get("timedOut").is_some() {
-                    Outcome::TimedOut
-                } else if a.get("malformed").is_some() {
-                    Outcome::Malformed
-                } else {
-                    panic!("unknown answer {a}");
-                };
-                used += 1;
-                if p.accept(outcome, now).is_err() {
-                    break;
-                }
-            }
-            p.finish()
-        });
     if used != answers.len() {
         bad.push(format!("used {used} of {} answers", answers.len()));
     }
@@ -177,6 +198,119 @@ fn discovery_vectors() {
         let case: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
         assert_eq!(case["name"].as_str(), f.file_stem().and_then(|s| s.to_str()), "name must match the file");
         for b in run_case(&case) {
+            failures.push(format!("{}: {b}", f.file_name().unwrap().to_string_lossy()));
+        }
+    }
+    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// One refresh's traversals from a catalog vector: `{"capabilities"?, "answers": [...]}` per list.
+fn traverse(kind: ListKind, server: &str, spec: &Value, now: Duration) -> Result<Listing, DiscoveryError> {
+    let caps = spec.get("capabilities").cloned().unwrap_or(json!({"resources": {}}));
+    let answers = spec["answers"].as_array().cloned().unwrap_or_default();
+    let run = drive(kind, server, &caps, Limits::default(), now, &answers);
+    assert!(!run.out_of_answers && run.used == run.answers, "{server}: answers do not match the requests");
+    run.result
+}
+
+/// Runs both traversals and completes the ticket: commit when both succeed, else fail with the
+/// first error (resources first).
+fn complete(catalog: &Catalog, ticket: &Ticket, op: &Value, now: Duration) -> (Completion, Option<&'static str>) {
+    let server = ticket.server().to_owned();
+    let res = traverse(ListKind::Resources, &server, &op["resources"], now);
+    let tpl = traverse(ListKind::ResourceTemplates, &server, &op["templates"], now);
+    match (res, tpl) {
+        (Ok(r), Ok(t)) => (catalog.commit(ticket, &r, &t, now).unwrap(), None),
+        (Err(e), _) | (_, Err(e)) => (catalog.fail(ticket, Failure::from(&e)), Some(e.code())),
+    }
+}
+
+fn run_catalog_case(case: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    let catalog = Catalog::new();
+    let mut tickets: HashMap<String, Ticket> = HashMap::new();
+    let mut now = Duration::ZERO;
+    for (i, op) in case["ops"].as_array().unwrap().iter().enumerate() {
+        if let Some(ms) = op.get("atMs").and_then(Value::as_u64) {
+            now = Duration::from_millis(ms);
+        }
+        let server = op["server"].as_str().unwrap_or_default();
+        let mut check = |what: &str, got: Value| {
+            if op.get("expect") != Some(&got) {
+                bad.push(format!("op {i} ({what}): got {got}, want {}", op.get("expect").unwrap_or(&Value::Null)));
+            }
+        };
+        let completion = |(c, failure): (Completion, Option<&str>)| {
+            let mut v = serde_json::to_value(c).unwrap();
+            if let Some(code) = failure.filter(|_| c.applied) {
+                v["failure"] = json!(code);
+            }
+            v
+        };
+        match op["op"].as_str().unwrap() {
+            "add" => catalog.add_server(server),
+            "begin" => {
+                tickets.insert(op["ticket"].as_str().unwrap().to_owned(), catalog.begin_refresh(server));
+            }
+            "complete" => {
+                let t = tickets[op["ticket"].as_str().unwrap()].clone();
+                check("complete", completion(complete(&catalog, &t, op, now)));
+            }
+            "refresh" => {
+                let t = catalog.begin_refresh(server);
+                check("refresh", completion(complete(&catalog, &t, op, now)));
+            }
+            "listChanged" => check("listChanged", serde_json::to_value(catalog.on_list_changed(server)).unwrap()),
+            "invalidate" => {
+                let reason = serde_json::from_value(op["reason"].clone()).unwrap();
+                catalog.invalidate(server, reason);
+            }
+            "remove" => check("remove", json!(catalog.remove(server))),
+            "clear" => catalog.clear(),
+            "needsRefresh" => check("needsRefresh", json!(catalog.needs_refresh(server, now))),
+            "status" => match catalog.status(server, now) {
+                Ok(s) => {
+                    let mut v = serde_json::to_value(&s).unwrap();
+                    let obj = v.as_object_mut().unwrap();
+                    obj.remove("server");
+                    let code = s.last_error.as_ref().map(|f| json!(f.code)).unwrap_or(Value::Null);
+                    obj.insert("lastError".into(), code);
+                    check("status", v);
+                }
+                Err(e) => check_error(&mut bad, i, op, e.code(), &e.to_string()),
+            },
+            "tool" => match tool::Input::from_value(op["input"].clone()).and_then(|inp| tool::render(&catalog, &inp)) {
+                Ok(text) => check("tool", json!(text)),
+                Err(e) => check_error(&mut bad, i, op, e.code(), &e.to_string()),
+            },
+            other => panic!("unknown op {other}"),
+        }
+    }
+    bad
+}
+
+fn check_error(bad: &mut Vec<String>, i: usize, op: &Value, code: &str, message: &str) {
+    if op["expectError"].as_str() != Some(code) {
+        bad.push(format!("op {i}: error {code} ({message}), want {}", op["expectError"]));
+    }
+    if let Some(want) = op.get("expectMessage").and_then(Value::as_str) {
+        if message != want {
+            bad.push(format!("op {i}: message {message:?}, want {want:?}"));
+        }
+    }
+}
+
+#[test]
+fn catalog_vectors() {
+    let dir = vectors_dir("catalog");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    files.sort();
+    assert!(files.len() >= 30, "only {} catalog vectors", files.len());
+    let mut failures = Vec::new();
+    for f in &files {
+        let case: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+        for b in run_catalog_case(&case) {
             failures.push(format!("{}: {b}", f.file_name().unwrap().to_string_lossy()));
         }
     }

@@ -1,0 +1,505 @@
+//! The per-server catalog: the last complete resources + templates pair of every server, replaced
+//! only by a complete, newer refresh.
+//!
+//! Sans-IO and thread-safe (`&self` everywhere, one internal mutex): the host runs the two
+//! traversals with its SDK and reports the outcome; time is passed in.
+//!
+//! Call order for one refresh:
+//!
+//! ```text
+//! ticket = catalog.begin_refresh(server)            // newest ticket for that server
+//! host: Pager traversals of resources/list and resources/templates/list
+//! catalog.commit(&ticket, resources, templates, now) // both at once, or nothing
+//!   or catalog.fail(&ticket, failure)               // previous pair kept (status stale)
+//! → Completion { applied, refresh_again }            // refresh_again: a list_changed came in meanwhile
+//! ```
+//!
+//! A commit is discarded when its ticket is older than the server's latest ticket or latest
+//! invalidation: an older traversal never overwrites a newer state.
+//!
+//! `notifications/resources/list_changed` goes through [`Catalog::on_list_changed`], which
+//! invalidates and decides the coalescing (see `docs/catalog.md`):
+//!
+//! ```text
+//!             list_changed                      list_changed (any number)
+//!   Idle ─────────────────────▶ Refreshing ─────────────────────▶ Refreshing+Queued
+//!    ▲   (RefreshNow: host        │   ▲                                │
+//!    │    calls begin_refresh)    │   └── completion, refresh_again ───┘
+//!    └──── completion ────────────┘       (host calls begin_refresh once more)
+//! ```
+
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::discovery::{DiscoveryError, ListKind, Listing, Resource, ResourceTemplate, Support};
+
+/// The longest a `ttlMs` may keep an entry fresh.
+pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A server's catalog status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Never refreshed, or invalidated since: nothing cached.
+    Unknown,
+    /// The last refresh committed; the pair is current.
+    Ok,
+    /// The server does not declare the `resources` capability.
+    Unsupported,
+    /// The last refresh failed and there is no earlier pair.
+    Failed,
+    /// A pair is cached but the last refresh failed, or its `ttlMs` has run out.
+    Stale,
+}
+
+/// Why a server's entries were invalidated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reason {
+    /// `notifications/resources/list_changed`.
+    ListChanged,
+    /// The connection closed.
+    ConnectionClosed,
+    /// The server's configuration changed.
+    ConfigurationChanged,
+    /// The server was disabled.
+    Disabled,
+    /// Anything else the host wants to invalidate for.
+    Other,
+}
+
+/// A failed refresh, as the catalog keeps it: a stable code and our own message (never server text).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// The stable error code.
+    pub code: String,
+    /// The message (names the server and the bound).
+    pub message: String,
+}
+
+impl From<&DiscoveryError> for Failure {
+    fn from(e: &DiscoveryError) -> Self {
+        Failure { code: e.code().to_owned(), message: e.to_string() }
+    }
+}
+
+/// Proof that a refresh was started; hand it back to [`Catalog::commit`] or [`Catalog::fail`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ticket {
+    server: String,
+    seq: u64,
+}
+
+impl Ticket {
+    /// The server this ticket refreshes.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+}
+
+/// What became of a commit or failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Completion {
+    /// False when the ticket was stale (a newer ticket or an invalidation came after it, or the
+    /// server was removed): nothing changed.
+    pub applied: bool,
+    /// True when a list_changed arrived during the refresh: the host must start exactly one
+    /// more refresh now.
+    pub refresh_again: bool,
+}
+
+/// The core's answer to a list_changed notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListChanged {
+    /// No refresh is running: start one now ([`Catalog::begin_refresh`]).
+    RefreshNow,
+    /// A refresh is running; one more will be requested when it completes.
+    Queued,
+    /// A refresh is running and one more is already queued: nothing to do.
+    AlreadyQueued,
+}
+
+/// A snapshot of one server's entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerStatus {
+    /// The host's name for the server.
+    pub server: String,
+    /// The status at the time asked.
+    pub status: Status,
+    /// Commits so far (0 = never).
+    pub generation: u64,
+    /// The last failure, kept until the next successful commit.
+    pub last_error: Option<Failure>,
+    /// Cached resources.
+    pub resources: usize,
+    /// Cached templates.
+    pub templates: usize,
+    /// True while a refresh is running.
+    pub refreshing: bool,
+}
+
+/// Catalog errors.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogError {
+    /// No such server in the catalog.
+    #[error("Server \"{server}\" not found. Available servers: {}", if available.is_empty() { "(none)".to_owned() } else { available.join(", ") })]
+    UnknownServer {
+        /// The name asked for.
+        server: String,
+        /// The servers the catalog knows, sorted.
+        available: Vec<String>,
+    },
+    /// A commit with listings of the wrong kind or for another server.
+    #[error("server \"{server}\": {reason}")]
+    InvalidArgument {
+        /// The ticket's server.
+        server: String,
+        /// What was wrong (fixed text).
+        reason: &'static str,
+    },
+}
+
+impl CatalogError {
+    /// The stable code (see `docs/errors.md`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            CatalogError::UnknownServer { .. } => "unknown_server",
+            CatalogError::InvalidArgument { .. } => "invalid_argument",
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Pair {
+    resources: Vec<Resource>,
+    templates: Vec<ResourceTemplate>,
+    unsupported: bool,
+    expires_at: Option<Duration>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    name: String,
+    pair: Option<Pair>,
+    generation: u64,
+    last_error: Option<Failure>,
+    /// The last refresh failed (while a pair may still be kept).
+    failed: bool,
+    /// The newest ticket issued (0 = none).
+    latest_ticket: u64,
+    /// The sequence number of the last invalidation.
+    invalidated: u64,
+    refreshing: bool,
+    queued: bool,
+}
+
+impl Entry {
+    fn new(name: &str) -> Entry {
+        Entry {
+            name: name.to_owned(),
+            pair: None,
+            generation: 0,
+            last_error: None,
+            failed: false,
+            latest_ticket: 0,
+            invalidated: 0,
+            refreshing: false,
+            queued: false,
+        }
+    }
+
+    fn status(&self, now: Duration) -> Status {
+        match &self.pair {
+            None if self.failed => Status::Failed,
+            None => Status::Unknown,
+            Some(p) if p.unsupported && !self.failed => Status::Unsupported,
+            Some(p) => {
+                let expired = p.expires_at.is_some_and(|t| now >= t);
+                if self.failed || expired {
+                    Status::Stale
+                } else {
+                    Status::Ok
+                }
+            }
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    /// Registration order.
+    entries: Vec<Entry>,
+    seq: u64,
+}
+
+impl Inner {
+    fn find(&self, server: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.name == server)
+    }
+
+    fn find_mut(&mut self, server: &str) -> Option<&mut Entry> {
+        self.entries.iter_mut().find(|e| e.name == server)
+    }
+
+    fn entry(&mut self, server: &str) -> &mut Entry {
+        match self.entries.iter().position(|e| e.name == server) {
+            Some(i) => &mut self.entries[i],
+            None => {
+                self.entries.push(Entry::new(server));
+                self.entries.last_mut().expect("just pushed")
+            }
+        }
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    fn unknown(&self, server: &str) -> CatalogError {
+        let available: BTreeSet<&str> = self.entries.iter().map(|e| e.name.as_str()).collect();
+        CatalogError::UnknownServer {
+            server: server.to_owned(),
+            available: available.into_iter().map(str::to_owned).collect(),
+        }
+    }
+}
+
+/// The per-server cache. See the [module docs](self).
+#[derive(Debug, Default)]
+pub struct Catalog {
+    inner: Mutex<Inner>,
+}
+
+/// One server's cached templates, as the listing tool renders them.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerView {
+    pub name: String,
+    pub templates: Vec<ResourceTemplate>,
+    pub failure: Option<Failure>,
+}
+
+impl Catalog {
+    /// An empty catalog.
+    pub fn new() -> Catalog {
+        Catalog::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        // A panic while holding the lock cannot leave an entry half-updated (every update is a
+        // single assignment sequence without fallible steps), so a poisoned lock is still sound.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a server (idempotent). Servers are listed in registration order.
+    pub fn add_server(&self, server: &str) {
+        self.lock().entry(server);
+    }
+
+    /// The registered servers, in registration order.
+    pub fn servers(&self) -> Vec<String> {
+        self.lock().entries.iter().map(|e| e.name.clone()).collect()
+    }
+
+    /// Starts a refresh of `server` (registering it if new). The returned ticket is the
+    /// server's newest: any older ticket's commit will be discarded.
+    pub fn begin_refresh(&self, server: &str) -> Ticket {
+        let mut inner = self.lock();
+        let seq = inner.next_seq();
+        let e = inner.entry(server);
+        e.latest_ticket = seq;
+        e.refreshing = true;
+        Ticket { server: server.to_owned(), seq }
+    }
+
+    /// Applies a complete refresh: both listings at once. `now` starts the `ttlMs` clock.
+    pub fn commit(
+        &self,
+        ticket: &Ticket,
+        resources: &Listing,
+        templates: &Listing,
+        now: Duration,
+    ) -> Result<Completion, CatalogError> {
+        if resources.kind != ListKind::Resources || templates.kind != ListKind::ResourceTemplates {
+            return Err(CatalogError::InvalidArgument {
+                server: ticket.server.clone(),
+                reason: "commit takes a resources listing and a templates listing",
+            });
+        }
+        if resources.server != ticket.server || templates.server != ticket.server {
+            return Err(CatalogError::InvalidArgument {
+                server: ticket.server.clone(),
+                reason: "the listings are for another server",
+            });
+        }
+        let mut inner = self.lock();
+        let Some(e) = inner.find_mut(&ticket.server) else { return Ok(discarded()) };
+        if let Some(c) = superseded(e, ticket) {
+            return Ok(c);
+        }
+        let ttl = [resources.ttl_ms, templates.ttl_ms].into_iter().flatten().min();
+        e.pair = Some(Pair {
+            resources: resources.resources().cloned().collect(),
+            templates: templates.templates().cloned().collect(),
+            unsupported: resources.support == Support::NoCapability,
+            expires_at: ttl.map(|ms| now + Duration::from_millis(ms).min(MAX_TTL)),
+        });
+        e.generation += 1;
+        e.failed = false;
+        e.last_error = None;
+        Ok(finish(e))
+    }
+
+    /// Records a failed refresh. The previous pair, if any, is kept (status `stale`).
+    pub fn fail(&self, ticket: &Ticket, failure: Failure) -> Completion {
+        let mut inner = self.lock();
+        let Some(e) = inner.find_mut(&ticket.server) else { return discarded() };
+        if let Some(c) = superseded(e, ticket) {
+            return c;
+        }
+        e.failed = true;
+        e.last_error = Some(failure);
+        finish(e)
+    }
+
+    /// Clears `server`'s resources and templates together; a refresh in flight will be discarded.
+    /// Unknown servers are ignored. The reason is for the host's logs; every reason clears alike.
+    pub fn invalidate(&self, server: &str, _reason: Reason) {
+        let mut inner = self.lock();
+        let seq = inner.next_seq();
+        if let Some(e) = inner.find_mut(server) {
+            e.invalidated = seq;
+            e.pair = None;
+            e.failed = false;
+        }
+    }
+
+    /// A `notifications/resources/list_changed` from `server`: invalidates, then decides whether
+    /// the host starts a refresh now. A burst during a running refresh yields exactly one more.
+    pub fn on_list_changed(&self, server: &str) -> ListChanged {
+        let mut inner = self.lock();
+        let seq = inner.next_seq();
+        let e = inner.entry(server);
+        e.invalidated = seq;
+        e.pair = None;
+        e.failed = false;
+        match (e.refreshing, e.queued) {
+            (false, _) => ListChanged::RefreshNow,
+            (true, false) => {
+                e.queued = true;
+                ListChanged::Queued
+            }
+            (true, true) => ListChanged::AlreadyQueued,
+        }
+    }
+
+    /// Forgets `server` entirely; its tickets become stale. Returns whether it was known.
+    pub fn remove(&self, server: &str) -> bool {
+        let mut inner = self.lock();
+        let before = inner.entries.len();
+        inner.entries.retain(|e| e.name != server);
+        inner.entries.len() != before
+    }
+
+    /// Forgets every server.
+    pub fn clear(&self) {
+        self.lock().entries.clear();
+    }
+
+    /// `server`'s status at `now`.
+    pub fn status(&self, server: &str, now: Duration) -> Result<ServerStatus, CatalogError> {
+        let inner = self.lock();
+        let e = inner.find(server).ok_or_else(|| inner.unknown(server))?;
+        Ok(ServerStatus {
+            server: e.name.clone(),
+            status: e.status(now),
+            generation: e.generation,
+            last_error: e.last_error.clone(),
+            resources: e.pair.as_ref().map_or(0, |p| p.resources.len()),
+            templates: e.pair.as_ref().map_or(0, |p| p.templates.len()),
+            refreshing: e.refreshing,
+        })
+    }
+
+    /// True when `server` has no current pair at `now` (unknown, failed, stale or expired) and
+    /// no refresh is running: the host should refresh before serving.
+    pub fn needs_refresh(&self, server: &str, now: Duration) -> bool {
+        let inner = self.lock();
+        inner.find(server).is_none_or(|e| !e.refreshing && !matches!(e.status(now), Status::Ok | Status::Unsupported))
+    }
+
+    /// Cached templates (all servers in registration order, or one server).
+    pub fn templates(&self, server: Option<&str>) -> Result<Vec<ResourceTemplate>, CatalogError> {
+        let inner = self.lock();
+        let mut out = Vec::new();
+        for e in select(&inner, server)? {
+            out.extend(e.pair.iter().flat_map(|p| p.templates.iter().cloned()));
+        }
+        Ok(out)
+    }
+
+    /// Cached resources (all servers in registration order, or one server).
+    pub fn resources(&self, server: Option<&str>) -> Result<Vec<Resource>, CatalogError> {
+        let inner = self.lock();
+        let mut out = Vec::new();
+        for e in select(&inner, server)? {
+            out.extend(e.pair.iter().flat_map(|p| p.resources.iter().cloned()));
+        }
+        Ok(out)
+    }
+
+    /// The servers the listing tool shows, with their templates and failures.
+    pub(crate) fn views(&self, server: Option<&str>) -> Result<Vec<ServerView>, CatalogError> {
+        let inner = self.lock();
+        let views = select(&inner, server)?
+            .map(|e| ServerView {
+                name: e.name.clone(),
+                templates: e.pair.as_ref().map(|p| p.templates.clone()).unwrap_or_default(),
+                failure: if e.failed { e.last_error.clone() } else { None },
+            })
+            .collect();
+        Ok(views)
+    }
+}
+
+fn select<'a>(inner: &'a Inner, server: Option<&str>) -> Result<impl Iterator<Item = &'a Entry>, CatalogError> {
+    if let Some(s) = server {
+        if inner.find(s).is_none() {
+            return Err(inner.unknown(s));
+        }
+    }
+    let server = server.map(str::to_owned);
+    Ok(inner.entries.iter().filter(move |e| server.as_ref().is_none_or(|s| *s == e.name)))
+}
+
+/// `None` when the ticket may apply. A ticket superseded by a newer one changes nothing; the
+/// newest ticket outdated by an invalidation changes no data but still ends the running refresh
+/// (and hands out a queued one).
+fn superseded(e: &mut Entry, ticket: &Ticket) -> Option<Completion> {
+    if ticket.seq != e.latest_ticket {
+        return Some(discarded());
+    }
+    if ticket.seq <= e.invalidated {
+        let c = finish(e);
+        return Some(Completion { applied: false, ..c });
+    }
+    None
+}
+
+fn discarded() -> Completion {
+    Completion { applied: false, refresh_again: false }
+}
+
+/// Ends the running refresh; hands out the queued one, if any.
+fn finish(e: &mut Entry) -> Completion {
+    e.refreshing = false;
+    let again = std::mem::take(&mut e.queued);
+    Completion { applied: true, refresh_again: again }
+}

@@ -1,0 +1,218 @@
+//! `ListMcpResourceTemplatesTool`: the model-facing listing of the catalog's resource templates.
+//!
+//! The spec (name, description, input schema, annotations) comes from here so every language
+//! ships the same text. [`render`] turns a catalog and the model's input into compact JSON:
+//!
+//! ```json
+//! {"resourceTemplates":[…],"failures":[{"server":"…","code":"…","message":"…"}],"total":3,"nextOffset":2}
+//! ```
+//!
+//! Output over [`MAX_OUTPUT_CHARS`] characters is an `output_too_large` error with a hint to
+//! filter or page — never truncated, never written anywhere. Rendering reads only the catalog:
+//! it never reads a resource, expands a template or calls completion.
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::catalog::{Catalog, CatalogError};
+use crate::discovery::ResourceTemplate;
+
+/// The tool's name.
+pub const NAME: &str = "ListMcpResourceTemplatesTool";
+
+/// The cap on the rendered output, in Unicode scalar values.
+pub const MAX_OUTPUT_CHARS: usize = 100_000;
+
+/// `limit` when the input gives none.
+pub const DEFAULT_LIMIT: usize = 100;
+
+/// The largest `limit` accepted.
+pub const MAX_LIMIT: usize = 1000;
+
+/// The tool's description, shown to the model.
+pub const DESCRIPTION: &str = "Lists the resource templates of the connected MCP servers. A resource template is an \
+RFC 6570 URI template such as file:///{path}: fill in its variables to build a concrete URI, then read that URI with \
+the MCP resource-reading tool, naming the same server. Each template has a \"server\" field. Use \"server\" to list \
+one server's templates, and \"offset\"/\"limit\" to page: \"nextOffset\" is present when more templates remain. \
+Servers whose templates could not be listed are reported in \"failures\".";
+
+/// The tool's description and schema.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolSpec {
+    /// [`NAME`].
+    pub name: &'static str,
+    /// [`DESCRIPTION`].
+    pub description: &'static str,
+    /// The JSON schema of the input.
+    pub input_schema: Value,
+    /// MCP tool annotations (`readOnlyHint: true`).
+    pub annotations: Value,
+    /// Hosts that defer rarely used tools (loaded on demand) should defer this one.
+    pub deferred: bool,
+}
+
+impl ToolSpec {
+    /// The spec as compact JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("the spec always serializes")
+    }
+}
+
+/// The tool's spec.
+pub fn spec() -> ToolSpec {
+    ToolSpec {
+        name: NAME,
+        description: DESCRIPTION,
+        input_schema: json!({
+            "type": "object",
+            "properties": {
+                "server": {"type": "string", "description": "List only this server's templates."},
+                "offset": {"type": "integer", "minimum": 0, "description": "Skip this many templates (default 0)."},
+                "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
+                          "description": "Return at most this many templates (default 100)."}
+            },
+            "additionalProperties": false
+        }),
+        annotations: json!({"title": "List MCP resource templates", "readOnlyHint": true, "openWorldHint": false}),
+        deferred: true,
+    }
+}
+
+/// The tool's input.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// Only this server.
+    #[serde(default)]
+    pub server: Option<String>,
+    /// Templates to skip.
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Templates to return.
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+impl Input {
+    /// Parses the model's input (JSON text). `null` or `{}` means no filter, first page.
+    pub fn from_json(text: &str) -> Result<Input, ToolError> {
+        let v: Value = serde_json::from_str(text).map_err(|_| ToolError::InvalidArgument {
+            reason: "the input is not a JSON object".to_owned(),
+        })?;
+        Input::from_value(v)
+    }
+
+    /// Parses the model's input (a JSON value).
+    pub fn from_value(v: Value) -> Result<Input, ToolError> {
+        if v.is_null() {
+            return Ok(Input::default());
+        }
+        if let Some(obj) = v.as_object() {
+            for (key, max) in [("offset", None), ("limit", Some(MAX_LIMIT as u64))] {
+                if let Some(x) = obj.get(key).filter(|x| !x.is_null()) {
+                    let min = if key == "limit" { 1 } else { 0 };
+                    let ok = x.as_u64().is_some_and(|n| n >= min && max.is_none_or(|m| n <= m));
+                    if !ok {
+                        let range = max.map_or(format!("an integer ≥ {min}"), |m| format!("an integer from {min} to {m}"));
+                        return Err(ToolError::InvalidArgument { reason: format!("\"{key}\" must be {range}") });
+                    }
+                }
+            }
+            if obj.get("server").is_some_and(|s| !s.is_string() && !s.is_null()) {
+                return Err(ToolError::InvalidArgument { reason: "\"server\" must be a string".to_owned() });
+            }
+            if let Some(k) = obj.keys().find(|k| !matches!(k.as_str(), "server" | "offset" | "limit")) {
+                let k: String = crate::sanitize::label(k).chars().take(64).collect();
+                return Err(ToolError::InvalidArgument { reason: format!("unknown input field \"{k}\"") });
+            }
+        }
+        serde_json::from_value(v).map_err(|_| ToolError::InvalidArgument { reason: "the input is not an object".to_owned() })
+    }
+}
+
+/// Tool errors.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The `server` filter names no server of the catalog.
+    #[error(transparent)]
+    UnknownServer(CatalogError),
+    /// The rendered output would exceed [`MAX_OUTPUT_CHARS`].
+    #[error("The listing is {chars} characters, over the {max}-character limit. Filter by \"server\" or page with a smaller \"limit\" and \"offset\".")]
+    OutputTooLarge {
+        /// The size the output would have had.
+        chars: usize,
+        /// The cap.
+        max: usize,
+    },
+    /// The input does not match the schema.
+    #[error("invalid input: {reason}")]
+    InvalidArgument {
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl ToolError {
+    /// The stable code (see `docs/errors.md`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ToolError::UnknownServer(e) => e.code(),
+            ToolError::OutputTooLarge { .. } => "output_too_large",
+            ToolError::InvalidArgument { .. } => "invalid_argument",
+        }
+    }
+}
+
+/// One failure row of the output.
+#[derive(Serialize)]
+struct FailureRow<'a> {
+    server: &'a str,
+    code: &'a str,
+    message: &'a str,
+}
+
+/// Renders the tool's output for `input` from `catalog`'s current entries.
+///
+/// Order is deterministic: servers in registration order, each server's templates in the
+/// server's order. Failures list the selected servers whose last refresh failed (their last
+/// good templates, if any, are still listed).
+pub fn render(catalog: &Catalog, input: &Input) -> Result<String, ToolError> {
+    let views = catalog.views(input.server.as_deref()).map_err(ToolError::UnknownServer)?;
+    let all: Vec<&ResourceTemplate> = views.iter().flat_map(|v| v.templates.iter()).collect();
+    let total = all.len();
+    let offset = usize::try_from(input.offset.unwrap_or(0)).unwrap_or(usize::MAX).min(total);
+    let limit = input.limit.map_or(DEFAULT_LIMIT, |l| l as usize).clamp(1, MAX_LIMIT);
+    let end = offset.saturating_add(limit).min(total);
+    let page = &all[offset..end];
+    let failures: Vec<FailureRow<'_>> = views
+        .iter()
+        .filter_map(|v| {
+            v.failure.as_ref().map(|f| FailureRow { server: &v.name, code: &f.code, message: &f.message })
+        })
+        .collect();
+
+    let mut out = Vec::with_capacity(256 + page.len() * 256);
+    let mut ser = serde_json::Serializer::new(&mut out);
+    let mut map = ser.serialize_map(None).expect("writing to a Vec cannot fail");
+    map.serialize_entry("resourceTemplates", page).expect("writing to a Vec cannot fail");
+    map.serialize_entry("failures", &failures).expect("writing to a Vec cannot fail");
+    map.serialize_entry("total", &total).expect("writing to a Vec cannot fail");
+    if end < total {
+        map.serialize_entry("nextOffset", &end).expect("writing to a Vec cannot fail");
+    }
+    map.end().expect("writing to a Vec cannot fail");
+    let text = String::from_utf8(out).expect("serde_json writes UTF-8");
+    let chars = if text.len() <= MAX_OUTPUT_CHARS { text.len() } else { text.chars().count() };
+    if chars > MAX_OUTPUT_CHARS {
+        return Err(ToolError::OutputTooLarge { chars, max: MAX_OUTPUT_CHARS });
+    }
+    Ok(text)
+}
+
+/// [`render`] from the model's input as JSON text.
+pub fn call(catalog: &Catalog, input_json: &str) -> Result<String, ToolError> {
+    render(catalog, &Input::from_json(input_json)?)
+}
