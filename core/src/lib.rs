@@ -24,5 +24,10 @@ pub mod rmcp;
 pub use catalog::Catalog;
 pub use discovery::{Diagnostics, DiscoveryError, Item, Limits, ListKind, Listing, Outcome, Pager, Request};
 
+/// The README's Rust quickstart, compiled and run as a doctest so it stays true.
+#[doc = include_str!("../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 /// The version of this crate (and of every mcplens package: one version for all).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

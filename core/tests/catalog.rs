@@ -1,0 +1,113 @@
+//! Catalog and tool behaviour beyond the shared vectors: thread safety, the tool spec, misuse.
+
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use mcplens::catalog::{Catalog, ListChanged, Status};
+use mcplens::discovery::{Limits, ListKind, Listing, Outcome, Pager};
+use mcplens::tool;
+
+fn listing(kind: ListKind, server: &str, page: &str) -> Listing {
+    let mut p = Pager::new(kind, server, true, Limits::default(), Duration::ZERO).unwrap();
+    p.next_request().unwrap();
+    p.accept(Outcome::Page(page), Duration::ZERO).unwrap();
+    p.finish().unwrap()
+}
+
+fn pair(server: &str) -> (Listing, Listing) {
+    (
+        listing(ListKind::Resources, server, r#"{"resources":[{"uri":"x:1","name":"one"}]}"#),
+        listing(ListKind::ResourceTemplates, server, r#"{"resourceTemplates":[{"uriTemplate":"x://{a}","name":"a"}]}"#),
+    )
+}
+
+#[test]
+fn catalog_is_shareable_across_threads() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Catalog>();
+}
+
+#[test]
+fn concurrent_list_changed_storm_queues_exactly_one_refresh() {
+    let catalog = Arc::new(Catalog::new());
+    let (r, t) = pair("a");
+    let ticket = catalog.begin_refresh("a");
+    let threads = 8;
+    let per_thread = 250;
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let (catalog, barrier) = (Arc::clone(&catalog), Arc::clone(&barrier));
+            std::thread::spawn(move || {
+                barrier.wait();
+                (0..per_thread).map(|_| catalog.on_list_changed("a")).collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    let answers: Vec<ListChanged> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+    assert_eq!(answers.iter().filter(|a| **a == ListChanged::Queued).count(), 1);
+    assert_eq!(answers.iter().filter(|a| **a == ListChanged::AlreadyQueued).count(), threads * per_thread - 1);
+    assert!(!answers.contains(&ListChanged::RefreshNow), "a refresh is running: never start a second one");
+    // The running refresh predates the notifications: discarded, one more requested.
+    let c = catalog.commit(&ticket, &r, &t, Duration::ZERO).unwrap();
+    assert!(!c.applied && c.refresh_again);
+    let again = catalog.begin_refresh("a");
+    let c = catalog.commit(&again, &r, &t, Duration::ZERO).unwrap();
+    assert!(c.applied && !c.refresh_again);
+    assert_eq!(catalog.status("a", Duration::ZERO).unwrap().status, Status::Ok);
+}
+
+#[test]
+fn commit_refuses_listings_of_the_wrong_kind_or_server() {
+    let catalog = Catalog::new();
+    let (r, t) = pair("a");
+    let ticket = catalog.begin_refresh("a");
+    assert_eq!(catalog.commit(&ticket, &t, &r, Duration::ZERO).unwrap_err().code(), "invalid_argument");
+    let (r_b, t_b) = pair("b");
+    assert_eq!(catalog.commit(&ticket, &r_b, &t_b, Duration::ZERO).unwrap_err().code(), "invalid_argument");
+    // Nothing was applied by the refused commits; the right one still is.
+    assert_eq!(catalog.status("a", Duration::ZERO).unwrap().generation, 0);
+    assert!(catalog.commit(&ticket, &r, &t, Duration::ZERO).unwrap().applied);
+}
+
+#[test]
+fn tool_spec_is_read_only_deferred_and_bounded() {
+    let spec = tool::spec();
+    assert_eq!(spec.name, "ListMcpResourceTemplatesTool");
+    assert!(spec.deferred);
+    assert_eq!(spec.annotations["readOnlyHint"], true);
+    let props = &spec.input_schema["properties"];
+    assert_eq!(props["server"]["type"], "string");
+    assert_eq!(props["offset"]["minimum"], 0);
+    assert_eq!(props["limit"]["minimum"], 1);
+    assert_eq!(props["limit"]["maximum"], 1000);
+    assert_eq!(spec.input_schema["additionalProperties"], false);
+    let json: serde_json::Value = serde_json::from_str(&spec.to_json()).unwrap();
+    assert_eq!(json["inputSchema"], spec.input_schema);
+}
+
+#[test]
+fn tool_output_is_byte_identical_across_runs_and_catalogs() {
+    let build = || {
+        let c = Catalog::new();
+        for s in ["zeta", "alpha", "mid"] {
+            let (r, t) = pair(s);
+            let ticket = c.begin_refresh(s);
+            c.commit(&ticket, &r, &t, Duration::ZERO).unwrap();
+        }
+        c
+    };
+    let (a, b) = (build(), build());
+    let first = tool::call(&a, "{}").unwrap();
+    for _ in 0..10 {
+        assert_eq!(tool::call(&a, "{}").unwrap(), first);
+        assert_eq!(tool::call(&b, "{}").unwrap(), first);
+    }
+    let servers: Vec<String> = serde_json::from_str::<serde_json::Value>(&first).unwrap()["resourceTemplates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["server"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(servers, ["zeta", "alpha", "mid"]);
+}
