@@ -98,9 +98,8 @@ pub struct Input {
 impl Input {
     /// Parses the model's input (JSON text). `null` or `{}` means no filter, first page.
     pub fn from_json(text: &str) -> Result<Input, ToolError> {
-        let v: Value = serde_json::from_str(text).map_err(|_| ToolError::InvalidArgument {
-            reason: "the input is not a JSON object".to_owned(),
-        })?;
+        let v: Value = serde_json::from_str(text)
+            .map_err(|_| ToolError::InvalidArgument { reason: "the input is not a JSON object".to_owned() })?;
         Input::from_value(v)
     }
 
@@ -115,7 +114,8 @@ impl Input {
                     let min = if key == "limit" { 1 } else { 0 };
                     let ok = x.as_u64().is_some_and(|n| n >= min && max.is_none_or(|m| n <= m));
                     if !ok {
-                        let range = max.map_or(format!("an integer ≥ {min}"), |m| format!("an integer from {min} to {m}"));
+                        let range =
+                            max.map_or(format!("an integer ≥ {min}"), |m| format!("an integer from {min} to {m}"));
                         return Err(ToolError::InvalidArgument { reason: format!("\"{key}\" must be {range}") });
                     }
                 }
@@ -128,7 +128,8 @@ impl Input {
                 return Err(ToolError::InvalidArgument { reason: format!("unknown input field \"{k}\"") });
             }
         }
-        serde_json::from_value(v).map_err(|_| ToolError::InvalidArgument { reason: "the input is not an object".to_owned() })
+        serde_json::from_value(v)
+            .map_err(|_| ToolError::InvalidArgument { reason: "the input is not an object".to_owned() })
     }
 }
 
@@ -189,9 +190,7 @@ pub fn render(catalog: &Catalog, input: &Input) -> Result<String, ToolError> {
     let page = &all[offset..end];
     let failures: Vec<FailureRow<'_>> = views
         .iter()
-        .filter_map(|v| {
-            v.failure.as_ref().map(|f| FailureRow { server: &v.name, code: &f.code, message: &f.message })
-        })
+        .filter_map(|v| v.failure.as_ref().map(|f| FailureRow { server: &v.name, code: &f.code, message: &f.message }))
         .collect();
 
     let mut out = Vec::with_capacity(256 + page.len() * 256);
