@@ -6,7 +6,7 @@
 //! The rule modules are sans-IO: they never read a clock, never touch a socket and never spawn.
 //! Hosts (the rmcp driver behind the `rmcp` feature, the Python and Node bindings) drive them.
 //!
-//! - [`discovery`]: the [`Pager`](discovery::Pager) for `resources/list` and `resources/templates/list`.
+//! - [`discovery`]: the [`Pager`] for `resources/list` and `resources/templates/list`.
 //! - [`sanitize`]: untrusted text → safe text, and the RFC 6570 URI-template check.
 //! - [`catalog`]: the per-server cache, refreshed as one transaction.
 //! - [`tool`]: the `ListMcpResourceTemplatesTool` spec and rendering.

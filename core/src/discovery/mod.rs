@@ -603,9 +603,7 @@ impl Pager {
                     && s.len() <= 32
                     && s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-') =>
             {
-                if self.cache_scope.is_none() {
-                    self.cache_scope = Some(s.into_owned());
-                }
+                self.cache_scope.get_or_insert_with(|| s.into_owned());
             }
             Some(_) => page::drop_field(&mut self.diagnostics, "cacheScope"),
         }
