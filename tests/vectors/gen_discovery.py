@@ -281,6 +281,8 @@ for name, text, why in [
     ("invalid_json", '{"resourceTemplates":[', "not JSON"),
     ("trailing_garbage", '{"resourceTemplates":[]} x', "text after the JSON value"),
     ("duplicate_item_key", '{"resourceTemplates":[{"uriTemplate":"a://{b}","name":"n","name":"m"}]}', "duplicate key"),
+    ("duplicate_annotation_key", '{"resourceTemplates":[{"uriTemplate":"a://{b}","name":"n","annotations":{"priority":0.1,"priority":0.9}}]}',
+     "duplicate annotation key"),
     ("duplicate_list_key", '{"resourceTemplates":[],"resourceTemplates":[]}', "duplicate list key"),
     ("result_type_incomplete", '{"resourceTemplates":[],"resultType":"incomplete"}', "resultType other than complete"),
     ("resources_key_for_templates", '{"resources":[{"uri":"x:1","name":"n"}]}', "the other list's key"),
@@ -299,9 +301,9 @@ ok("ttl_and_cache_scope", "ttlMs and cacheScope are read",
    [{"page": page([A], ttlMs=30000, cacheScope="private")}], [req()], [EA],
    extra_expect={"ttlMs": 30000, "cacheScope": "private"})
 ok("ttl_min_across_pages", "the smallest ttlMs of the traversal wins; the first cacheScope is kept",
-   [{"page": page([A], nextCursor="t2", ttlMs=50000, cacheScope="public")},
-    {"page": page([B], ttlMs=20000, cacheScope="private")}],
-   [req(), req(cursor="t2")], [EA, EB], extra_expect={"ttlMs": 20000, "cacheScope": "public"})
+   [{"page": page([A], nextCursor="t2", ttlMs=20000, cacheScope="public")},
+    {"page": page([B], nextCursor="t3", ttlMs=50000, cacheScope="private")}, {"page": page([C])}],
+   [req(), req(cursor="t2"), req(cursor="t3")], [EA, EB, EC], extra_expect={"ttlMs": 20000, "cacheScope": "public"})
 ok("ttl_negative_is_zero", "a negative ttlMs counts as 0", [{"page": page([A], ttlMs=-5)}], [req()], [EA],
    extra_expect={"ttlMs": 0})
 ok("ttl_invalid_dropped", "a non-integer ttlMs or odd cacheScope is dropped and counted",
