@@ -353,6 +353,10 @@ ok("lenient_resource_size", "a negative or non-integer size is dropped and count
    [req(RL)], [r("x:1", "one"), r("x:2", "two"), r("x:3", "three")], kind=R,
    diagnostics=diag(1, 1, [r("x:1", "one"), r("x:2", "two"), r("x:3", "three")], dropped_fields={"size": 3}))
 
+ok("size_and_ttl_whole_number_floats", "whole-number floats are integers (3.0 is 3) for size and ttlMs",
+   [{"page": rpage([rwire("x:1", "one", size=3.0)], ttlMs=1500.0)}], [req(RL)], [r("x:1", "one", size=3)], kind=R,
+   extra_expect={"ttlMs": 1500})
+
 # ---------------------------------------------------------------- projection
 ok("projection_drops_meta_icons_unknown", "_meta, icons and unknown keys never reach the listing (counted)",
    [{"page": page([wire("file:///{path}", "files", _meta={"secret": "x"}, icons=[{"src": "data:x"}],

@@ -85,7 +85,7 @@ impl ListKind {
 
 /// Bounds on one traversal. Every bound fails the whole traversal when crossed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", default)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
 pub struct Limits {
     /// Requests per traversal; page `max_pages` must end it (default 100, at least 1).
     pub max_pages: u32,
@@ -588,13 +588,13 @@ impl Pager {
             }
             Some(_) => return Err(self.malformed("nextCursor is not a string")),
         };
-        match raw.ttl_ms {
+        match raw.ttl_ms.as_ref().map(page::Loose::as_integer) {
             None => {}
-            Some(page::Loose::Int(v)) => {
+            Some(Some(v)) => {
                 let v = v.clamp(0, i128::from(u64::MAX)) as u64;
                 self.ttl_ms = Some(self.ttl_ms.map_or(v, |t| t.min(v)));
             }
-            Some(_) => page::drop_field(&mut self.diagnostics, "ttlMs"),
+            Some(None) => page::drop_field(&mut self.diagnostics, "ttlMs"),
         }
         match raw.cache_scope {
             None => {}

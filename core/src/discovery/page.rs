@@ -28,6 +28,18 @@ pub(crate) enum Loose<'a> {
     Obj,
 }
 
+impl Loose<'_> {
+    /// An integer, including a whole-number float such as `3.0` (JSON Schema counts it as an
+    /// integer, and hosts whose SDK parses JSON first cannot tell the two apart).
+    pub(crate) fn as_integer(&self) -> Option<i128> {
+        match *self {
+            Loose::Int(v) => Some(v),
+            Loose::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => Some(f as i128),
+            _ => None,
+        }
+    }
+}
+
 impl<'de> de::Deserialize<'de> for Loose<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         d.deserialize_any(LooseVisitor)
@@ -557,11 +569,13 @@ pub(crate) fn project(
             ListKind::Resources => {
                 let size = match r.size {
                     None => None,
-                    Some(Loose::Int(v)) if (0..=i128::from(u64::MAX)).contains(&v) => Some(v as u64),
-                    Some(_) => {
-                        drop_field(diag, "size");
-                        None
-                    }
+                    Some(v) => match v.as_integer() {
+                        Some(v) if (0..=i128::from(u64::MAX)).contains(&v) => Some(v as u64),
+                        _ => {
+                            drop_field(diag, "size");
+                            None
+                        }
+                    },
                 };
                 Item::Resource(Resource {
                     uri: id.into_owned(),
