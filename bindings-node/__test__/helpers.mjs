@@ -1,0 +1,61 @@
+// Connects an SDK Client to a test server and records every message the client sends.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+
+import { createServer } from './servers/paging-server.mjs';
+
+export const PAGING_SERVER = join(import.meta.dirname, 'servers', 'paging-server.mjs');
+
+/** `@modelcontextprotocol/server-everything`'s entry point, from node_modules (never npx). */
+export const EVERYTHING_SERVER = join(
+  dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/package.json')),
+  'dist',
+  'index.js',
+);
+
+function record(transport) {
+  const sent = [];
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    sent.push(structuredClone(message));
+    return send(message, options);
+  };
+  return sent;
+}
+
+/** The `resources/*` requests the client sent, as `{method, params?}` exactly as sent. */
+export function listRequests(sent) {
+  return sent
+    .filter((m) => typeof m.method === 'string' && m.method.startsWith('resources/'))
+    .map((m) => ('params' in m ? { method: m.method, params: m.params } : { method: m.method }));
+}
+
+/** Our paginating server over an in-memory transport pair. */
+export async function connectMemory(scenario) {
+  const server = createServer(scenario);
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  const sent = record(clientTransport);
+  const client = new Client({ name: 'mcplens-test', version: '0.0.0' });
+  await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
+  return {
+    client,
+    sent,
+    close: async () => {
+      await client.close();
+      await server.close();
+    },
+  };
+}
+
+/** A server started over stdio with `node <args>`. */
+export async function connectStdio(args) {
+  const transport = new StdioClientTransport({ command: process.execPath, args, stderr: 'ignore' });
+  const sent = record(transport);
+  const client = new Client({ name: 'mcplens-test', version: '0.0.0' });
+  await client.connect(transport);
+  return { client, sent, close: () => client.close() };
+}

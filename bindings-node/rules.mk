@@ -1,0 +1,29 @@
+# Node package (bindings-node/), included by the top Makefile.
+#
+# `npm ci` at the repository root installs the pinned tools (package-lock.json) and runs the
+# workspace's `prepare`, which builds the napi addon (release) and compiles the facade (lib/ → dist/).
+
+NPM ?= npm
+
+.PHONY: node-install build-node test-node lint-node
+
+node-install: ## npm ci at the root: pinned tools, napi addon and facade built by `prepare`
+	$(NPM) ci --no-audit --no-fund --foreground-scripts
+
+build-node: node-install ## Build the Node package (napi addon + facade)
+
+test-node: node-install ## Node tests: shared vectors, real SDK servers (memory, stdio), ESM + CJS
+	@# In CI (a clean clone) the committed napi-generated loader and types must match the build.
+	@if [ -n "$$CI" ] && git rev-parse --git-dir >/dev/null 2>&1; then \
+		git diff --exit-code -- bindings-node/index.js bindings-node/index.d.ts \
+		|| { echo "bindings-node/index.js or index.d.ts is stale: commit the files napi build generated"; exit 1; }; \
+	fi
+	cd bindings-node && $(NPM) run --silent test
+
+lint-node: ## tsc --noEmit on the facade and its typed usage example
+	@[ -x node_modules/.bin/tsc ] || $(NPM) ci --no-audit --no-fund --foreground-scripts
+	cd bindings-node && $(NPM) run --silent lint
+
+BUILD_EXTRA += build-node
+TEST_EXTRA += test-node
+LINT_EXTRA += lint-node
