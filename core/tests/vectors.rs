@@ -49,42 +49,43 @@ fn drive(kind: ListKind, server: &str, caps: &Value, limits: Limits, start: Dura
     let mut requests = Vec::new();
     let mut used = 0usize;
     let mut out_of_answers = false;
-    let result = Pager::new(kind, server, has_resources_capability(&caps.to_string()), limits, now).and_then(|mut p| {
-        while let Some(req) = p.next_request() {
-            let mut r = json!({"method": req.method});
-            if let Some(params) = req.params_json() {
-                r["params"] = serde_json::from_str(&params).unwrap();
+    let result =
+        Pager::new(kind, server, has_resources_capability(&caps.to_string()), limits, now).and_then(|mut p| {
+            while let Some(req) = p.next_request() {
+                let mut r = json!({"method": req.method});
+                if let Some(params) = req.params_json() {
+                    r["params"] = serde_json::from_str(&params).unwrap();
+                }
+                requests.push(r);
+                let Some(a) = answers.get(used) else {
+                    out_of_answers = true;
+                    return p.finish();
+                };
+                if let Some(ms) = a.get("atMs").and_then(Value::as_u64) {
+                    now = Duration::from_millis(ms);
+                }
+                let outcome = if let Some(page) = a.get("page") {
+                    Outcome::Page(page.as_str().expect("page is JSON text"))
+                } else if a.get("synth").is_some() {
+                    Outcome::Page(texts[used].as_deref().unwrap())
+                } else if let Some(e) = a.get("rpcError") {
+                    Outcome::RpcError { code: e["code"].as_i64().unwrap() }
+                } else if a.get("transport").is_some() {
+                    Outcome::Transport
+                } else if a.get("timedOut").is_some() {
+                    Outcome::TimedOut
+                } else if a.get("malformed").is_some() {
+                    Outcome::Malformed
+                } else {
+                    panic!("unknown answer {a}");
+                };
+                used += 1;
+                if p.accept(outcome, now).is_err() {
+                    break;
+                }
             }
-            requests.push(r);
-            let Some(a) = answers.get(used) else {
-                out_of_answers = true;
-                return p.finish();
-            };
-            if let Some(ms) = a.get("atMs").and_then(Value::as_u64) {
-                now = Duration::from_millis(ms);
-            }
-            let outcome = if let Some(page) = a.get("page") {
-                Outcome::Page(page.as_str().expect("page is JSON text"))
-            } else if a.get("synth").is_some() {
-                Outcome::Page(texts[used].as_deref().unwrap())
-            } else if let Some(e) = a.get("rpcError") {
-                Outcome::RpcError { code: e["code"].as_i64().unwrap() }
-            } else if a.get("transport").is_some() {
-                Outcome::Transport
-            } else if a.get("timedOut").is_some() {
-                Outcome::TimedOut
-            } else if a.get("malformed").is_some() {
-                Outcome::Malformed
-            } else {
-                panic!("unknown answer {a}");
-            };
-            used += 1;
-            if p.accept(outcome, now).is_err() {
-                break;
-            }
-        }
-        p.finish()
-    });
+            p.finish()
+        });
     Run { requests, used, answers: answers.len(), result, out_of_answers }
 }
 
