@@ -8,7 +8,7 @@ CARGO ?= cargo
 -include bindings-python/rules.mk
 -include bindings-node/rules.mk
 
-.PHONY: help build test test-rust lint lint-rust fmt bench demo clean
+.PHONY: help build test test-rust lint lint-rust fmt bench bench-rust demo clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -31,7 +31,9 @@ lint-rust:
 fmt: ## Format the Rust code
 	$(CARGO) fmt --all
 
-bench: ## Benchmarks (release; prints µs per page and MB/s)
+bench: bench-rust $(BENCH_EXTRA) ## Benchmarks (release; prints µs per page, MB/s and ratios)
+
+bench-rust:
 	$(CARGO) bench -p mcplens --all-features
 
 demo: ## Build, then run the discovery demo end to end on embedded defaults
