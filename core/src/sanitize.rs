@@ -51,22 +51,23 @@ enum Mode {
 /// continuation bytes, so a clean scan proves the string clean.
 #[inline(always)]
 fn candidate(b: u8) -> bool {
-    b < 0x20 || b == 0x7F || b == 0xC2 || b == 0xD8 || b == 0xE2 || b == 0xEF || b >= 0xF0
+    // Non-short-circuit `|` keeps this branch-free, so the chunked scan below vectorises.
+    (b < 0x20) | (b == 0x7F) | (b == 0xC2) | (b == 0xD8) | (b == 0xE2) | (b == 0xEF) | (b >= 0xF0)
 }
 
 /// Chunked, branch-free scan (the early-exit form does not vectorise).
 fn has_candidate(bytes: &[u8]) -> bool {
     let mut chunks = bytes.chunks_exact(32);
     for chunk in &mut chunks {
-        let mut any = false;
+        let mut any = 0u8;
         for &b in chunk {
-            any |= candidate(b);
+            any |= u8::from(candidate(b));
         }
-        if any {
+        if any != 0 {
             return true;
         }
     }
-    chunks.remainder().iter().any(|&b| candidate(b))
+    chunks.remainder().iter().fold(0u8, |acc, &b| acc | u8::from(candidate(b))) != 0
 }
 
 /// True for characters removed from every untrusted string (controls aside).

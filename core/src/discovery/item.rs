@@ -214,6 +214,11 @@ fn decimal_len(mut v: u64) -> usize {
 /// Length of `s` as a JSON string literal, quotes included, with serde_json's escaping.
 pub(crate) fn json_str_len(s: &str) -> usize {
     let mut n = s.len() + 2;
+    // Branch-free OR-reduction (vectorises); the exact pass runs only for strings with escapes.
+    let needs = s.as_bytes().iter().fold(0u8, |acc, &b| acc | u8::from((b < 0x20) | (b == b'"') | (b == b'\\')));
+    if needs == 0 {
+        return n;
+    }
     for &b in s.as_bytes() {
         if b < 0x20 || b == b'"' || b == b'\\' {
             n += match b {
