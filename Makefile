@@ -37,7 +37,7 @@ bench-rust:
 	$(CARGO) bench -p mcplens --all-features
 
 demo: ## Build, then run the discovery demo end to end on embedded defaults
-	$(CARGO) run -p mcplens --example discover --all-features
+	$(CARGO) run -q -p mcplens --example discover --all-features
 
 clean: ## Remove build output
 	$(CARGO) clean
