@@ -262,6 +262,10 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
                 check("refresh", completion(complete(&catalog, &t, op, now)));
             }
             "listChanged" => check("listChanged", serde_json::to_value(catalog.on_list_changed(server)).unwrap()),
+            "abandon" => {
+                let t = tickets[op["ticket"].as_str().unwrap()].clone();
+                check("abandon", serde_json::to_value(catalog.abandon(&t)).unwrap());
+            }
             "invalidate" => {
                 let reason = serde_json::from_value(op["reason"].clone()).unwrap();
                 catalog.invalidate(server, reason);

@@ -313,6 +313,30 @@ case("registration_order_not_alphabetical", "servers are listed in registration 
     {"op": "refresh", "server": "alpha", **lists(templates=[FB]), "expect": OK},
     {"op": "tool", "input": {}, "expect": out([e(FA, "zeta"), e(FB, "alpha")])},
 ])
+case("list_changed_unknown_server_ignored", "a notification for a server not in the catalog is ignored, never re-adds it", [
+    {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
+    {"op": "remove", "server": "a", "expect": True},
+    {"op": "listChanged", "server": "a", "expect": "ignored"},
+    {"op": "tool", "input": {}, "expect": out([])},
+])
+case("abandon_hands_out_queued_refresh", "an abandoned refresh changes nothing but still hands out the queued one", [
+    {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
+    {"op": "begin", "server": "a", "ticket": "t1"},
+    {"op": "abandon", "ticket": "t1", "expect": {"applied": False, "refreshAgain": False}},
+    {"op": "status", "server": "a", "expect": status("ok", 1, templates=1)},
+    {"op": "begin", "server": "a", "ticket": "t2"},
+    {"op": "listChanged", "server": "a", "expect": "queued"},
+    {"op": "abandon", "ticket": "t2", "expect": {"applied": False, "refreshAgain": True}},
+    {"op": "status", "server": "a", "expect": status("unknown", 1)},
+    {"op": "needsRefresh", "server": "a", "expect": True},
+])
+case("needs_refresh_while_outdated_refresh_runs", "a running but invalidated refresh does not hide the need to refresh", [
+    {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
+    {"op": "begin", "server": "a", "ticket": "t1"},
+    {"op": "needsRefresh", "server": "a", "expect": False},
+    {"op": "invalidate", "server": "a", "reason": "configuration_changed"},
+    {"op": "needsRefresh", "server": "a", "expect": True},
+])
 case("stale_then_list_changed_clears", "list_changed clears even a stale pair", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
     {"op": "refresh", "server": "a", **ERR_T, "expect": {**OK, "failure": "server_error"}},

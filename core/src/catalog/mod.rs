@@ -122,6 +122,9 @@ pub enum ListChanged {
     Queued,
     /// A refresh is running and one more is already queued: nothing to do.
     AlreadyQueued,
+    /// The server is not in the catalog (never added, or removed): nothing to do. A late
+    /// notification never brings a removed server back.
+    Ignored,
 }
 
 /// A snapshot of one server's entry.
@@ -327,17 +330,18 @@ impl Catalog {
         templates: &Listing,
         now: Duration,
     ) -> Result<Completion, CatalogError> {
-        if resources.kind != ListKind::Resources || templates.kind != ListKind::ResourceTemplates {
-            return Err(CatalogError::InvalidArgument {
-                server: ticket.server.clone(),
-                reason: "commit takes a resources listing and a templates listing",
-            });
-        }
-        if resources.server != ticket.server || templates.server != ticket.server {
-            return Err(CatalogError::InvalidArgument {
-                server: ticket.server.clone(),
-                reason: "the listings are for another server",
-            });
+        let refused = if resources.kind != ListKind::Resources || templates.kind != ListKind::ResourceTemplates {
+            Some("commit takes a resources listing and a templates listing")
+        } else if resources.server != ticket.server || templates.server != ticket.server {
+            Some("the listings are for another server")
+        } else {
+            None
+        };
+        if let Some(reason) = refused {
+            // The refresh ends as a failure, so the server is never left "refreshing".
+            let e = CatalogError::InvalidArgument { server: ticket.server.clone(), reason };
+            self.fail(ticket, Failure { code: e.code().to_owned(), message: e.to_string() });
+            return Err(e);
         }
         let mut inner = self.lock();
         let Some(e) = inner.find_mut(&ticket.server) else { return Ok(discarded()) };
@@ -369,6 +373,17 @@ impl Catalog {
         finish(e)
     }
 
+    /// Ends a refresh that will not complete (cancelled, or its task dropped) without changing
+    /// any data. A queued refresh is still handed out (`refresh_again`).
+    pub fn abandon(&self, ticket: &Ticket) -> Completion {
+        let mut inner = self.lock();
+        let Some(e) = inner.find_mut(&ticket.server) else { return discarded() };
+        if ticket.seq != e.latest_ticket {
+            return discarded();
+        }
+        Completion { applied: false, ..finish(e) }
+    }
+
     /// Clears `server`'s resources and templates together; a refresh in flight will be discarded.
     /// Unknown servers are ignored. The reason is for the host's logs; every reason clears alike.
     pub fn invalidate(&self, server: &str, _reason: Reason) {
@@ -383,10 +398,14 @@ impl Catalog {
 
     /// A `notifications/resources/list_changed` from `server`: invalidates, then decides whether
     /// the host starts a refresh now. A burst during a running refresh yields exactly one more.
+    ///
+    /// On [`ListChanged::RefreshNow`] the host calls [`Catalog::begin_refresh`] before it handles
+    /// the next notification (single-threaded hosts do so naturally; a multi-threaded host holds
+    /// its own per-server guard, as the rmcp driver does).
     pub fn on_list_changed(&self, server: &str) -> ListChanged {
         let mut inner = self.lock();
         let seq = inner.next_seq();
-        let e = inner.entry(server);
+        let Some(e) = inner.find_mut(server) else { return ListChanged::Ignored };
         e.invalidated = seq;
         e.pair = None;
         e.failed = false;
@@ -428,11 +447,12 @@ impl Catalog {
         })
     }
 
-    /// True when `server` has no current pair at `now` (unknown, failed, stale or expired) and
-    /// no refresh is running: the host should refresh before serving.
+    /// True when `server` has no current pair at `now` (unknown, failed, stale or expired): the
+    /// host should refresh before serving. A running refresh does not count (it may already be
+    /// outdated by an invalidation); hosts serialize refreshes per server themselves.
     pub fn needs_refresh(&self, server: &str, now: Duration) -> bool {
         let inner = self.lock();
-        inner.find(server).is_none_or(|e| !e.refreshing && !matches!(e.status(now), Status::Ok | Status::Unsupported))
+        inner.find(server).is_none_or(|e| !matches!(e.status(now), Status::Ok | Status::Unsupported))
     }
 
     /// Cached templates (all servers in registration order, or one server).

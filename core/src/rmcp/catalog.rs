@@ -722,8 +722,7 @@ struct TicketGuard<'a> {
 impl Drop for TicketGuard<'_> {
     fn drop(&mut self) {
         if let Some(ticket) = self.ticket.take() {
-            let message = format!("server \"{}\": the refresh was abandoned", ticket.server());
-            self.catalog.fail(&ticket, Failure { code: "transport_error".to_owned(), message });
+            self.catalog.abandon(&ticket);
         }
     }
 }
