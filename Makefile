@@ -7,6 +7,7 @@ CARGO ?= cargo
 # Language packages add their own targets (build-*, test-*, lint-*) in these fragments.
 -include bindings-python/rules.mk
 -include bindings-node/rules.mk
+-include cli/rules.mk
 
 .PHONY: help build test test-rust lint lint-rust fmt bench bench-rust demo clean
 
