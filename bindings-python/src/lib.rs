@@ -1,6 +1,612 @@
-//! Python binding for mcplens (module `mcplens._core`). Skeleton: the PyO3 module lands with the Python package issue.
+//! Python binding for mcplens: the native module `mcplens._core`.
+//!
+//! Every rule is the core's. This crate converts values (pages in as JSON text, listings out as
+//! typed objects), maps the core's errors to Python exception classes, and reads the monotonic
+//! clock when the caller passes no `now`. The `mcp` SDK glue lives in `python/mcplens/`.
+#![forbid(unsafe_code)]
 
-/// The version of the core this binding is built against.
-pub fn core_version() -> &'static str {
-    mcplens::VERSION
+use std::time::Duration;
+
+use mcplens::discovery::{self, Annotations, Item, Limits, ListKind, Listing, Outcome, Pager, Role, Support};
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+
+pyo3::create_exception!(
+    mcplens._core,
+    McplensError,
+    PyException,
+    "Base class of every mcplens error: `.code` (stable snake_case code) and `.server` (or None)."
+);
+pyo3::create_exception!(
+    mcplens._core,
+    DiscoveryError,
+    McplensError,
+    "A traversal failed (`malformed_result`, `deadline`, `server_error`, ...); `.rpc_code` for `server_error`."
+);
+
+/// Builds an exception of class `T` carrying `code`, `server` and `rpc_code` as attributes, so
+/// `pickle` and `repr` work as for any Python exception (`args == (message,)`).
+fn error<T: pyo3::PyTypeInfo>(
+    py: Python<'_>,
+    message: String,
+    code: &str,
+    server: Option<&str>,
+    rpc_code: Option<i64>,
+) -> PyErr {
+    let err = PyErr::new::<T, _>(message);
+    let value = err.value(py);
+    let set = || -> PyResult<()> {
+        value.setattr("code", code)?;
+        value.setattr("server", server)?;
+        value.setattr("rpc_code", rpc_code)?;
+        Ok(())
+    };
+    match set() {
+        Ok(()) => err,
+        Err(e) => e,
+    }
+}
+
+fn discovery_error(py: Python<'_>, e: &discovery::DiscoveryError) -> PyErr {
+    error::<DiscoveryError>(py, e.to_string(), e.code(), Some(e.server()), e.rpc_code())
+}
+
+/// Seconds → whole nanoseconds, rounded (so millisecond values convert exactly); `None` when
+/// negative or not finite.
+fn duration(secs: f64) -> Option<Duration> {
+    (secs.is_finite() && secs >= 0.0).then(|| Duration::from_nanos((secs * 1e9).round() as u64))
+}
+
+/// `now` in seconds (any monotonic epoch) → `Duration`; `None` reads `time.monotonic()`.
+fn instant(py: Python<'_>, now: Option<f64>) -> PyResult<Duration> {
+    let secs = match now {
+        Some(s) => s,
+        None => py.import("time")?.call_method0("monotonic")?.extract()?,
+    };
+    duration(secs).ok_or_else(|| {
+        error::<McplensError>(
+            py,
+            "now must be a finite, non-negative number of seconds".into(),
+            "invalid_argument",
+            None,
+            None,
+        )
+    })
+}
+
+fn pythonize<'py, T: serde::Serialize + ?Sized>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, value).map_err(PyErr::from)
+}
+
+/// Bounds on one traversal (defaults: 100 pages, 10,000 items, 1,000,000 bytes, 60 s).
+#[pyclass(name = "Limits", module = "mcplens._core", frozen, eq)]
+#[derive(Clone, PartialEq)]
+struct PyLimits {
+    inner: Limits,
+}
+
+#[pymethods]
+impl PyLimits {
+    #[new]
+    #[pyo3(signature = (*, max_pages = 100, max_items = 10_000, max_bytes = 1_000_000, deadline_seconds = 60.0))]
+    fn new(
+        py: Python<'_>,
+        max_pages: u32,
+        max_items: usize,
+        max_bytes: usize,
+        deadline_seconds: f64,
+    ) -> PyResult<Self> {
+        let invalid =
+            |why: &str| error::<McplensError>(py, format!("invalid limits: {why}"), "invalid_argument", None, None);
+        let deadline = duration(deadline_seconds)
+            .ok_or_else(|| invalid("deadline_seconds must be a finite, non-negative number"))?;
+        let inner = Limits { max_pages, max_items, max_bytes, deadline };
+        inner.validate().map_err(invalid)?;
+        Ok(PyLimits { inner })
+    }
+
+    #[getter]
+    fn max_pages(&self) -> u32 {
+        self.inner.max_pages
+    }
+
+    #[getter]
+    fn max_items(&self) -> usize {
+        self.inner.max_items
+    }
+
+    #[getter]
+    fn max_bytes(&self) -> usize {
+        self.inner.max_bytes
+    }
+
+    #[getter]
+    fn deadline_seconds(&self) -> f64 {
+        self.inner.deadline.as_secs_f64()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Limits(max_pages={}, max_items={}, max_bytes={}, deadline_seconds={:?})",
+            self.inner.max_pages,
+            self.inner.max_items,
+            self.inner.max_bytes,
+            self.inner.deadline.as_secs_f64()
+        )
+    }
+}
+
+/// The next request a host must send.
+#[pyclass(name = "Request", module = "mcplens._core", frozen)]
+struct PyRequest {
+    inner: discovery::Request,
+}
+
+#[pymethods]
+impl PyRequest {
+    /// The JSON-RPC method.
+    #[getter]
+    fn method(&self) -> &'static str {
+        self.inner.method
+    }
+
+    /// The exact cursor to send back (`None` on page 1).
+    #[getter]
+    fn cursor(&self) -> Option<&str> {
+        self.inner.cursor.as_deref()
+    }
+
+    /// The request's `params`: `None` on page 1 (send no `params` key), else `{"cursor": ...}`.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        self.inner
+            .cursor
+            .as_deref()
+            .map(|c| {
+                let d = PyDict::new(py);
+                d.set_item("cursor", c)?;
+                Ok(d)
+            })
+            .transpose()
+    }
+
+    /// The request's `params` as compact JSON text, or `None`.
+    fn params_json(&self) -> Option<String> {
+        self.inner.params_json()
+    }
+
+    fn __repr__(&self) -> String {
+        let page = if self.inner.cursor.is_some() { "next page" } else { "first page" };
+        format!("<Request {} ({page})>", self.inner.method)
+    }
+}
+
+/// The sans-IO pager: `next_request()` → send it → `accept_*()` → … → `finish()`.
+#[pyclass(name = "Pager", module = "mcplens._core")]
+struct PyPager {
+    inner: Option<Pager>,
+    server: String,
+}
+
+impl PyPager {
+    fn pager(&mut self, py: Python<'_>) -> PyResult<&mut Pager> {
+        let server = &self.server;
+        self.inner.as_mut().ok_or_else(|| {
+            let e =
+                discovery::DiscoveryError::InvalidState { server: server.clone(), reason: "finish was already called" };
+            discovery_error(py, &e)
+        })
+    }
+
+    fn accept(&mut self, py: Python<'_>, outcome: Outcome<'_>, now: Option<f64>) -> PyResult<()> {
+        let now = instant(py, now)?;
+        let pager = self.pager(py)?;
+        pager.accept(outcome, now).map_err(|e| discovery_error(py, &e))
+    }
+}
+
+fn parse_kind(py: Python<'_>, kind: &str) -> PyResult<ListKind> {
+    match kind {
+        "resources" => Ok(ListKind::Resources),
+        "resource_templates" => Ok(ListKind::ResourceTemplates),
+        _ => Err(error::<McplensError>(
+            py,
+            "kind must be \"resources\" or \"resource_templates\"".into(),
+            "invalid_argument",
+            None,
+            None,
+        )),
+    }
+}
+
+fn kind_name(kind: ListKind) -> &'static str {
+    match kind {
+        ListKind::Resources => "resources",
+        ListKind::ResourceTemplates => "resource_templates",
+    }
+}
+
+#[pymethods]
+impl PyPager {
+    #[new]
+    #[pyo3(signature = (kind, server, *, resources_capability = true, limits = None, now = None))]
+    fn new(
+        py: Python<'_>,
+        kind: &str,
+        server: String,
+        resources_capability: bool,
+        limits: Option<PyRef<'_, PyLimits>>,
+        now: Option<f64>,
+    ) -> PyResult<Self> {
+        let kind = parse_kind(py, kind)?;
+        let limits = limits.map(|l| l.inner).unwrap_or_default();
+        let now = instant(py, now)?;
+        let pager =
+            Pager::new(kind, server.clone(), resources_capability, limits, now).map_err(|e| discovery_error(py, &e))?;
+        Ok(PyPager { inner: Some(pager), server })
+    }
+
+    /// `"resources"` or `"resource_templates"`.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        kind_name(self.inner.as_ref().map_or(ListKind::Resources, Pager::kind))
+    }
+
+    #[getter]
+    fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// True once the traversal has finished or failed.
+    #[getter]
+    fn is_done(&self) -> bool {
+        self.inner.as_ref().is_none_or(Pager::is_done)
+    }
+
+    /// The next request to send, or `None` when the traversal is over (call `finish()`).
+    fn next_request(&mut self) -> Option<PyRequest> {
+        self.inner.as_mut()?.next_request().map(|inner| PyRequest { inner })
+    }
+
+    /// Seconds left for the whole traversal at `now`: the timeout for the in-flight request.
+    #[pyo3(signature = (now = None))]
+    fn remaining(&mut self, py: Python<'_>, now: Option<f64>) -> PyResult<f64> {
+        let now = instant(py, now)?;
+        Ok(self.pager(py)?.remaining(now).as_secs_f64())
+    }
+
+    /// Feeds the JSON-RPC `result` exactly as the server sent it (JSON text, `str` or UTF-8 `bytes`).
+    #[pyo3(signature = (page, now = None))]
+    fn accept_page(&mut self, py: Python<'_>, page: &Bound<'_, PyAny>, now: Option<f64>) -> PyResult<()> {
+        let now = instant(py, now)?;
+        let text: Result<&str, ()> = if let Ok(s) = page.cast::<PyString>() {
+            Ok(s.to_str()?)
+        } else if let Ok(b) = page.cast::<PyBytes>() {
+            std::str::from_utf8(b.as_bytes()).map_err(|_| ())
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err("page must be str or bytes (JSON text)"));
+        };
+        let pager = self.pager(py)?;
+        let result = match text {
+            Ok(text) => py.detach(|| pager.accept(Outcome::Page(text), now)),
+            // Not UTF-8: not JSON text at all.
+            Err(()) => pager.accept(Outcome::Malformed, now),
+        };
+        result.map_err(|e| discovery_error(py, &e))
+    }
+
+    /// Feeds a JSON-RPC error response (only the code is kept: the message is server text).
+    #[pyo3(signature = (code, now = None))]
+    fn accept_rpc_error(&mut self, py: Python<'_>, code: i64, now: Option<f64>) -> PyResult<()> {
+        self.accept(py, Outcome::RpcError { code }, now)
+    }
+
+    /// The transport failed (closed, send error, decode error).
+    #[pyo3(signature = (now = None))]
+    fn accept_transport_error(&mut self, py: Python<'_>, now: Option<f64>) -> PyResult<()> {
+        self.accept(py, Outcome::Transport, now)
+    }
+
+    /// The host's timeout on the in-flight request (given `remaining()`) fired.
+    #[pyo3(signature = (now = None))]
+    fn accept_timeout(&mut self, py: Python<'_>, now: Option<f64>) -> PyResult<()> {
+        self.accept(py, Outcome::TimedOut, now)
+    }
+
+    /// The host's typed client refused the result's shape.
+    #[pyo3(signature = (now = None))]
+    fn accept_malformed(&mut self, py: Python<'_>, now: Option<f64>) -> PyResult<()> {
+        self.accept(py, Outcome::Malformed, now)
+    }
+
+    /// What the traversal has counted so far (also after a failure).
+    #[getter]
+    fn diagnostics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match &self.inner {
+            Some(p) => pythonize(py, p.diagnostics()),
+            None => Ok(PyDict::new(py).into_any()),
+        }
+    }
+
+    /// The listing of a complete traversal; raises the error that ended a failed one.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<PyListing> {
+        self.pager(py)?;
+        let pager = self.inner.take().expect("checked above");
+        let listing = pager.finish().map_err(|e| discovery_error(py, &e))?;
+        PyListing::new(py, listing)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Pager {} server={:?} done={}>", self.kind(), self.server, self.is_done())
+    }
+}
+
+/// A complete, projected, sanitized listing of one server.
+#[pyclass(name = "Listing", module = "mcplens._core", frozen)]
+struct PyListing {
+    inner: Listing,
+    items: Py<PyTuple>,
+}
+
+impl PyListing {
+    fn new(py: Python<'_>, inner: Listing) -> PyResult<Self> {
+        let items = inner.items.iter().map(|item| item_object(py, item)).collect::<PyResult<Vec<_>>>()?;
+        let items = PyTuple::new(py, items)?.unbind();
+        Ok(PyListing { inner, items })
+    }
+}
+
+fn item_object<'py>(py: Python<'py>, item: &Item) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match item {
+        Item::Template(t) => Bound::new(py, PyResourceTemplate { inner: t.clone() })?.into_any(),
+        Item::Resource(r) => Bound::new(py, PyResource { inner: r.clone() })?.into_any(),
+    })
+}
+
+#[pymethods]
+impl PyListing {
+    /// `"resources"` or `"resource_templates"`.
+    #[getter]
+    fn kind(&self) -> &'static str {
+        kind_name(self.inner.kind)
+    }
+
+    #[getter]
+    fn server(&self) -> &str {
+        &self.inner.server
+    }
+
+    /// The items, in server order.
+    #[getter]
+    fn items(&self, py: Python<'_>) -> Py<PyTuple> {
+        self.items.clone_ref(py)
+    }
+
+    /// `"listed"`, `"no_capability"` or `"method_not_found"`.
+    #[getter]
+    fn support(&self) -> &'static str {
+        match self.inner.support {
+            Support::Listed => "listed",
+            Support::NoCapability => "no_capability",
+            Support::MethodNotFound => "method_not_found",
+        }
+    }
+
+    #[getter]
+    fn ttl_ms(&self) -> Option<u64> {
+        self.inner.ttl_ms
+    }
+
+    #[getter]
+    fn cache_scope(&self) -> Option<&str> {
+        self.inner.cache_scope.as_deref()
+    }
+
+    /// What the traversal counted (camelCase keys, as the core reports them).
+    #[getter]
+    fn diagnostics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pythonize(py, &self.inner.diagnostics)
+    }
+
+    /// The listing as a dict with wire (camelCase) keys.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pythonize(py, &self.inner)
+    }
+
+    /// The listing as compact JSON text.
+    fn to_json(&self) -> String {
+        self.inner.to_json()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.items.len()
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.items.bind(py).as_any().try_iter().map(Bound::into_any)
+    }
+
+    fn __repr__(&self) -> String {
+        let (kind, server, n, support) = (self.kind(), &self.inner.server, self.inner.items.len(), self.support());
+        format!("<Listing {kind} server={server:?} items={n} support={support}>")
+    }
+}
+
+/// The kept annotations of an item.
+#[pyclass(name = "Annotations", module = "mcplens._core", frozen, eq)]
+#[derive(Clone, PartialEq)]
+struct PyAnnotations {
+    inner: Annotations,
+}
+
+#[pymethods]
+impl PyAnnotations {
+    /// `("user", "assistant")` subset, or None.
+    #[getter]
+    fn audience<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        self.inner
+            .audience
+            .as_ref()
+            .map(|a| {
+                PyTuple::new(
+                    py,
+                    a.iter().map(|r| match r {
+                        Role::User => "user",
+                        Role::Assistant => "assistant",
+                    }),
+                )
+            })
+            .transpose()
+    }
+
+    #[getter]
+    fn priority(&self) -> Option<f64> {
+        self.inner.priority
+    }
+
+    #[getter]
+    fn last_modified(&self) -> Option<&str> {
+        self.inner.last_modified.as_deref()
+    }
+
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pythonize(py, &self.inner)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Annotations({})", serde_json::to_string(&self.inner).unwrap_or_default())
+    }
+}
+
+fn annotations(a: &Option<Annotations>) -> Option<PyAnnotations> {
+    a.as_ref().map(|a| PyAnnotations { inner: a.clone() })
+}
+
+/// A projected, sanitized resource template (`resources/templates/list`).
+#[pyclass(name = "ResourceTemplate", module = "mcplens._core", frozen, eq)]
+#[derive(Clone, PartialEq)]
+struct PyResourceTemplate {
+    inner: discovery::ResourceTemplate,
+}
+
+#[pymethods]
+impl PyResourceTemplate {
+    #[getter]
+    fn uri_template(&self) -> &str {
+        &self.inner.uri_template
+    }
+    #[getter]
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+    #[getter]
+    fn title(&self) -> Option<&str> {
+        self.inner.title.as_deref()
+    }
+    #[getter]
+    fn description(&self) -> Option<&str> {
+        self.inner.description.as_deref()
+    }
+    #[getter]
+    fn mime_type(&self) -> Option<&str> {
+        self.inner.mime_type.as_deref()
+    }
+    #[getter]
+    fn annotations(&self) -> Option<PyAnnotations> {
+        annotations(&self.inner.annotations)
+    }
+    #[getter]
+    fn server(&self) -> &str {
+        &self.inner.server
+    }
+
+    /// The item as a dict with wire (camelCase) keys.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pythonize(py, &self.inner)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ResourceTemplate({})", serde_json::to_string(&self.inner).unwrap_or_default())
+    }
+}
+
+/// A projected, sanitized concrete resource (`resources/list`).
+#[pyclass(name = "Resource", module = "mcplens._core", frozen, eq)]
+#[derive(Clone, PartialEq)]
+struct PyResource {
+    inner: discovery::Resource,
+}
+
+#[pymethods]
+impl PyResource {
+    #[getter]
+    fn uri(&self) -> &str {
+        &self.inner.uri
+    }
+    #[getter]
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+    #[getter]
+    fn title(&self) -> Option<&str> {
+        self.inner.title.as_deref()
+    }
+    #[getter]
+    fn description(&self) -> Option<&str> {
+        self.inner.description.as_deref()
+    }
+    #[getter]
+    fn mime_type(&self) -> Option<&str> {
+        self.inner.mime_type.as_deref()
+    }
+    #[getter]
+    fn size(&self) -> Option<u64> {
+        self.inner.size
+    }
+    #[getter]
+    fn annotations(&self) -> Option<PyAnnotations> {
+        annotations(&self.inner.annotations)
+    }
+    #[getter]
+    fn server(&self) -> &str {
+        &self.inner.server
+    }
+
+    /// The item as a dict with wire (camelCase) keys.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pythonize(py, &self.inner)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Resource({})", serde_json::to_string(&self.inner).unwrap_or_default())
+    }
+}
+
+/// Does a server's `capabilities` object (JSON text) declare `resources`?
+#[pyfunction]
+fn has_resources_capability(capabilities_json: &str) -> bool {
+    discovery::has_resources_capability(capabilities_json)
+}
+
+/// The native module `mcplens._core`.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", mcplens::VERSION)?;
+    m.add("McplensError", py.get_type::<McplensError>())?;
+    m.add("DiscoveryError", py.get_type::<DiscoveryError>())?;
+    // Class-level defaults, so an instance raised by Python code has every attribute too.
+    let base = py.get_type::<McplensError>();
+    base.setattr("server", py.None())?;
+    base.setattr("rpc_code", py.None())?;
+    m.add_class::<PyLimits>()?;
+    m.add_class::<PyRequest>()?;
+    m.add_class::<PyPager>()?;
+    m.add_class::<PyListing>()?;
+    m.add_class::<PyAnnotations>()?;
+    m.add_class::<PyResourceTemplate>()?;
+    m.add_class::<PyResource>()?;
+    m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
+    Ok(())
 }

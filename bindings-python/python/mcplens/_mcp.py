@@ -1,0 +1,151 @@
+"""Glue for the official `mcp` SDK, 1.x and 2.x: drives the core's `Pager` over a client session.
+
+It only converts values and drives the SDK's I/O. Every rule (request shape, cursors, bounds,
+validation, projection, sanitizing, error codes) is the core's.
+
+- Raw pages: 1.x `send_request` with a pass-through result model (1.x validates only against the
+  result type it is given). 2.x `send_request` validates every result against the negotiated
+  protocol's schema first, so one sloppy optional field would fail the page; the glue sends on the
+  session's own dispatcher instead, after the session's own per-request stamp (protocol headers,
+  2026-07-28 `_meta`), and falls back to `send_request` if a later 2.x moves those internals.
+- Deadline: `pager.remaining(time.monotonic())` bounds each in-flight request with an anyio cancel
+  scope, which cancels the SDK call (2.x then tells the server `notifications/cancelled`).
+- A 2.x `mcp.Client` is read through its `.session`, which bypasses the Client's response cache.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import time
+from typing import Any, Literal
+
+from mcplens._core import DiscoveryError, Limits, Listing, Pager, Request, has_resources_capability
+
+__all__ = ["list_resource_templates", "list_resources"]
+
+
+async def list_resource_templates(session: Any, *, server: str, limits: Limits | None = None) -> Listing:
+    """Every resource template of one server, bounded, validated and sanitized.
+
+    `session` is an initialized `mcp.ClientSession` (1.x or 2.x) or an entered 2.x `mcp.Client`;
+    `server` is the host's name for it. Raises `mcplens.DiscoveryError` (`.code`) on any failure:
+    no prefix of a failed traversal is ever returned.
+    """
+    return await _traverse(session, "resource_templates", server, limits)
+
+
+async def list_resources(session: Any, *, server: str, limits: Limits | None = None) -> Listing:
+    """Every concrete resource of one server; see `list_resource_templates`."""
+    return await _traverse(session, "resources", server, limits)
+
+
+async def _traverse(
+    target: Any, kind: Literal["resources", "resource_templates"], server: str, limits: Limits | None
+) -> Listing:
+    sdk = _sdk()
+    session = sdk.client_session(target)
+    capabilities = sdk.capabilities(session)
+    if capabilities is None:
+        err = DiscoveryError(f'server "{server}": the session is not initialized')
+        err.code, err.server = "invalid_argument", server
+        raise err
+    pager = Pager(
+        kind,
+        server,
+        resources_capability=has_resources_capability(capabilities.model_dump_json(by_alias=True, exclude_none=True)),
+        limits=limits,
+        now=time.monotonic(),
+    )
+    while (request := pager.next_request()) is not None:
+        with sdk.anyio.move_on_after(pager.remaining(time.monotonic())) as scope:
+            outcome, value = await sdk.fetch(session, request)
+        now = time.monotonic()
+        if scope.cancelled_caught:
+            pager.accept_timeout(now)
+        elif outcome == "page":
+            pager.accept_page(value, now)
+        elif outcome == "rpc":
+            pager.accept_rpc_error(value, now)
+        elif outcome == "malformed":
+            pager.accept_malformed(now)
+        else:
+            pager.accept_transport_error(now)
+    return pager.finish()
+
+
+class _Sdk:
+    """What differs between `mcp` 1.x and 2.x, resolved once on first use."""
+
+    def __init__(self) -> None:
+        import anyio
+        import mcp
+        import pydantic
+        import pydantic_core
+        from mcp import types
+        from mcp.shared import exceptions
+
+        self.anyio = anyio
+        self.v2 = hasattr(mcp, "MCPError")
+        self.session_type: Any = mcp.ClientSession
+        self.client_type: Any = getattr(mcp, "Client", None)
+        self.rpc_error: type[Exception] = getattr(exceptions, "MCPError" if self.v2 else "McpError")
+        self.connection_closed: int = types.CONNECTION_CLOSED
+        self.validation_error = pydantic.ValidationError
+        self.transport_errors = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
+        self.to_json = pydantic_core.to_json
+        self.serialization_error = pydantic_core.PydanticSerializationError
+        self.request_adapter = pydantic.TypeAdapter(types.ClientRequest)
+
+        class RawResult(pydantic.RootModel[Any]):
+            """Whatever the server sent as the result: the core validates it."""
+
+        self.raw_result = RawResult
+
+    def client_session(self, target: Any) -> Any:
+        if isinstance(target, self.session_type):
+            return target
+        if self.client_type is not None and isinstance(target, self.client_type):
+            return target.session
+        raise TypeError(f"expected an mcp.ClientSession or mcp.Client, got {type(target).__name__}")
+
+    def capabilities(self, session: Any) -> Any:
+        return session.server_capabilities if self.v2 else session.get_server_capabilities()
+
+    async def fetch(self, session: Any, request: Request) -> tuple[str, Any]:
+        """One request: ("page", JSON text) | ("rpc", code) | ("malformed", None) | ("transport", None)."""
+        data: dict[str, Any] = {"method": request.method}
+        if (params := request.params) is not None:
+            data["params"] = params
+        try:
+            raw = await self._send(session, data)
+        except self.rpc_error as e:
+            code = e.error.code  # type: ignore[attr-defined]
+            return ("transport", None) if code == self.connection_closed else ("rpc", code)
+        except self.validation_error:
+            return "malformed", None
+        except self.transport_errors:
+            return "transport", None
+        return "page", self._json(raw)
+
+    async def _send(self, session: Any, data: dict[str, Any]) -> Any:
+        stamp = getattr(session, "_stamp", None)
+        dispatcher = getattr(session, "_dispatcher", None)
+        if self.v2 and stamp is not None and hasattr(dispatcher, "send_raw_request"):
+            opts: dict[str, Any] = {}
+            stamp(data, opts)
+            return await dispatcher.send_raw_request(data["method"], data.get("params"), opts)  # type: ignore[union-attr]
+        request = self.request_adapter.validate_python(data)
+        return (await session.send_request(request, self.raw_result)).root
+
+    def _json(self, raw: Any) -> bytes | str:
+        try:
+            return self.to_json(raw)
+        except (self.serialization_error, ValueError):
+            # e.g. a lone surrogate: JSON escapes keep it for the core to replace.
+            return json.dumps(raw)
+
+
+@functools.cache
+def _sdk() -> _Sdk:
+    return _Sdk()

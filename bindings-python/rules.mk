@@ -1,0 +1,50 @@
+# Python package (bindings-python/), included by the top Makefile.
+#
+# Everything lives under .build/ (gitignored):
+#   venv-fresh/   recreated on every build: proves `pip install ./bindings-python` on a bare virtualenv
+#   dist/         the wheel built there, installed into the test environments
+#   venv-mcp1/    mcp 1.30.0 + pytest (requirements-mcp1.txt)
+#   venv-mcp2/    mcp 2.3.0 + pytest (requirements-mcp2.txt), plus ruff and mypy (requirements-lint.txt)
+
+PYTHON ?= python3
+PY_DIR := bindings-python
+PY_OUT := .build
+PY_PIP := --disable-pip-version-check --no-input --quiet
+PY_WHEEL = $(firstword $(wildcard $(PY_OUT)/dist/mcplens-*.whl))
+
+.PHONY: build-python test-python lint-python
+
+build-python: ## Python: `pip install ./bindings-python` in a fresh venv, smoke test, wheel in .build/dist
+	rm -rf $(PY_OUT)/venv-fresh $(PY_OUT)/dist
+	$(PYTHON) -m venv $(PY_OUT)/venv-fresh
+	$(PY_OUT)/venv-fresh/bin/pip install $(PY_PIP) ./$(PY_DIR)
+	cd $(PY_OUT) && venv-fresh/bin/python $(CURDIR)/$(PY_DIR)/tests/smoke.py
+	$(PY_OUT)/venv-fresh/bin/pip wheel $(PY_PIP) --no-deps --wheel-dir $(PY_OUT)/dist ./$(PY_DIR)
+
+$(PY_OUT)/venv-mcp%/.requirements: $(PY_DIR)/requirements-mcp%.txt
+	rm -rf $(PY_OUT)/venv-mcp$*
+	$(PYTHON) -m venv $(PY_OUT)/venv-mcp$*
+	$(PY_OUT)/venv-mcp$*/bin/pip install $(PY_PIP) --requirement $<
+	touch $@
+
+$(PY_OUT)/venv-mcp2/.lint-requirements: $(PY_DIR)/requirements-lint.txt $(PY_OUT)/venv-mcp2/.requirements
+	$(PY_OUT)/venv-mcp2/bin/pip install $(PY_PIP) --requirement $<
+	touch $@
+
+test-python: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements ## Python tests on mcp 1.30.0 and 2.3.0
+	@for v in 1 2; do $(PY_OUT)/venv-mcp$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
+	@echo "== pytest, mcp 1.30.0"
+	cd $(PY_DIR) && ../$(PY_OUT)/venv-mcp1/bin/python -m pytest
+	@echo "== pytest, mcp 2.3.0"
+	cd $(PY_DIR) && ../$(PY_OUT)/venv-mcp2/bin/python -m pytest
+
+lint-python: build-python $(PY_OUT)/venv-mcp2/.lint-requirements ## Python: ruff, stubtest of _core.pyi, mypy --strict on the glue
+	$(PY_OUT)/venv-mcp2/bin/ruff check $(PY_DIR)
+	$(PY_OUT)/venv-mcp2/bin/ruff format --check $(PY_DIR)
+	$(PY_OUT)/venv-mcp2/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL)
+	cd $(PY_OUT) && venv-mcp2/bin/python -m mypy.stubtest mcplens._core
+	$(PY_OUT)/venv-mcp2/bin/python -m mypy --strict $(PY_DIR)/python/mcplens
+
+BUILD_EXTRA += build-python
+TEST_EXTRA += test-python
+LINT_EXTRA += lint-python

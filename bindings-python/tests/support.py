@@ -1,0 +1,48 @@
+"""Connections to real `mcp` servers, for whichever SDK major this environment has installed."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+V2 = hasattr(mcp, "MCPError")
+SERVERS = Path(__file__).parent / "servers"
+
+
+@asynccontextmanager
+async def in_memory(server: Any) -> AsyncIterator[Any]:
+    """An initialized `ClientSession` connected to `server` over in-memory JSON-RPC streams."""
+    if not V2:
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(server) as session:
+            yield session
+        return
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    async with create_client_server_memory_streams() as ((cr, cw), (sr, sw)), anyio.create_task_group() as tg:
+        tg.start_soon(lambda: server.run(sr, sw, server.create_initialization_options()))
+        async with ClientSession(cr, cw) as session:
+            await session.initialize()
+            yield session
+        tg.cancel_scope.cancel()
+
+
+def stdio_params(script: str, *args: str) -> StdioServerParameters:
+    return StdioServerParameters(command=sys.executable, args=[str(SERVERS / script), *args])
+
+
+@asynccontextmanager
+async def over_stdio(script: str, *args: str) -> AsyncIterator[Any]:
+    """An initialized `ClientSession` talking to `python servers/<script> <args>` over stdio."""
+    async with stdio_client(stdio_params(script, *args)) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session

@@ -1,0 +1,216 @@
+"""The Python surface of the core: `Limits`, `Pager`, `Listing`, items and errors."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import pickle
+import threading
+
+import pytest
+
+import mcplens
+from mcplens import DiscoveryError, Limits, McplensError, Pager
+
+PAGE = json.dumps(
+    {
+        "resourceTemplates": [
+            {
+                "uriTemplate": "file:///{path}",
+                "name": "files",
+                "title": "Files",
+                "annotations": {
+                    "audience": ["assistant", "user"],
+                    "priority": 0.25,
+                    "lastModified": "2025-01-02T03:04:05Z",
+                },
+                "_meta": {"x": 1},
+            }
+        ],
+        "ttlMs": 5000,
+        "cacheScope": "public",
+    }
+)
+
+
+def one_page(page: str | bytes = PAGE, kind: str = "resource_templates") -> mcplens.Listing:
+    pager = Pager(kind, "srv", now=0)
+    assert pager.next_request() is not None
+    pager.accept_page(page, now=0.01)
+    assert pager.next_request() is None
+    return pager.finish()
+
+
+def test_exports() -> None:
+    for name in mcplens.__all__:
+        assert getattr(mcplens, name) is not None, name
+    assert mcplens.__version__ == importlib.metadata.version("mcplens")
+
+
+def test_limits_defaults_and_keywords() -> None:
+    limits = Limits()
+    assert (limits.max_pages, limits.max_items, limits.max_bytes, limits.deadline_seconds) == (
+        100,
+        10_000,
+        1_000_000,
+        60.0,
+    )
+    assert Limits(max_pages=3, deadline_seconds=1.5) == Limits(max_pages=3, deadline_seconds=1.5) != limits
+    assert repr(Limits(max_items=5)) == "Limits(max_pages=100, max_items=5, max_bytes=1000000, deadline_seconds=60.0)"
+    with pytest.raises(TypeError):
+        Limits(3)  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"max_pages": 0}, {"deadline_seconds": 0}, {"deadline_seconds": -1}, {"deadline_seconds": float("nan")}]
+)
+def test_invalid_limits(kwargs: dict[str, float]) -> None:
+    with pytest.raises(McplensError) as info:
+        Limits(**kwargs)  # type: ignore[arg-type]
+    assert (info.value.code, info.value.server) == ("invalid_argument", None)
+
+
+def test_error_classes() -> None:
+    assert issubclass(DiscoveryError, McplensError)
+    assert issubclass(McplensError, Exception)
+    assert DiscoveryError.__module__ == McplensError.__module__ == "mcplens._core"
+    pager = Pager("resource_templates", "docs", now=0)
+    pager.next_request()
+    with pytest.raises(DiscoveryError) as info:
+        pager.accept_rpc_error(-32603, now=0)
+    err = info.value
+    assert (err.code, err.server, err.rpc_code) == ("server_error", "docs", -32603)
+    assert str(err) == 'server "docs": resources/templates/list failed with JSON-RPC error -32603'
+    copy = pickle.loads(pickle.dumps(err))
+    assert type(copy) is DiscoveryError
+    assert (str(copy), copy.code, copy.server, copy.rpc_code) == (str(err), err.code, err.server, err.rpc_code)
+    assert repr(copy) == repr(err)
+    # Raised by Python code, an error still has every attribute.
+    assert (McplensError("x").server, McplensError("x").rpc_code) == (None, None)
+
+
+def test_request_shape() -> None:
+    pager = Pager("resources", "srv", now=0)
+    first = pager.next_request()
+    assert first is not None
+    assert (first.method, first.cursor, first.params, first.params_json()) == ("resources/list", None, None, None)
+    pager.accept_page('{"resources": [], "nextCursor": ""}', now=0)
+    second = pager.next_request()
+    assert second is not None
+    assert (second.cursor, second.params, second.params_json()) == ("", {"cursor": ""}, '{"cursor":""}')
+    assert pager.next_request() is None  # one request in flight at a time
+    pager.accept_page(b'{"resources": []}', now=0)
+    assert pager.is_done
+    assert pager.diagnostics["requests"] == 2
+
+
+def test_listing_and_items() -> None:
+    listing = one_page()
+    assert (listing.kind, listing.server, listing.support) == ("resource_templates", "srv", "listed")
+    assert (listing.ttl_ms, listing.cache_scope, len(listing)) == (5000, "public", 1)
+    (t,) = listing.items
+    assert list(listing) == [t]
+    assert isinstance(t, mcplens.ResourceTemplate)
+    assert (t.uri_template, t.name, t.title, t.description, t.mime_type, t.server) == (
+        "file:///{path}",
+        "files",
+        "Files",
+        None,
+        None,
+        "srv",
+    )
+    assert t.annotations == t.annotations
+    assert t.annotations is not None
+    assert (t.annotations.audience, t.annotations.priority, t.annotations.last_modified) == (
+        ("assistant", "user"),
+        0.25,
+        "2025-01-02T03:04:05Z",
+    )
+    wire = {
+        "uriTemplate": "file:///{path}",
+        "name": "files",
+        "title": "Files",
+        "annotations": {"audience": ["assistant", "user"], "priority": 0.25, "lastModified": "2025-01-02T03:04:05Z"},
+        "server": "srv",
+    }
+    assert t.to_dict() == wire
+    assert t.annotations.to_dict() == wire["annotations"]
+    assert listing.to_dict()["items"] == [wire]
+    assert json.loads(listing.to_json()) == listing.to_dict()
+    assert listing.diagnostics["ignoredKeys"] == 1
+    assert t == one_page().items[0]
+
+
+def test_resource_items() -> None:
+    listing = one_page(
+        '{"resources": [{"uri": "mem://a", "name": "a", "size": 3, "mimeType": "text/plain"}]}', "resources"
+    )
+    (r,) = listing.items
+    assert isinstance(r, mcplens.Resource)
+    assert (r.uri, r.name, r.size, r.mime_type, r.annotations) == ("mem://a", "a", 3, "text/plain", None)
+
+
+def test_no_capability_makes_no_request() -> None:
+    pager = Pager("resource_templates", "srv", resources_capability=False, now=0)
+    assert pager.next_request() is None
+    listing = pager.finish()
+    assert (listing.support, len(listing), listing.diagnostics["requests"]) == ("no_capability", 0, 0)
+    assert mcplens.has_resources_capability('{"resources": {}}')
+    assert not mcplens.has_resources_capability('{"tools": {}}')
+
+
+def test_misuse() -> None:
+    with pytest.raises(McplensError) as info:
+        Pager("prompts", "srv")  # type: ignore[arg-type]
+    assert info.value.code == "invalid_argument"
+    pager = Pager("resources", "srv", now=0)
+    with pytest.raises(DiscoveryError) as info:
+        pager.accept_page("{}", now=0)
+    assert info.value.code == "invalid_state"
+    pager.next_request()
+    with pytest.raises(TypeError):
+        pager.accept_page(5, now=0)  # type: ignore[arg-type]
+    with pytest.raises(McplensError):
+        pager.remaining(now=-1)
+    pager.accept_page('{"resources": []}', now=0)
+    pager.finish()
+    with pytest.raises(DiscoveryError) as info:
+        pager.finish()
+    assert info.value.code == "invalid_state"
+    assert pager.is_done
+
+
+def test_non_utf8_page_is_malformed() -> None:
+    pager = Pager("resources", "srv", now=0)
+    pager.next_request()
+    with pytest.raises(DiscoveryError) as info:
+        pager.accept_page(b'{"resources": ["\xff"]}', now=0)
+    assert info.value.code == "malformed_result"
+
+
+def test_clock_defaults_to_monotonic() -> None:
+    pager = Pager("resources", "srv", limits=Limits(deadline_seconds=30))
+    assert 29 < pager.remaining() <= 30
+    assert Pager("resources", "srv", now=100).remaining(now=110) == 50
+
+
+def test_deadline_in_seconds() -> None:
+    pager = Pager("resources", "srv", limits=Limits(deadline_seconds=0.25), now=1.0)
+    pager.next_request()
+    assert pager.remaining(now=1.1) == pytest.approx(0.15)
+    with pytest.raises(DiscoveryError) as info:
+        pager.accept_page('{"resources": []}', now=1.251)
+    assert info.value.code == "deadline"
+
+
+def test_big_page_parses_off_the_gil() -> None:
+    page = json.dumps(
+        {"resourceTemplates": [{"uriTemplate": f"mem://{n}/{{id}}", "name": f"n{n}"} for n in range(5000)]}
+    )
+    listings: list[mcplens.Listing] = []
+    threads = [threading.Thread(target=lambda: listings.append(one_page(page))) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [len(listing) for listing in listings] == [5000] * 4

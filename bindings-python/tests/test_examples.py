@@ -1,0 +1,35 @@
+"""The README's code blocks are the example files, and the example files run."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1]
+EXAMPLES = PACKAGE / "examples"
+
+
+@pytest.mark.parametrize("name", ["quickstart.py", "pager.py"])
+def test_readme_quotes_the_example(name: str) -> None:
+    readme = (PACKAGE / "README.md").read_text(encoding="utf-8")
+    assert f"```python\n{(EXAMPLES / name).read_text(encoding='utf-8')}```" in readme
+
+
+def run(*args: str) -> str:
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_quickstart_against_a_real_server() -> None:
+    server = PACKAGE / "tests" / "servers" / "sdk_server.py"
+    out = run(str(EXAMPLES / "quickstart.py"), sys.executable, str(server), "paged").splitlines()
+    assert out[0] == "mem://t0/{id} - t0"
+    assert out[-1] == "8 templates in 3 pages"
+
+
+def test_pager_example() -> None:
+    assert run(str(EXAMPLES / "pager.py")) == "['file:///{path}', 'db://{table}/{id}']\n"

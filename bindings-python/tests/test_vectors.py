@@ -1,0 +1,162 @@
+"""Replays every shared vector in `tests/vectors/discovery/` through `mcplens.Pager`.
+
+Same rules as the Rust runner (`core/tests/vectors.rs`, format in `tests/vectors/README.md`): the
+results must be identical, because every rule is the core's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mcplens
+
+VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "discovery"
+FILES = sorted(VECTORS.glob("*.json"))
+LIST_KEY = {"resources": "resources", "resource_templates": "resourceTemplates"}
+
+
+def synth(kind: str, spec: dict[str, Any]) -> str:
+    start = spec.get("start", 0)
+    numbers = range(start, start + spec["count"])
+    if kind == "resource_templates":
+        items = [{"uriTemplate": f"mem://item/{n}/{{id}}", "name": f"item-{n}"} for n in numbers]
+    else:
+        items = [{"uri": f"mem://item/{n}", "name": f"item-{n}"} for n in numbers]
+    page: dict[str, Any] = {LIST_KEY[kind]: items}
+    if "nextCursor" in spec:
+        page["nextCursor"] = spec["nextCursor"]
+    return json.dumps(page, separators=(",", ":"), ensure_ascii=False)
+
+
+def limits(spec: dict[str, Any]) -> mcplens.Limits:
+    default = mcplens.Limits()
+    return mcplens.Limits(
+        max_pages=spec.get("maxPages", default.max_pages),
+        max_items=spec.get("maxItems", default.max_items),
+        max_bytes=spec.get("maxBytes", default.max_bytes),
+        deadline_seconds=spec["deadlineMs"] / 1000 if "deadlineMs" in spec else default.deadline_seconds,
+    )
+
+
+def secrets(case: dict[str, Any]) -> list[str]:
+    """Every cursor (of 3+ characters) in the answers, plus `expect.secrets`."""
+    out = [s for s in case["expect"].get("secrets", []) if isinstance(s, str)]
+    for answer in case.get("answers", []):
+        cursor = None
+        if isinstance(answer.get("page"), str):
+            try:
+                page = json.loads(answer["page"])
+            except ValueError:
+                page = None
+            cursor = page.get("nextCursor") if isinstance(page, dict) else None
+        elif "synth" in answer:
+            cursor = answer["synth"].get("nextCursor")
+        if isinstance(cursor, str) and len(cursor) >= 3:
+            out.append(cursor)
+    return out
+
+
+def compact_len(item: dict[str, Any]) -> int:
+    return len(json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode())
+
+
+def run_case(case: dict[str, Any]) -> list[str]:
+    """Drives a pager over the canned answers; returns the mismatches with the expectation."""
+    bad: list[str] = []
+    kind, server = case["kind"], case.get("server", "srv")
+    capabilities = case.get("capabilities", {"resources": {}})
+    now = case.get("startMs", 0)
+    answers, expect = case.get("answers", []), case["expect"]
+    requests: list[dict[str, Any]] = []
+    used = 0
+    listing: mcplens.Listing | None = None
+    error: mcplens.DiscoveryError | None = None
+    try:
+        pager = mcplens.Pager(
+            kind,
+            server,
+            resources_capability=mcplens.has_resources_capability(json.dumps(capabilities)),
+            limits=limits(case.get("limits", {})),
+            now=now / 1000,
+        )
+        while (request := pager.next_request()) is not None:
+            entry: dict[str, Any] = {"method": request.method}
+            if request.params is not None:
+                entry["params"] = request.params
+            requests.append(entry)
+            if used == len(answers):
+                bad.append(f"ran out of answers at request {used + 1}")
+                break
+            answer = answers[used]
+            used += 1
+            now = answer.get("atMs", now)
+            at = now / 1000
+            try:
+                if "page" in answer:
+                    pager.accept_page(answer["page"], at)
+                elif "synth" in answer:
+                    pager.accept_page(synth(kind, answer["synth"]), at)
+                elif "rpcError" in answer:
+                    pager.accept_rpc_error(answer["rpcError"]["code"], at)
+                elif "transport" in answer:
+                    pager.accept_transport_error(at)
+                elif "timedOut" in answer:
+                    pager.accept_timeout(at)
+                elif "malformed" in answer:
+                    pager.accept_malformed(at)
+                else:
+                    raise AssertionError(f"unknown answer {answer}")
+            except mcplens.DiscoveryError:
+                break
+        listing = pager.finish()
+    except mcplens.DiscoveryError as e:
+        error = e
+    if used != len(answers):
+        bad.append(f"used {used} of {len(answers)} answers")
+    if "requests" in expect and requests != expect["requests"]:
+        bad.append(f"requests: got {requests}, want {expect['requests']}")
+    want_error = expect.get("error")
+    if error is None and want_error is not None:
+        bad.append(f"expected error {want_error}, got success")
+    elif error is not None and want_error is None:
+        bad.append(f"unexpected error {error.code} ({error})")
+    elif error is not None:
+        message = str(error)
+        if error.code != want_error:
+            bad.append(f"error: got {error.code} ({message}), want {want_error}")
+        if error.server != server or server not in message:
+            bad.append(f"error does not name the server: {message}")
+        bad.extend(f"error message leaks {s!r}: {message}" for s in secrets(case) if s in message)
+    else:
+        assert listing is not None
+        got = listing.to_dict()
+        if json.loads(listing.to_json()) != got:
+            bad.append("to_json() and to_dict() disagree")
+        if "items" in expect and got["items"] != expect["items"]:
+            bad.append(f"items: got {got['items']}, want {expect['items']}")
+        if "itemCount" in expect and len(listing.items) != expect["itemCount"]:
+            bad.append(f"itemCount: got {len(listing.items)}, want {expect['itemCount']}")
+        for key in ("support", "ttlMs", "cacheScope", "diagnostics"):
+            if key in expect and got.get(key) != expect[key]:
+                bad.append(f"{key}: got {got.get(key)}, want {expect[key]}")
+        if [i.to_dict() for i in listing.items] != got["items"]:
+            bad.append("typed items and to_dict() disagree")
+        total = sum(compact_len(item) for item in got["items"])
+        if total != listing.diagnostics["bytes"]:
+            bad.append(f"byte accounting: items serialize to {total}, diagnostics say {listing.diagnostics['bytes']}")
+    return bad
+
+
+def test_vectors_present() -> None:
+    assert FILES, f"no discovery vectors under {VECTORS}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_discovery_vector(path: Path) -> None:
+    case = json.loads(path.read_text(encoding="utf-8"))
+    assert case["name"] == path.stem, "name must match the file"
+    assert run_case(case) == []
