@@ -9,6 +9,66 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/** The core's per-server catalog (see `mcplens::catalog`). Sans-IO: the host runs the traversals. */
+export declare class NativeCatalog {
+  /** An empty catalog. */
+  constructor()
+  /** Registers a server (idempotent); servers are listed in registration order. */
+  addServer(server: string): void
+  /** The registered servers, in registration order. */
+  servers(): Array<string>
+  /** Starts a refresh of `server` (registering it if new): the server's newest ticket. */
+  beginRefresh(server: string): NativeTicket
+  /** Applies a complete refresh: both listings at once. */
+  commit(ticket: NativeTicket, resources: NativeListing, templates: NativeListing, nowMs: number): Completion
+  /**
+   * Records a failed refresh (`code` and `message` as the traversal's error gave them); the
+   * previous pair is kept.
+   */
+  fail(ticket: NativeTicket, code: string, message: string): Completion
+  /**
+   * Ends a refresh that will not complete (cancelled, or the host failed) without changing any
+   * data; a queued refresh is still handed out (`refreshAgain`).
+   */
+  abandon(ticket: NativeTicket): Completion
+  /**
+   * Clears `server`'s resources and templates together. `reason`: `list_changed`,
+   * `connection_closed`, `configuration_changed`, `disabled` or `other`.
+   */
+  invalidate(server: string, reason: string): void
+  /**
+   * A list_changed from `server`: `"refresh_now"`, `"queued"`, `"already_queued"` or `"ignored"`
+   * (a server not in the catalog).
+   */
+  onListChanged(server: string): string
+  /** Forgets `server` entirely; returns whether it was known. */
+  remove(server: string): boolean
+  /** Forgets every server. */
+  clear(): void
+  /** `server`'s status at `nowMs`, as JSON text. */
+  status(server: string, nowMs: number): string
+  /** True when `server` has no current pair at `nowMs` and no refresh is running. */
+  needsRefresh(server: string, nowMs: number): boolean
+  /** Cached templates (all servers, or one) as JSON text. */
+  templates(server?: string | undefined | null): string
+  /** Cached resources (all servers, or one) as JSON text. */
+  resources(server?: string | undefined | null): string
+  /** `ListMcpResourceTemplatesTool` on the model's input (JSON text): the output JSON text. */
+  callListTemplatesTool(inputJson: string): string
+}
+
+/** A complete traversal's listing, kept in Rust: a catalog commit takes it as is. */
+export declare class NativeListing {
+  /** The listing as JSON text (`{kind, server, items, support, ttlMs?, cacheScope?, diagnostics}`). */
+  toJson(): string
+}
+
+/** Proof that a refresh was started; hand it back to `commit` or `fail`. */
+export declare class NativeTicket {
+  /** The server this ticket refreshes. */
+  get server(): string
+}
+
 /**
  * The sans-IO traversal of one list (`resources/list` or `resources/templates/list`) of one
  * server.
@@ -43,12 +103,20 @@ export declare class Pager {
   /** The host's timeout on the in-flight request (given `remaining(now)`) fired. */
   acceptTimeout(nowMs: number): void
   /**
-   * The listing of a complete traversal as JSON text, or throws the error that ended it.
-   * The pager cannot be used afterwards.
+   * The listing of a complete traversal, or throws the error that ended it. The pager cannot
+   * be used afterwards.
    */
-  finish(): string
+  finish(): NativeListing
   /** The diagnostics so far as JSON text (also after a failure, for telemetry). */
   diagnostics(): string
+}
+
+/** What became of a commit or failure. */
+export interface Completion {
+  /** False when the ticket was stale: nothing changed. */
+  applied: boolean
+  /** True when a list_changed arrived during the refresh: start exactly one more now. */
+  refreshAgain: boolean
 }
 
 /** The version of the core (one version for every mcplens package). */
@@ -56,6 +124,9 @@ export declare function coreVersion(): string
 
 /** Does a server's `capabilities` object (JSON text) declare `resources`? */
 export declare function hasResourcesCapability(capabilitiesJson: string): boolean
+
+/** The listing tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text. */
+export declare function listTemplatesToolSpec(): string
 
 /** The request the host must send next. */
 export interface Request {

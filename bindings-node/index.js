@@ -835,6 +835,10 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeCatalog = nativeBinding.NativeCatalog
+module.exports.NativeListing = nativeBinding.NativeListing
+module.exports.NativeTicket = nativeBinding.NativeTicket
 module.exports.Pager = nativeBinding.Pager
 module.exports.coreVersion = nativeBinding.coreVersion
 module.exports.hasResourcesCapability = nativeBinding.hasResourcesCapability
+module.exports.listTemplatesToolSpec = nativeBinding.listTemplatesToolSpec

@@ -5,7 +5,7 @@
 
 NPM ?= npm
 
-.PHONY: node-install build-node test-node lint-node
+.PHONY: node-install build-node test-node lint-node bench-node
 
 node-install: ## npm ci at the root: pinned tools, napi addon and facade built by `prepare`
 	$(NPM) ci --no-audit --no-fund --foreground-scripts
@@ -24,6 +24,16 @@ lint-node: ## tsc --noEmit on the facade and its typed usage example
 	@[ -x node_modules/.bin/tsc ] || $(NPM) ci --no-audit --no-fund --foreground-scripts
 	cd bindings-node && $(NPM) run --silent lint
 
+# The addon is rebuilt like the Rust benchmarks (fat LTO, one codegen unit: the workspace's bench
+# profile); `napi build --profile bench` cannot find cargo's output for that profile, so the release
+# profile is overridden for this build only.
+bench-node: ## Node benchmark: bounded traversal vs the SDK's listResourceTemplates loop (memory, stdio)
+	@[ -x node_modules/.bin/napi ] || $(NPM) ci --no-audit --no-fund --foreground-scripts
+	cd bindings-node && CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
+		$(NPM) exec -- napi build --platform --release && $(NPM) exec -- tsc -p tsconfig.build.json
+	cd bindings-node && node bench/discovery.mjs
+
 BUILD_EXTRA += build-node
 TEST_EXTRA += test-node
 LINT_EXTRA += lint-node
+BENCH_EXTRA += bench-node

@@ -43,6 +43,7 @@ export async function connectMemory(scenario) {
   await Promise.all([server.connect(serverTransport), client.connect(clientTransport)]);
   return {
     client,
+    server,
     sent,
     close: async () => {
       await client.close();
@@ -58,4 +59,13 @@ export async function connectStdio(args) {
   const client = new Client({ name: 'mcplens-test', version: '0.0.0' });
   await client.connect(transport);
   return { client, sent, close: () => client.close() };
+}
+
+/** Waits until `predicate()` is true (polling), or fails after `timeoutMs`. */
+export async function until(predicate, what, timeoutMs = 10_000) {
+  const start = performance.now();
+  while (!(await predicate())) {
+    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }

@@ -4,7 +4,17 @@ const { test } = require('node:test');
 
 const cjs = require('mcplens');
 
-const API = ['McplensError', 'Pager', 'coreVersion', 'hasResourcesCapability', 'listResourceTemplates', 'listResources'];
+const API = [
+  'Catalog',
+  'McplensError',
+  'Pager',
+  'RefreshTicket',
+  'coreVersion',
+  'hasResourcesCapability',
+  'listResourceTemplates',
+  'listResourceTemplatesTool',
+  'listResources',
+];
 
 test('require("mcplens") gives the public API', () => {
   for (const name of API) assert.ok(cjs[name] !== undefined, name);

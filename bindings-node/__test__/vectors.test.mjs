@@ -5,26 +5,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { test } from 'node:test';
 
-import { McplensError, Pager, hasResourcesCapability } from 'mcplens';
+import { drive } from './replay.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'discovery');
 const files = readdirSync(DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
-
-function synth(kind, { count, start = 0, nextCursor }) {
-  const items = [];
-  for (let n = start; n < start + count; n++) {
-    items.push(
-      kind === 'resources'
-        ? { uri: `mem://item/${n}`, name: `item-${n}` }
-        : { uriTemplate: `mem://item/${n}/{id}`, name: `item-${n}` },
-    );
-  }
-  const page = { [kind === 'resources' ? 'resources' : 'resourceTemplates']: items };
-  if (nextCursor !== undefined) page.nextCursor = nextCursor;
-  return JSON.stringify(page);
-}
 
 /** Every cursor of 3+ chars in the answers, plus expect.secrets: none may appear in an error message. */
 function secrets(c) {
@@ -47,51 +33,16 @@ function secrets(c) {
 
 /** Runs one case the way the README says; returns what happened. */
 function replay(c) {
-  const answers = c.answers ?? [];
   const server = c.server ?? 'srv';
-  const capabilities = 'capabilities' in c ? c.capabilities : { resources: {} };
-  let now = c.startMs ?? 0;
-  const requests = [];
-  let used = 0;
-  let ranOut = false;
-  let listing;
-  let error;
-  try {
-    const pager = new Pager({
-      kind: c.kind,
-      server,
-      resourcesCapability: hasResourcesCapability(capabilities),
-      limits: c.limits,
-      now,
-    });
-    for (let req = pager.nextRequest(); req !== null; req = pager.nextRequest()) {
-      requests.push(req);
-      const a = answers[used];
-      if (a === undefined) {
-        ranOut = true;
-        break;
-      }
-      used += 1;
-      if (a.atMs !== undefined) now = a.atMs;
-      try {
-        if (typeof a.page === 'string') pager.acceptPage(a.page, now);
-        else if (a.synth) pager.acceptPage(synth(c.kind, a.synth), now);
-        else if (a.rpcError) pager.acceptRpcError(a.rpcError.code, now);
-        else if (a.transport) pager.acceptTransportError(now);
-        else if (a.timedOut) pager.acceptTimeout(now);
-        else if (a.malformed) pager.acceptMalformed(now);
-        else throw new Error(`unknown answer ${JSON.stringify(a)}`);
-      } catch (e) {
-        if (!(e instanceof McplensError)) throw e;
-        break; // the pager has failed; finish() reports the same error
-      }
-    }
-    listing = pager.finish();
-  } catch (e) {
-    if (!(e instanceof McplensError)) throw e;
-    error = e;
-  }
-  return { requests, used, ranOut, listing, error, server };
+  const run = drive({
+    kind: c.kind,
+    server,
+    capabilities: 'capabilities' in c ? c.capabilities : { resources: {} },
+    limits: c.limits,
+    startMs: c.startMs ?? 0,
+    answers: c.answers ?? [],
+  });
+  return { ...run, server };
 }
 
 test('the shared vectors are there', () => {

@@ -1,15 +1,21 @@
-//! Node binding for mcplens (napi-rs 3): the core's sans-IO discovery [`Pager`] as a JS class.
+//! Node binding for mcplens (napi-rs 3): the core's sans-IO discovery [`Pager`], the per-server
+//! [`NativeCatalog`] and the listing tool, as JS classes and functions.
 //!
-//! This crate converts values and nothing else. Pages, limits, listings and diagnostics cross
-//! the boundary as JSON text; times cross as milliseconds of the host's monotonic clock
-//! (`performance.now()`). Errors are thrown as JS `Error`s whose `code` is the core's stable
-//! code (`deadline`, `server_error`, …); the facade in `lib/` rethrows them as `McplensError`.
+//! This crate converts values and nothing else. Pages, limits, diagnostics and tool output cross
+//! the boundary as JSON text; a finished traversal stays a Rust [`NativeListing`] so a catalog
+//! commit takes the core's own listing (never re-validated); times cross as milliseconds of the
+//! host's monotonic clock (`performance.now()`). Errors are thrown as JS `Error`s whose `code` is
+//! the core's stable code (`deadline`, `unknown_server`, …); the facade in `lib/` rethrows them
+//! as `McplensError`.
 #![deny(clippy::all)]
 
 use std::time::Duration;
 
+use mcplens::catalog::{self, CatalogError, Failure, Reason};
 use mcplens::discovery::{self, DiscoveryError, Limits, ListKind, Outcome};
-use napi::bindgen_prelude::Error;
+use mcplens::tool::{self, ToolError};
+use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, ValueType};
+use napi::sys;
 use napi_derive::napi;
 
 /// The `code` of a thrown JS error: one of the core's stable codes.
@@ -39,6 +45,40 @@ fn instant(server: &str, now_ms: f64) -> Result<Duration> {
         return Err(invalid_argument(server, "`now` must be a finite, non-negative number of milliseconds"));
     }
     Ok(Duration::from_nanos((now_ms * 1e6).round() as u64))
+}
+
+/// JSON text handed to JS. serde_json writes non-ASCII characters as raw UTF-8, so most listings
+/// are pure ASCII: those become one-byte JS strings by a plain copy (`napi_create_string_latin1`,
+/// Latin-1 and ASCII agree below 0x80), skipping V8's UTF-8 decoding (about 2 ns/byte, 9 ms for a
+/// 4 MB listing). Anything else goes through the UTF-8 path.
+pub struct JsonText(String);
+
+impl TypeName for JsonText {
+    fn type_name() -> &'static str {
+        "String"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::String
+    }
+}
+
+impl ToNapiValue for JsonText {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        if !val.0.is_ascii() {
+            // SAFETY: forwarded as received from napi.
+            return unsafe { String::to_napi_value(env, val.0) };
+        }
+        let mut out = std::ptr::null_mut();
+        // SAFETY: `env` is napi's; the pointer and length describe `val.0`, alive for the call
+        // (V8 copies the bytes).
+        let status =
+            unsafe { sys::napi_create_string_latin1(env, val.0.as_ptr().cast(), val.0.len() as isize, &mut out) };
+        if status != sys::Status::napi_ok {
+            return Err(napi::Error::from_reason("failed to create a JS string"));
+        }
+        Ok(out)
+    }
 }
 
 /// The request the host must send next.
@@ -150,12 +190,12 @@ impl Pager {
         self.accept(Outcome::TimedOut, now_ms)
     }
 
-    /// The listing of a complete traversal as JSON text, or throws the error that ended it.
-    /// The pager cannot be used afterwards.
+    /// The listing of a complete traversal, or throws the error that ended it. The pager cannot
+    /// be used afterwards.
     #[napi]
-    pub fn finish(&mut self) -> Result<String> {
+    pub fn finish(&mut self) -> Result<NativeListing> {
         let pager = self.inner.take().ok_or_else(|| self.finished())?;
-        pager.finish().map(|listing| listing.to_json()).map_err(discovery_error)
+        pager.finish().map(|inner| NativeListing { inner }).map_err(discovery_error)
     }
 
     /// The diagnostics so far as JSON text (also after a failure, for telemetry).
@@ -182,6 +222,205 @@ impl Pager {
 
 fn finished(server: &str) -> Error<Code> {
     Error::new(Code("invalid_state"), format!("server \"{server}\": pager used out of order: already finished"))
+}
+
+/// A complete traversal's listing, kept in Rust: a catalog commit takes it as is.
+#[napi]
+pub struct NativeListing {
+    inner: discovery::Listing,
+}
+
+#[napi]
+impl NativeListing {
+    /// The listing as JSON text (`{kind, server, items, support, ttlMs?, cacheScope?, diagnostics}`).
+    #[napi(ts_return_type = "string")]
+    pub fn to_json(&self) -> JsonText {
+        JsonText(self.inner.to_json())
+    }
+}
+
+/// Proof that a refresh was started; hand it back to `commit` or `fail`.
+#[napi]
+pub struct NativeTicket {
+    inner: catalog::Ticket,
+}
+
+#[napi]
+impl NativeTicket {
+    /// The server this ticket refreshes.
+    #[napi(getter)]
+    pub fn server(&self) -> String {
+        self.inner.server().to_owned()
+    }
+}
+
+/// What became of a commit or failure.
+#[napi(object)]
+pub struct Completion {
+    /// False when the ticket was stale: nothing changed.
+    pub applied: bool,
+    /// True when a list_changed arrived during the refresh: start exactly one more now.
+    pub refresh_again: bool,
+}
+
+impl From<catalog::Completion> for Completion {
+    fn from(c: catalog::Completion) -> Self {
+        Completion { applied: c.applied, refresh_again: c.refresh_again }
+    }
+}
+
+fn catalog_error(e: CatalogError) -> Error<Code> {
+    Error::new(Code(e.code()), e.to_string())
+}
+
+fn tool_error(e: ToolError) -> Error<Code> {
+    Error::new(Code(e.code()), e.to_string())
+}
+
+/// A snake_case wire name of a core enum (`"refresh_now"`, `"ok"`, …).
+fn wire_name(value: impl serde::Serialize) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => unreachable!("core enums serialize as strings"),
+    }
+}
+
+/// The core's per-server catalog (see `mcplens::catalog`). Sans-IO: the host runs the traversals.
+#[napi]
+pub struct NativeCatalog {
+    inner: catalog::Catalog,
+}
+
+#[napi]
+impl NativeCatalog {
+    /// An empty catalog.
+    #[napi(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        NativeCatalog { inner: catalog::Catalog::new() }
+    }
+
+    /// Registers a server (idempotent); servers are listed in registration order.
+    #[napi]
+    pub fn add_server(&self, server: String) {
+        self.inner.add_server(&server);
+    }
+
+    /// The registered servers, in registration order.
+    #[napi]
+    pub fn servers(&self) -> Vec<String> {
+        self.inner.servers()
+    }
+
+    /// Starts a refresh of `server` (registering it if new): the server's newest ticket.
+    #[napi]
+    pub fn begin_refresh(&self, server: String) -> NativeTicket {
+        NativeTicket { inner: self.inner.begin_refresh(&server) }
+    }
+
+    /// Applies a complete refresh: both listings at once.
+    #[napi]
+    pub fn commit(
+        &self,
+        ticket: &NativeTicket,
+        resources: &NativeListing,
+        templates: &NativeListing,
+        now_ms: f64,
+    ) -> Result<Completion> {
+        let now = instant(ticket.inner.server(), now_ms)?;
+        self.inner
+            .commit(&ticket.inner, &resources.inner, &templates.inner, now)
+            .map(Completion::from)
+            .map_err(catalog_error)
+    }
+
+    /// Records a failed refresh (`code` and `message` as the traversal's error gave them); the
+    /// previous pair is kept.
+    #[napi]
+    pub fn fail(&self, ticket: &NativeTicket, code: String, message: String) -> Completion {
+        self.inner.fail(&ticket.inner, Failure { code, message }).into()
+    }
+
+    /// Ends a refresh that will not complete (cancelled, or the host failed) without changing any
+    /// data; a queued refresh is still handed out (`refreshAgain`).
+    #[napi]
+    pub fn abandon(&self, ticket: &NativeTicket) -> Completion {
+        self.inner.abandon(&ticket.inner).into()
+    }
+
+    /// Clears `server`'s resources and templates together. `reason`: `list_changed`,
+    /// `connection_closed`, `configuration_changed`, `disabled` or `other`.
+    #[napi]
+    pub fn invalidate(&self, server: String, reason: String) -> Result<()> {
+        let reason: Reason = serde_json::from_value(serde_json::Value::String(reason)).map_err(|_| {
+            invalid_argument(
+                &server,
+                "`reason` must be list_changed, connection_closed, configuration_changed, disabled or other",
+            )
+        })?;
+        self.inner.invalidate(&server, reason);
+        Ok(())
+    }
+
+    /// A list_changed from `server`: `"refresh_now"`, `"queued"`, `"already_queued"` or `"ignored"`
+    /// (a server not in the catalog).
+    #[napi]
+    pub fn on_list_changed(&self, server: String) -> String {
+        wire_name(self.inner.on_list_changed(&server))
+    }
+
+    /// Forgets `server` entirely; returns whether it was known.
+    #[napi]
+    pub fn remove(&self, server: String) -> bool {
+        self.inner.remove(&server)
+    }
+
+    /// Forgets every server.
+    #[napi]
+    pub fn clear(&self) {
+        self.inner.clear();
+    }
+
+    /// `server`'s status at `nowMs`, as JSON text.
+    #[napi]
+    pub fn status(&self, server: String, now_ms: f64) -> Result<String> {
+        let now = instant(&server, now_ms)?;
+        let status = self.inner.status(&server, now).map_err(catalog_error)?;
+        Ok(serde_json::to_string(&status).expect("a status always serializes"))
+    }
+
+    /// True when `server` has no current pair at `nowMs` and no refresh is running.
+    #[napi]
+    pub fn needs_refresh(&self, server: String, now_ms: f64) -> Result<bool> {
+        let now = instant(&server, now_ms)?;
+        Ok(self.inner.needs_refresh(&server, now))
+    }
+
+    /// Cached templates (all servers, or one) as JSON text.
+    #[napi(ts_return_type = "string")]
+    pub fn templates(&self, server: Option<String>) -> Result<JsonText> {
+        let templates = self.inner.templates(server.as_deref()).map_err(catalog_error)?;
+        Ok(JsonText(serde_json::to_string(&templates).expect("templates always serialize")))
+    }
+
+    /// Cached resources (all servers, or one) as JSON text.
+    #[napi(ts_return_type = "string")]
+    pub fn resources(&self, server: Option<String>) -> Result<JsonText> {
+        let resources = self.inner.resources(server.as_deref()).map_err(catalog_error)?;
+        Ok(JsonText(serde_json::to_string(&resources).expect("resources always serialize")))
+    }
+
+    /// `ListMcpResourceTemplatesTool` on the model's input (JSON text): the output JSON text.
+    #[napi]
+    pub fn call_list_templates_tool(&self, input_json: String) -> Result<String> {
+        tool::call(&self.inner, &input_json).map_err(tool_error)
+    }
+}
+
+/// The listing tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text.
+#[napi]
+pub fn list_templates_tool_spec() -> String {
+    tool::spec().to_json()
 }
 
 /// Does a server's `capabilities` object (JSON text) declare `resources`?

@@ -56,6 +56,9 @@ const RESOURCE_PAGES = new Map([
   ['r2', { resources: [{ uri: 'mem://b', name: 'b', size: -1, mimeType: 'text/plain' }] }],
 ]);
 
+/** `storm`: how many traversals get list_changed notifications. */
+export const STORM_TRAVERSALS = 4;
+
 const HOSTILE_PAGE = {
   resourceTemplates: [
     t('evil://{id}', 'evil\u202Ename\u200B\u001b[2J', {
@@ -87,17 +90,44 @@ function paged(pages, cursor) {
  * - `crash`: the process exits while page 2 is asked (stdio only);
  * - `hostile`: escape sequences, bidi and zero-width characters, a 5,000-char description,
  *   invalid URI templates, a large `_meta`;
- * - `endless`: a fresh cursor on every page, forever.
+ * - `endless`: a fresh cursor on every page, forever;
+ * - `storm`: the hostile page, and during each of the first `STORM_TRAVERSALS` traversals three
+ *   `notifications/resources/list_changed` before page 1's answer.
+ *
+ * In memory, `server.stats` counts requests (`traversals` = page-1 requests, `inFlight`/`maxInFlight`
+ * per list) and `server.control` changes the `pages` scenario at run time: `delayMs` before each
+ * templates/list answer, `fail` to answer templates/list with -32603.
  */
 export function createServer(scenario) {
   const capabilities = scenario === 'no-resources' ? { tools: {} } : { resources: {} };
   const server = new Server({ name: `paging-${scenario}`, version: '1.0.0' }, { capabilities });
+  const stats = {
+    resources: { requests: 0, traversals: 0, inFlight: 0, maxInFlight: 0 },
+    templates: { requests: 0, traversals: 0, inFlight: 0, maxInFlight: 0 },
+  };
+  server.stats = stats;
+  server.control = { delayMs: 0, fail: false };
   if (scenario === 'no-resources') return server;
 
-  server.setRequestHandler(ListResourcesRequestSchema, (req) => paged(RESOURCE_PAGES, req.params?.cursor));
+  const counted = (s, handler) => async (req, extra) => {
+    s.requests += 1;
+    if (req.params?.cursor === undefined) s.traversals += 1;
+    s.inFlight += 1;
+    s.maxInFlight = Math.max(s.maxInFlight, s.inFlight);
+    try {
+      return await handler(req, extra);
+    } finally {
+      s.inFlight -= 1;
+    }
+  };
+
+  server.setRequestHandler(
+    ListResourcesRequestSchema,
+    counted(stats.resources, (req) => paged(RESOURCE_PAGES, req.params?.cursor)),
+  );
   if (scenario === 'no-templates') return server;
 
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async (req, extra) => {
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, counted(stats.templates, async (req, extra) => {
     const cursor = req.params?.cursor;
     switch (scenario) {
       case 'repeat':
@@ -112,6 +142,11 @@ export function createServer(scenario) {
         return { resourceTemplates: [{ uriTemplate: 'b://{x}' }] };
       case 'hostile':
         return HOSTILE_PAGE;
+      case 'storm':
+        if (cursor === undefined && stats.templates.traversals <= STORM_TRAVERSALS) {
+          for (let i = 0; i < 3; i++) await server.sendResourceListChanged();
+        }
+        return HOSTILE_PAGE;
       case 'endless':
         return { resourceTemplates: [t(`mem://e/${cursor ?? 0}/{id}`, 'e')], nextCursor: String(Number(cursor ?? 0) + 1) };
       case 'crash':
@@ -119,9 +154,13 @@ export function createServer(scenario) {
         process.exit(3);
       // falls through (unreachable)
       default:
+        if (server.control.delayMs > 0) {
+          await sleep(server.control.delayMs, undefined, { signal: extra.signal }).catch(() => {});
+        }
+        if (server.control.fail) throw new McpError(ErrorCode.InternalError, 'boom');
         return paged(TEMPLATE_PAGES, cursor);
     }
-  });
+  }));
   return server;
 }
 

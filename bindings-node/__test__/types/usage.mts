@@ -3,15 +3,23 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
+  Catalog,
   McplensError,
   Pager,
   listResources,
   listResourceTemplates,
+  listResourceTemplatesTool,
+  type Completion,
   type Diagnostics,
+  type ErrorCode,
   type Limits,
+  type ListChangedDecision,
   type Listing,
   type Resource,
   type ResourceTemplate,
+  type ServerStatus,
+  type Status,
+  type ToolSpec,
 } from 'mcplens';
 
 export async function discover(): Promise<string[]> {
@@ -48,4 +56,51 @@ export function drive(fetchPage: (params: { cursor: string } | undefined) => str
     pager.acceptPage(fetchPage(req.params), performance.now());
   }
   return pager.finish();
+}
+
+// An agent: one catalog for every connected server, kept current, and the model-facing tool.
+export async function agent(clients: Map<string, Client>): Promise<string> {
+  const catalog = new Catalog({ limits: { deadlineMs: 10_000 } });
+  for (const [server, client] of clients) {
+    catalog.watch(server, client); // the SDK Client is accepted as it is
+    try {
+      const status: ServerStatus = await catalog.refresh(server, client);
+      const s: Status = status.status;
+      console.log(s, status.generation, status.lastError?.code, status.templates, status.refreshing);
+    } catch (e) {
+      if (e instanceof McplensError) console.error(e.code satisfies ErrorCode, e.server);
+    }
+  }
+  const spec: ToolSpec = listResourceTemplatesTool;
+  const tools = [{ name: spec.name, description: spec.description, input_schema: spec.inputSchema }];
+  console.log(tools, spec.annotations.readOnlyHint, spec.deferred);
+  const templates: ResourceTemplate[] = catalog.templates({ server: 'docs' });
+  const resources: Resource[] = catalog.resources();
+  console.log(templates.length, resources.length, catalog.servers(), catalog.needsRefresh('docs'));
+  const modelArgs: Record<string, unknown> = { server: 'docs', limit: 10 };
+  catalog.invalidate('docs', 'configuration_changed');
+  const removed: boolean = catalog.remove('old');
+  console.log(removed);
+  await catalog.settled();
+  return catalog.callListTemplatesTool(modelArgs) + catalog.callListTemplatesTool('{"offset": 10}');
+}
+
+// A host with its own I/O drives the catalog's transactions with the sans-IO pager.
+export function hostRefresh(catalog: Catalog, fetchPage: (method: string) => string, now: number): Completion {
+  const ticket = catalog.beginRefresh('x');
+  const listings = (['resources', 'resource_templates'] as const).map((kind) => {
+    const pager = new Pager({ kind, server: 'x', resourcesCapability: true, now });
+    for (let req = pager.nextRequest(); req !== null; req = pager.nextRequest()) {
+      pager.acceptPage(fetchPage(req.method), now);
+    }
+    return pager.finish();
+  });
+  const [resources, templates] = listings as [Listing<Resource>, Listing<ResourceTemplate>];
+  const decision: ListChangedDecision = catalog.onListChanged('x');
+  console.log(decision);
+  try {
+    return catalog.commit(ticket, resources, templates, now);
+  } catch (e) {
+    return catalog.fail(ticket, { code: 'malformed_result', message: String(e) });
+  }
 }

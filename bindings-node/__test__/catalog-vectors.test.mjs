@@ -1,0 +1,134 @@
+// Replays every shared vector in tests/vectors/catalog/ (format: tests/vectors/README.md) through the
+// package's Catalog (its sans-IO API) and Pager, mirroring core/tests/vectors.rs `run_catalog_case`:
+// the same completions, statuses, errors and byte-identical tool output.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { test } from 'node:test';
+
+import { Catalog, McplensError } from 'mcplens';
+
+import { drive } from './replay.mjs';
+
+const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'catalog');
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
+
+/** One refresh's traversal from a catalog vector: `{capabilities?, answers}`, default limits. */
+function traverse(kind, server, spec, now) {
+  const answers = spec?.answers ?? [];
+  const run = drive({
+    kind,
+    server,
+    capabilities: spec !== undefined && 'capabilities' in spec ? spec.capabilities : { resources: {} },
+    limits: undefined,
+    startMs: now,
+    answers,
+  });
+  assert.ok(!run.ranOut && run.used === answers.length, `${server}: answers do not match the requests`);
+  return run;
+}
+
+/** Both traversals, then commit both or fail with the first error (resources first). */
+function complete(catalog, ticket, op, now) {
+  const res = traverse('resources', ticket.server, op.resources, now);
+  const tpl = traverse('resource_templates', ticket.server, op.templates, now);
+  const error = res.error ?? tpl.error;
+  if (error === undefined) return [catalog.commit(ticket, res.listing, tpl.listing, now), undefined];
+  return [catalog.fail(ticket, { code: error.code, message: error.message }), error.code];
+}
+
+/** Runs one case; returns the list of mismatches. */
+function runCase(c) {
+  const bad = [];
+  const catalog = new Catalog();
+  const tickets = new Map();
+  let now = 0;
+  c.ops.forEach((op, i) => {
+    if (op.atMs !== undefined) now = op.atMs;
+    const server = op.server ?? '';
+    const check = (what, got) => {
+      try {
+        assert.deepStrictEqual(got, op.expect);
+      } catch {
+        bad.push(`op ${i} (${what}): got ${JSON.stringify(got)}, want ${JSON.stringify(op.expect ?? null)}`);
+      }
+    };
+    const checkError = (e) => {
+      if (!(e instanceof McplensError)) throw e;
+      if (op.expectError !== e.code) bad.push(`op ${i}: error ${e.code} (${e.message}), want ${op.expectError}`);
+      if (op.expectMessage !== undefined && e.message !== op.expectMessage) {
+        bad.push(`op ${i}: message ${JSON.stringify(e.message)}, want ${JSON.stringify(op.expectMessage)}`);
+      }
+    };
+    const completion = ([c, failure]) => {
+      const v = { ...c };
+      if (failure !== undefined && c.applied) v.failure = failure;
+      return v;
+    };
+    switch (op.op) {
+      case 'add':
+        catalog.addServer(server);
+        break;
+      case 'begin':
+        tickets.set(op.ticket, catalog.beginRefresh(server));
+        break;
+      case 'complete':
+        check('complete', completion(complete(catalog, tickets.get(op.ticket), op, now)));
+        break;
+      case 'refresh':
+        check('refresh', completion(complete(catalog, catalog.beginRefresh(server), op, now)));
+        break;
+      case 'listChanged':
+        check('listChanged', catalog.onListChanged(server));
+        break;
+      case 'abandon':
+        check('abandon', catalog.abandon(tickets.get(op.ticket)));
+        break;
+      case 'invalidate':
+        catalog.invalidate(server, op.reason);
+        break;
+      case 'remove':
+        check('remove', catalog.remove(server));
+        break;
+      case 'clear':
+        catalog.clear();
+        break;
+      case 'needsRefresh':
+        check('needsRefresh', catalog.needsRefresh(server, now));
+        break;
+      case 'status':
+        try {
+          const { server: _, lastError, ...rest } = catalog.status(server, now);
+          check('status', { ...rest, lastError: lastError?.code ?? null });
+        } catch (e) {
+          checkError(e);
+        }
+        break;
+      case 'tool':
+        try {
+          check('tool', catalog.callListTemplatesTool(op.input));
+        } catch (e) {
+          checkError(e);
+        }
+        break;
+      default:
+        throw new Error(`unknown op ${op.op}`);
+    }
+  });
+  return bad;
+}
+
+test('the shared catalog vectors are there', () => {
+  assert.ok(files.length >= 30, `only ${files.length} catalog vectors in ${DIR}`);
+});
+
+for (const file of files) {
+  test(`catalog vector ${file}`, () => {
+    const c = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
+    assert.equal(c.name, basename(file, '.json'), 'name must match the file');
+    const bad = runCase(c);
+    assert.deepEqual(bad, [], bad.join('\n'));
+  });
+}

@@ -1,0 +1,366 @@
+/**
+ * Discovery: the sans-IO `Pager` and the traversals over an `@modelcontextprotocol/sdk` 1.x `Client`.
+ *
+ * Every rule lives in the Rust core (the napi addon in `../index.js`). This facade only drives the
+ * SDK's I/O, reads the clock, converts values (pages cross as JSON text) and maps errors.
+ */
+import { performance } from 'node:perf_hooks';
+import * as z from 'zod/v4';
+
+import * as native from '../index.js';
+
+/** Which list a traversal reads. */
+export type ListKind = 'resources' | 'resource_templates';
+
+/** Bounds on one traversal; missing keys take the defaults. Every bound fails the whole traversal. */
+export interface Limits {
+  /** Requests per traversal; page `maxPages` must end it (default 100). */
+  maxPages?: number;
+  /** Items per traversal; exactly `maxItems` is allowed (default 10,000). */
+  maxItems?: number;
+  /** UTF-8 bytes of projected metadata, `server` included (default 1,000,000). */
+  maxBytes?: number;
+  /** Milliseconds for the complete traversal (default 60,000). */
+  deadlineMs?: number;
+}
+
+/** Kept annotations of an item; each field validated on its own. */
+export interface Annotations {
+  audience?: Array<'user' | 'assistant'>;
+  /** In `0..=1`. */
+  priority?: number;
+  /** An RFC 3339 date-time, as the server sent it. */
+  lastModified?: string;
+}
+
+/** A projected, sanitized resource template. */
+export interface ResourceTemplate {
+  /** The RFC 6570 URI template, exactly as the server sent it. */
+  uriTemplate: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  annotations?: Annotations;
+  /** The host's name for the server the item came from. */
+  server: string;
+}
+
+/** A projected, sanitized concrete resource. */
+export interface Resource {
+  /** The resource URI, exactly as the server sent it. */
+  uri: string;
+  name: string;
+  title?: string;
+  description?: string;
+  mimeType?: string;
+  size?: number;
+  annotations?: Annotations;
+  /** The host's name for the server the item came from. */
+  server: string;
+}
+
+/** Why a listing is what it is. */
+export type Support = 'listed' | 'no_capability' | 'method_not_found';
+
+/** What a traversal counted. Carries no cursor, URI, name or description. */
+export interface Diagnostics {
+  requests: number;
+  pages: number;
+  items: number;
+  bytes: number;
+  /** Invalid optional fields dropped, by field (`title`, `annotations.lastModified`, …). */
+  droppedFields: Record<string, number>;
+  /** Items dropped, by reason (`invalid_uri_template`, `invalid_uri`). */
+  droppedItems: Record<string, number>;
+  sanitizedStrings: number;
+  ignoredKeys: number;
+}
+
+/** A complete traversal's result. */
+export interface Listing<T extends ResourceTemplate | Resource = ResourceTemplate | Resource> {
+  kind: ListKind;
+  server: string;
+  /** Projected, sanitized items in server order. */
+  items: T[];
+  support: Support;
+  /** The smallest `ttlMs` any page gave. */
+  ttlMs?: number;
+  /** The first page's `cacheScope`. */
+  cacheScope?: string;
+  diagnostics: Diagnostics;
+}
+
+/** The stable error codes (the same in Rust, Python and Node; see `docs/errors.md`). */
+export type ErrorCode =
+  | 'malformed_result'
+  | 'repeated_cursor'
+  | 'page_limit'
+  | 'item_limit'
+  | 'byte_limit'
+  | 'deadline'
+  | 'server_error'
+  | 'transport_error'
+  | 'invalid_argument'
+  | 'invalid_state'
+  | 'unknown_server'
+  | 'output_too_large';
+
+/** Every mcplens failure. The message names the server and the bound, never a cursor or server text. */
+export class McplensError extends Error {
+  /** The stable code. */
+  readonly code: ErrorCode;
+  /** The host's name for the server the error is about. */
+  readonly server: string;
+  /** For `server_error`: the JSON-RPC error code the server answered with. */
+  readonly rpcCode?: number;
+
+  constructor(code: ErrorCode, server: string, message: string, options?: { rpcCode?: number; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'McplensError';
+    this.code = code;
+    this.server = server;
+    if (options?.rpcCode !== undefined) this.rpcCode = options.rpcCode;
+  }
+}
+
+/**
+ * The addon throws plain `Error`s whose `code` is a core code (snake_case), or, when napi could not
+ * convert an argument, a napi status (`StringExpected`, `InvalidArg`, …).
+ */
+export function rethrow(e: unknown, server: string, rpcCode?: number): never {
+  const code = (e as { code?: unknown } | null)?.code;
+  const message = e instanceof Error ? e.message : String(e);
+  if (typeof code === 'string' && /^[a-z]+(_[a-z]+)*$/.test(code)) {
+    throw new McplensError(code as ErrorCode, server, message, code === 'server_error' ? { rpcCode } : undefined);
+  }
+  throw new McplensError('invalid_argument', server, `server "${server}": invalid argument: ${message}`);
+}
+
+/** The request a `Pager` wants sent. Page 1 has no `params` at all. */
+export interface PagerRequest {
+  method: string;
+  params?: { cursor: string };
+}
+
+/** Options of `new Pager`. */
+export interface PagerOptions {
+  kind: ListKind;
+  /** The host's name for the server. */
+  server: string;
+  /** `hasResourcesCapability(serverCapabilities)`; when false nothing is asked. */
+  resourcesCapability: boolean;
+  limits?: Limits;
+  /** The host's monotonic clock in milliseconds (`performance.now()`). */
+  now: number;
+}
+
+/** `pager.finish()` without leaving Rust (the package's own traversals). */
+let finishNative: (pager: Pager) => native.NativeListing;
+
+/**
+ * The sans-IO pager, for hosts that drive their own I/O. Time is passed in (milliseconds of any
+ * monotonic clock). Call order: `nextRequest()` → send it, waiting at most `remaining(now)` →
+ * exactly one `accept*` → … until `nextRequest()` returns `null` → `finish()`.
+ * Errors are `McplensError`s; any failure ends the traversal.
+ */
+export class Pager {
+  readonly #native: native.Pager;
+  /** The host's name for the server. */
+  readonly server: string;
+
+  constructor(options: PagerOptions) {
+    this.server = options.server;
+    const limits = options.limits === undefined ? undefined : JSON.stringify(options.limits);
+    try {
+      this.#native = new native.Pager(options.kind, options.server, options.resourcesCapability, limits, options.now);
+    } catch (e) {
+      rethrow(e, String(options.server));
+    }
+  }
+
+  /** The next request to send, or `null` when the traversal is over. */
+  nextRequest(): PagerRequest | null {
+    const request = this.#native.nextRequest();
+    if (request === null) return null;
+    return request.params === undefined
+      ? { method: request.method }
+      : { method: request.method, params: JSON.parse(request.params) };
+  }
+
+  /** Milliseconds left for the whole traversal at `now`: the in-flight request's timeout. */
+  remaining(now: number): number {
+    return this.#call(() => this.#native.remaining(now));
+  }
+
+  /** True once the traversal has finished or failed. */
+  isDone(): boolean {
+    return this.#native.isDone();
+  }
+
+  /** The JSON-RPC `result`, as JSON text, received at `now`. */
+  acceptPage(page: string, now: number): void {
+    this.#call(() => this.#native.acceptPage(page, now));
+  }
+
+  /** A JSON-RPC error answer (only the code is used; the message is server text). */
+  acceptRpcError(code: number, now: number): void {
+    this.#call(() => this.#native.acceptRpcError(code, now), code);
+  }
+
+  /** The host's client refused the result's shape. */
+  acceptMalformed(now: number): void {
+    this.#call(() => this.#native.acceptMalformed(now));
+  }
+
+  /** The transport failed. */
+  acceptTransportError(now: number): void {
+    this.#call(() => this.#native.acceptTransportError(now));
+  }
+
+  /** The host's timeout for the in-flight request (`remaining(now)`) fired. */
+  acceptTimeout(now: number): void {
+    this.#call(() => this.#native.acceptTimeout(now));
+  }
+
+  /**
+   * The listing of the complete traversal, or throws the error that ended it. The listing can be
+   * committed to a `Catalog` as is.
+   */
+  finish(): Listing {
+    return fromNative(this.#call(() => this.#native.finish()));
+  }
+
+  /** What the traversal counted so far (also after a failure). */
+  diagnostics(): Diagnostics {
+    return JSON.parse(this.#call(() => this.#native.diagnostics())) as Diagnostics;
+  }
+
+  static {
+    finishNative = (pager) => pager.#call(() => pager.#native.finish());
+  }
+
+  #call<T>(f: () => T, rpcCode?: number): T {
+    try {
+      return f();
+    } catch (e) {
+      rethrow(e, this.server, rpcCode);
+    }
+  }
+}
+
+/** Does a server's `capabilities` object (e.g. `client.getServerCapabilities()`) declare `resources`? */
+export function hasResourcesCapability(capabilities: object | null | undefined): boolean {
+  return native.hasResourcesCapability(JSON.stringify(capabilities ?? null));
+}
+
+/** The version of the Rust core (one version for every mcplens package). */
+export const coreVersion: string = native.coreVersion();
+
+/**
+ * What a traversal needs of an `@modelcontextprotocol/sdk` 1.x `Client` (which satisfies it).
+ */
+export interface McpClient {
+  request(
+    request: { method: string; params?: Record<string, unknown> },
+    resultSchema: unknown,
+    options?: { timeout?: number; signal?: AbortSignal },
+  ): Promise<unknown>;
+  getServerCapabilities(): object | undefined;
+  /** Unset by the SDK once the connection has closed. */
+  readonly transport?: unknown;
+}
+
+/** Options of `listResourceTemplates` / `listResources`. */
+export interface ListOptions {
+  /** The host's name for the server (it goes into every item and every error). */
+  server: string;
+  limits?: Limits;
+  /** Cancels the traversal: the promise rejects with `signal.reason`, and the in-flight request is cancelled. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Lists the server's resource templates: every page validated, strings sanitized, the traversal
+ * bounded. Rejects with a `McplensError` (never a zod error or `McpError`), or with
+ * `options.signal.reason` when cancelled.
+ */
+export async function listResourceTemplates(
+  client: McpClient,
+  options: ListOptions,
+): Promise<Listing<ResourceTemplate>> {
+  return fromNative(await traverse('resource_templates', client, options)) as Listing<ResourceTemplate>;
+}
+
+/** Lists the server's concrete resources; see `listResourceTemplates`. */
+export async function listResources(client: McpClient, options: ListOptions): Promise<Listing<Resource>> {
+  return fromNative(await traverse('resources', client, options)) as Listing<Resource>;
+}
+
+/** Every listing this package returned → the core's own listing, so a commit never re-validates. */
+const NATIVE_LISTINGS = new WeakMap<object, native.NativeListing>();
+
+/** The JS listing of a core listing (kept together: the listing can be committed). */
+export function fromNative(handle: native.NativeListing): Listing {
+  const listing = JSON.parse(handle.toJson()) as Listing;
+  NATIVE_LISTINGS.set(listing, handle);
+  return listing;
+}
+
+/** The core's listing behind a listing this package returned, if it is one. */
+export function nativeOf(listing: unknown): native.NativeListing | undefined {
+  return typeof listing === 'object' && listing !== null ? NATIVE_LISTINGS.get(listing) : undefined;
+}
+
+/** Passes the result through untouched, so the core validates what the server sent. */
+const RAW_RESULT = z.unknown();
+
+/** Node's timers overflow past this many milliseconds (and would fire at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** One bounded traversal; the core's listing stays in Rust (a catalog commits it as is). */
+export async function traverse(kind: ListKind, client: McpClient, options: ListOptions): Promise<native.NativeListing> {
+  const { server, limits, signal } = options;
+  signal?.throwIfAborted();
+  const pager = new Pager({
+    kind,
+    server,
+    resourcesCapability: hasResourcesCapability(client.getServerCapabilities()),
+    limits,
+    now: performance.now(),
+  });
+  for (let request = pager.nextRequest(); request !== null; request = pager.nextRequest()) {
+    await send(client, pager, request, signal);
+  }
+  return finishNative(pager);
+}
+
+/** Sends one request, waiting at most the pager's remaining time, and feeds the outcome back. */
+async function send(client: McpClient, pager: Pager, request: PagerRequest, signal?: AbortSignal): Promise<void> {
+  const timeout = Math.min(Math.ceil(pager.remaining(performance.now())), MAX_TIMER_MS);
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), timeout);
+  let page: string;
+  try {
+    const result = await client.request(request, RAW_RESULT, {
+      timeout,
+      signal: signal === undefined ? deadline.signal : AbortSignal.any([signal, deadline.signal]),
+    });
+    page = JSON.stringify(result) ?? 'null';
+  } catch (e) {
+    const now = performance.now();
+    if (signal?.aborted) throw signal.reason;
+    if (deadline.signal.aborted) return pager.acceptTimeout(now);
+    const code = (e as { code?: unknown } | null)?.code;
+    // McpError carries the JSON-RPC code; the SDK also uses it for a closed connection.
+    const connected = !('transport' in client) || client.transport !== undefined;
+    if (typeof code === 'number' && Number.isInteger(code) && connected) {
+      return pager.acceptRpcError(code, now);
+    }
+    if (Array.isArray((e as { issues?: unknown } | null)?.issues)) return pager.acceptMalformed(now);
+    return pager.acceptTransportError(now);
+  } finally {
+    clearTimeout(timer);
+  }
+  pager.acceptPage(page, performance.now());
+}
