@@ -1,0 +1,308 @@
+//! Connecting to the server under test: spawn a stdio server or open a streamable HTTP session,
+//! then run the `initialize` handshake (bounded by the connect timeout).
+//!
+//! Nothing the server sends is printed from here unsanitized: handshake failures are described
+//! with our own text, and a stdio server's stderr is captured (never passed through) so the last
+//! lines can be shown, sanitized, when the server could not be reached.
+
+use std::collections::HashMap;
+use std::error::Error as _;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::{ClientCapabilities, ClientConfig, ClientJsonRpcMessage, Implementation};
+use rmcp::service::{ClientInitializeError, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess, Transport};
+use rmcp::{RoleClient, ServiceExt};
+use tokio::io::AsyncReadExt;
+
+/// Where the server is.
+#[derive(Debug, Clone)]
+pub enum Endpoint {
+    /// A stdio server: the program and its arguments.
+    Stdio(Vec<String>),
+    /// A streamable HTTP server, with extra request headers.
+    Http { url: String, headers: Vec<(String, String)> },
+}
+
+/// A connection failure: the stable code and our own one-line explanation.
+#[derive(Debug)]
+pub struct ConnectError {
+    pub code: &'static str,
+    pub message: String,
+    /// The last lines a stdio server wrote to stderr, sanitized.
+    pub stderr_tail: Vec<String>,
+}
+
+/// List requests sent so far, per list method (for the progress line).
+#[derive(Debug, Default)]
+pub struct RequestCounter {
+    resources: AtomicU32,
+    templates: AtomicU32,
+}
+
+impl RequestCounter {
+    /// Requests of `method` sent so far.
+    pub fn sent(&self, method: &str) -> u32 {
+        match method {
+            "resources/list" => self.resources.load(Ordering::Relaxed),
+            "resources/templates/list" => self.templates.load(Ordering::Relaxed),
+            _ => 0,
+        }
+    }
+
+    fn count(&self, message: &ClientJsonRpcMessage) {
+        if let ClientJsonRpcMessage::Request(request) = message {
+            match request.request.method() {
+                "resources/list" => self.resources.fetch_add(1, Ordering::Relaxed),
+                "resources/templates/list" => self.templates.fetch_add(1, Ordering::Relaxed),
+                _ => 0,
+            };
+        }
+    }
+}
+
+/// A transport that counts the list requests going out; everything else passes through.
+struct Counting<T> {
+    inner: T,
+    counter: Arc<RequestCounter>,
+}
+
+impl<T: Transport<RoleClient>> Transport<RoleClient> for Counting<T> {
+    type Error = T::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleClient>,
+    ) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.counter.count(&item);
+        self.inner.send(item)
+    }
+
+    fn receive(&mut self) -> impl std::future::Future<Output = Option<RxJsonRpcMessage<RoleClient>>> + Send {
+        self.inner.receive()
+    }
+
+    fn close(&mut self) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send {
+        self.inner.close()
+    }
+}
+
+/// The last bytes a stdio server wrote to stderr.
+#[derive(Debug, Default)]
+struct Tail(Vec<u8>);
+
+const TAIL_BYTES: usize = 8 * 1024;
+const TAIL_LINES: usize = 5;
+const TAIL_LINE_CHARS: usize = 200;
+
+impl Tail {
+    fn push(&mut self, bytes: &[u8]) {
+        self.0.extend_from_slice(bytes);
+        if self.0.len() > TAIL_BYTES {
+            let cut = self.0.len() - TAIL_BYTES;
+            self.0.drain(..cut);
+        }
+    }
+
+    /// The last non-empty lines, sanitized by the core and cut short.
+    fn lines(&self) -> Vec<String> {
+        let text = String::from_utf8_lossy(&self.0);
+        let mut lines: Vec<String> = text
+            .lines()
+            .map(|l| cut(&mcplens::sanitize::label(l), TAIL_LINE_CHARS))
+            .filter(|l| !l.trim().is_empty())
+            .collect();
+        let skip = lines.len().saturating_sub(TAIL_LINES);
+        lines.drain(..skip);
+        lines
+    }
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(max - 1).collect();
+    out.push('…');
+    out
+}
+
+/// An initialized client session.
+pub struct Connection {
+    service: RunningService<RoleClient, ClientConfig>,
+    /// List requests sent so far.
+    pub requests: Arc<RequestCounter>,
+}
+
+impl Connection {
+    /// The peer to run traversals on.
+    pub fn peer(&self) -> &rmcp::Peer<RoleClient> {
+        self.service.peer()
+    }
+
+    /// Ends the session: closes the transport (a stdio server sees end of input and is killed if
+    /// it does not exit) within a short bound.
+    pub async fn close(mut self) {
+        let _ = self.service.close_with_timeout(Duration::from_millis(500)).await;
+    }
+}
+
+fn client_config() -> ClientConfig {
+    ClientConfig::new(ClientCapabilities::default(), Implementation::new("mcplens", mcplens::VERSION))
+}
+
+/// Connects to `endpoint` and runs the handshake within `timeout`.
+pub async fn connect(endpoint: &Endpoint, server: &str, timeout: Duration) -> Result<Connection, ConnectError> {
+    let counter = Arc::new(RequestCounter::default());
+    let who = format!("server \"{server}\"");
+    match endpoint {
+        Endpoint::Stdio(command) => connect_stdio(command, &who, timeout, counter).await,
+        Endpoint::Http { url, headers } => connect_http(url, headers, &who, timeout, counter).await,
+    }
+}
+
+async fn connect_stdio(
+    command: &[String],
+    who: &str,
+    timeout: Duration,
+    counter: Arc<RequestCounter>,
+) -> Result<Connection, ConnectError> {
+    let (program, args) = command.split_first().expect("clap requires a command");
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.args(args).kill_on_drop(true);
+    let (transport, stderr) =
+        TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn().map_err(|e| ConnectError {
+            code: "transport_error",
+            message: format!("could not start \"{}\": {e}", mcplens::sanitize::label(program)),
+            stderr_tail: Vec::new(),
+        })?;
+    let tail = Arc::new(Mutex::new(Tail::default()));
+    let drain = stderr.map(|mut stderr| {
+        let tail = tail.clone();
+        tokio::spawn(async move {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = stderr.read(&mut buf).await {
+                if n == 0 {
+                    break;
+                }
+                tail.lock().unwrap_or_else(|p| p.into_inner()).push(&buf[..n]);
+            }
+        })
+    });
+    let transport = Counting { inner: transport, counter: counter.clone() };
+    let result = handshake(transport, timeout, who).await;
+    match result {
+        Ok(service) => Ok(Connection { service, requests: counter }),
+        Err((code, message)) => {
+            // Give the server a moment to finish writing why it stopped.
+            if let Some(drain) = drain {
+                let _ = tokio::time::timeout(Duration::from_millis(500), drain).await;
+            }
+            let stderr_tail = tail.lock().unwrap_or_else(|p| p.into_inner()).lines();
+            Err(ConnectError { code, message, stderr_tail })
+        }
+    }
+}
+
+async fn connect_http(
+    url: &str,
+    headers: &[(String, String)],
+    who: &str,
+    timeout: Duration,
+    counter: Arc<RequestCounter>,
+) -> Result<Connection, ConnectError> {
+    let usage = |message: String| ConnectError { code: "invalid_argument", message, stderr_tail: Vec::new() };
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url);
+    let mut custom = HashMap::new();
+    for (name, value) in headers {
+        if name.eq_ignore_ascii_case("authorization") {
+            if let Some(token) = value.strip_prefix("Bearer ") {
+                config = config.auth_header(token.trim());
+                continue;
+            }
+        }
+        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| usage(format!("invalid header name \"{}\"", mcplens::sanitize::label(name))))?;
+        let value = reqwest::header::HeaderValue::from_str(value)
+            .map_err(|_| usage(format!("invalid value for header \"{name}\"")))?;
+        custom.insert(name, value);
+    }
+    if !custom.is_empty() {
+        config = config.custom_headers(custom);
+    }
+    let transport = Counting { inner: StreamableHttpClientTransport::from_config(config), counter: counter.clone() };
+    match handshake(transport, timeout, who).await {
+        Ok(service) => Ok(Connection { service, requests: counter }),
+        Err((code, message)) => Err(ConnectError { code, message, stderr_tail: Vec::new() }),
+    }
+}
+
+async fn handshake<T>(
+    transport: T,
+    timeout: Duration,
+    who: &str,
+) -> Result<RunningService<RoleClient, ClientConfig>, (&'static str, String)>
+where
+    T: Transport<RoleClient> + 'static,
+{
+    match tokio::time::timeout(timeout, client_config().serve(transport)).await {
+        Err(_) => Err((
+            "deadline",
+            format!("{who} did not complete the initialize handshake within {} ms", timeout.as_millis()),
+        )),
+        Ok(Err(e)) => Err(("transport_error", describe_init_error(&e, who))),
+        Ok(Ok(service)) => Ok(service),
+    }
+}
+
+/// Our own text for a failed handshake: rmcp's messages may quote what the server sent, so only
+/// fixed text, JSON-RPC codes and (sanitized) transport errors are shown.
+fn describe_init_error(e: &ClientInitializeError, who: &str) -> String {
+    match e {
+        ClientInitializeError::ConnectionClosed(_) => {
+            format!("{who} closed the connection during the initialize handshake")
+        }
+        ClientInitializeError::JsonRpcError(data) => {
+            format!("{who} refused initialize with JSON-RPC error {}", data.code.0)
+        }
+        ClientInitializeError::TransportError { error, .. }
+            if error.error.downcast_ref::<std::io::Error>().is_some_and(|e| {
+                matches!(e.kind(), std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::UnexpectedEof)
+            }) =>
+        {
+            // A stdio server that exited before answering: the same story as `ConnectionClosed`,
+            // whichever side noticed first.
+            format!("{who} closed the connection during the initialize handshake")
+        }
+        ClientInitializeError::TransportError { error, .. } => {
+            // The error and its causes (e.g. reqwest's "error sending request" → "Connection
+            // refused"), without rmcp's transport type name; sanitized and cut, since an HTTP
+            // error may quote the server.
+            let mut detail = error.error.to_string();
+            let mut source = match error.error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+                Some(StreamableHttpError::Client(e)) => e.source(),
+                _ => error.error.source(),
+            };
+            while let Some(cause) = source {
+                let text = cause.to_string();
+                if !detail.contains(&text) {
+                    detail.push_str(": ");
+                    detail.push_str(&text);
+                }
+                source = cause.source();
+            }
+            format!(
+                "the transport to {who} failed during the initialize handshake: {}",
+                cut(&mcplens::sanitize::label(&detail), 300)
+            )
+        }
+        ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
+            format!("{who} supports no protocol version mcplens speaks")
+        }
+        _ => format!("{who} answered initialize with something that is not an initialize result"),
+    }
+}

@@ -1,0 +1,438 @@
+//! `mcplens`: bounded MCP resource discovery against a real server, from the command line.
+//!
+//! - `mcplens templates …` / `mcplens resources …`: one bounded traversal, printed as a table or
+//!   as JSON (the `ListMcpResourceTemplatesTool` output / the listing).
+//! - `mcplens check …`: both traversals, reported for server authors: what clients will drop or
+//!   refuse.
+//!
+//! Every rule (paging, validation, sanitizing, bounds, the tool's output) is the core's; this
+//! crate connects, prints and picks exit codes. See `cli/README.md`.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use mcplens::catalog::Failure;
+use mcplens::discovery::{Diagnostics, Limits, ListKind, Listing, Support};
+use mcplens::{Catalog, DiscoveryError};
+
+mod check;
+mod connect;
+mod progress;
+mod table;
+
+use connect::{ConnectError, Connection, Endpoint, RequestCounter};
+use progress::Progress;
+
+/// Exit codes (also in `mcplens --help` and cli/README.md).
+mod exit {
+    /// Success; `check` found nothing clients would drop or refuse.
+    pub const OK: u8 = 0;
+    /// A traversal failed, the listing tool failed, or `check` found problems.
+    pub const FAILED: u8 = 1;
+    /// Usage error: bad flags or arguments.
+    pub const USAGE: u8 = 2;
+    /// Could not connect: the server did not start, could not be reached, or did not complete
+    /// the initialize handshake in time.
+    pub const CONNECT: u8 = 3;
+}
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success (check: nothing clients would drop or refuse)
+  1  a traversal failed, the listing tool failed, or check found problems
+  2  usage error (bad flags, invalid limits, bad URL)
+  3  could not connect (the server did not start, was unreachable, or did not finish the
+     initialize handshake within --connect-timeout-ms)
+
+Errors are printed to stderr as `error: <code>: <explanation>`, where <code> is a stable code from
+docs/errors.md (e.g. repeated_cursor, page_limit, deadline, server_error, transport_error,
+invalid_argument, output_too_large). Nothing a server sends is printed unsanitized.";
+
+const ABOUT: &str = "Bounded MCP resource discovery against a real server";
+
+const LONG_ABOUT: &str = "\
+Bounded MCP resource discovery against a real server.
+
+mcplens starts a stdio MCP server (the command after `--`) or connects to a streamable HTTP
+server (--url), then lists its resource templates or resources the way an mcplens client does:
+every page validated, every string sanitized, every traversal bounded (--max-pages, --max-items,
+--max-bytes, --deadline-ms). `check` tells server authors what clients will drop or refuse.
+
+Examples:
+  mcplens templates -- node dist/index.js stdio
+  mcplens templates --json --url http://127.0.0.1:3000/mcp
+  mcplens resources --server docs -- python -m docs_server
+  mcplens check -- ./my-server --flag";
+
+#[derive(Debug, Parser)]
+#[command(name = "mcplens", version, about = ABOUT, long_about = LONG_ABOUT, after_long_help = EXIT_CODES)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List a server's resource templates (resources/templates/list)
+    #[command(after_long_help = EXIT_CODES)]
+    Templates {
+        #[command(flatten)]
+        target: Target,
+        /// Print the ListMcpResourceTemplatesTool output (what a model sees) instead of a table
+        #[arg(long)]
+        json: bool,
+        /// With --json: the tool's `offset` input (templates to skip)
+        #[arg(long, value_name = "N", requires = "json")]
+        offset: Option<u64>,
+        /// With --json: the tool's `limit` input (templates to return, 1 to 1000; default 100)
+        #[arg(long, value_name = "N", requires = "json")]
+        limit: Option<u64>,
+    },
+    /// List a server's concrete resources (resources/list)
+    #[command(after_long_help = EXIT_CODES)]
+    Resources {
+        #[command(flatten)]
+        target: Target,
+        /// Print the listing as JSON (items, support, diagnostics) instead of a table
+        #[arg(long)]
+        json: bool,
+    },
+    /// For server authors: run both traversals and report what clients will drop or refuse
+    #[command(after_long_help = EXIT_CODES)]
+    Check {
+        #[command(flatten)]
+        target: Target,
+        /// Print the report as JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Which server, and the bounds of each traversal.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("endpoint").required(true).args(["url", "command"])))]
+struct Target {
+    /// Connect to a streamable HTTP server at this http(s) URL instead of starting a command
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// Extra HTTP header for --url, as "Name: value" (repeatable). "Authorization: Bearer …"
+    /// is sent as the bearer token
+    #[arg(short = 'H', long = "header", value_name = "HEADER", requires = "url")]
+    headers: Vec<String>,
+    /// The server's name in the output (default: the command's file name or the URL's host)
+    #[arg(long, value_name = "NAME")]
+    server: Option<String>,
+    /// Requests per traversal
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_pages)]
+    max_pages: u32,
+    /// Items per traversal
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_items)]
+    max_items: usize,
+    /// UTF-8 bytes of projected metadata per traversal
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_bytes)]
+    max_bytes: usize,
+    /// Time for one complete traversal, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().deadline.as_millis() as u64)]
+    deadline_ms: u64,
+    /// Time to start or reach the server and complete the initialize handshake, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = 30_000)]
+    connect_timeout_ms: u64,
+    /// Progress line on stderr during long traversals
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ProgressMode::Auto)]
+    progress: ProgressMode,
+    /// The stdio server to start: program and arguments, after `--`
+    #[arg(last = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ProgressMode {
+    /// Only when stderr is a terminal
+    Auto,
+    Always,
+    Never,
+}
+
+/// Why a command stopped: printed as `error: <code>: <message>` with its exit code.
+struct Stop {
+    code: &'static str,
+    message: String,
+    exit: u8,
+}
+
+impl Stop {
+    fn usage(message: impl Into<String>) -> Stop {
+        Stop { code: "invalid_argument", message: message.into(), exit: exit::USAGE }
+    }
+}
+
+impl From<DiscoveryError> for Stop {
+    fn from(e: DiscoveryError) -> Stop {
+        let exit = if e.code() == "invalid_argument" { exit::USAGE } else { exit::FAILED };
+        Stop { code: e.code(), message: e.to_string(), exit }
+    }
+}
+
+/// A resolved [`Target`].
+struct Plan {
+    endpoint: Endpoint,
+    server: String,
+    limits: Limits,
+    connect_timeout: Duration,
+    progress: bool,
+}
+
+impl Target {
+    fn plan(&self) -> Result<Plan, Stop> {
+        let limits = Limits {
+            max_pages: self.max_pages,
+            max_items: self.max_items,
+            max_bytes: self.max_bytes,
+            deadline: Duration::from_millis(self.deadline_ms),
+        };
+        limits.validate().map_err(Stop::usage)?;
+        if self.connect_timeout_ms == 0 {
+            return Err(Stop::usage("--connect-timeout-ms must be greater than zero"));
+        }
+        let (endpoint, default_name) = match &self.url {
+            Some(url) => {
+                let parsed = reqwest::Url::parse(url).map_err(|e| Stop::usage(format!("--url: {e}")))?;
+                if !matches!(parsed.scheme(), "http" | "https") {
+                    return Err(Stop::usage("--url must be an http:// or https:// URL"));
+                }
+                let host = parsed.host_str().unwrap_or("server").to_owned();
+                let mut headers = Vec::new();
+                for h in &self.headers {
+                    let (name, value) =
+                        h.split_once(':').ok_or_else(|| Stop::usage("--header must look like \"Name: value\""))?;
+                    headers.push((name.trim().to_owned(), value.trim().to_owned()));
+                }
+                (Endpoint::Http { url: url.clone(), headers }, host)
+            }
+            None => {
+                let program = self.command.first().ok_or_else(|| Stop::usage("no server command after `--`"))?;
+                let name = Path::new(program)
+                    .file_name()
+                    .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
+                (Endpoint::Stdio(self.command.clone()), name)
+            }
+        };
+        let server = match &self.server {
+            Some(s) if s.trim().is_empty() => return Err(Stop::usage("--server must not be empty")),
+            Some(s) => s.clone(),
+            None => default_name,
+        };
+        let progress = match self.progress {
+            ProgressMode::Auto => std::io::stderr().is_terminal(),
+            ProgressMode::Always => true,
+            ProgressMode::Never => false,
+        };
+        Ok(Plan { endpoint, server, limits, connect_timeout: Duration::from_millis(self.connect_timeout_ms), progress })
+    }
+}
+
+impl Plan {
+    async fn connect(&self) -> Result<Connection, Stop> {
+        connect::connect(&self.endpoint, &self.server, self.connect_timeout).await.map_err(|e: ConnectError| {
+            let mut message = e.message;
+            if !e.stderr_tail.is_empty() {
+                message.push_str("; the server's last stderr lines (sanitized):");
+                for line in &e.stderr_tail {
+                    message.push_str("\n  | ");
+                    message.push_str(line);
+                }
+            }
+            let exit = if e.code == "invalid_argument" { exit::USAGE } else { exit::CONNECT };
+            Stop { code: e.code, message, exit }
+        })
+    }
+
+    /// One traversal, with the progress line; returns the outcome, the requests sent and the
+    /// elapsed time.
+    async fn traverse(&self, conn: &Connection, kind: ListKind) -> Traversal {
+        let counter: Arc<RequestCounter> = conn.requests.clone();
+        let before = counter.sent(kind.method());
+        let progress = Progress::start(self.progress, &self.server, kind.method(), counter.clone());
+        let started = Instant::now();
+        let result = mcplens::rmcp::list(conn.peer(), kind, &self.server, self.limits).await;
+        let elapsed = started.elapsed();
+        progress.finish().await;
+        Traversal { kind, result, requests: counter.sent(kind.method()) - before, elapsed }
+    }
+}
+
+/// One traversal's outcome.
+pub struct Traversal {
+    pub kind: ListKind,
+    pub result: Result<Listing, DiscoveryError>,
+    /// List requests sent (also known after a failure).
+    pub requests: u32,
+    pub elapsed: Duration,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // reqwest is built without a default TLS provider; use ring (no C toolchain beyond cc).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: internal: could not start the async runtime: {e}");
+            return ExitCode::from(exit::FAILED);
+        }
+    };
+    let code = runtime.block_on(run(cli));
+    // Do not wait for a stdio server that ignores end of input: it is killed on drop.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    ExitCode::from(code)
+}
+
+async fn run(cli: Cli) -> u8 {
+    let result = match cli.command {
+        Command::Templates { target, json, offset, limit } => {
+            // The tool's own input rules (e.g. limit 1..=1000), checked before connecting.
+            let input = serde_json::json!({ "offset": offset, "limit": limit });
+            match mcplens::tool::Input::from_value(input) {
+                Ok(input) => list_command(&target, ListKind::ResourceTemplates, json, input).await,
+                Err(e) => Err(Stop::usage(e.to_string())),
+            }
+        }
+        Command::Resources { target, json } => {
+            list_command(&target, ListKind::Resources, json, mcplens::tool::Input::default()).await
+        }
+        Command::Check { target, json } => check_command(&target, json).await,
+    };
+    match result {
+        Ok(code) => code,
+        Err(stop) => {
+            eprintln!("error: {}: {}", stop.code, stop.message);
+            stop.exit
+        }
+    }
+}
+
+async fn list_command(target: &Target, kind: ListKind, json: bool, input: mcplens::tool::Input) -> Result<u8, Stop> {
+    let plan = target.plan()?;
+    let conn = plan.connect().await?;
+    let traversal = plan.traverse(&conn, kind).await;
+    conn.close().await;
+    let mut out = std::io::stdout().lock();
+
+    if json && kind == ListKind::ResourceTemplates {
+        // The tool's output, exactly as a model would see it for this one server.
+        let catalog = Catalog::new();
+        let ticket = catalog.begin_refresh(&plan.server);
+        let failed = match &traversal.result {
+            Ok(templates) => {
+                let resources = empty_resources(&plan.server, templates.support);
+                catalog.commit(&ticket, &resources, templates, Duration::ZERO).map_err(|e| Stop {
+                    code: e.code(),
+                    message: e.to_string(),
+                    exit: exit::FAILED,
+                })?;
+                None
+            }
+            Err(e) => {
+                catalog.fail(&ticket, Failure::from(e));
+                Some(e.clone())
+            }
+        };
+        let rendered = mcplens::tool::render(&catalog, &input).map_err(|e| Stop {
+            code: e.code(),
+            message: e.to_string(),
+            exit: if e.code() == "invalid_argument" { exit::USAGE } else { exit::FAILED },
+        })?;
+        let _ = writeln!(out, "{rendered}");
+        return match failed {
+            Some(e) => Err(e.into()),
+            None => Ok(exit::OK),
+        };
+    }
+
+    let listing = traversal.result?;
+    if json {
+        let _ = writeln!(out, "{}", listing.to_json());
+        return Ok(exit::OK);
+    }
+    let width = table::terminal_width();
+    let text = match kind {
+        ListKind::ResourceTemplates => table::templates(&listing, width),
+        ListKind::Resources => table::resources(&listing, width),
+    };
+    let _ = out.write_all(text.as_bytes());
+    drop(out);
+    eprintln!("{}", summary(&listing));
+    Ok(exit::OK)
+}
+
+/// The resources half of a catalog commit for `templates --json` (only templates were listed;
+/// the tool shows templates only).
+fn empty_resources(server: &str, support: Support) -> Listing {
+    if support == Support::NoCapability {
+        return Listing::unsupported(ListKind::Resources, server);
+    }
+    Listing {
+        kind: ListKind::Resources,
+        server: server.to_owned(),
+        items: Vec::new(),
+        support: Support::Listed,
+        ttl_ms: None,
+        cache_scope: None,
+        diagnostics: Diagnostics::default(),
+    }
+}
+
+/// The one-line account printed to stderr under a table.
+fn summary(listing: &Listing) -> String {
+    let d = &listing.diagnostics;
+    let (one, many) = match listing.kind {
+        ListKind::ResourceTemplates => ("resource template", "resource templates"),
+        ListKind::Resources => ("resource", "resources"),
+    };
+    let mut line = match listing.support {
+        Support::NoCapability => {
+            format!("server \"{}\" does not declare the resources capability: nothing was asked", listing.server)
+        }
+        Support::MethodNotFound => format!(
+            "server \"{}\" answered {} with -32601 (method not found): no resource templates",
+            listing.server,
+            listing.kind.method()
+        ),
+        Support::Listed => format!(
+            "{} {} from server \"{}\" ({} {}, {} bytes)",
+            d.items,
+            if d.items == 1 { one } else { many },
+            listing.server,
+            d.pages,
+            if d.pages == 1 { "page" } else { "pages" },
+            d.bytes
+        ),
+    };
+    let dropped_items: u64 = d.dropped_items.values().sum();
+    let dropped_fields: u64 = d.dropped_fields.values().sum();
+    if dropped_items + dropped_fields + d.sanitized_strings > 0 {
+        line.push_str(&format!(
+            "; {dropped_items} dropped as invalid, {dropped_fields} invalid fields dropped, {} strings sanitized \
+             (run `mcplens check` for details)",
+            d.sanitized_strings
+        ));
+    }
+    line
+}
+
+async fn check_command(target: &Target, json: bool) -> Result<u8, Stop> {
+    let plan = target.plan()?;
+    let conn = plan.connect().await?;
+    let templates = plan.traverse(&conn, ListKind::ResourceTemplates).await;
+    let resources = plan.traverse(&conn, ListKind::Resources).await;
+    conn.close().await;
+    let report = check::Report::new(&plan.server, &plan.limits, vec![templates, resources]);
+    let text = if json { report.to_json() } else { report.to_text() };
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    Ok(if report.has_errors() { exit::FAILED } else { exit::OK })
+}

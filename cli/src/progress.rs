@@ -1,0 +1,79 @@
+//! The progress line on stderr while a traversal runs: a spinner, the list requests sent so far
+//! and the elapsed time. Drawn only when stderr is a terminal (or `--progress always`), and only
+//! once a traversal has taken longer than a moment; erased before anything else is printed.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::connect::RequestCounter;
+
+const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+const FIRST_DRAW: Duration = Duration::from_millis(200);
+const TICK: Duration = Duration::from_millis(100);
+
+/// A running progress line; [`Progress::finish`] erases it.
+pub struct Progress {
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Progress {
+    /// Starts the line for a traversal of `method` on `server` (does nothing when disabled).
+    pub fn start(enabled: bool, server: &str, method: &'static str, counter: Arc<RequestCounter>) -> Progress {
+        if !enabled {
+            return Progress { stop: None, task: None };
+        }
+        let (stop, mut stopped) = oneshot::channel::<()>();
+        let label = format!("{server}: {method}");
+        let first = counter.sent(method);
+        let width = terminal_size::terminal_size_of(std::io::stderr()).map_or(80, |(w, _)| usize::from(w.0));
+        let task = tokio::spawn(async move {
+            let started = Instant::now();
+            let mut drawn = false;
+            let mut frame = 0usize;
+            let mut wait = FIRST_DRAW;
+            loop {
+                tokio::select! {
+                    _ = &mut stopped => break,
+                    _ = tokio::time::sleep(wait) => {}
+                }
+                wait = TICK;
+                let pages = counter.sent(method).saturating_sub(first);
+                let text = format!(
+                    "{} {label}: {pages} {} requested, {:.1} s",
+                    FRAMES[frame % FRAMES.len()],
+                    if pages == 1 { "page" } else { "pages" },
+                    started.elapsed().as_secs_f64()
+                );
+                // One terminal line, or erasing it would leave the wrapped part behind.
+                let text: String = text.chars().take(width.saturating_sub(1)).collect();
+                let line = format!("\r\x1b[2K{text}");
+                frame += 1;
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(line.as_bytes());
+                let _ = err.flush();
+                drawn = true;
+            }
+            if drawn {
+                let mut err = std::io::stderr().lock();
+                let _ = err.write_all(b"\r\x1b[2K");
+                let _ = err.flush();
+            }
+        });
+        Progress { stop: Some(stop), task: Some(task) }
+    }
+
+    /// Stops and erases the line.
+    pub async fn finish(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}

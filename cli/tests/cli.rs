@@ -1,0 +1,587 @@
+//! The real `mcplens` binary against real MCP servers:
+//!
+//! - the rmcp stdio test server (`tests/servers/test_server.rs`, built by `cargo test` as the
+//!   example `test-server`) with flags choosing pagination, planted problems, a repeating
+//!   cursor, no resources capability, JSON-RPC errors, slow pages, a crash or a hang;
+//! - the same behaviour served over streamable HTTP in process (rmcp's
+//!   `transport-streamable-http-server` on hyper), for `--url`;
+//! - `@modelcontextprotocol/server-everything` when it is installed under `node_modules/`.
+
+#[path = "servers/behaviour.rs"]
+mod behaviour;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+use std::time::Duration;
+
+use behaviour::{Options, Typed};
+use mcplens::discovery::{Limits, ListKind, Outcome, Pager};
+use mcplens::Catalog;
+use serde_json::Value;
+
+// ---------------------------------------------------------------------------------------------
+// Harness
+// ---------------------------------------------------------------------------------------------
+
+fn mcplens_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mcplens")
+}
+
+/// The stdio test server: `cargo test` builds examples next to the binaries.
+fn test_server() -> String {
+    let bin = Path::new(mcplens_bin());
+    let path = bin
+        .parent()
+        .expect("the binary's directory")
+        .join("examples")
+        .join(format!("test-server{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo test -p mcplens-cli` (it builds the examples) or \
+         `cargo build -p mcplens-cli --example test-server` first",
+        path.display()
+    );
+    path.to_string_lossy().into_owned()
+}
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
+            stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+        }
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", self.stdout))
+    }
+
+    /// Nothing the hostile servers planted reaches the output unsanitized.
+    fn assert_clean(&self) {
+        for text in [&self.stdout, &self.stderr] {
+            for bad in ['\u{1b}', '\u{202E}', '\u{200B}'] {
+                assert!(!text.contains(bad), "{bad:?} leaked into the output:\n{text}");
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "exit {}\n--- stdout\n{}--- stderr\n{}", self.code, self.stdout, self.stderr)
+    }
+}
+
+/// Runs `mcplens <args> -- test-server <server_args>`.
+fn run(args: &[&str], server_args: &[&str]) -> Run {
+    let mut cmd = Command::new(mcplens_bin());
+    cmd.args(args).arg("--").arg(test_server()).args(server_args);
+    cmd.env("COLUMNS", "100");
+    Run::from(cmd.output().expect("mcplens runs"))
+}
+
+/// Runs `mcplens <args>` as given.
+fn run_raw(args: &[&str]) -> Run {
+    let mut cmd = Command::new(mcplens_bin());
+    cmd.args(args).env("COLUMNS", "100");
+    Run::from(cmd.output().expect("mcplens runs"))
+}
+
+fn findings(report: &Value) -> Vec<(String, String, Option<u64>)> {
+    report["lists"]
+        .as_array()
+        .expect("lists")
+        .iter()
+        .flat_map(|l| l["findings"].as_array().expect("findings").iter())
+        .map(|f| {
+            (f["severity"].as_str().unwrap().to_owned(), f["code"].as_str().unwrap().to_owned(), f["count"].as_u64())
+        })
+        .collect()
+}
+
+/// What the core's tool renders for `options`' templates, fed page by page to a `Pager` in
+/// memory (no rmcp in between).
+fn core_tool_output(options: &Options, server: &str, input: &str) -> String {
+    let list = |kind: ListKind| {
+        let mut pager = Pager::new(kind, server, true, Limits::default(), Duration::ZERO).unwrap();
+        while let Some(request) = pager.next_request() {
+            let page = options.page(kind.list_key(), request.cursor.as_deref()).to_string();
+            pager.accept(Outcome::Page(&page), Duration::ZERO).unwrap();
+        }
+        pager.finish().unwrap()
+    };
+    let catalog = Catalog::new();
+    let ticket = catalog.begin_refresh(server);
+    catalog.commit(&ticket, &list(ListKind::Resources), &list(ListKind::ResourceTemplates), Duration::ZERO).unwrap();
+    mcplens::tool::call(&catalog, input).unwrap()
+}
+
+fn options(args: &[&str]) -> Options {
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    Options::parse(&args).unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// templates / resources
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn templates_table_lists_every_page() {
+    let r = run(&["templates", "--server", "docs"], &["--templates", "5", "--page-size", "2"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let lines: Vec<&str> = r.stdout.lines().collect();
+    assert_eq!(lines.len(), 6, "{r:?}");
+    assert!(lines[0].starts_with("SERVER") && lines[0].contains("URI TEMPLATE") && lines[0].contains("DESCRIPTION"));
+    for (i, line) in lines[1..].iter().enumerate() {
+        assert!(line.starts_with("docs "), "{line}");
+        assert!(line.contains(&format!("mem://t{i}/{{id}}")), "{line}");
+        assert!(line.contains("application/json"), "{line}");
+        // The description's newline is shown as a space.
+        assert!(line.contains(&format!("Template number {i}. Second line.")), "{line}");
+    }
+    assert!(r.stderr.contains("5 resource templates from server \"docs\" (3 pages"), "{r:?}");
+}
+
+#[test]
+fn table_is_cut_to_the_width() {
+    let mut cmd = Command::new(mcplens_bin());
+    cmd.args(["templates", "--", &test_server(), "--templates", "2"]).env("COLUMNS", "70");
+    let r = Run::from(cmd.output().unwrap());
+    assert_eq!(r.code, 0, "{r:?}");
+    for line in r.stdout.lines().skip(1) {
+        assert_eq!(line.chars().count(), 70, "{line:?}");
+        assert!(line.ends_with('…'), "{line:?}");
+    }
+    // URI templates are never cut.
+    assert!(r.stdout.contains("mem://t1/{id}"));
+}
+
+#[test]
+fn default_server_name_is_the_command_file_name() {
+    let r = run(&["templates"], &[]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.lines().nth(1).unwrap().starts_with("test-server "), "{r:?}");
+}
+
+#[test]
+fn templates_json_is_the_tool_output() {
+    for server_args in [&["--templates", "4", "--page-size", "3"][..], &["--sloppy", "--page-size", "2"][..]] {
+        let r = run(&["templates", "--json", "--server", "docs"], server_args);
+        assert_eq!(r.code, 0, "{r:?}");
+        r.assert_clean();
+        let out = r.json();
+        let keys: Vec<&str> = out.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["failures", "resourceTemplates", "total"]);
+        assert_eq!(out["failures"], serde_json::json!([]));
+        for t in out["resourceTemplates"].as_array().unwrap() {
+            assert_eq!(t["server"], "docs");
+            assert!(t["uriTemplate"].is_string() && t["name"].is_string());
+            for key in t.as_object().unwrap().keys() {
+                let allowed = ["uriTemplate", "name", "title", "description", "mimeType", "annotations", "server"];
+                assert!(allowed.contains(&key.as_str()), "unexpected key {key}");
+            }
+        }
+        // Byte for byte what the core's tool renders from the same pages.
+        assert_eq!(r.stdout.trim_end(), core_tool_output(&options(server_args), "docs", "{}"));
+    }
+}
+
+#[test]
+fn templates_json_pages_with_offset_and_limit() {
+    let r = run(&["templates", "--json", "--offset", "1", "--limit", "2"], &["--templates", "5"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = r.json();
+    assert_eq!(out["total"], 5);
+    assert_eq!(out["nextOffset"], 3);
+    let names: Vec<&str> =
+        out["resourceTemplates"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["t1", "t2"]);
+    assert_eq!(
+        r.stdout.trim_end(),
+        core_tool_output(&options(&["--templates", "5"]), "test-server", r#"{"offset":1,"limit":2}"#)
+    );
+}
+
+#[test]
+fn templates_json_reports_a_failed_traversal_in_failures() {
+    let r = run(&["templates", "--json", "--max-pages", "1"], &["--templates", "4", "--page-size", "2"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let out = r.json();
+    assert_eq!(out["resourceTemplates"], serde_json::json!([]));
+    assert_eq!(out["failures"][0]["server"], "test-server");
+    assert_eq!(out["failures"][0]["code"], "page_limit");
+    assert!(r.stderr.starts_with("error: page_limit: server \"test-server\""), "{r:?}");
+}
+
+#[test]
+fn resources_table_and_json() {
+    let r = run(&["resources"], &["--resources", "3", "--page-size", "2"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.lines().next().unwrap().contains("URI"));
+    assert_eq!(r.stdout.lines().count(), 4, "{r:?}");
+    assert!(r.stdout.contains("mem://r2") && r.stdout.contains("Resource number 2"));
+
+    let r = run(&["resources", "--json"], &["--resources", "3", "--page-size", "2"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = r.json();
+    assert_eq!(out["kind"], "resources");
+    assert_eq!(out["support"], "listed");
+    assert_eq!(out["items"].as_array().unwrap().len(), 3);
+    assert_eq!(out["items"][0]["uri"], "mem://r0");
+    assert_eq!(out["diagnostics"]["pages"], 2);
+}
+
+#[test]
+fn sanitized_strings_are_shown_sanitized() {
+    let r = run(&["templates"], &["--sloppy"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    r.assert_clean();
+    assert!(r.stdout.contains("evilfdp.exe") && r.stdout.contains("red alert"), "{r:?}");
+    // The invalid template is dropped, the sloppy one kept without its bad fields.
+    assert!(!r.stdout.contains("bad/{unclosed"));
+    assert!(r.stdout.contains("sloppy://{id}"));
+    assert!(r.stderr.contains("run `mcplens check` for details"), "{r:?}");
+}
+
+#[test]
+fn no_resources_capability_lists_nothing() {
+    let r = run(&["templates"], &["--no-resources"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout, "");
+    assert!(r.stderr.contains("does not declare the resources capability"), "{r:?}");
+}
+
+#[test]
+fn legacy_method_not_found_means_no_templates() {
+    let r = run(&["templates"], &["--templates-error", "-32601"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("-32601 (method not found)"), "{r:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors and exit codes
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn server_errors_keep_the_code_not_the_message() {
+    let r = run(&["templates"], &["--templates-error", "-32603"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(
+        r.stderr.trim_end(),
+        "error: server_error: server \"test-server\": resources/templates/list failed with JSON-RPC error -32603"
+    );
+    assert!(!r.stderr.contains("broken today"));
+}
+
+#[test]
+fn bounds_fail_with_their_codes() {
+    let cases: [(&[&str], &[&str], &str); 5] = [
+        (&["--max-pages", "2"], &["--templates", "6", "--page-size", "2"], "page_limit"),
+        (&["--max-items", "2"], &["--templates", "3"], "item_limit"),
+        (&["--max-bytes", "100"], &["--templates", "3"], "byte_limit"),
+        (&["--deadline-ms", "300"], &["--delay-ms", "2000"], "deadline"),
+        (&[], &["--repeat-cursor"], "repeated_cursor"),
+    ];
+    for (flags, server_args, code) in cases {
+        let command = if code == "repeated_cursor" { "resources" } else { "templates" };
+        let args: Vec<&str> = std::iter::once(command).chain(flags.iter().copied()).collect();
+        let r = run(&args, server_args);
+        assert_eq!(r.code, 1, "{code}: {r:?}");
+        assert!(r.stderr.starts_with(&format!("error: {code}: server \"test-server\"")), "{code}: {r:?}");
+        assert_eq!(r.stdout, "", "{code}: nothing listed on failure");
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let server = test_server();
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["templates"],                                                   // no endpoint
+        vec!["templates", "--url", "http://127.0.0.1:9/mcp", "--", &server], // both
+        vec!["templates", "--max-pages", "0", "--", &server],
+        vec!["templates", "--deadline-ms", "0", "--", &server],
+        vec!["templates", "--url", "ftp://example.com/mcp"],
+        vec!["templates", "--url", "not a url"],
+        vec!["templates", "--json", "--limit", "5000", "--", &server],
+        vec!["templates", "--offset", "1", "--", &server], // --offset needs --json
+        vec!["check", "--max-items", "many", "--", &server],
+        vec!["nonsense"],
+    ];
+    for args in cases {
+        let r = run_raw(&args);
+        assert_eq!(r.code, 2, "{args:?}: {r:?}");
+        assert_eq!(r.stdout, "", "{args:?}");
+    }
+    let r = run_raw(&["templates", "--max-pages", "0", "--", &server]);
+    assert_eq!(r.stderr.trim_end(), "error: invalid_argument: max_pages must be at least 1");
+}
+
+#[test]
+fn connect_failures_exit_3() {
+    // The program does not exist.
+    let r = run_raw(&["templates", "--", "/nonexistent/mcp-server"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.starts_with("error: transport_error: could not start \"/nonexistent/mcp-server\""), "{r:?}");
+
+    // The server dies before the handshake: its stderr is shown, sanitized.
+    let r = run(&["templates"], &["--crash"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    r.assert_clean();
+    assert!(
+        r.stderr.starts_with(
+            "error: transport_error: server \"test-server\" closed the connection during the initialize handshake; \
+             the server's last stderr lines (sanitized):\n"
+        ),
+        "{r:?}"
+    );
+    assert!(r.stderr.contains("| fatal: config missing boom"), "{r:?}");
+
+    // The server never answers initialize.
+    let r = run(&["check", "--connect-timeout-ms", "500"], &["--hang"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(
+        r.stderr.starts_with(
+            "error: deadline: server \"test-server\" did not complete the initialize handshake within 500 ms"
+        ),
+        "{r:?}"
+    );
+
+    // Nothing listens on the URL.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let r = run_raw(&["templates", "--connect-timeout-ms", "5000", "--url", &url]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.starts_with("error: transport_error: "), "{r:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// check
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn check_finds_every_planted_problem() {
+    let r = run(&["check", "--server", "sloppy"], &["--sloppy", "--page-size", "2"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    r.assert_clean();
+    for expected in [
+        "resources/templates/list: ok — 5 templates kept, 3 pages, 3 requests",
+        "error    invalid_uri_template ×1",
+        "error    dropped_field ×1          mimeType: invalid value dropped from 1 template",
+        "error    dropped_field ×1          annotations.audience",
+        "error    dropped_field ×1          annotations.priority",
+        "warning  sanitized_strings ×2",
+        "info     ignored_keys ×2",
+        "resources/list: ok — 3 resources kept",
+        "error    invalid_uri ×1",
+        "error    dropped_field ×1          size: invalid value dropped from 1 resource",
+        "clients will drop or refuse part of what this server lists",
+    ] {
+        assert!(r.stdout.contains(expected), "missing {expected:?}:\n{r:?}");
+    }
+    // Counts only: no name, URI or description the server sent.
+    for planted in ["fdp", "unclosed", "with space", "red alert", "sloppy://"] {
+        assert!(!r.stdout.contains(planted), "{planted} echoed:\n{r:?}");
+    }
+
+    let r = run(&["check", "--json"], &["--sloppy", "--page-size", "2"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    let report = r.json();
+    assert_eq!(report["ok"], false);
+    let found = findings(&report);
+    for (severity, code, count) in [
+        ("error", "invalid_uri_template", Some(1)),
+        ("error", "dropped_field", Some(1)),
+        ("warning", "sanitized_strings", Some(2)),
+        ("info", "ignored_keys", Some(2)),
+        ("error", "invalid_uri", Some(1)),
+    ] {
+        assert!(
+            found.contains(&(severity.to_owned(), code.to_owned(), count)),
+            "missing {severity} {code} {count:?} in {found:?}"
+        );
+    }
+    assert_eq!(report["lists"][0]["diagnostics"]["droppedFields"]["mimeType"], 1);
+    assert_eq!(report["lists"][1]["diagnostics"]["droppedFields"]["size"], 1);
+}
+
+#[test]
+fn check_reports_a_repeated_cursor() {
+    let r = run(&["check"], &["--repeat-cursor"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("resources/templates/list: ok"), "{r:?}");
+    assert!(r.stdout.contains("resources/list: FAILED after 2 requests"), "{r:?}");
+    assert!(r.stdout.contains("error    repeated_cursor"), "{r:?}");
+    assert!(!r.stdout.contains("same again"), "cursors are never shown");
+}
+
+#[test]
+fn check_reports_every_error_code() {
+    for (flags, server_args, code) in [
+        (&["--max-pages", "2"][..], &["--templates", "6", "--page-size", "2"][..], "page_limit"),
+        (&["--max-items", "2"][..], &["--templates", "3"][..], "item_limit"),
+        (&["--max-bytes", "100"][..], &["--templates", "3"][..], "byte_limit"),
+        (&["--deadline-ms", "300"][..], &["--delay-ms", "1000"][..], "deadline"),
+        (&[][..], &["--templates-error", "-32000"][..], "server_error"),
+    ] {
+        let args: Vec<&str> = ["check", "--json"].into_iter().chain(flags.iter().copied()).collect();
+        let r = run(&args, server_args);
+        assert_eq!(r.code, 1, "{code}: {r:?}");
+        let found = findings(&r.json());
+        assert!(found.contains(&("error".to_owned(), code.to_owned(), None)), "{code}: {found:?}");
+    }
+}
+
+#[test]
+fn check_warns_near_the_bounds() {
+    let r = run(&["check", "--max-pages", "4", "--max-items", "11"], &["--templates", "10", "--page-size", "3"]);
+    assert_eq!(r.code, 0, "warnings alone pass: {r:?}");
+    assert!(r.stdout.contains("warning  near_page_limit"), "{r:?}");
+    assert!(r.stdout.contains("4 of 4 requests (100%, --max-pages)"), "{r:?}");
+    assert!(r.stdout.contains("warning  near_item_limit"), "{r:?}");
+    assert!(r.stdout.contains("10 of 11 items (90%, --max-items)"), "{r:?}");
+    assert!(r.stdout.contains("nothing is dropped, but see the warnings"), "{r:?}");
+}
+
+#[test]
+fn check_passes_a_clean_server() {
+    let r = run(&["check"], &["--templates", "5", "--resources", "5", "--page-size", "2"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("resources/templates/list: ok — 5 templates kept, 3 pages, 3 requests"), "{r:?}");
+    assert!(r.stdout.contains("resources/list: ok — 5 resources kept, 3 pages, 3 requests"), "{r:?}");
+    assert!(r.stdout.ends_with("No problems: clients will list everything this server offers.\n"), "{r:?}");
+}
+
+#[test]
+fn check_notes_a_server_without_resources() {
+    let r = run(&["check"], &["--no-resources"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.matches("info     no_capability").count(), 2, "{r:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Progress
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn progress_only_when_asked_or_on_a_terminal() {
+    let slow = ["--templates", "4", "--page-size", "1", "--delay-ms", "150"];
+    let r = run(&["templates", "--progress", "always"], &slow);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stderr.contains("test-server: resources/templates/list: "), "{r:?}");
+    assert!(r.stderr.contains("requested, "), "{r:?}");
+    assert!(r.stderr.contains("\r\u{1b}[2K"), "the line is erased: {r:?}");
+    // stdout stays clean.
+    assert!(!r.stdout.contains('\r'));
+
+    // stderr is a pipe here: `auto` draws nothing.
+    let r = run(&["templates"], &slow);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(!r.stderr.contains('\r') && !r.stderr.contains("requested"), "{r:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Streamable HTTP (--url), in process
+// ---------------------------------------------------------------------------------------------
+
+/// Serves `options` over streamable HTTP on 127.0.0.1; returns the URL.
+async fn serve_http(options: Options) -> String {
+    use hyper_util::rt::TokioIo;
+    use hyper_util::service::TowerToHyperService;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let service = StreamableHttpService::new(
+        move || Ok(Typed(options.clone())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let service = TowerToHyperService::new(service.clone());
+            tokio::spawn(async move {
+                let _ =
+                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+            });
+        }
+    });
+    format!("http://{addr}/mcp")
+}
+
+async fn run_async(args: &[&str]) -> Run {
+    let output =
+        tokio::process::Command::new(mcplens_bin()).args(args).env("COLUMNS", "100").kill_on_drop(true).output();
+    Run::from(tokio::time::timeout(Duration::from_secs(60), output).await.expect("mcplens finished").unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_streamable_http() {
+    let url = serve_http(options(&["--templates", "5", "--resources", "3", "--page-size", "2"])).await;
+
+    let r = run_async(&["templates", "--url", &url]).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.lines().count(), 6, "{r:?}");
+    // The default name is the URL's host.
+    assert!(r.stdout.lines().nth(1).unwrap().starts_with("127.0.0.1 "), "{r:?}");
+    assert!(r.stderr.contains("5 resource templates from server \"127.0.0.1\" (3 pages"), "{r:?}");
+
+    let r = run_async(&["templates", "--json", "--server", "web", "--url", &url]).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    let expected = core_tool_output(&options(&["--templates", "5", "--page-size", "2"]), "web", "{}");
+    assert_eq!(r.stdout.trim_end(), expected);
+
+    let r = run_async(&["check", "--url", &url, "-H", "X-Test: 1", "-H", "Authorization: Bearer t0ken"]).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("resources/list: ok — 3 resources kept, 2 pages"), "{r:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// @modelcontextprotocol/server-everything
+// ---------------------------------------------------------------------------------------------
+
+fn server_everything() -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent()?;
+    let entry = root.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    entry.exists().then_some(entry)
+}
+
+#[test]
+fn server_everything_templates_and_check() {
+    let required = std::env::var("MCPLENS_REQUIRE_EVERYTHING").is_ok_and(|v| v == "1");
+    let Some(entry) = server_everything() else {
+        assert!(
+            !required,
+            "MCPLENS_REQUIRE_EVERYTHING=1 but node_modules/@modelcontextprotocol/server-everything is not \
+             installed: run `npm ci` at the repository root"
+        );
+        eprintln!("server_everything_templates_and_check: did not run (server-everything not installed; `npm ci`)");
+        return;
+    };
+    let entry = entry.to_string_lossy().into_owned();
+    let r = run_raw(&["templates", "--server", "everything", "--", "node", &entry, "stdio"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("demo://resource/dynamic/text/{resourceId}"), "{r:?}");
+    assert!(r.stdout.lines().skip(1).all(|l| l.starts_with("everything ")), "{r:?}");
+
+    let r = run_raw(&["templates", "--json", "--", "node", &entry, "stdio"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = r.json();
+    assert!(out["total"].as_u64().unwrap() >= 1);
+    assert_eq!(out["resourceTemplates"][0]["server"], "node");
+
+    let r = run_raw(&["check", "--", "node", &entry, "stdio"]);
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("resources/list: ok"), "{r:?}");
+}
