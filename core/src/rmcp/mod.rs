@@ -81,6 +81,9 @@ use ::rmcp::{Peer, RoleClient, ServiceError};
 
 use crate::discovery::{has_resources_capability, DiscoveryError, Limits, ListKind, Listing, Outcome, Pager};
 
+mod tracked;
+pub use tracked::*;
+
 /// Lists a server's resource templates (`resources/templates/list`), every page, within `limits`.
 ///
 /// `server` is the host's name for the server (it appears in the listing and in errors). See the
