@@ -297,7 +297,7 @@ fn user_hooks() {
     assert_eq!(e.event.parameters.unwrap()["uri"], "mail://[user]/inbox");
 
     let failing = BuildConfig { redact_string: Some(std::sync::Arc::new(|_: &str| Err(TrackingError::hook("no")))), ..config() };
-    let r = EventBuilder::new(failing, IdGen::seeded(1)).build(&op(Method::ToolsList, Payload::Json("{}"), Payload::None), &session());
+    let r = EventBuilder::new(failing, IdGen::seeded(1)).build(&op(Method::ToolsList, Payload::Json(r#"{"cursor":"c"}"#), Payload::None), &session());
     assert!(matches!(r, Err(NotBuilt::HookFailed(_))));
 
     let panicking = BuildConfig { redact_string: Some(std::sync::Arc::new(|_: &str| panic!("hook bug"))), ..config() };

@@ -50,7 +50,9 @@ pub fn truncate_string(s: &mut String, max: usize) -> Option<usize> {
     if s.len() <= max {
         return None;
     }
-    let original = s.len();
+    // A string cut before (the worker cuts twice: with slack before redaction, exactly after)
+    // keeps the size it had originally.
+    let original = previous_cut(s).map_or(s.len(), |n| n.max(s.len()));
     let marker = format!("…[truncated: {original} bytes]");
     let mut keep = max.saturating_sub(marker.len());
     while keep > 0 && !s.is_char_boundary(keep) {
@@ -59,6 +61,13 @@ pub fn truncate_string(s: &mut String, max: usize) -> Option<usize> {
     s.truncate(keep);
     s.push_str(&marker);
     Some(original)
+}
+
+/// The original size named by a marker at the end of `s`, if any.
+fn previous_cut(s: &str) -> Option<usize> {
+    let body = s.strip_suffix(" bytes]")?;
+    let at = body.rfind("…[truncated: ")?;
+    body[at + "…[truncated: ".len()..].parse().ok()
 }
 
 /// Apply string, depth and breadth caps to `v` at `path` (depth of `v` = `depth`).
@@ -272,6 +281,10 @@ mod tests {
         assert_eq!(n, 200);
         assert!(s.len() <= 64, "{}", s.len());
         assert!(s.ends_with("…[truncated: 200 bytes]"));
+        // Cutting again keeps the original size.
+        let n = truncate_string(&mut s, 40).unwrap();
+        assert_eq!(n, 200);
+        assert!(s.len() <= 40 && s.ends_with("…[truncated: 200 bytes]"), "{s}");
         let mut short = "abc".to_owned();
         assert_eq!(truncate_string(&mut short, 64), None);
     }

@@ -114,6 +114,8 @@ struct Slot {
     exported: AtomicU64,
     dropped: AtomicU64,
     failed: AtomicU64,
+    /// Of `dropped`: given up because shutdown's deadline passed.
+    abandoned: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -241,6 +243,10 @@ impl Tracker {
 
     /// A tracker that records nothing and starts no thread (`enable_tracing = false`).
     pub fn disabled() -> Tracker {
+        Tracker::disabled_for(None)
+    }
+
+    fn disabled_for(project_id: Option<String>) -> Tracker {
         let shared = Arc::new(Shared {
             enabled: false,
             capture_responses: false,
@@ -258,7 +264,7 @@ impl Tracker {
             builder_exited: AtomicBool::new(true),
             next_session: AtomicU64::new(1),
             session_salt: IdGen::from_entropy(0).next_u64(),
-            project_id: None,
+            project_id,
             payload_budget: 0,
             policy: ExportPolicy::default(),
         });
@@ -536,6 +542,7 @@ fn shutdown(shared: &Arc<Shared>, threads: &Mutex<Vec<JoinHandle<()>>>, timeout:
         return Ok(());
     }
     let deadline = Instant::now() + timeout;
+    let abandoned_before: u64 = shared.slots.iter().map(|s| s.abandoned.load(Ordering::Acquire)).sum();
     lock(&shared.staging).closed = true;
     for slot in &shared.slots {
         lock(&slot.state).deadline = Some(deadline);
@@ -559,11 +566,12 @@ fn shutdown(shared: &Arc<Shared>, threads: &Mutex<Vec<JoinHandle<()>>>, timeout:
         }
     }
     *ts = still;
+    let abandoned: u64 = shared.slots.iter().map(|s| s.abandoned.load(Ordering::Acquire)).sum::<u64>() - abandoned_before;
     let left = pending(shared);
-    if finished && left == 0 {
+    if finished && left == 0 && abandoned == 0 {
         Ok(())
     } else {
-        Err(TrackingError::Timeout { pending: left, waited: timeout })
+        Err(TrackingError::Timeout { pending: left + abandoned, waited: timeout })
     }
 }
 
@@ -751,12 +759,17 @@ fn run_exporter(shared: Arc<Shared>, slot: Arc<Slot>, mut exporter: Box<dyn Expo
                 // Shutdown's deadline passed: give up on the rest.
                 let n = st.items.len() as u64;
                 st.items.clear();
-                slot.dropped.fetch_add(n, Ordering::AcqRel);
+                abandon(&slot, n);
                 st.done_upto = st.dispatched_upto;
             }
         }
         shared.notify_progress();
     }
+}
+
+fn abandon(slot: &Slot, n: u64) {
+    slot.dropped.fetch_add(n, Ordering::AcqRel);
+    slot.abandoned.fetch_add(n, Ordering::AcqRel);
 }
 
 fn deliver(slot: &Slot, exporter: &mut dyn Exporter, batch: &[Arc<ExportItem>], policy: &ExportPolicy, rng: &mut IdGen) {
@@ -768,7 +781,7 @@ fn deliver(slot: &Slot, exporter: &mut dyn Exporter, batch: &[Arc<ExportItem>], 
         {
             let st = lock(&slot.state);
             if st.stop && st.deadline.is_some_and(|d| Instant::now() >= d) {
-                slot.dropped.fetch_add(rest.len() as u64, Ordering::AcqRel);
+                abandon(slot, rest.len() as u64);
                 return;
             }
         }
@@ -801,7 +814,7 @@ fn deliver(slot: &Slot, exporter: &mut dyn Exporter, batch: &[Arc<ExportItem>], 
         loop {
             let now = Instant::now();
             if st.stop && st.deadline.is_some_and(|d| now >= d) {
-                slot.dropped.fetch_add(left, Ordering::AcqRel);
+                abandon(slot, left);
                 return;
             }
             if st.flush_gen != seen_flush {
@@ -1031,7 +1044,7 @@ impl TrackerBuilder {
     /// fails here), start the worker and exporter threads.
     pub fn build(self) -> Result<Tracker, TrackingError> {
         if !self.enabled {
-            return Ok(Tracker::disabled());
+            return Ok(Tracker::disabled_for(self.project_id));
         }
         self.check()?;
         let mut pending = self.exporters;
@@ -1074,6 +1087,7 @@ impl TrackerBuilder {
                     exported: AtomicU64::new(0),
                     dropped: AtomicU64::new(0),
                     failed: AtomicU64::new(0),
+                    abandoned: AtomicU64::new(0),
                 })
             })
             .collect();
