@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime};
 
 use common::TempDir;
 use mcplens::tracking::{
-    Batch, Event, ExportPolicy, Identity, JsonlConfig, Method, Operation, Payload, PeerInfo, RequestId, Stats,
-    Tracker, TrackerBuilder, TrackingError, Transport, TruncationReason,
+    Batch, Event, ExportPolicy, Identity, JsonlConfig, Method, Operation, Payload, PeerInfo, RequestId, Stats, Tracker,
+    TrackerBuilder, TrackingError, Transport, TruncationReason,
 };
 use serde_json::json;
 
@@ -166,7 +166,10 @@ fn jsonl_under_concurrent_writers() {
                     for i in 0..per_thread {
                         let id = (ti * 4 + th) as i64 * 1_000_000 + i;
                         // Long enough lines that writes of many lines are large.
-                        let params = format!(r#"{{"name":"t","arguments":{{"pad":"{}"}}}}"#, "x".repeat(200 + (i % 7) as usize * 100));
+                        let params = format!(
+                            r#"{{"name":"t","arguments":{{"pad":"{}"}}}}"#,
+                            "x".repeat(200 + (i % 7) as usize * 100)
+                        );
                         record(t, &s, Method::ToolsCall, id, &params);
                     }
                 });
@@ -178,7 +181,8 @@ fn jsonl_under_concurrent_writers() {
         assert_accounted(&t.stats());
     }
     let text = std::fs::read_to_string(&path).unwrap();
-    let events: Vec<Event> = text.lines().map(|l| serde_json::from_str(l).expect("every line is one whole event")).collect();
+    let events: Vec<Event> =
+        text.lines().map(|l| serde_json::from_str(l).expect("every line is one whole event")).collect();
     assert_eq!(events.len(), 2 * 4 * per_thread as usize);
     assert_eq!(ids(&events).len(), events.len());
     for t in trackers {
@@ -225,8 +229,11 @@ fn jsonl_bad_path_fails_at_build() {
     assert_eq!(err.code(), "invalid_argument");
 }
 
-/// Blocks the first batch until released; reports when it is inside.
-fn gate() -> (Arc<Mutex<Option<mpsc::Receiver<()>>>>, mpsc::Sender<()>, mpsc::Receiver<()>, mpsc::Sender<()>) {
+/// The release end, taken by the first call to block on.
+type Release = Arc<Mutex<Option<mpsc::Receiver<()>>>>;
+
+/// Blocks the first caller until released; reports when it is inside.
+fn gate() -> (Release, mpsc::Sender<()>, mpsc::Receiver<()>, mpsc::Sender<()>) {
     let (release_tx, release_rx) = mpsc::channel::<()>();
     let (entered_tx, entered_rx) = mpsc::channel::<()>();
     (Arc::new(Mutex::new(Some(release_rx))), release_tx, entered_rx, entered_tx)

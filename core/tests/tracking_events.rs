@@ -70,7 +70,8 @@ fn golden_tools_call() {
         "_meta": {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "progressToken": 1}
     });
     let result = r#"{"content":[{"type":"text","text":"hi"}]}"#;
-    let e = builder().build(&op(Method::ToolsCall, Payload::Value(&params), Payload::Json(result)), &session()).unwrap();
+    let e =
+        builder().build(&op(Method::ToolsCall, Payload::Value(&params), Payload::Json(result)), &session()).unwrap();
     assert_eq!(e.event.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
     assert_eq!(e.event.parent_span_id.as_deref(), Some("00f067aa0ba902b7"));
     golden("tools_call", &e.event);
@@ -80,7 +81,14 @@ fn golden_tools_call() {
 fn golden_tools_call_tool_error() {
     let result = r#"{"content":[{"type":"text","text":"division by zero"}],"isError":true}"#;
     let e = builder()
-        .build(&op(Method::ToolsCall, Payload::Json(r#"{"name":"divide","arguments":{"a":1,"b":0}}"#), Payload::Json(result)), &session())
+        .build(
+            &op(
+                Method::ToolsCall,
+                Payload::Json(r#"{"name":"divide","arguments":{"a":1,"b":0}}"#),
+                Payload::Json(result),
+            ),
+            &session(),
+        )
         .unwrap();
     assert!(e.event.is_error);
     assert_eq!(e.event.error.as_ref().unwrap().kind, "tool_error");
@@ -102,7 +110,8 @@ fn golden_resources_read_text_and_blob() {
 
 #[test]
 fn golden_resources_read_error() {
-    let mut o = op(Method::ResourcesRead, Payload::Json(r#"{"uri":"https://files.example/r?sig=s3cr3t&v=2"}"#), Payload::None);
+    let mut o =
+        op(Method::ResourcesRead, Payload::Json(r#"{"uri":"https://files.example/r?sig=s3cr3t&v=2"}"#), Payload::None);
     o.error = Some(RpcError { code: -32002, message: "Resource not found: https://files.example/r?sig=s3cr3t&v=2" });
     let e = builder().build(&o, &session()).unwrap();
     assert_eq!(e.event.resource_name.as_deref(), Some("https://files.example/r?sig=[REDACTED]&v=2"));
@@ -262,11 +271,20 @@ fn redaction_of_headers_uris_and_nested_params() {
     let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl";
     let result = json!({"contents": [{"uri": "https://user:pw@h.example/x?token=t", "text": jwt}]});
     let mut b = EventBuilder::new(BuildConfig { capture_resource_text: true, ..config() }, IdGen::seeded(1));
-    let e = b.build(&op(Method::ResourcesRead, Payload::Value(&params), Payload::Value(&result)), &session()).unwrap().event;
+    let e = b
+        .build(&op(Method::ResourcesRead, Payload::Value(&params), Payload::Value(&result)), &session())
+        .unwrap()
+        .event;
     let p = e.parameters.unwrap();
     assert_eq!(p["uri"], "https://api.example.com/v1/doc?id=7&access_token=[REDACTED]&api_key=[REDACTED]");
-    assert_eq!(e.resource_name.as_deref(), Some("https://api.example.com/v1/doc?id=7&access_token=[REDACTED]&api_key=[REDACTED]"));
-    assert_eq!(p["_meta"]["headers"], json!({"Authorization": "[REDACTED]", "Cookie": "[REDACTED]", "User-Agent": "x"}));
+    assert_eq!(
+        e.resource_name.as_deref(),
+        Some("https://api.example.com/v1/doc?id=7&access_token=[REDACTED]&api_key=[REDACTED]")
+    );
+    assert_eq!(
+        p["_meta"]["headers"],
+        json!({"Authorization": "[REDACTED]", "Cookie": "[REDACTED]", "User-Agent": "x"})
+    );
     assert_eq!(p["arguments"]["config"]["db"], json!({"password": "[REDACTED]", "host": "db"}));
     assert_eq!(p["arguments"]["note"], "call me with [REDACTED]");
     let c = &e.response.unwrap()["contents"][0];
@@ -279,7 +297,9 @@ fn redaction_of_headers_uris_and_nested_params() {
 #[test]
 fn builtin_redaction_can_be_turned_off() {
     let mut b = EventBuilder::new(BuildConfig { builtin_redaction: false, ..config() }, IdGen::seeded(1));
-    let e = b.build(&op(Method::ResourcesRead, Payload::Json(r#"{"uri":"x://h?token=t"}"#), Payload::None), &session()).unwrap();
+    let e = b
+        .build(&op(Method::ResourcesRead, Payload::Json(r#"{"uri":"x://h?token=t"}"#), Payload::None), &session())
+        .unwrap();
     assert_eq!(e.event.resource_name.as_deref(), Some("x://h?token=t"));
 }
 
@@ -296,12 +316,15 @@ fn user_hooks() {
     assert_eq!(e.event.resource_name.as_deref(), Some("mail://[user]/inbox"));
     assert_eq!(e.event.parameters.unwrap()["uri"], "mail://[user]/inbox");
 
-    let failing = BuildConfig { redact_string: Some(std::sync::Arc::new(|_: &str| Err(TrackingError::hook("no")))), ..config() };
-    let r = EventBuilder::new(failing, IdGen::seeded(1)).build(&op(Method::ToolsList, Payload::Json(r#"{"cursor":"c"}"#), Payload::None), &session());
+    let failing =
+        BuildConfig { redact_string: Some(std::sync::Arc::new(|_: &str| Err(TrackingError::hook("no")))), ..config() };
+    let r = EventBuilder::new(failing, IdGen::seeded(1))
+        .build(&op(Method::ToolsList, Payload::Json(r#"{"cursor":"c"}"#), Payload::None), &session());
     assert!(matches!(r, Err(NotBuilt::HookFailed(_))));
 
     let panicking = BuildConfig { redact_string: Some(std::sync::Arc::new(|_: &str| panic!("hook bug"))), ..config() };
-    let r = EventBuilder::new(panicking, IdGen::seeded(1)).build(&op(Method::ToolsList, Payload::Json(r#"{"a":"b"}"#), Payload::None), &session());
+    let r = EventBuilder::new(panicking, IdGen::seeded(1))
+        .build(&op(Method::ToolsList, Payload::Json(r#"{"a":"b"}"#), Payload::None), &session());
     assert!(matches!(r, Err(NotBuilt::HookFailed(_))));
 
     let dropping = BuildConfig {
@@ -309,7 +332,10 @@ fn user_hooks() {
         ..config()
     };
     let mut b = EventBuilder::new(dropping, IdGen::seeded(1));
-    assert!(matches!(b.build(&op(Method::ToolsList, Payload::None, Payload::None), &session()), Err(NotBuilt::Filtered)));
+    assert!(matches!(
+        b.build(&op(Method::ToolsList, Payload::None, Payload::None), &session()),
+        Err(NotBuilt::Filtered)
+    ));
     assert!(b.build(&op(Method::PromptsList, Payload::None, Payload::None), &session()).is_ok());
 
     // System fields survive an event hook; other changes stay.
@@ -341,8 +367,15 @@ fn ten_megabyte_blob_read_becomes_a_small_event() {
     let chunk = "QUJD".repeat(1024); // "ABC" x 1024 per 4 KiB of base64
     let blob = chunk.repeat(raw_len / 3072 + 1);
     let blob = &blob[..(raw_len / 3) * 4];
-    let result = format!(r#"{{"contents":[{{"uri":"file:///big.bin","mimeType":"application/octet-stream","blob":"{blob}"}}]}}"#);
-    let e = builder().build(&op(Method::ResourcesRead, Payload::Json(r#"{"uri":"file:///big.bin"}"#), Payload::Json(&result)), &session()).unwrap();
+    let result = format!(
+        r#"{{"contents":[{{"uri":"file:///big.bin","mimeType":"application/octet-stream","blob":"{blob}"}}]}}"#
+    );
+    let e = builder()
+        .build(
+            &op(Method::ResourcesRead, Payload::Json(r#"{"uri":"file:///big.bin"}"#), Payload::Json(&result)),
+            &session(),
+        )
+        .unwrap();
     assert!(e.json.len() < 1200, "event is {} bytes", e.json.len());
     let c = &e.event.response.as_ref().unwrap()["contents"][0];
     assert_eq!(c["blobBytes"], (raw_len / 3 * 3) as u64);
@@ -368,7 +401,9 @@ fn long_strings_depth_breadth_and_event_size() {
     let reasons: Vec<(&str, TruncationReason)> = e.truncated.iter().map(|t| (t.path.as_str(), t.reason)).collect();
     assert!(reasons.contains(&("/parameters/arguments/long", TruncationReason::StringLength)), "{reasons:?}");
     assert!(reasons.contains(&("/parameters/arguments/wide", TruncationReason::Breadth)), "{reasons:?}");
-    assert!(reasons.iter().any(|(p, r)| p.starts_with("/parameters/arguments/deep/d/d") && *r == TruncationReason::Depth));
+    assert!(reasons
+        .iter()
+        .any(|(p, r)| p.starts_with("/parameters/arguments/deep/d/d") && *r == TruncationReason::Depth));
     let long_str = e.truncated.iter().find(|t| t.path == "/parameters/arguments/long").unwrap();
     assert_eq!(long_str.original_bytes, Some(40 * 1024));
 
@@ -386,7 +421,11 @@ fn capture_switches() {
     let mut b = EventBuilder::new(cfg, IdGen::seeded(1));
     let o = Operation {
         tool_error: true,
-        ..op(Method::ToolsCall, Payload::Json(r#"{"name":"t","arguments":{"x":1}}"#), Payload::Json(r#"{"content":[]}"#))
+        ..op(
+            Method::ToolsCall,
+            Payload::Json(r#"{"name":"t","arguments":{"x":1}}"#),
+            Payload::Json(r#"{"content":[]}"#),
+        )
     };
     let e = b.build(&o, &session()).unwrap().event;
     assert_eq!(e.parameters, None);

@@ -263,7 +263,12 @@ fn mcpcat_events_api_body_is_snake_case() {
     let mut cfg = McpcatConfig::new("proj_123");
     cfg.base_url = receiver.base_url();
     cfg.api_key = Some("tok".into());
-    let t = Tracker::builder().server("notes-server", Some("0.3.0")).export_policy(fast_policy()).mcpcat(cfg).build().unwrap();
+    let t = Tracker::builder()
+        .server("notes-server", Some("0.3.0"))
+        .export_policy(fast_policy())
+        .mcpcat(cfg)
+        .build()
+        .unwrap();
     let s = t.open_session(None, Some(Transport::Stdio));
     t.set_session_client(&s, Some(PeerInfo::new("inspector", Some("1"))), Some("2025-06-18"));
     t.record(&Operation {

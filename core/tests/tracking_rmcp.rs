@@ -11,9 +11,8 @@ use mcplens::tracking::{Batch, Event, ExportPolicy, Tracker, Transport};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ContentBlock, GetPromptRequestParams, GetPromptResult, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    Prompt, PromptMessage, ProtocolVersion, Role, ReadResourceRequestParams, ReadResourceResult,
-    Resource, ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool,
-    UnsubscribeRequestParams,
+    Prompt, PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate, Role, ServerCapabilities, ServerConfig, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -30,7 +29,12 @@ struct Notes;
 impl ServerHandler for Notes {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
-            ServerCapabilities::builder().enable_tools().enable_resources().enable_resources_subscribe().enable_prompts().build(),
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_prompts()
+                .build(),
         )
         .with_server_info(Implementation::new("notes", "0.3.0"))
     }
@@ -108,7 +112,11 @@ impl ServerHandler for Notes {
         Ok(())
     }
 
-    async fn unsubscribe(&self, _r: UnsubscribeRequestParams, _cx: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    async fn unsubscribe(
+        &self,
+        _r: UnsubscribeRequestParams,
+        _cx: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
         Ok(())
     }
 
@@ -268,17 +276,26 @@ async fn raw_session<S: rmcp::Service<RoleServer>>(server: S, lines: &[Value]) -
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn responses_are_byte_identical_with_and_without_tracking() {
-    let req = |id: i64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+    let req =
+        |id: i64, method: &str, params: Value| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
     let lines = vec![
         // The server supports up to 2025-06-18: negotiation must give the same answer with the
         // wrapper (it forwards supported_protocol_versions).
-        req(1, "initialize", json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}})),
+        req(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}),
+        ),
         json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         req(2, "tools/list", json!({})),
         req(3, "tools/call", json!({"name": "echo", "arguments": {"text": "same bytes"}})),
         req(4, "tools/call", json!({"name": "divide", "arguments": {"a": 1, "b": 0}})),
         req(5, "tools/call", json!({"name": "missing"})),
-        req(6, "resources/read", json!({"uri": "note://1", "_meta": {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}})),
+        req(
+            6,
+            "resources/read",
+            json!({"uri": "note://1", "_meta": {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}),
+        ),
         req(7, "resources/read", json!({"uri": "note://404"})),
         req(8, "resources/templates/list", json!({})),
         req(9, "prompts/get", json!({"name": "summarize"})),

@@ -6,9 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Instant, SystemTime};
 
-use rmcp::model::{
-    ClientNotification, ClientRequest, NumberOrString, ProtocolVersion, ServerConfig, ServerResult,
-};
+use rmcp::model::{ClientNotification, ClientRequest, NumberOrString, ProtocolVersion, ServerConfig, ServerResult};
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use rmcp::{ErrorData, Service};
 

@@ -251,7 +251,11 @@ fn parse_payload(p: &Payload<'_>, what: &str, cuts: &mut Vec<Truncation>) -> Opt
     match parsed {
         Ok(v) => Some(v),
         Err(_) => {
-            cuts.push(Truncation { path: format!("/{what}"), reason: TruncationReason::InvalidJson, original_bytes: None });
+            cuts.push(Truncation {
+                path: format!("/{what}"),
+                reason: TruncationReason::InvalidJson,
+                original_bytes: None,
+            });
             None
         }
     }
@@ -347,11 +351,8 @@ impl EventBuilder {
         }
         let meta_str = |k: &str| params.as_ref()?.get("_meta")?.get(k)?.as_str();
         let trace_parent = meta_str("traceparent").and_then(TraceParent::parse);
-        let mut resource_name = op
-            .method
-            .resource_name_key()
-            .and_then(|k| params.as_ref()?.get(k)?.as_str())
-            .map(str::to_owned);
+        let mut resource_name =
+            op.method.resource_name_key().and_then(|k| params.as_ref()?.get(k)?.as_str()).map(str::to_owned);
         let mut client = session.client.clone();
         let mut protocol_version = session.protocol_version.clone();
         if op.method == Method::Initialize {
@@ -369,7 +370,8 @@ impl EventBuilder {
         }
 
         // Result or error.
-        let mut error = op.error.map(|e| ErrorInfo { code: Some(e.code), kind: e.code.to_string(), message: e.message.to_owned() });
+        let mut error =
+            op.error.map(|e| ErrorInfo { code: Some(e.code), kind: e.code.to_string(), message: e.message.to_owned() });
         let mut response = None;
         if error.is_none() {
             let result = parse_payload(&op.result, "response", &mut cuts);
@@ -558,6 +560,9 @@ fn dedupe(cuts: &mut Vec<Truncation>) {
 /// Most `truncated` entries kept; the rest are summarized in one entry at `/truncated`.
 const MAX_CUTS: usize = 100;
 
+/// One way to shrink an event: returns the path cut and its size before.
+type ShrinkStep = fn(&mut Event) -> Option<(&'static str, u64)>;
+
 /// Serialize, shrinking the event until it fits `max_event_bytes`.
 fn fit_event(event: &mut Event, limits: &PayloadLimits) -> String {
     if event.truncated.len() > MAX_CUTS {
@@ -588,7 +593,7 @@ fn fit_event(event: &mut Event, limits: &PayloadLimits) -> String {
     dedupe(&mut event.truncated);
     json = to_json(event);
     // 2. Then drop whole parts, largest offenders first.
-    let steps: [fn(&mut Event) -> Option<(&'static str, u64)>; 4] = [
+    let steps: [ShrinkStep; 4] = [
         |e| replace_with_marker(&mut e.response).map(|n| ("/response", n)),
         |e| replace_with_marker(&mut e.parameters).map(|n| ("/parameters", n)),
         |e| {
@@ -645,7 +650,12 @@ mod tests {
             params,
             result,
             request_id: RequestId::Number(7),
-            ..Operation::new(SessionKey(1), method, UNIX_EPOCH + Duration::from_secs(1_767_323_045), Duration::from_micros(1500))
+            ..Operation::new(
+                SessionKey(1),
+                method,
+                UNIX_EPOCH + Duration::from_secs(1_767_323_045),
+                Duration::from_micros(1500),
+            )
         }
     }
 
@@ -657,7 +667,8 @@ mod tests {
     fn tool_error_from_result() {
         let mut b = EventBuilder::new(BuildConfig::default(), IdGen::seeded(1));
         let r = r#"{"content":[{"type":"text","text":"boom"}],"isError":true}"#;
-        let built = b.build(&op(Method::ToolsCall, Payload::Json(r#"{"name":"echo"}"#), Payload::Json(r)), &session()).unwrap();
+        let built =
+            b.build(&op(Method::ToolsCall, Payload::Json(r#"{"name":"echo"}"#), Payload::Json(r)), &session()).unwrap();
         let e = built.event;
         assert!(e.is_error);
         assert_eq!(e.error.unwrap(), ErrorInfo { code: None, kind: "tool_error".into(), message: "boom".into() });

@@ -344,7 +344,10 @@ mod tests {
             {"type": "text", "text": "data"}
         ]});
         let s = strip_binary(r);
-        assert_eq!(s["content"][0], json!({"type": "image", "mimeType": "image/png", "dataBytes": 5, "sha256": sha256_hex(b"hello")}));
+        assert_eq!(
+            s["content"][0],
+            json!({"type": "image", "mimeType": "image/png", "dataBytes": 5, "sha256": sha256_hex(b"hello")})
+        );
         assert_eq!(s["content"][1]["resource"], json!({"uri": "x:y", "blobBytes": 5, "sha256": sha256_hex(b"hello")}));
         assert_eq!(s["content"][2], json!({"type": "text", "text": "data"}));
     }

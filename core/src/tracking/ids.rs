@@ -221,13 +221,7 @@ pub fn rfc3339_millis(t: SystemTime) -> String {
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);
     let mut s = String::with_capacity(24);
-    let _ = write!(
-        s,
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    );
+    let _ = write!(s, "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, (rem % 3600) / 60, rem % 60);
     s
 }
 

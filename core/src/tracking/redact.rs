@@ -483,7 +483,10 @@ mod tests {
         );
         assert_eq!(r("postgres://admin:hunter2@db:5432/app"), "postgres://[REDACTED]@db:5432/app");
         assert_eq!(r("https://h/cb#access_token=xyz&state=1"), "https://h/cb#access_token=[REDACTED]&state=1");
-        assert_eq!(r("db://rows?apiKey=1&monkey=2&api_key=3"), "db://rows?apiKey=[REDACTED]&monkey=2&api_key=[REDACTED]");
+        assert_eq!(
+            r("db://rows?apiKey=1&monkey=2&api_key=3"),
+            "db://rows?apiKey=[REDACTED]&monkey=2&api_key=[REDACTED]"
+        );
         assert_eq!(r("x://h/p?sig=&a=b"), "x://h/p?sig=&a=b");
         assert_eq!(r("://nothing"), "://nothing");
     }

@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use super::build::{BuildConfig, EventBuilder, NotBuilt, Operation, Payload, SessionInfo, SessionKey};
 use super::caps::PayloadLimits;
 use super::event::{Identity, PeerInfo, Transport};
-use super::export::{classify, Batch, CallbackExporter, ExportItem, ExportPolicy, Exporter, JsonlConfig, JsonlExporter};
+use super::export::{
+    classify, Batch, CallbackExporter, ExportItem, ExportPolicy, Exporter, JsonlConfig, JsonlExporter,
+};
 use super::ids::{derive_session_id, unix_nanos, IdGen};
 use super::queue::{encode, encoded_len, Bytes, Drained, Parts, Staging};
 use super::TrackingError;
@@ -268,9 +270,7 @@ impl Tracker {
             payload_budget: 0,
             policy: ExportPolicy::default(),
         });
-        Tracker {
-            inner: Arc::new(Handle { shared, threads: Mutex::new(Vec::new()), drop_timeout: Duration::ZERO }),
-        }
+        Tracker { inner: Arc::new(Handle { shared, threads: Mutex::new(Vec::new()), drop_timeout: Duration::ZERO }) }
     }
 
     /// Whether this tracker records anything.
@@ -537,7 +537,11 @@ fn pending(s: &Shared) -> u64 {
             .unwrap_or(0)
 }
 
-fn shutdown(shared: &Arc<Shared>, threads: &Mutex<Vec<JoinHandle<()>>>, timeout: Duration) -> Result<(), TrackingError> {
+fn shutdown(
+    shared: &Arc<Shared>,
+    threads: &Mutex<Vec<JoinHandle<()>>>,
+    timeout: Duration,
+) -> Result<(), TrackingError> {
     if !shared.enabled {
         return Ok(());
     }
@@ -566,7 +570,8 @@ fn shutdown(shared: &Arc<Shared>, threads: &Mutex<Vec<JoinHandle<()>>>, timeout:
         }
     }
     *ts = still;
-    let abandoned: u64 = shared.slots.iter().map(|s| s.abandoned.load(Ordering::Acquire)).sum::<u64>() - abandoned_before;
+    let abandoned: u64 =
+        shared.slots.iter().map(|s| s.abandoned.load(Ordering::Acquire)).sum::<u64>() - abandoned_before;
     let left = pending(shared);
     if finished && left == 0 && abandoned == 0 {
         Ok(())
@@ -652,7 +657,7 @@ fn run_builder(shared: Arc<Shared>, mut builder: EventBuilder, initial_capacity:
             let mut sessions = lock(&shared.sessions);
             if sessions.map.values().any(|e| e.closed_at.is_some_and(|c| c <= drained.end_seq)) {
                 let end = drained.end_seq;
-                sessions.map.retain(|_, e| !e.closed_at.is_some_and(|c| c <= end));
+                sessions.map.retain(|_, e| e.closed_at.is_none_or(|c| c > end));
                 let Sessions { map, order } = &mut *sessions;
                 order.retain(|k| map.contains_key(k));
             }
@@ -772,7 +777,13 @@ fn abandon(slot: &Slot, n: u64) {
     slot.abandoned.fetch_add(n, Ordering::AcqRel);
 }
 
-fn deliver(slot: &Slot, exporter: &mut dyn Exporter, batch: &[Arc<ExportItem>], policy: &ExportPolicy, rng: &mut IdGen) {
+fn deliver(
+    slot: &Slot,
+    exporter: &mut dyn Exporter,
+    batch: &[Arc<ExportItem>],
+    policy: &ExportPolicy,
+    rng: &mut IdGen,
+) {
     let mut start = 0;
     let mut attempt = 0u32;
     let mut seen_flush = lock(&slot.state).flush_gen;
@@ -828,7 +839,11 @@ fn deliver(slot: &Slot, exporter: &mut dyn Exporter, batch: &[Arc<ExportItem>], 
             if let (true, Some(d)) = (st.stop, st.deadline) {
                 wake_at = wake_at.min(d);
             }
-            st = slot.cv.wait_timeout(st, wake_at.saturating_duration_since(now)).unwrap_or_else(PoisonError::into_inner).0;
+            st = slot
+                .cv
+                .wait_timeout(st, wake_at.saturating_duration_since(now))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
     }
 }
@@ -1058,7 +1073,8 @@ impl TrackerBuilder {
                 #[cfg(feature = "otlp")]
                 PendingExporter::Otlp(name, c) => {
                     if c.traces {
-                        exporters.push((name.clone(), Box::new(super::export::OtlpTracesExporter::new(&name, c.clone())?)));
+                        exporters
+                            .push((name.clone(), Box::new(super::export::OtlpTracesExporter::new(&name, c.clone())?)));
                     }
                     if c.metrics {
                         let m = format!("{name}-metrics");
@@ -1135,6 +1151,8 @@ impl TrackerBuilder {
             .spawn(move || run_builder(sh, builder, initial))
             .map_err(spawn_err)?;
         threads.push(t);
-        Ok(Tracker { inner: Arc::new(Handle { shared, threads: Mutex::new(threads), drop_timeout: self.drop_timeout }) })
+        Ok(Tracker {
+            inner: Arc::new(Handle { shared, threads: Mutex::new(threads), drop_timeout: self.drop_timeout }),
+        })
     }
 }

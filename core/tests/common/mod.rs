@@ -139,7 +139,8 @@ fn serve(conn: TcpStream, state: Arc<(Mutex<State>, Condvar)>, status: Arc<Atomi
             cv.notify_all();
         }
         let reason = if code == 200 { "OK" } else { "Service Unavailable" };
-        let resp = format!("HTTP/1.1 {code} {reason}\r\nContent-Length: 2\r\nContent-Type: application/json\r\n\r\n{{}}");
+        let resp =
+            format!("HTTP/1.1 {code} {reason}\r\nContent-Length: 2\r\nContent-Type: application/json\r\n\r\n{{}}");
         if writer.write_all(resp.as_bytes()).is_err() {
             return;
         }

@@ -171,7 +171,13 @@ impl McpcatExporter {
         if let Some(k) = &config.api_key {
             headers.push(("Authorization".to_owned(), format!("Token {k}")));
         }
-        Ok(McpcatExporter { url: config.url(), poster: Poster::new(name, config.timeout), headers, config, buf: Vec::new() })
+        Ok(McpcatExporter {
+            url: config.url(),
+            poster: Poster::new(name, config.timeout),
+            headers,
+            config,
+            buf: Vec::new(),
+        })
     }
 }
 

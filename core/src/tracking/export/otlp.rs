@@ -24,7 +24,8 @@ use crate::tracking::TrackingError;
 
 /// The explicit bucket bounds (seconds) of `mcp.server.operation.duration`, as the semantic
 /// conventions recommend.
-pub const DURATION_BUCKETS: [f64; 14] = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
+pub const DURATION_BUCKETS: [f64; 14] =
+    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
 
 /// Where and how to send OTLP.
 #[derive(Debug, Clone, PartialEq)]
@@ -179,7 +180,9 @@ pub(crate) fn span_of(item: &ExportItem, include_uri: bool) -> Span {
         flags |= SpanFlags::ContextIsRemoteMask as u32;
     }
     let status = match &e.error {
-        Some(err) => Status { code: status::StatusCode::Error as i32, message: err.message.chars().take(256).collect() },
+        Some(err) => {
+            Status { code: status::StatusCode::Error as i32, message: err.message.chars().take(256).collect() }
+        }
         None => Status::default(),
     };
     let start = item.started_unix_nanos;
@@ -198,9 +201,12 @@ pub(crate) fn span_of(item: &ExportItem, include_uri: bool) -> Span {
     }
 }
 
+/// Spans are grouped by the server's name and version.
+type ServerKey = Option<(String, Option<String>)>;
+
 /// The trace request for a batch: spans grouped by resource (server).
 pub fn traces_request(config: &OtlpConfig, batch: &Batch<'_>) -> ExportTraceServiceRequest {
-    let mut groups: Vec<(Option<(String, Option<String>)>, ResourceSpans)> = Vec::new();
+    let mut groups: Vec<(ServerKey, ResourceSpans)> = Vec::new();
     for item in batch.items() {
         let key = item.event.server.as_ref().map(|s| (s.name.clone(), s.version.clone()));
         let at = match groups.iter().position(|(k, _)| *k == key) {
@@ -353,7 +359,13 @@ impl OtlpMetricsExporter {
     pub fn new(name: &str, config: OtlpConfig) -> Result<OtlpMetricsExporter, TrackingError> {
         config.check()?;
         let url = config.url("metrics");
-        Ok(OtlpMetricsExporter { poster: Poster::new(name, config.timeout), url, config, last_end: None, buf: Vec::new() })
+        Ok(OtlpMetricsExporter {
+            poster: Poster::new(name, config.timeout),
+            url,
+            config,
+            last_end: None,
+            buf: Vec::new(),
+        })
     }
 }
 
