@@ -144,7 +144,7 @@ fn serde_values_and_serializable_results_are_recorded() {
     t.flush(LONG).unwrap();
     let events = sink.lock().unwrap().clone();
     assert_eq!(events.len(), 1);
-    assert_eq!(events[0].parameters.as_ref().unwrap(), &params);
+    assert_eq!(*events[0].parameters.as_ref().unwrap().value(), params);
     assert_eq!(events[0].error.as_ref().unwrap().kind, "tool_error");
     assert_eq!(events[0].error.as_ref().unwrap().message, "division by zero");
     t.shutdown(LONG).unwrap();

@@ -186,8 +186,8 @@ fn full_event() -> Event {
         server: Some(PeerInfo::new("s", Some("1"))),
         transport: Some(Transport::Http),
         resource_name: Some("t".into()),
-        parameters: Some(json!({})),
-        response: Some(json!({})),
+        parameters: Some(json!({}).into()),
+        response: Some(json!({}).into()),
         is_error: true,
         error: Some(ErrorInfo { code: Some(-1), kind: "-1".into(), message: "m".into() }),
         identity: Some(Identity { id: Some("u".into()), name: Some("n".into()), data: Some(json!({})) }),
@@ -275,7 +275,7 @@ fn redaction_of_headers_uris_and_nested_params() {
         .build(&op(Method::ResourcesRead, Payload::Value(&params), Payload::Value(&result)), &session())
         .unwrap()
         .event;
-    let p = e.parameters.unwrap();
+    let p = e.parameters.unwrap().into_value();
     assert_eq!(p["uri"], "https://api.example.com/v1/doc?id=7&access_token=[REDACTED]&api_key=[REDACTED]");
     assert_eq!(
         e.resource_name.as_deref(),
@@ -287,7 +287,7 @@ fn redaction_of_headers_uris_and_nested_params() {
     );
     assert_eq!(p["arguments"]["config"]["db"], json!({"password": "[REDACTED]", "host": "db"}));
     assert_eq!(p["arguments"]["note"], "call me with [REDACTED]");
-    let c = &e.response.unwrap()["contents"][0];
+    let c = &e.response.unwrap().into_value()["contents"][0];
     assert_eq!(c["uri"], "https://[REDACTED]@h.example/x?token=[REDACTED]");
     assert_eq!(c["text"], "[REDACTED]");
     // The digest is of the original bytes, not of the redacted text.
@@ -314,7 +314,7 @@ fn user_hooks() {
         .build(&op(Method::ResourcesRead, Payload::Json(r#"{"uri":"mail://alice/inbox"}"#), Payload::None), &session())
         .unwrap();
     assert_eq!(e.event.resource_name.as_deref(), Some("mail://[user]/inbox"));
-    assert_eq!(e.event.parameters.unwrap()["uri"], "mail://[user]/inbox");
+    assert_eq!(e.event.parameters.unwrap().into_value()["uri"], "mail://[user]/inbox");
 
     let failing =
         BuildConfig { redact_string: Some(std::sync::Arc::new(|_: &str| Err(TrackingError::hook("no")))), ..config() };
@@ -377,7 +377,7 @@ fn ten_megabyte_blob_read_becomes_a_small_event() {
         )
         .unwrap();
     assert!(e.json.len() < 1200, "event is {} bytes", e.json.len());
-    let c = &e.event.response.as_ref().unwrap()["contents"][0];
+    let c = &e.event.response.as_ref().unwrap().value()["contents"][0];
     assert_eq!(c["blobBytes"], (raw_len / 3 * 3) as u64);
     assert_eq!(c["sha256"].as_str().unwrap().len(), 64);
     assert!(c.get("blob").is_none());
@@ -394,7 +394,7 @@ fn long_strings_depth_breadth_and_event_size() {
     let wide: Vec<u32> = (0..150).collect();
     let params = json!({"name": "t", "arguments": {"long": long, "deep": deep, "wide": wide}});
     let e = builder().build(&op(Method::ToolsCall, Payload::Value(&params), Payload::None), &session()).unwrap().event;
-    let args = &e.parameters.as_ref().unwrap()["arguments"];
+    let args = &e.parameters.as_ref().unwrap().value()["arguments"];
     let s = args["long"].as_str().unwrap();
     assert!(s.len() <= 32 * 1024 && s.ends_with("…[truncated: 40960 bytes]"), "{}", s.len());
     assert_eq!(args["wide"].as_array().unwrap().len(), 101);
@@ -442,5 +442,69 @@ fn limits_are_configurable() {
         .build(&op(Method::ToolsCall, Payload::Value(&params), Payload::None), &session())
         .unwrap()
         .event;
-    assert!(e.parameters.unwrap()["arguments"]["s"].as_str().unwrap().len() <= 100);
+    assert!(e.parameters.unwrap().into_value()["arguments"]["s"].as_str().unwrap().len() <= 100);
+}
+
+#[test]
+fn payloads_kept_as_text_match_the_parsed_path() {
+    // A string hook that changes nothing forces every payload through parse → walk → serialize;
+    // without it, clean payloads are kept as text. Both must give the same events.
+    let cases: &[(Method, &str, &str)] = &[
+        (
+            Method::ToolsCall,
+            r#"{"name":"echo","arguments":{"text":"hi","n":[1,2,3]}}"#,
+            r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#,
+        ),
+        (Method::ToolsCall, r#"{"name":"t","arguments":{"password":"p"}}"#, r#"{"content":[]}"#),
+        (
+            Method::ToolsCall,
+            r#"{"name":"t","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"isError":true}"#,
+        ),
+        (
+            Method::ToolsCall,
+            r#"{"name":"t","arguments":{"u":"see https://h/x?token=1"}}"#,
+            r#"{"content":[{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}]}"#,
+        ),
+        (
+            Method::ToolsCall,
+            r#"{"name":"t","arguments":{"s":"line\nbreak \u00e9"}}"#,
+            r#"{"structuredContent":{"k":"Bearer abcdefghijkl"}}"#,
+        ),
+        (Method::ResourcesRead, r#"{"uri":"note://1"}"#, r#"{"contents":[{"uri":"note://1","text":"hello"}]}"#),
+        (Method::ResourcesSubscribe, r#"{"uri":"note://1"}"#, r#"{}"#),
+        (Method::PromptsGet, r#"{"name":"p","arguments":{"a":"b"}}"#, r#"{"messages":[]}"#),
+        (
+            Method::ResourcesList,
+            r#"{"cursor":"abc"}"#,
+            r#"{"resources":[{"uri":"a://b","name":"n"}],"nextCursor":"c"}"#,
+        ),
+        (Method::ToolsList, r#"[1,2]"#, r#""odd""#),
+        (Method::ToolsList, r#"{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":{"j":{"k":1}}}}}}}}}}}"#, r#"{}"#),
+        (Method::ToolsCall, r#"{"name":5}"#, r#"{"isError":"yes"}"#),
+    ];
+    let slow_cfg = BuildConfig { redact_string: Some(std::sync::Arc::new(|s: &str| Ok(s.to_owned()))), ..config() };
+    let wide = format!("[{}]", (0..150).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+    let mut all: Vec<(Method, String, String)> =
+        cases.iter().map(|(m, p, r)| (*m, p.to_string(), r.to_string())).collect();
+    all.push((Method::ToolsList, format!(r#"{{"list":{wide}}}"#), wide.clone()));
+    for (method, params, result) in &all {
+        let o = op(*method, Payload::Json(params), Payload::Json(result));
+        let fast = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap();
+        let slow = EventBuilder::new(slow_cfg.clone(), IdGen::seeded(9)).build(&o, &session()).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&fast.json).unwrap(),
+            serde_json::from_str::<Value>(&slow.json).unwrap(),
+            "{method:?} {params} {result}"
+        );
+        assert_eq!(fast.event, slow.event);
+    }
+    // The first case is kept as text; the second (a secret key) is not.
+    let o = op(Method::ToolsCall, Payload::Json(all[0].1.as_str()), Payload::Json(all[0].2.as_str()));
+    let e = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap().event;
+    assert_eq!(e.parameters.as_ref().unwrap().as_raw(), Some(all[0].1.as_str()));
+    assert_eq!(e.response.as_ref().unwrap().as_raw(), Some(all[0].2.as_str()));
+    let o = op(Method::ToolsCall, Payload::Json(all[1].1.as_str()), Payload::None);
+    let e = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap().event;
+    assert_eq!(e.parameters.as_ref().unwrap().as_raw(), None);
 }

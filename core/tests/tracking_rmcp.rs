@@ -224,9 +224,12 @@ async fn one_event_per_request_through_a_real_client() {
     assert_eq!(echo.resource_name.as_deref(), Some("echo"));
     assert!(echo.duration_ms >= 20.0, "the handler sleeps 20 ms: {}", echo.duration_ms);
     assert!(!echo.is_error);
-    assert_eq!(echo.parameters.as_ref().unwrap()["arguments"]["text"], "hi");
-    assert!(echo.parameters.as_ref().unwrap()["_meta"].get("progressToken").is_some(), "the request _meta is kept");
-    assert_eq!(echo.response.as_ref().unwrap()["content"][0]["text"], "hi");
+    assert_eq!(echo.parameters.as_ref().unwrap().value()["arguments"]["text"], "hi");
+    assert!(
+        echo.parameters.as_ref().unwrap().value()["_meta"].get("progressToken").is_some(),
+        "the request _meta is kept"
+    );
+    assert_eq!(echo.response.as_ref().unwrap().value()["content"][0]["text"], "hi");
 
     let divide = &events[3];
     assert!(divide.is_error);
@@ -238,9 +241,9 @@ async fn one_event_per_request_through_a_real_client() {
 
     let read1 = &events[7];
     assert_eq!(read1.resource_name.as_deref(), Some("note://1"));
-    assert_eq!(read1.response.as_ref().unwrap()["contents"][0]["textBytes"], 6);
+    assert_eq!(read1.response.as_ref().unwrap().value()["contents"][0]["textBytes"], 6);
     let read2 = &events[8];
-    assert_eq!(read2.response.as_ref().unwrap()["contents"][0]["blobBytes"], 5);
+    assert_eq!(read2.response.as_ref().unwrap().value()["contents"][0]["blobBytes"], 5);
     let missing = &events[9];
     assert_eq!(missing.resource_name.as_deref(), Some("note://9"));
     assert_eq!(missing.error.as_ref().unwrap().code, Some(-32002));

@@ -6,11 +6,12 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::caps::{cap_value, strip_binary, summarize_read_result, truncate_string, PayloadLimits};
-use super::event::{ErrorInfo, Event, Identity, Method, PeerInfo, Transport, Truncation, TruncationReason};
+use super::caps::{cap_value, needs_cap, strip_binary, summarize_read_result, truncate_string, PayloadLimits};
+use super::event::{ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport, Truncation, TruncationReason};
 use super::ids::{duration_ms, hex, rfc3339_millis, IdGen, TraceParent};
 use super::redact::{redact_text, redact_value};
 use super::TrackingError;
@@ -305,6 +306,104 @@ fn tool_error_message(result: &Value) -> String {
         .to_owned()
 }
 
+/// The text as a raw JSON value, when it is valid JSON.
+fn raw_of(text: &str) -> Option<Box<RawValue>> {
+    serde_json::from_str::<&RawValue>(text).ok().map(|r| r.to_owned())
+}
+
+/// What the builder reads from `params` kept as text.
+struct ParamsPeek {
+    name: Option<String>,
+    uri: Option<String>,
+    traceparent: Option<String>,
+}
+
+/// Read `name`, `uri` and `_meta.traceparent` from params text (`None`: not an object, or one of
+/// them is not a string; the slow path then decides).
+fn peek_params(text: &str) -> Option<ParamsPeek> {
+    #[derive(Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow, default)]
+        traceparent: Option<Text<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Peek<'a> {
+        #[serde(borrow, default)]
+        name: Option<Text<'a>>,
+        #[serde(borrow, default)]
+        uri: Option<Text<'a>>,
+        #[serde(borrow, default, rename = "_meta")]
+        meta: Option<Meta<'a>>,
+    }
+    let p: Peek<'_> = serde_json::from_str(text).ok()?;
+    Some(ParamsPeek {
+        name: p.name.map(|t| t.0.into_owned()),
+        uri: p.uri.map(|t| t.0.into_owned()),
+        traceparent: p.meta.and_then(|m| m.traceparent).map(|t| t.0.into_owned()),
+    })
+}
+
+/// A borrowed string (a bare `Cow` so that serde borrows it).
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct Text<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+
+/// A result's `isError`, when the result is an object and `isError` is a boolean or absent.
+fn peek_is_error(text: &str) -> Option<bool> {
+    #[derive(Deserialize)]
+    struct Peek {
+        #[serde(default, rename = "isError")]
+        is_error: Option<bool>,
+    }
+    serde_json::from_str::<Peek>(text).ok().map(|p| p.is_error.unwrap_or(false))
+}
+
+/// One pass over JSON text without escapes: depth and breadth within the caps and (when
+/// `check_keys`) no object key that names a secret.
+fn scan_raw(text: &str, limits: &PayloadLimits, check_keys: bool) -> bool {
+    let b = text.as_bytes();
+    let mut counts = [0usize; 64];
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let Some(len) = text[i + 1..].find('"') else { return false };
+                let end = i + 1 + len;
+                if check_keys {
+                    let mut k = end + 1;
+                    while k < b.len() && b[k].is_ascii_whitespace() {
+                        k += 1;
+                    }
+                    if k < b.len() && b[k] == b':' && crate::tracking::redact::is_sensitive_key(&text[i + 1..end]) {
+                        return false;
+                    }
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' | b'[' => {
+                // The top-level payload is at depth 0, as in `cap_value`.
+                if depth >= limits.max_depth || depth + 1 >= counts.len() {
+                    return false;
+                }
+                depth += 1;
+                counts[depth] = 1;
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' => {
+                counts[depth] += 1;
+                if counts[depth] > limits.max_breadth {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
 /// The slack allowed before redaction, so that a secret straddling the string cap is still seen
 /// whole; the exact cap applies after the hooks.
 const PRE_CAP_SLACK: usize = 1024;
@@ -328,14 +427,36 @@ impl EventBuilder {
         &self.config
     }
 
+    /// Whether a payload's text can be kept as it is: no user string hook, within the string cap
+    /// (so no string in it is over), no escapes (so the text is what redaction would see), within
+    /// the depth and breadth caps, nothing the built-in rules would redact (secret keys, URIs,
+    /// header lines, tokens), and for a result no binary content.
+    fn clean(&self, text: &str, response: bool) -> bool {
+        let cfg = &self.config;
+        cfg.redact_string.is_none()
+            && text.len() <= cfg.limits.max_string_bytes
+            && !text.as_bytes().contains(&b'\\')
+            && (!response || !(text.contains("\"blob\"") || text.contains("\"image\"") || text.contains("\"audio\"")))
+            && scan_raw(text, &cfg.limits, cfg.builtin_redaction)
+            && (!cfg.builtin_redaction || matches!(redact_text(text), std::borrow::Cow::Borrowed(_)))
+    }
+
     /// Build the event of one operation.
     pub fn build(&mut self, op: &Operation<'_>, session: &SessionInfo) -> Result<Built, NotBuilt> {
         let cfg = &self.config;
         let limits = cfg.limits;
         let mut cuts: Vec<Truncation> = Vec::new();
 
+        // Fast path: a payload that needs no change keeps its text (no parse, walk or re-serialize).
+        let fast_params = match op.params {
+            Payload::Json(t) if op.meta.is_none() && op.method != Method::Initialize && self.clean(t, false) => {
+                raw_of(t).and_then(|raw| peek_params(raw.get()).map(|peek| (raw, peek)))
+            }
+            _ => None,
+        };
+
         // Parameters: always read (resource name, trace context), kept only when captured.
-        let mut params = parse_payload(&op.params, "parameters", &mut cuts);
+        let mut params = if fast_params.is_some() { None } else { parse_payload(&op.params, "parameters", &mut cuts) };
         if let Some(meta) = parse_payload(&op.meta, "parameters/_meta", &mut cuts) {
             match &mut params {
                 Some(Value::Object(m)) => {
@@ -349,10 +470,24 @@ impl EventBuilder {
                 Some(_) => {}
             }
         }
-        let meta_str = |k: &str| params.as_ref()?.get("_meta")?.get(k)?.as_str();
-        let trace_parent = meta_str("traceparent").and_then(TraceParent::parse);
-        let mut resource_name =
-            op.method.resource_name_key().and_then(|k| params.as_ref()?.get(k)?.as_str()).map(str::to_owned);
+        let (trace_parent, mut resource_name) = match &fast_params {
+            Some((_, peek)) => (
+                peek.traceparent.as_deref().and_then(TraceParent::parse),
+                match op.method.resource_name_key() {
+                    Some("uri") => peek.uri.clone(),
+                    Some(_) => peek.name.clone(),
+                    None => None,
+                },
+            ),
+            None => {
+                let meta_str = |k: &str| params.as_ref()?.get("_meta")?.get(k)?.as_str();
+                (
+                    meta_str("traceparent").and_then(TraceParent::parse),
+                    op.method.resource_name_key().and_then(|k| params.as_ref()?.get(k)?.as_str()).map(str::to_owned),
+                )
+            }
+        };
+        let mut fast_params = fast_params.map(|(raw, _)| raw);
         let mut client = session.client.clone();
         let mut protocol_version = session.protocol_version.clone();
         if op.method == Method::Initialize {
@@ -367,13 +502,25 @@ impl EventBuilder {
         }
         if !cfg.capture_parameters {
             params = None;
+            fast_params = None;
         }
 
         // Result or error.
         let mut error =
             op.error.map(|e| ErrorInfo { code: Some(e.code), kind: e.code.to_string(), message: e.message.to_owned() });
         let mut response = None;
-        if error.is_none() {
+        let mut fast_result = None;
+        if error.is_none() && cfg.capture_responses && !op.tool_error {
+            if let Payload::Json(t) = op.result {
+                if !matches!(op.method, Method::ResourcesRead | Method::Initialize)
+                    && self.clean(t, true)
+                    && (!t.contains("\"isError\"") || peek_is_error(t) == Some(false))
+                {
+                    fast_result = raw_of(t);
+                }
+            }
+        }
+        if error.is_none() && fast_result.is_none() {
             let result = parse_payload(&op.result, "response", &mut cuts);
             let is_tool_error = op.tool_error
                 || (op.method == Method::ToolsCall
@@ -395,15 +542,20 @@ impl EventBuilder {
             } else {
                 cuts.retain(|c| !c.path.starts_with("/response"));
             }
-        } else {
-            // A failed request has no result; a stray one is ignored.
-            let _ = &op.result;
         }
         let mut identity = session.identity.clone();
 
-        // First cap pass with slack, so that redaction and hooks never walk huge strings.
+        // First cap pass with slack, so that redaction and hooks never walk huge strings (not
+        // needed when every payload's text is shorter than the cap).
         let pre = PayloadLimits { max_string_bytes: limits.max_string_bytes + PRE_CAP_SLACK, ..limits };
-        cap_all(&mut params, &mut response, &mut identity, &pre, &mut cuts);
+        let small = |p: &Payload<'_>| match p {
+            Payload::Json(s) => s.len() <= pre.max_string_bytes,
+            Payload::None | Payload::Omitted(_) => true,
+            Payload::Value(_) | Payload::Serialize(_) => false,
+        };
+        if !(small(&op.params) && small(&op.meta) && small(&op.result)) {
+            cap_values(&mut params, &mut response, &mut identity, &pre, &mut cuts);
+        }
         if let Some(e) = &mut error {
             truncate_string(&mut e.message, limits.max_string_bytes + PRE_CAP_SLACK);
         }
@@ -469,8 +621,8 @@ impl EventBuilder {
             server: cfg.server.clone(),
             transport: session.transport,
             resource_name,
-            parameters: params,
-            response,
+            parameters: fast_params.map(Json::from_raw).or(params.map(Json::from)),
+            response: fast_result.map(Json::from_raw).or(response.map(Json::from)),
             is_error: error.is_some(),
             error,
             identity,
@@ -530,6 +682,32 @@ impl EventBuilder {
 }
 
 fn cap_all(
+    params: &mut Option<Json>,
+    response: &mut Option<Json>,
+    identity: &mut Option<Identity>,
+    limits: &PayloadLimits,
+    cuts: &mut Vec<Truncation>,
+) {
+    let mut path = String::with_capacity(64);
+    let values = [
+        ("/parameters", params.as_mut().and_then(Json::as_value_mut)),
+        ("/response", response.as_mut().and_then(Json::as_value_mut)),
+        ("/identity/data", identity.as_mut().and_then(|i| i.data.as_mut())),
+    ];
+    for (name, v) in values {
+        if let Some(v) = v {
+            if !needs_cap(v, 0, limits) {
+                continue;
+            }
+            path.clear();
+            path.push_str(name);
+            cap_value(v, &mut path, 0, limits, cuts);
+        }
+    }
+}
+
+/// [`cap_all`] for the payloads still being built (plain values).
+fn cap_values(
     params: &mut Option<Value>,
     response: &mut Option<Value>,
     identity: &mut Option<Identity>,
@@ -537,17 +715,20 @@ fn cap_all(
     cuts: &mut Vec<Truncation>,
 ) {
     let mut path = String::with_capacity(64);
-    for (name, v) in [("/parameters", params.as_mut()), ("/response", response.as_mut())] {
+    let values = [
+        ("/parameters", params.as_mut()),
+        ("/response", response.as_mut()),
+        ("/identity/data", identity.as_mut().and_then(|i| i.data.as_mut())),
+    ];
+    for (name, v) in values {
         if let Some(v) = v {
+            if !needs_cap(v, 0, limits) {
+                continue;
+            }
             path.clear();
             path.push_str(name);
             cap_value(v, &mut path, 0, limits, cuts);
         }
-    }
-    if let Some(d) = identity.as_mut().and_then(|i| i.data.as_mut()) {
-        path.clear();
-        path.push_str("/identity/data");
-        cap_value(d, &mut path, 0, limits, cuts);
     }
 }
 
@@ -627,10 +808,10 @@ fn fit_event(event: &mut Event, limits: &PayloadLimits) -> String {
     json
 }
 
-fn replace_with_marker(v: &mut Option<Value>) -> Option<u64> {
+fn replace_with_marker(v: &mut Option<Json>) -> Option<u64> {
     let old = v.take()?;
-    let n = to_json(&old).len() as u64;
-    *v = Some(Value::String(format!("[truncated: {n} bytes, over the event size cap]")));
+    let n = old.json_len() as u64;
+    *v = Some(Json::from(Value::String(format!("[truncated: {n} bytes, over the event size cap]"))));
     Some(n)
 }
 

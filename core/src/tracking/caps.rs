@@ -2,6 +2,8 @@
 //! depth and breadth capped, every cut listed. The event-size cap lives in the builder, which sees
 //! the whole event.
 
+use std::fmt::Write as _;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -70,6 +72,24 @@ fn previous_cut(s: &str) -> Option<usize> {
     body[at + "…[truncated: ".len()..].parse().ok()
 }
 
+/// Whether [`cap_value`] would cut anything (a walk without building paths).
+pub fn needs_cap(v: &Value, depth: usize, limits: &PayloadLimits) -> bool {
+    match v {
+        Value::String(s) => s.len() > limits.max_string_bytes,
+        Value::Array(a) if !a.is_empty() => {
+            depth >= limits.max_depth
+                || a.len() > limits.max_breadth
+                || a.iter().any(|x| needs_cap(x, depth + 1, limits))
+        }
+        Value::Object(m) if !m.is_empty() => {
+            depth >= limits.max_depth
+                || m.len() > limits.max_breadth
+                || m.values().any(|x| needs_cap(x, depth + 1, limits))
+        }
+        _ => false,
+    }
+}
+
 /// Apply string, depth and breadth caps to `v` at `path` (depth of `v` = `depth`).
 pub fn cap_value(v: &mut Value, path: &mut String, depth: usize, limits: &PayloadLimits, cuts: &mut Vec<Truncation>) {
     match v {
@@ -100,7 +120,7 @@ pub fn cap_value(v: &mut Value, path: &mut String, depth: usize, limits: &Payloa
                     break; // the marker
                 }
                 let len = path.len();
-                push_pointer(path, &i.to_string());
+                let _ = write!(path, "/{i}");
                 cap_value(item, path, depth + 1, limits, cuts);
                 path.truncate(len);
             }

@@ -1,7 +1,11 @@
 //! The event model (schema 1): what one tracked MCP request becomes. Field by field in
 //! `docs/events.md`; a test keeps that table and this serializer in step.
 
-use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
 /// The version of the event schema written in every event's `schema` field.
@@ -120,6 +124,117 @@ impl Method {
     /// Whether `resourceName` is a resource URI (`mcp.resource.uri` in OpenTelemetry).
     pub fn names_a_uri(self) -> bool {
         matches!(self, Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe)
+    }
+}
+
+/// A JSON payload of an event (`parameters`, `response`): a value, or, when nothing in it had to
+/// change (no redaction, no cap, no binary), the compact text the host passed, kept as it was.
+/// Both serialize to the same JSON; [`value`](Json::value) reads either.
+#[derive(Clone)]
+pub struct Json(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Value(Value),
+    Raw(Box<RawValue>),
+}
+
+impl Json {
+    pub(crate) fn from_raw(raw: Box<RawValue>) -> Json {
+        Json(Repr::Raw(raw))
+    }
+
+    /// The value (parsed on demand when the payload was kept as text).
+    pub fn value(&self) -> Cow<'_, Value> {
+        match &self.0 {
+            Repr::Value(v) => Cow::Borrowed(v),
+            Repr::Raw(r) => Cow::Owned(serde_json::from_str(r.get()).unwrap_or(Value::Null)),
+        }
+    }
+
+    /// The value, for changing it (a payload kept as text is parsed once, here).
+    pub fn value_mut(&mut self) -> &mut Value {
+        if let Repr::Raw(r) = &self.0 {
+            self.0 = Repr::Value(serde_json::from_str(r.get()).unwrap_or(Value::Null));
+        }
+        match &mut self.0 {
+            Repr::Value(v) => v,
+            Repr::Raw(_) => unreachable!("converted above"),
+        }
+    }
+
+    /// The value, owned.
+    pub fn into_value(self) -> Value {
+        match self.0 {
+            Repr::Value(v) => v,
+            Repr::Raw(r) => serde_json::from_str(r.get()).unwrap_or(Value::Null),
+        }
+    }
+
+    /// The text as the host passed it, when the payload was kept as text.
+    pub fn as_raw(&self) -> Option<&str> {
+        match &self.0 {
+            Repr::Raw(r) => Some(r.get()),
+            Repr::Value(_) => None,
+        }
+    }
+
+    /// The value when it is one (not kept as text): what caps and redaction may change.
+    pub(crate) fn as_value_mut(&mut self) -> Option<&mut Value> {
+        match &mut self.0 {
+            Repr::Value(v) => Some(v),
+            Repr::Raw(_) => None,
+        }
+    }
+
+    /// Its size as compact JSON.
+    pub(crate) fn json_len(&self) -> usize {
+        match &self.0 {
+            Repr::Raw(r) => r.get().len(),
+            Repr::Value(v) => serde_json::to_string(v).map_or(0, |s| s.len()),
+        }
+    }
+}
+
+impl From<Value> for Json {
+    fn from(v: Value) -> Json {
+        Json(Repr::Value(v))
+    }
+}
+
+impl PartialEq for Json {
+    fn eq(&self, other: &Json) -> bool {
+        self.value() == other.value()
+    }
+}
+
+impl PartialEq<Value> for Json {
+    fn eq(&self, other: &Value) -> bool {
+        *self.value() == *other
+    }
+}
+
+impl fmt::Debug for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Repr::Value(v) => write!(f, "{v}"),
+            Repr::Raw(r) => f.write_str(r.get()),
+        }
+    }
+}
+
+impl Serialize for Json {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Repr::Value(v) => v.serialize(s),
+            Repr::Raw(r) => r.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
+        Value::deserialize(d).map(Json::from)
     }
 }
 
@@ -262,11 +377,11 @@ pub struct Event {
     pub resource_name: Option<String>,
     /// The request `params` (redacted, capped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parameters: Option<Value>,
+    pub parameters: Option<Json>,
     /// The result (redacted, capped; `resources/read` contents summarized); absent when responses are
     /// not captured or the request failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub response: Option<Value>,
+    pub response: Option<Json>,
     /// Whether the request failed (JSON-RPC error, or a tool result with `isError: true`).
     pub is_error: bool,
     /// The failure, when `isError`.

@@ -2,7 +2,6 @@
 //! and RFC 3339 timestamps. Pure functions; the generator is seeded by its owner.
 
 use std::collections::hash_map::RandomState;
-use std::fmt::Write as _;
 use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -100,18 +99,34 @@ impl IdGen {
         }
     }
 
+    /// `prefix` + 27 uniformly random base62 characters (6 random bits per character, values
+    /// 62 and 63 rejected).
+    fn random_id(&mut self, prefix: &str) -> String {
+        let mut s = String::with_capacity(prefix.len() + ID_CHARS);
+        s.push_str(prefix);
+        let mut n = 0;
+        while n < ID_CHARS {
+            let mut bits = self.next_u64();
+            for _ in 0..10 {
+                let v = (bits & 63) as usize;
+                bits >>= 6;
+                if v < 62 && n < ID_CHARS {
+                    s.push(BASE62[v] as char);
+                    n += 1;
+                }
+            }
+        }
+        s
+    }
+
     /// `evt_` + 27 base62 characters.
     pub fn event_id(&mut self) -> String {
-        let mut b = [0u8; 20];
-        self.fill(&mut b);
-        prefixed("evt_", &b)
+        self.random_id("evt_")
     }
 
     /// `ses_` + 27 base62 characters (a minted session id).
     pub fn session_id(&mut self) -> String {
-        let mut b = [0u8; 20];
-        self.fill(&mut b);
-        prefixed("ses_", &b)
+        self.random_id("ses_")
     }
 
     /// A valid (non-zero) W3C trace id.
@@ -147,9 +162,11 @@ impl IdGen {
 
 /// Lowercase hex.
 pub fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
+    for &b in bytes {
+        s.push(DIGITS[usize::from(b >> 4)] as char);
+        s.push(DIGITS[usize::from(b & 15)] as char);
     }
     s
 }
@@ -220,9 +237,22 @@ pub fn rfc3339_millis(t: SystemTime) -> String {
     let days = (secs / 86_400) as i64;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);
-    let mut s = String::with_capacity(24);
-    let _ = write!(s, "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z", rem / 3600, (rem % 3600) / 60, rem % 60);
-    s
+    let digits = |out: &mut [u8], mut v: u64| {
+        for slot in out.iter_mut().rev() {
+            *slot = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    // Years fit in four digits until 9999 (u64 seconds since 1970 reach further; they wrap here).
+    let mut b = *b"0000-00-00T00:00:00.000Z";
+    digits(&mut b[0..4], y as u64);
+    digits(&mut b[5..7], u64::from(m));
+    digits(&mut b[8..10], u64::from(d));
+    digits(&mut b[11..13], rem / 3600);
+    digits(&mut b[14..16], (rem % 3600) / 60);
+    digits(&mut b[17..19], rem % 60);
+    digits(&mut b[20..23], u64::from(millis));
+    b.iter().map(|&c| c as char).collect()
 }
 
 /// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar.

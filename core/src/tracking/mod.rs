@@ -56,7 +56,7 @@ pub use build::{
 };
 pub use caps::PayloadLimits;
 pub use event::{
-    ErrorInfo, Event, Identity, Method, PeerInfo, Transport, Truncation, TruncationReason, SCHEMA_VERSION,
+    ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport, Truncation, TruncationReason, SCHEMA_VERSION,
 };
 pub use export::{Batch, CallbackExporter, ExportItem, ExportPolicy, Exporter, JsonlConfig, JsonlExporter};
 #[cfg(feature = "mcpcat")]

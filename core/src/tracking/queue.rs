@@ -304,8 +304,10 @@ impl Staging {
         if self.live == 0 {
             self.buf.clear();
             self.head = 0;
-        } else if self.head > 0 && self.buf.len() + len > self.max_bytes + self.max_bytes / 2 {
-            // Reclaim the space of dropped records (amortized: at least max_bytes/2 written since).
+        } else if self.head >= 64 * 1024 && self.head >= self.buf.len() - self.head {
+            // Reclaim the space of dropped records once it is at least half the buffer: the copy
+            // (the live bytes, at most `head`) is paid for by the `head` bytes written since the
+            // last one, and the buffer stays within twice the live bytes.
             self.buf.copy_within(self.head.., 0);
             self.buf.truncate(self.buf.len() - self.head);
             self.head = 0;
@@ -405,7 +407,7 @@ mod tests {
             let p = Parts { params: Bytes::Json(body.as_bytes()), meta: Bytes::None, result: Bytes::None };
             let len = encoded_len(&op, &p);
             s.push(len, |out| encode(out, len, &op, &p));
-            assert!(s.buf.len() <= 8192 + 4096 + len, "{}", s.buf.len());
+            assert!(s.buf.len() <= 2 * 8192 + 64 * 1024 + len, "{}", s.buf.len());
         }
         let d = s.swap(Vec::new());
         let ids: Vec<_> = d.records().map(|r| decode(r).unwrap().request_id).collect();

@@ -26,16 +26,24 @@ use serde_json::Value;
 /// What a redacted secret is replaced with.
 pub const REDACTED: &str = "[REDACTED]";
 
-fn normalize_key(key: &str) -> String {
-    key.bytes().filter(|b| *b != b'-' && *b != b'_').map(|b| b.to_ascii_lowercase() as char).collect()
+/// `key` lowercased without `-` and `_`, in a stack buffer (keys over 64 bytes never match).
+fn normalize_key(key: &str, buf: &mut [u8; 64]) -> Option<usize> {
+    let mut n = 0;
+    for b in key.bytes() {
+        if b == b'-' || b == b'_' {
+            continue;
+        }
+        *buf.get_mut(n)? = b.to_ascii_lowercase();
+        n += 1;
+    }
+    Some(n)
 }
 
 /// Whether an object key names a secret (see the module docs).
 pub fn is_sensitive_key(key: &str) -> bool {
-    if key.len() > 64 {
-        return false;
-    }
-    let k = normalize_key(key);
+    let mut buf = [0u8; 64];
+    let Some(n) = normalize_key(key, &mut buf) else { return false };
+    let Ok(k) = std::str::from_utf8(&buf[..n]) else { return false };
     const EXACT: &[&str] = &[
         "authorization",
         "proxyauthorization",
@@ -55,15 +63,14 @@ pub fn is_sensitive_key(key: &str) -> bool {
         "credentials",
     ];
     const SUFFIX: &[&str] = &["token", "secret", "password", "apikey", "accesskey", "privatekey", "passphrase"];
-    EXACT.contains(&k.as_str()) || SUFFIX.iter().any(|s| k.ends_with(s))
+    EXACT.contains(&k) || SUFFIX.iter().any(|s| k.ends_with(s))
 }
 
 /// Whether a URI query/fragment parameter name carries a secret.
 pub fn is_secret_param(name: &str) -> bool {
-    if name.len() > 64 {
-        return false;
-    }
-    let k = normalize_key(name);
+    let mut buf = [0u8; 64];
+    let Some(n) = normalize_key(name, &mut buf) else { return false };
+    let Ok(k) = std::str::from_utf8(&buf[..n]) else { return false };
     const EXACT: &[&str] = &[
         "token",
         "key",
@@ -85,7 +92,7 @@ pub fn is_secret_param(name: &str) -> bool {
         "sessionid",
     ];
     const SUFFIX: &[&str] = &["token", "secret", "password", "signature", "key"];
-    EXACT.contains(&k.as_str())
+    EXACT.contains(&k)
         || SUFFIX.iter().any(|s| k.ends_with(s) && (k.len() == s.len() || name_has_separator_before(name, s.len())))
 }
 
@@ -173,6 +180,9 @@ pub fn redact_one_uri(uri: &str) -> Option<String> {
     let sep = uri.find("://")?;
     let auth_start = sep + 3;
     let auth_end = uri[auth_start..].find(['/', '?', '#']).map_or(uri.len(), |i| auth_start + i);
+    if !uri[auth_start..auth_end].contains('@') && !uri[auth_end..].contains(['?', '#']) {
+        return None; // no userinfo, no parameters: nothing to redact
+    }
     let mut changed = false;
     let mut out = String::with_capacity(uri.len());
     out.push_str(&uri[..auth_start]);
@@ -248,11 +258,16 @@ const HEADER_NAMES: &[&str] =
 
 /// `Authorization: …` (and friends) up to the end of the line.
 fn redact_header_lines(s: &str) -> Option<String> {
-    let lower_has = |needle: &str| s.len() >= needle.len() && contains_ignore_ascii_case(s, needle);
-    if !HEADER_NAMES.iter().any(|h| lower_has(h)) {
+    // Every header line has a colon right after its name: look only there.
+    let b = s.as_bytes();
+    let named = |colon: usize| {
+        HEADER_NAMES
+            .iter()
+            .any(|h| colon + 1 >= h.len() && b[colon + 1 - h.len()..=colon].eq_ignore_ascii_case(h.as_bytes()))
+    };
+    if !s.match_indices(':').any(|(i, _)| named(i)) {
         return None;
     }
-    let b = s.as_bytes();
     let mut out = String::with_capacity(s.len());
     let mut i = 0;
     let mut copied = 0;
@@ -291,11 +306,6 @@ fn starts_with_ignore_ascii_case(hay: &[u8], needle: &[u8]) -> bool {
     hay.len() >= needle.len() && hay[..needle.len()].eq_ignore_ascii_case(needle)
 }
 
-fn contains_ignore_ascii_case(hay: &str, needle: &str) -> bool {
-    let (h, n) = (hay.as_bytes(), needle.as_bytes());
-    h.windows(n.len()).any(|w| w.eq_ignore_ascii_case(n))
-}
-
 fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
@@ -332,12 +342,13 @@ fn alnum_dash(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'-'
 }
 
+/// Grouped by first byte (see [`shapes_starting_with`]).
 const KEY_SHAPES: &[KeyShape] = &[
     ("sk_live_", alnum, 16, None),
     ("sk_test_", alnum, 16, None),
+    ("sk-", is_b64url, 20, None),
     ("rk_live_", alnum, 16, None),
     ("rk_test_", alnum, 16, None),
-    ("sk-", is_b64url, 20, None),
     ("github_pat_", alnum_us, 30, None),
     ("ghp_", alnum, 30, None),
     ("gho_", alnum, 30, None),
@@ -359,47 +370,97 @@ const KEY_SHAPES: &[KeyShape] = &[
     ("pypi-", is_b64url, 50, None),
 ];
 
-/// The end of a secret token starting at `i` (a word boundary), if one starts there.
+/// The key shapes whose prefix starts with `first`.
+fn shapes_starting_with(first: u8) -> &'static [KeyShape] {
+    match first {
+        b's' => &KEY_SHAPES[0..3],
+        b'r' => &KEY_SHAPES[3..5],
+        b'g' => &KEY_SHAPES[5..12],
+        b'x' => &KEY_SHAPES[12..18],
+        b'A' => &KEY_SHAPES[18..21],
+        b'n' => &KEY_SHAPES[21..22],
+        b'h' => &KEY_SHAPES[22..23],
+        b'p' => &KEY_SHAPES[23..24],
+        _ => &[],
+    }
+}
+
+fn has(rest: &[u8], lit: &[u8]) -> bool {
+    rest.len() >= lit.len() && rest.iter().zip(lit).all(|(a, b)| a == b)
+}
+
+/// The span of a secret token starting at `i` (a word boundary), if one starts there.
 fn token_at(b: &[u8], i: usize) -> Option<(usize, usize)> {
     let rest = &b[i..];
-    // Bearer / Basic credentials: keep the scheme, redact the credential.
-    for scheme in [&b"bearer "[..], &b"basic "[..]] {
-        if starts_with_ignore_ascii_case(rest, scheme) {
-            let v = run(b, i + scheme.len(), |c| c == b' ');
-            let e = run(b, v, is_cred);
-            if e - v >= 8 && &b[v..e] != REDACTED.as_bytes() {
-                return Some((v, e));
+    match b[i] {
+        // Bearer / Basic credentials: keep the scheme, redact the credential.
+        b'b' | b'B' => {
+            for scheme in [&b"bearer "[..], &b"basic "[..]] {
+                if starts_with_ignore_ascii_case(rest, scheme) {
+                    let v = run(b, i + scheme.len(), |c| c == b' ');
+                    let e = run(b, v, is_cred);
+                    if e - v >= 8 && &b[v..e] != REDACTED.as_bytes() {
+                        return Some((v, e));
+                    }
+                }
             }
+            None
+        }
+        // JWT: three base64url segments, the first starting with `eyJ` (`{"`).
+        b'e' => {
+            if !has(rest, b"eyJ") {
+                return None;
+            }
+            let e1 = run(b, i, is_b64url);
+            if e1 - i >= 10 && e1 < b.len() && b[e1] == b'.' {
+                let e2 = run(b, e1 + 1, is_b64url);
+                if e2 - e1 > 4 && e2 < b.len() && b[e2] == b'.' {
+                    let e3 = run(b, e2 + 1, is_b64url);
+                    return Some((i, e3));
+                }
+            }
+            None
+        }
+        first => {
+            for &(prefix, body, min, exact) in shapes_starting_with(first) {
+                let p = prefix.as_bytes();
+                if !has(rest, p) {
+                    continue;
+                }
+                let v = i + p.len();
+                let e = run(b, v, body);
+                let n = e - v;
+                let ends_clean = e == b.len() || !is_word(b[e]);
+                let ok = match exact {
+                    Some(x) => n == x && ends_clean,
+                    None => n >= min && ends_clean,
+                };
+                if ok {
+                    return Some((i, e));
+                }
+            }
+            None
         }
     }
-    // JWT: three base64url segments, the first starting with `eyJ` (`{"`).
-    if rest.starts_with(b"eyJ") {
-        let e1 = run(b, i, is_b64url);
-        if e1 - i >= 10 && e1 < b.len() && b[e1] == b'.' {
-            let e2 = run(b, e1 + 1, is_b64url);
-            if e2 - e1 > 4 && e2 < b.len() && b[e2] == b'.' {
-                let e3 = run(b, e2 + 1, is_b64url);
-                return Some((i, e3));
-            }
-        }
-    }
-    for &(prefix, body, min, exact) in KEY_SHAPES {
-        if rest.starts_with(prefix.as_bytes()) {
-            let v = i + prefix.len();
-            let e = run(b, v, body);
-            let n = e - v;
-            let ends_clean = e == b.len() || !is_word(b[e]);
-            let ok = match exact {
-                Some(x) => n == x && ends_clean,
-                None => n >= min && ends_clean,
-            };
-            if ok {
-                return Some((i, e));
-            }
-        }
-    }
-    None
 }
+
+/// Byte classes for the token scan: bit 0 = word byte (`[A-Za-z0-9_-]`), bit 1 = a byte a secret
+/// token can start with.
+const CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
+            t[c] |= 1;
+        }
+        if matches!(b, b'b' | b'B' | b'e' | b's' | b'r' | b'g' | b'x' | b'A' | b'n' | b'h' | b'p') {
+            t[c] |= 2;
+        }
+        c += 1;
+    }
+    t
+};
 
 /// Bearer/Basic credentials, JWTs and API-key shapes.
 fn redact_tokens(s: &str) -> Option<String> {
@@ -407,19 +468,21 @@ fn redact_tokens(s: &str) -> Option<String> {
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut i = 0;
+    let mut prev_word = false;
     while i < b.len() {
-        let c = b[i];
-        let candidate = matches!(c, b'b' | b'B' | b'e' | b's' | b'r' | b'g' | b'x' | b'A' | b'n' | b'h' | b'p');
-        if candidate && (i == 0 || !is_word(b[i - 1])) {
+        let class = CLASS[usize::from(b[i])];
+        if class & 2 != 0 && !prev_word {
             if let Some((from, to)) = token_at(b, i) {
                 let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
                 o.push_str(&s[copied..from]);
                 o.push_str(REDACTED);
                 copied = to;
                 i = to.max(i + 1);
+                prev_word = i > 0 && CLASS[usize::from(b[i - 1])] & 1 != 0;
                 continue;
             }
         }
+        prev_word = class & 1 != 0;
         i += 1;
     }
     out.map(|mut o| {

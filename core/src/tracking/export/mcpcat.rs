@@ -84,13 +84,13 @@ pub(crate) struct PublishEvent<'a> {
 }
 
 /// The API's object fields take objects: anything else is wrapped as `{"value": …}`.
-fn as_object(v: &Option<Value>) -> Option<Value> {
+fn as_object(v: Option<Value>) -> Option<Value> {
     match v {
         None => None,
-        Some(Value::Object(m)) => Some(Value::Object(m.clone())),
+        Some(Value::Object(m)) => Some(Value::Object(m)),
         Some(other) => {
             let mut m = Map::new();
-            m.insert("value".to_owned(), other.clone());
+            m.insert("value".to_owned(), other);
             Some(Value::Object(m))
         }
     }
@@ -135,11 +135,11 @@ pub(crate) fn body<'a>(config: &'a McpcatConfig, e: &'a Event) -> PublishEvent<'
             Value::Object(m)
         }),
         resource_name: e.resource_name.as_deref(),
-        parameters: as_object(&e.parameters),
-        response: as_object(&e.response),
+        parameters: as_object(e.parameters.as_ref().map(|j| j.value().into_owned())),
+        response: as_object(e.response.as_ref().map(|j| j.value().into_owned())),
         identify_actor_given_id: e.identity.as_ref().and_then(|i| i.id.as_deref()),
         identify_actor_name: e.identity.as_ref().and_then(|i| i.name.as_deref()),
-        identify_data: e.identity.as_ref().and_then(|i| as_object(&i.data)),
+        identify_data: e.identity.as_ref().and_then(|i| as_object(i.data.clone())),
         tags,
         sdk_language: &config.sdk_language,
         mcpcat_version: format!("mcplens {}", crate::VERSION),
