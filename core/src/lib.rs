@@ -10,6 +10,8 @@
 //! - [`sanitize`]: untrusted text → safe text, and the RFC 6570 URI-template check.
 //! - [`catalog`]: the per-server cache, refreshed as one transaction.
 //! - [`tool`]: the `ListMcpResourceTemplatesTool` spec and rendering.
+//! - [`tracking`]: server-side operation tracking ([`Tracker`](tracking::Tracker)): events,
+//!   redaction, payload caps, bounded queue, exporters.
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -17,6 +19,7 @@ pub mod catalog;
 pub mod discovery;
 pub mod sanitize;
 pub mod tool;
+pub mod tracking;
 
 #[cfg(feature = "rmcp")]
 pub mod rmcp;

@@ -82,7 +82,9 @@ use ::rmcp::{Peer, RoleClient, ServiceError};
 use crate::discovery::{has_resources_capability, DiscoveryError, Limits, ListKind, Listing, Outcome, Pager};
 
 mod catalog;
+mod tracked;
 pub use catalog::*;
+pub use tracked::*;
 
 /// Lists a server's resource templates (`resources/templates/list`), every page, within `limits`.
 ///

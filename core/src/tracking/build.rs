@@ -1,0 +1,885 @@
+//! From raw parts to an [`Event`] (pure): parse, summarize, redact, hook, cap. The worker runs this
+//! off the request path; tests and shared vectors run it directly with a seeded [`IdGen`].
+
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::caps::{cap_value, needs_cap, strip_binary, summarize_read_result, truncate_string, PayloadLimits};
+use super::event::{ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport, Truncation, TruncationReason};
+use super::ids::{duration_ms, hex, rfc3339_millis, IdGen, TraceParent};
+use super::redact::{redact_text, redact_value};
+use super::TrackingError;
+
+/// Anything that can write itself as compact JSON (every `serde::Serialize` type can).
+pub trait WriteJson {
+    /// Append compact JSON to `out`.
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error>;
+}
+
+impl<T: Serialize + ?Sized> WriteJson for T {
+    fn write_json(&self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        serde_json::to_writer(out, self)
+    }
+}
+
+/// A request's `params`, `_meta` or result, as the host has it at hand.
+#[derive(Clone, Copy, Default)]
+pub enum Payload<'a> {
+    /// Nothing (no params, result not captured, …).
+    #[default]
+    None,
+    /// JSON text, copied byte for byte into the queue (not parsed on the caller's thread).
+    Json(&'a str),
+    /// A serde_json value, written as compact JSON straight into the queue.
+    Value(&'a Value),
+    /// Any serializable value (e.g. an rmcp result), written as compact JSON straight into the queue.
+    Serialize(&'a dyn WriteJson),
+    /// The host left out a payload of this many bytes (too large to copy); the event lists the cut.
+    Omitted(u64),
+}
+
+impl fmt::Debug for Payload<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Payload::None => f.write_str("None"),
+            Payload::Json(s) => write!(f, "Json({} bytes)", s.len()),
+            Payload::Value(_) => f.write_str("Value(..)"),
+            Payload::Serialize(_) => f.write_str("Serialize(..)"),
+            Payload::Omitted(n) => write!(f, "Omitted({n})"),
+        }
+    }
+}
+
+impl Payload<'_> {
+    /// Whether there is nothing.
+    pub fn is_none(&self) -> bool {
+        matches!(self, Payload::None)
+    }
+}
+
+/// A JSON-RPC request id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RequestId<'a> {
+    /// No id known.
+    #[default]
+    None,
+    /// A numeric id.
+    Number(i64),
+    /// A string id.
+    Text(&'a str),
+}
+
+/// A JSON-RPC error response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RpcError<'a> {
+    /// The JSON-RPC error code.
+    pub code: i64,
+    /// The error message (redacted on the worker).
+    pub message: &'a str,
+}
+
+/// A session handle's numeric key (see [`Tracker::open_session`](super::Tracker::open_session)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SessionKey(pub u64);
+
+/// One tracked request, as raw parts: what `Tracker::record` takes on the request path.
+#[derive(Debug, Clone, Copy)]
+pub struct Operation<'a> {
+    /// The session (connection) it arrived on.
+    pub session: SessionKey,
+    /// The method.
+    pub method: Method,
+    /// The JSON-RPC id.
+    pub request_id: RequestId<'a>,
+    /// When the request started (wall clock).
+    pub started_at: SystemTime,
+    /// How long it took (monotonic).
+    pub duration: Duration,
+    /// The request `params` (with or without `_meta`).
+    pub params: Payload<'a>,
+    /// The request `_meta` object, when the host holds it apart from `params` (rmcp does); it is
+    /// put back under `params._meta` unless `params` already has one.
+    pub meta: Payload<'a>,
+    /// The result, when the request succeeded and responses are captured (or for `tools/call`,
+    /// where `isError` is read from it).
+    pub result: Payload<'a>,
+    /// The JSON-RPC error, when the request failed.
+    pub error: Option<RpcError<'a>>,
+    /// The host already knows the `tools/call` result has `isError: true` (needed when the result
+    /// itself is not passed).
+    pub tool_error: bool,
+}
+
+impl<'a> Operation<'a> {
+    /// An operation with no id, payloads or error.
+    pub fn new(session: SessionKey, method: Method, started_at: SystemTime, duration: Duration) -> Operation<'a> {
+        Operation {
+            session,
+            method,
+            request_id: RequestId::None,
+            started_at,
+            duration,
+            params: Payload::None,
+            meta: Payload::None,
+            result: Payload::None,
+            error: None,
+            tool_error: false,
+        }
+    }
+}
+
+/// What the builder knows about the session of an operation.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SessionInfo {
+    /// `ses_…`.
+    pub id: String,
+    /// How the client connects.
+    pub transport: Option<Transport>,
+    /// The client's `clientInfo` (from `initialize`).
+    pub client: Option<PeerInfo>,
+    /// The negotiated protocol version.
+    pub protocol_version: Option<String>,
+    /// Who is behind the session.
+    pub identity: Option<Identity>,
+}
+
+/// A user hook applied to every string of every event (after the built-in rules): returns the
+/// string to keep. An error (or a panic) drops the event and counts it.
+pub type StringHook = Arc<dyn Fn(&str) -> Result<String, TrackingError> + Send + Sync>;
+
+/// A user hook applied to each whole event (after string redaction): `Ok(Some(event))` keeps the
+/// (possibly changed) event, `Ok(None)` drops it (counted as filtered), an error or a panic drops it
+/// (counted as a redaction failure). `schema`, `id`, `type`, `timestamp`, `sessionId`, `traceId`
+/// and `spanId` are restored after the hook.
+pub type EventHook = Arc<dyn Fn(Event) -> Result<Option<Event>, TrackingError> + Send + Sync>;
+
+/// How events are built.
+#[derive(Clone)]
+pub struct BuildConfig {
+    /// Keep the request `params` (default true).
+    pub capture_parameters: bool,
+    /// Keep results (default true).
+    pub capture_responses: bool,
+    /// Keep the text of `resources/read` contents (default false: size and SHA-256 only).
+    pub capture_resource_text: bool,
+    /// Apply the built-in redaction rules (default true).
+    pub builtin_redaction: bool,
+    /// Caps.
+    pub limits: PayloadLimits,
+    /// The server's `serverInfo`.
+    pub server: Option<PeerInfo>,
+    /// The user's string hook.
+    pub redact_string: Option<StringHook>,
+    /// The user's event hook.
+    pub redact_event: Option<EventHook>,
+}
+
+impl Default for BuildConfig {
+    fn default() -> Self {
+        BuildConfig {
+            capture_parameters: true,
+            capture_responses: true,
+            capture_resource_text: false,
+            builtin_redaction: true,
+            limits: PayloadLimits::default(),
+            server: None,
+            redact_string: None,
+            redact_event: None,
+        }
+    }
+}
+
+impl fmt::Debug for BuildConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BuildConfig")
+            .field("capture_parameters", &self.capture_parameters)
+            .field("capture_responses", &self.capture_responses)
+            .field("capture_resource_text", &self.capture_resource_text)
+            .field("builtin_redaction", &self.builtin_redaction)
+            .field("limits", &self.limits)
+            .field("server", &self.server)
+            .field("redact_string", &self.redact_string.is_some())
+            .field("redact_event", &self.redact_event.is_some())
+            .finish()
+    }
+}
+
+/// A built event and its JSON line (camelCase, no trailing newline).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Built {
+    /// The event.
+    pub event: Event,
+    /// Its compact JSON.
+    pub json: String,
+}
+
+/// Why an operation produced no event.
+#[derive(Debug)]
+pub enum NotBuilt {
+    /// The event hook returned `None`.
+    Filtered,
+    /// A hook failed or panicked.
+    HookFailed(TrackingError),
+}
+
+fn parse_payload(p: &Payload<'_>, what: &str, cuts: &mut Vec<Truncation>) -> Option<Value> {
+    let parsed = match p {
+        Payload::None => return None,
+        Payload::Json(s) => serde_json::from_str::<Value>(s),
+        Payload::Value(v) => Ok((*v).clone()),
+        Payload::Serialize(w) => {
+            let mut buf = Vec::new();
+            match w.write_json(&mut buf) {
+                Ok(()) => serde_json::from_slice::<Value>(&buf),
+                Err(e) => Err(e),
+            }
+        }
+        Payload::Omitted(n) => {
+            cuts.push(Truncation {
+                path: format!("/{what}"),
+                reason: TruncationReason::PayloadSize,
+                original_bytes: Some(*n),
+            });
+            return None;
+        }
+    };
+    match parsed {
+        Ok(v) => Some(v),
+        Err(_) => {
+            cuts.push(Truncation {
+                path: format!("/{what}"),
+                reason: TruncationReason::InvalidJson,
+                original_bytes: None,
+            });
+            None
+        }
+    }
+}
+
+fn call_guarded<T>(f: impl FnOnce() -> Result<T, TrackingError>) -> Result<T, TrackingError> {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(_) => Err(TrackingError::Hook { message: "the hook panicked".to_owned() }),
+    }
+}
+
+fn hook_value(v: &mut Value, hook: &StringHook) -> Result<(), TrackingError> {
+    match v {
+        Value::String(s) => {
+            *s = call_guarded(|| hook(s))?;
+            Ok(())
+        }
+        Value::Array(a) => a.iter_mut().try_for_each(|x| hook_value(x, hook)),
+        Value::Object(m) => m.values_mut().try_for_each(|x| hook_value(x, hook)),
+        _ => Ok(()),
+    }
+}
+
+fn hook_opt_string(s: &mut Option<String>, hook: &StringHook) -> Result<(), TrackingError> {
+    if let Some(x) = s {
+        *x = call_guarded(|| hook(x))?;
+    }
+    Ok(())
+}
+
+fn redact_opt_string(s: &mut Option<String>) {
+    if let Some(x) = s {
+        if let std::borrow::Cow::Owned(r) = redact_text(x) {
+            *x = r;
+        }
+    }
+}
+
+/// The first text block of a tool result (its error message when `isError`).
+fn tool_error_message(result: &Value) -> String {
+    result
+        .get("content")
+        .and_then(Value::as_array)
+        .and_then(|c| c.iter().find_map(|b| (b.get("type")?.as_str()? == "text").then(|| b.get("text")?.as_str())?))
+        .unwrap_or("tool error")
+        .to_owned()
+}
+
+/// The text as a raw JSON value, when it is valid JSON.
+fn raw_of(text: &str) -> Option<Box<RawValue>> {
+    serde_json::from_str::<&RawValue>(text).ok().map(|r| r.to_owned())
+}
+
+/// What the builder reads from `params` kept as text.
+struct ParamsPeek {
+    name: Option<String>,
+    uri: Option<String>,
+    traceparent: Option<String>,
+}
+
+/// Read `name`, `uri` and `_meta.traceparent` from params text (`None`: not an object, or one of
+/// them is not a string; the slow path then decides).
+fn peek_params(text: &str) -> Option<ParamsPeek> {
+    #[derive(Deserialize)]
+    struct Meta<'a> {
+        #[serde(borrow, default)]
+        traceparent: Option<Text<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Peek<'a> {
+        #[serde(borrow, default)]
+        name: Option<Text<'a>>,
+        #[serde(borrow, default)]
+        uri: Option<Text<'a>>,
+        #[serde(borrow, default, rename = "_meta")]
+        meta: Option<Meta<'a>>,
+    }
+    let p: Peek<'_> = serde_json::from_str(text).ok()?;
+    Some(ParamsPeek {
+        name: p.name.map(|t| t.0.into_owned()),
+        uri: p.uri.map(|t| t.0.into_owned()),
+        traceparent: p.meta.and_then(|m| m.traceparent).map(|t| t.0.into_owned()),
+    })
+}
+
+/// A borrowed string (a bare `Cow` so that serde borrows it).
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct Text<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
+
+/// A result's `isError`, when the result is an object and `isError` is a boolean or absent.
+fn peek_is_error(text: &str) -> Option<bool> {
+    #[derive(Deserialize)]
+    struct Peek {
+        #[serde(default, rename = "isError")]
+        is_error: Option<bool>,
+    }
+    serde_json::from_str::<Peek>(text).ok().map(|p| p.is_error.unwrap_or(false))
+}
+
+/// One pass over JSON text without escapes: depth and breadth within the caps and (when
+/// `check_keys`) no object key that names a secret.
+fn scan_raw(text: &str, limits: &PayloadLimits, check_keys: bool) -> bool {
+    let b = text.as_bytes();
+    let mut counts = [0usize; 64];
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                let Some(len) = text[i + 1..].find('"') else { return false };
+                let end = i + 1 + len;
+                if check_keys {
+                    let mut k = end + 1;
+                    while k < b.len() && b[k].is_ascii_whitespace() {
+                        k += 1;
+                    }
+                    if k < b.len() && b[k] == b':' && crate::tracking::redact::is_sensitive_key(&text[i + 1..end]) {
+                        return false;
+                    }
+                }
+                i = end + 1;
+                continue;
+            }
+            b'{' | b'[' => {
+                // The top-level payload is at depth 0, as in `cap_value`.
+                if depth >= limits.max_depth || depth + 1 >= counts.len() {
+                    return false;
+                }
+                depth += 1;
+                counts[depth] = 1;
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b',' => {
+                counts[depth] += 1;
+                if counts[depth] > limits.max_breadth {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The slack allowed before redaction, so that a secret straddling the string cap is still seen
+/// whole; the exact cap applies after the hooks.
+const PRE_CAP_SLACK: usize = 1024;
+
+/// Builds events from operations. Pure: ids come from the generator it owns, times from the
+/// operation.
+#[derive(Debug, Clone)]
+pub struct EventBuilder {
+    config: BuildConfig,
+    ids: IdGen,
+}
+
+impl EventBuilder {
+    /// A builder with this configuration and id generator.
+    pub fn new(config: BuildConfig, ids: IdGen) -> EventBuilder {
+        EventBuilder { config, ids }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &BuildConfig {
+        &self.config
+    }
+
+    /// Whether a payload's text can be kept as it is: no user string hook, within the string cap
+    /// (so no string in it is over), no escapes (so the text is what redaction would see), within
+    /// the depth and breadth caps, nothing the built-in rules would redact (secret keys, URIs,
+    /// header lines, tokens), and for a result no binary content.
+    fn clean(&self, text: &str, response: bool) -> bool {
+        let cfg = &self.config;
+        cfg.redact_string.is_none()
+            && text.len() <= cfg.limits.max_string_bytes
+            && !text.as_bytes().contains(&b'\\')
+            && (!response || !(text.contains("\"blob\"") || text.contains("\"image\"") || text.contains("\"audio\"")))
+            && scan_raw(text, &cfg.limits, cfg.builtin_redaction)
+            && (!cfg.builtin_redaction || matches!(redact_text(text), std::borrow::Cow::Borrowed(_)))
+    }
+
+    /// Build the event of one operation.
+    pub fn build(&mut self, op: &Operation<'_>, session: &SessionInfo) -> Result<Built, NotBuilt> {
+        let cfg = &self.config;
+        let limits = cfg.limits;
+        let mut cuts: Vec<Truncation> = Vec::new();
+
+        // Fast path: a payload that needs no change keeps its text (no parse, walk or re-serialize).
+        let fast_params = match op.params {
+            Payload::Json(t) if op.meta.is_none() && op.method != Method::Initialize && self.clean(t, false) => {
+                raw_of(t).and_then(|raw| peek_params(raw.get()).map(|peek| (raw, peek)))
+            }
+            _ => None,
+        };
+
+        // Parameters: always read (resource name, trace context), kept only when captured.
+        let mut params = if fast_params.is_some() { None } else { parse_payload(&op.params, "parameters", &mut cuts) };
+        if let Some(meta) = parse_payload(&op.meta, "parameters/_meta", &mut cuts) {
+            match &mut params {
+                Some(Value::Object(m)) => {
+                    m.entry("_meta").or_insert(meta);
+                }
+                None => {
+                    let mut m = Map::new();
+                    m.insert("_meta".to_owned(), meta);
+                    params = Some(Value::Object(m));
+                }
+                Some(_) => {}
+            }
+        }
+        let (trace_parent, mut resource_name) = match &fast_params {
+            Some((_, peek)) => (
+                peek.traceparent.as_deref().and_then(TraceParent::parse),
+                match op.method.resource_name_key() {
+                    Some("uri") => peek.uri.clone(),
+                    Some(_) => peek.name.clone(),
+                    None => None,
+                },
+            ),
+            None => {
+                let meta_str = |k: &str| params.as_ref()?.get("_meta")?.get(k)?.as_str();
+                (
+                    meta_str("traceparent").and_then(TraceParent::parse),
+                    op.method.resource_name_key().and_then(|k| params.as_ref()?.get(k)?.as_str()).map(str::to_owned),
+                )
+            }
+        };
+        let mut fast_params = fast_params.map(|(raw, _)| raw);
+        let mut client = session.client.clone();
+        let mut protocol_version = session.protocol_version.clone();
+        if op.method == Method::Initialize {
+            if let Some(p) = &params {
+                if client.is_none() {
+                    client = p.get("clientInfo").and_then(|c| serde_json::from_value::<PeerInfo>(c.clone()).ok());
+                }
+                if protocol_version.is_none() {
+                    protocol_version = p.get("protocolVersion").and_then(Value::as_str).map(str::to_owned);
+                }
+            }
+        }
+        if !cfg.capture_parameters {
+            params = None;
+            fast_params = None;
+        }
+
+        // Result or error.
+        let mut error =
+            op.error.map(|e| ErrorInfo { code: Some(e.code), kind: e.code.to_string(), message: e.message.to_owned() });
+        let mut response = None;
+        let mut fast_result = None;
+        if error.is_none() && cfg.capture_responses && !op.tool_error {
+            if let Payload::Json(t) = op.result {
+                if !matches!(op.method, Method::ResourcesRead | Method::Initialize)
+                    && self.clean(t, true)
+                    && (!t.contains("\"isError\"") || peek_is_error(t) == Some(false))
+                {
+                    fast_result = raw_of(t);
+                }
+            }
+        }
+        if error.is_none() && fast_result.is_none() {
+            let result = parse_payload(&op.result, "response", &mut cuts);
+            let is_tool_error = op.tool_error
+                || (op.method == Method::ToolsCall
+                    && result.as_ref().and_then(|r| r.get("isError")).and_then(Value::as_bool) == Some(true));
+            if is_tool_error {
+                let message = result.as_ref().map(tool_error_message).unwrap_or_else(|| "tool error".to_owned());
+                error = Some(ErrorInfo { code: None, kind: "tool_error".to_owned(), message });
+            }
+            if op.method == Method::Initialize {
+                if let Some(v) = result.as_ref().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str) {
+                    protocol_version = Some(v.to_owned());
+                }
+            }
+            if cfg.capture_responses {
+                response = result.map(|r| match op.method {
+                    Method::ResourcesRead => summarize_read_result(r, cfg.capture_resource_text),
+                    _ => strip_binary(r),
+                });
+            } else {
+                cuts.retain(|c| !c.path.starts_with("/response"));
+            }
+        }
+        let mut identity = session.identity.clone();
+
+        // First cap pass with slack, so that redaction and hooks never walk huge strings (not
+        // needed when every payload's text is shorter than the cap).
+        let pre = PayloadLimits { max_string_bytes: limits.max_string_bytes + PRE_CAP_SLACK, ..limits };
+        let small = |p: &Payload<'_>| match p {
+            Payload::Json(s) => s.len() <= pre.max_string_bytes,
+            Payload::None | Payload::Omitted(_) => true,
+            Payload::Value(_) | Payload::Serialize(_) => false,
+        };
+        if !(small(&op.params) && small(&op.meta) && small(&op.result)) {
+            cap_values(&mut params, &mut response, &mut identity, &pre, &mut cuts);
+        }
+        if let Some(e) = &mut error {
+            truncate_string(&mut e.message, limits.max_string_bytes + PRE_CAP_SLACK);
+        }
+        if let Some(r) = &mut resource_name {
+            truncate_string(r, limits.max_string_bytes + PRE_CAP_SLACK);
+        }
+
+        // Built-in redaction, then the user's string hook.
+        if cfg.builtin_redaction {
+            redact_opt_string(&mut resource_name);
+            for v in [params.as_mut(), response.as_mut(), identity.as_mut().and_then(|i| i.data.as_mut())]
+                .into_iter()
+                .flatten()
+            {
+                redact_value(v);
+            }
+            if let Some(e) = &mut error {
+                if let std::borrow::Cow::Owned(r) = redact_text(&e.message) {
+                    e.message = r;
+                }
+            }
+            if let Some(i) = &mut identity {
+                redact_opt_string(&mut i.name);
+            }
+        }
+        if let Some(hook) = &cfg.redact_string {
+            let mut run = || -> Result<(), TrackingError> {
+                hook_opt_string(&mut resource_name, hook)?;
+                for v in [params.as_mut(), response.as_mut(), identity.as_mut().and_then(|i| i.data.as_mut())]
+                    .into_iter()
+                    .flatten()
+                {
+                    hook_value(v, hook)?;
+                }
+                if let Some(e) = &mut error {
+                    e.message = call_guarded(|| hook(&e.message))?;
+                }
+                if let Some(i) = &mut identity {
+                    hook_opt_string(&mut i.id, hook)?;
+                    hook_opt_string(&mut i.name, hook)?;
+                }
+                Ok(())
+            };
+            run().map_err(NotBuilt::HookFailed)?;
+        }
+
+        let trace_id = trace_parent.map(|t| t.trace_id).unwrap_or_else(|| self.ids.trace_id());
+        let span_id = self.ids.span_id();
+        let mut event = Event {
+            schema: super::event::SCHEMA_VERSION,
+            id: self.ids.event_id(),
+            event_type: op.method.event_type().to_owned(),
+            timestamp: rfc3339_millis(op.started_at),
+            duration_ms: duration_ms(op.duration),
+            session_id: session.id.clone(),
+            request_id: match op.request_id {
+                RequestId::None => None,
+                RequestId::Number(n) => Some(Value::from(n)),
+                RequestId::Text(s) => Some(Value::String(s.to_owned())),
+            },
+            protocol_version,
+            client,
+            server: cfg.server.clone(),
+            transport: session.transport,
+            resource_name,
+            parameters: fast_params.map(Json::from_raw).or(params.map(Json::from)),
+            response: fast_result.map(Json::from_raw).or(response.map(Json::from)),
+            is_error: error.is_some(),
+            error,
+            identity,
+            trace_id: hex(&trace_id),
+            span_id: hex(&span_id),
+            parent_span_id: trace_parent.map(|t| hex(&t.parent_span_id)),
+            truncated: Vec::new(),
+        };
+
+        if let Some(hook) = &cfg.redact_event {
+            let keep = (
+                event.schema,
+                event.id.clone(),
+                event.event_type.clone(),
+                event.timestamp.clone(),
+                event.session_id.clone(),
+                event.trace_id.clone(),
+                event.span_id.clone(),
+            );
+            match call_guarded(|| hook(event)) {
+                Ok(Some(mut e)) => {
+                    (e.schema, e.id, e.event_type, e.timestamp, e.session_id, e.trace_id, e.span_id) = keep;
+                    event = e;
+                }
+                Ok(None) => return Err(NotBuilt::Filtered),
+                Err(e) => return Err(NotBuilt::HookFailed(e)),
+            }
+        }
+
+        // Exact caps, then the event-size cap.
+        cap_all(&mut event.parameters, &mut event.response, &mut event.identity, &limits, &mut cuts);
+        if let Some(e) = &mut event.error {
+            if let Some(n) = truncate_string(&mut e.message, limits.max_string_bytes) {
+                cuts.push(Truncation {
+                    path: "/error/message".to_owned(),
+                    reason: TruncationReason::StringLength,
+                    original_bytes: Some(n as u64),
+                });
+            }
+        }
+        if let Some(r) = &mut event.resource_name {
+            if let Some(n) = truncate_string(r, limits.max_string_bytes) {
+                cuts.push(Truncation {
+                    path: "/resourceName".to_owned(),
+                    reason: TruncationReason::StringLength,
+                    original_bytes: Some(n as u64),
+                });
+            }
+        }
+        dedupe(&mut cuts);
+        let hook_cuts = std::mem::take(&mut event.truncated);
+        cuts.extend(hook_cuts);
+        event.truncated = cuts;
+        let json = fit_event(&mut event, &limits);
+        Ok(Built { event, json })
+    }
+}
+
+fn cap_all(
+    params: &mut Option<Json>,
+    response: &mut Option<Json>,
+    identity: &mut Option<Identity>,
+    limits: &PayloadLimits,
+    cuts: &mut Vec<Truncation>,
+) {
+    let mut path = String::with_capacity(64);
+    let values = [
+        ("/parameters", params.as_mut().and_then(Json::as_value_mut)),
+        ("/response", response.as_mut().and_then(Json::as_value_mut)),
+        ("/identity/data", identity.as_mut().and_then(|i| i.data.as_mut())),
+    ];
+    for (name, v) in values {
+        if let Some(v) = v {
+            if !needs_cap(v, 0, limits) {
+                continue;
+            }
+            path.clear();
+            path.push_str(name);
+            cap_value(v, &mut path, 0, limits, cuts);
+        }
+    }
+}
+
+/// [`cap_all`] for the payloads still being built (plain values).
+fn cap_values(
+    params: &mut Option<Value>,
+    response: &mut Option<Value>,
+    identity: &mut Option<Identity>,
+    limits: &PayloadLimits,
+    cuts: &mut Vec<Truncation>,
+) {
+    let mut path = String::with_capacity(64);
+    let values = [
+        ("/parameters", params.as_mut()),
+        ("/response", response.as_mut()),
+        ("/identity/data", identity.as_mut().and_then(|i| i.data.as_mut())),
+    ];
+    for (name, v) in values {
+        if let Some(v) = v {
+            if !needs_cap(v, 0, limits) {
+                continue;
+            }
+            path.clear();
+            path.push_str(name);
+            cap_value(v, &mut path, 0, limits, cuts);
+        }
+    }
+}
+
+/// One entry per (path, reason): the first (which saw the original size) wins.
+fn dedupe(cuts: &mut Vec<Truncation>) {
+    let mut seen = std::collections::HashSet::new();
+    cuts.retain(|c| seen.insert((c.path.clone(), c.reason)));
+}
+
+/// Most `truncated` entries kept; the rest are summarized in one entry at `/truncated`.
+const MAX_CUTS: usize = 100;
+
+/// One way to shrink an event: returns the path cut and its size before.
+type ShrinkStep = fn(&mut Event) -> Option<(&'static str, u64)>;
+
+/// Serialize, shrinking the event until it fits `max_event_bytes`.
+fn fit_event(event: &mut Event, limits: &PayloadLimits) -> String {
+    if event.truncated.len() > MAX_CUTS {
+        event.truncated.truncate(MAX_CUTS);
+        event.truncated.push(Truncation {
+            path: "/truncated".to_owned(),
+            reason: TruncationReason::Breadth,
+            original_bytes: None,
+        });
+    }
+    let max = limits.max_event_bytes.max(4096);
+    let mut json = to_json(event);
+    if json.len() <= max {
+        return json;
+    }
+    // 1. Tighter caps on the payloads.
+    let tight = PayloadLimits {
+        max_string_bytes: 1024.min(limits.max_string_bytes),
+        max_depth: 5.min(limits.max_depth),
+        max_breadth: 20.min(limits.max_breadth),
+        max_event_bytes: max,
+    };
+    let mut cuts = Vec::new();
+    cap_all(&mut event.parameters, &mut event.response, &mut event.identity, &tight, &mut cuts);
+    for c in cuts {
+        event.truncated.push(Truncation { reason: TruncationReason::EventSize, ..c });
+    }
+    dedupe(&mut event.truncated);
+    json = to_json(event);
+    // 2. Then drop whole parts, largest offenders first.
+    let steps: [ShrinkStep; 4] = [
+        |e| replace_with_marker(&mut e.response).map(|n| ("/response", n)),
+        |e| replace_with_marker(&mut e.parameters).map(|n| ("/parameters", n)),
+        |e| {
+            let d = e.identity.as_mut()?.data.take()?;
+            Some(("/identity/data", to_json(&d).len() as u64))
+        },
+        |e| {
+            let mut n = None;
+            if let Some(r) = &mut e.resource_name {
+                n = truncate_string(r, 1024).map(|n| n as u64);
+            }
+            if let Some(er) = &mut e.error {
+                n = n.or(truncate_string(&mut er.message, 1024).map(|n| n as u64));
+            }
+            n.map(|n| ("/resourceName", n))
+        },
+    ];
+    for step in steps {
+        if json.len() <= max {
+            break;
+        }
+        if let Some((path, n)) = step(event) {
+            event.truncated.push(Truncation {
+                path: path.to_owned(),
+                reason: TruncationReason::EventSize,
+                original_bytes: Some(n),
+            });
+            json = to_json(event);
+        }
+    }
+    json
+}
+
+fn replace_with_marker(v: &mut Option<Json>) -> Option<u64> {
+    let old = v.take()?;
+    let n = old.json_len() as u64;
+    *v = Some(Json::from(Value::String(format!("[truncated: {n} bytes, over the event size cap]"))));
+    Some(n)
+}
+
+fn to_json<T: Serialize + ?Sized>(v: &T) -> String {
+    // Serializing plain data (strings, numbers, maps with string keys) cannot fail.
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::time::UNIX_EPOCH;
+
+    fn op<'a>(method: Method, params: Payload<'a>, result: Payload<'a>) -> Operation<'a> {
+        Operation {
+            params,
+            result,
+            request_id: RequestId::Number(7),
+            ..Operation::new(
+                SessionKey(1),
+                method,
+                UNIX_EPOCH + Duration::from_secs(1_767_323_045),
+                Duration::from_micros(1500),
+            )
+        }
+    }
+
+    fn session() -> SessionInfo {
+        SessionInfo { id: "ses_000000000000000000000000001".into(), ..SessionInfo::default() }
+    }
+
+    #[test]
+    fn tool_error_from_result() {
+        let mut b = EventBuilder::new(BuildConfig::default(), IdGen::seeded(1));
+        let r = r#"{"content":[{"type":"text","text":"boom"}],"isError":true}"#;
+        let built =
+            b.build(&op(Method::ToolsCall, Payload::Json(r#"{"name":"echo"}"#), Payload::Json(r)), &session()).unwrap();
+        let e = built.event;
+        assert!(e.is_error);
+        assert_eq!(e.error.unwrap(), ErrorInfo { code: None, kind: "tool_error".into(), message: "boom".into() });
+        assert_eq!(e.resource_name.as_deref(), Some("echo"));
+        assert_eq!(e.duration_ms, 1.5);
+    }
+
+    #[test]
+    fn rpc_error_and_invalid_json() {
+        let mut b = EventBuilder::new(BuildConfig::default(), IdGen::seeded(1));
+        let mut o = op(Method::ResourcesRead, Payload::Json("{not json"), Payload::None);
+        o.error = Some(RpcError { code: -32002, message: "Resource not found: https://x/y?token=abc" });
+        let e = b.build(&o, &session()).unwrap().event;
+        let err = e.error.unwrap();
+        assert_eq!(err.code, Some(-32002));
+        assert_eq!(err.kind, "-32002");
+        assert_eq!(err.message, "Resource not found: https://x/y?token=[REDACTED]");
+        assert_eq!(e.truncated[0].reason, TruncationReason::InvalidJson);
+        assert!(e.resource_name.is_none());
+    }
+
+    #[test]
+    fn event_size_cap() {
+        let limits = PayloadLimits { max_event_bytes: 8192, ..PayloadLimits::default() };
+        let mut b = EventBuilder::new(BuildConfig { limits, ..BuildConfig::default() }, IdGen::seeded(1));
+        let big: Vec<String> = (0..90).map(|i| format!("{i}-{}", "x".repeat(500))).collect();
+        let params = json!({"name": "t", "arguments": {"items": big}});
+        let built = b.build(&op(Method::ToolsCall, Payload::Value(&params), Payload::None), &session()).unwrap();
+        assert!(built.json.len() <= 8192, "{}", built.json.len());
+        assert!(built.event.truncated.iter().any(|c| c.reason == TruncationReason::EventSize));
+        assert_eq!(serde_json::from_str::<Event>(&built.json).unwrap(), built.event);
+    }
+}

@@ -1,0 +1,426 @@
+//! The event model (schema 1): what one tracked MCP request becomes. Field by field in
+//! `docs/events.md`; a test keeps that table and this serializer in step.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+/// The version of the event schema written in every event's `schema` field.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The MCP requests that become events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Method {
+    /// `initialize`
+    Initialize = 0,
+    /// `tools/list`
+    ToolsList = 1,
+    /// `tools/call`
+    ToolsCall = 2,
+    /// `resources/list`
+    ResourcesList = 3,
+    /// `resources/read`
+    ResourcesRead = 4,
+    /// `resources/subscribe`
+    ResourcesSubscribe = 5,
+    /// `resources/unsubscribe`
+    ResourcesUnsubscribe = 6,
+    /// `resources/templates/list`
+    ResourcesTemplatesList = 7,
+    /// `prompts/list`
+    PromptsList = 8,
+    /// `prompts/get`
+    PromptsGet = 9,
+}
+
+impl Method {
+    /// Every tracked method, in code order.
+    pub const ALL: [Method; 10] = [
+        Method::Initialize,
+        Method::ToolsList,
+        Method::ToolsCall,
+        Method::ResourcesList,
+        Method::ResourcesRead,
+        Method::ResourcesSubscribe,
+        Method::ResourcesUnsubscribe,
+        Method::ResourcesTemplatesList,
+        Method::PromptsList,
+        Method::PromptsGet,
+    ];
+
+    /// The tracked method with this JSON-RPC name; `None` for any other method (not tracked).
+    pub fn from_name(name: &str) -> Option<Method> {
+        Some(match name {
+            "initialize" => Method::Initialize,
+            "tools/list" => Method::ToolsList,
+            "tools/call" => Method::ToolsCall,
+            "resources/list" => Method::ResourcesList,
+            "resources/read" => Method::ResourcesRead,
+            "resources/subscribe" => Method::ResourcesSubscribe,
+            "resources/unsubscribe" => Method::ResourcesUnsubscribe,
+            "resources/templates/list" => Method::ResourcesTemplatesList,
+            "prompts/list" => Method::PromptsList,
+            "prompts/get" => Method::PromptsGet,
+            _ => return None,
+        })
+    }
+
+    /// The method with this numeric code (`method as u8`), for bindings that pass a number.
+    pub fn from_code(code: u8) -> Option<Method> {
+        Method::ALL.get(usize::from(code)).copied()
+    }
+
+    /// The JSON-RPC method name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Initialize => "initialize",
+            Method::ToolsList => "tools/list",
+            Method::ToolsCall => "tools/call",
+            Method::ResourcesList => "resources/list",
+            Method::ResourcesRead => "resources/read",
+            Method::ResourcesSubscribe => "resources/subscribe",
+            Method::ResourcesUnsubscribe => "resources/unsubscribe",
+            Method::ResourcesTemplatesList => "resources/templates/list",
+            Method::PromptsList => "prompts/list",
+            Method::PromptsGet => "prompts/get",
+        }
+    }
+
+    /// The event `type`: `mcp:` followed by the method name.
+    pub fn event_type(self) -> &'static str {
+        match self {
+            Method::Initialize => "mcp:initialize",
+            Method::ToolsList => "mcp:tools/list",
+            Method::ToolsCall => "mcp:tools/call",
+            Method::ResourcesList => "mcp:resources/list",
+            Method::ResourcesRead => "mcp:resources/read",
+            Method::ResourcesSubscribe => "mcp:resources/subscribe",
+            Method::ResourcesUnsubscribe => "mcp:resources/unsubscribe",
+            Method::ResourcesTemplatesList => "mcp:resources/templates/list",
+            Method::PromptsList => "mcp:prompts/list",
+            Method::PromptsGet => "mcp:prompts/get",
+        }
+    }
+
+    /// The method of an event `type` (`mcp:tools/call` → `tools/call`).
+    pub fn from_event_type(event_type: &str) -> Option<Method> {
+        event_type.strip_prefix("mcp:").and_then(Method::from_name)
+    }
+
+    /// Which `params` key names the event's `resourceName`: the URI for read/subscribe/unsubscribe,
+    /// the tool name for `tools/call`, the prompt name for `prompts/get`.
+    pub fn resource_name_key(self) -> Option<&'static str> {
+        match self {
+            Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => Some("uri"),
+            Method::ToolsCall | Method::PromptsGet => Some("name"),
+            _ => None,
+        }
+    }
+
+    /// Whether `resourceName` is a resource URI (`mcp.resource.uri` in OpenTelemetry).
+    pub fn names_a_uri(self) -> bool {
+        matches!(self, Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe)
+    }
+}
+
+/// A JSON payload of an event (`parameters`, `response`): a value, or, when nothing in it had to
+/// change (no redaction, no cap, no binary), the compact text the host passed, kept as it was.
+/// Both serialize to the same JSON; [`value`](Json::value) reads either.
+#[derive(Clone)]
+pub struct Json(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Value(Value),
+    Raw(Box<RawValue>),
+}
+
+impl Json {
+    pub(crate) fn from_raw(raw: Box<RawValue>) -> Json {
+        Json(Repr::Raw(raw))
+    }
+
+    /// The value (parsed on demand when the payload was kept as text).
+    pub fn value(&self) -> Cow<'_, Value> {
+        match &self.0 {
+            Repr::Value(v) => Cow::Borrowed(v),
+            Repr::Raw(r) => Cow::Owned(serde_json::from_str(r.get()).unwrap_or(Value::Null)),
+        }
+    }
+
+    /// The value, for changing it (a payload kept as text is parsed once, here).
+    pub fn value_mut(&mut self) -> &mut Value {
+        if let Repr::Raw(r) = &self.0 {
+            self.0 = Repr::Value(serde_json::from_str(r.get()).unwrap_or(Value::Null));
+        }
+        match &mut self.0 {
+            Repr::Value(v) => v,
+            Repr::Raw(_) => unreachable!("converted above"),
+        }
+    }
+
+    /// The value, owned.
+    pub fn into_value(self) -> Value {
+        match self.0 {
+            Repr::Value(v) => v,
+            Repr::Raw(r) => serde_json::from_str(r.get()).unwrap_or(Value::Null),
+        }
+    }
+
+    /// The text as the host passed it, when the payload was kept as text.
+    pub fn as_raw(&self) -> Option<&str> {
+        match &self.0 {
+            Repr::Raw(r) => Some(r.get()),
+            Repr::Value(_) => None,
+        }
+    }
+
+    /// The value when it is one (not kept as text): what caps and redaction may change.
+    pub(crate) fn as_value_mut(&mut self) -> Option<&mut Value> {
+        match &mut self.0 {
+            Repr::Value(v) => Some(v),
+            Repr::Raw(_) => None,
+        }
+    }
+
+    /// Its size as compact JSON.
+    pub(crate) fn json_len(&self) -> usize {
+        match &self.0 {
+            Repr::Raw(r) => r.get().len(),
+            Repr::Value(v) => serde_json::to_string(v).map_or(0, |s| s.len()),
+        }
+    }
+}
+
+impl From<Value> for Json {
+    fn from(v: Value) -> Json {
+        Json(Repr::Value(v))
+    }
+}
+
+impl PartialEq for Json {
+    fn eq(&self, other: &Json) -> bool {
+        self.value() == other.value()
+    }
+}
+
+impl PartialEq<Value> for Json {
+    fn eq(&self, other: &Value) -> bool {
+        *self.value() == *other
+    }
+}
+
+impl fmt::Debug for Json {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            Repr::Value(v) => write!(f, "{v}"),
+            Repr::Raw(r) => f.write_str(r.get()),
+        }
+    }
+}
+
+impl Serialize for Json {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Repr::Value(v) => v.serialize(s),
+            Repr::Raw(r) => r.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Json {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
+        Value::deserialize(d).map(Json::from)
+    }
+}
+
+/// How the client reaches the server, when the host knows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    /// Standard input/output of a child process (`network.transport = pipe`).
+    Stdio,
+    /// Streamable HTTP or SSE (`network.transport = tcp`).
+    Http,
+    /// In the same process (no `network.transport`).
+    Memory,
+}
+
+impl Transport {
+    /// The OpenTelemetry `network.transport` value, if any.
+    pub fn network_transport(self) -> Option<&'static str> {
+        match self {
+            Transport::Stdio => Some("pipe"),
+            Transport::Http => Some("tcp"),
+            Transport::Memory => None,
+        }
+    }
+}
+
+/// A client's or server's implementation info (`clientInfo` / `serverInfo`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PeerInfo {
+    /// `name`.
+    pub name: String,
+    /// `version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+}
+
+impl PeerInfo {
+    /// Name and optional version.
+    pub fn new(name: impl Into<String>, version: Option<&str>) -> PeerInfo {
+        PeerInfo { name: name.into(), version: version.map(str::to_owned) }
+    }
+}
+
+/// Who is behind a session, as the host's identify hook said.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Identity {
+    /// The host's stable id for the user or agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// A display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Free-form data (redacted and capped like `parameters`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+/// Why an operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorInfo {
+    /// The JSON-RPC error code; absent for a tool error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i64>,
+    /// `tool_error` for a `tools/call` result with `isError: true`; otherwise the JSON-RPC code as a
+    /// decimal string (the OpenTelemetry `error.type`).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The error message (redacted; for a tool error, the result's first text block).
+    pub message: String,
+}
+
+/// Why a part of an event was cut.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TruncationReason {
+    /// A string over the per-string cap (32 KB by default), cut with a marker.
+    StringLength,
+    /// Nesting deeper than the depth cap, replaced with a marker.
+    Depth,
+    /// An array or object with more entries than the breadth cap; the rest replaced with a marker.
+    Breadth,
+    /// The event was over the event cap (100 KB by default) and this part was shrunk or removed.
+    EventSize,
+    /// The payload was too large to queue and never reached the worker.
+    PayloadSize,
+    /// The payload was not valid JSON.
+    InvalidJson,
+}
+
+/// One cut, at a JSON Pointer (RFC 6901) into the event.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Truncation {
+    /// Where (`/parameters/arguments/text`, `/response`, …).
+    pub path: String,
+    /// Why.
+    pub reason: TruncationReason,
+    /// The size of what was there before, in bytes, where known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub original_bytes: Option<u64>,
+}
+
+/// One tracked MCP request (schema 1). See `docs/events.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// Always [`SCHEMA_VERSION`].
+    pub schema: u32,
+    /// `evt_` + 27 base62 characters, unique per event.
+    pub id: String,
+    /// `mcp:<method>`, e.g. `mcp:resources/read`.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// When the request started: RFC 3339, UTC, milliseconds (`2026-01-02T03:04:05.678Z`).
+    pub timestamp: String,
+    /// How long the request took, in milliseconds (microsecond resolution).
+    pub duration_ms: f64,
+    /// `ses_` + 27 base62 characters, one per connection.
+    pub session_id: String,
+    /// The JSON-RPC request id (number or string).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<Value>,
+    /// The negotiated protocol version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+    /// The client's `clientInfo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<PeerInfo>,
+    /// The server's `serverInfo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<PeerInfo>,
+    /// The transport, when the host knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<Transport>,
+    /// The URI (read/subscribe/unsubscribe), tool name (`tools/call`) or prompt name (`prompts/get`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_name: Option<String>,
+    /// The request `params` (redacted, capped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Json>,
+    /// The result (redacted, capped; `resources/read` contents summarized); absent when responses are
+    /// not captured or the request failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response: Option<Json>,
+    /// Whether the request failed (JSON-RPC error, or a tool result with `isError: true`).
+    pub is_error: bool,
+    /// The failure, when `isError`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+    /// Who is behind the session, when the host identified it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    /// W3C trace id (32 lowercase hex): the caller's from `params._meta.traceparent`, else fresh.
+    pub trace_id: String,
+    /// W3C span id of this operation (16 lowercase hex).
+    pub span_id: String,
+    /// The caller's span id from `params._meta.traceparent`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_span_id: Option<String>,
+    /// Every cut made to fit the caps (empty when nothing was cut).
+    pub truncated: Vec<Truncation>,
+}
+
+impl Event {
+    /// The tracked method, from `type`.
+    pub fn method(&self) -> Option<Method> {
+        Method::from_event_type(&self.event_type)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_names_round_trip() {
+        for (i, m) in Method::ALL.iter().enumerate() {
+            assert_eq!(Method::from_name(m.name()), Some(*m));
+            assert_eq!(Method::from_event_type(m.event_type()), Some(*m));
+            assert_eq!(Method::from_code(i as u8), Some(*m));
+            assert_eq!(*m as u8 as usize, i);
+        }
+        assert_eq!(Method::from_name("ping"), None);
+        assert_eq!(Method::from_code(10), None);
+    }
+}

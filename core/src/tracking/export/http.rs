@@ -1,0 +1,91 @@
+//! Blocking HTTP for the exporters (ureq; one agent with a keep-alive pool per exporter).
+
+use std::time::Duration;
+
+use crate::tracking::TrackingError;
+
+/// An HTTP poster.
+#[derive(Debug, Clone)]
+pub(crate) struct Poster {
+    agent: ureq::Agent,
+    exporter: String,
+}
+
+impl Poster {
+    pub fn new(exporter: &str, timeout: Duration) -> Poster {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .user_agent(format!("mcplens/{}", crate::VERSION))
+            .build();
+        Poster { agent: config.into(), exporter: exporter.to_owned() }
+    }
+
+    /// POST `body`; `Ok` on 2xx. `delivered` is what the error reports as already delivered.
+    pub fn post(
+        &self,
+        url: &str,
+        content_type: &str,
+        headers: &[(String, String)],
+        body: &[u8],
+        delivered: usize,
+    ) -> Result<(), TrackingError> {
+        let mut req = self.agent.post(url).header("Content-Type", content_type);
+        for (k, v) in headers {
+            req = req.header(k.as_str(), v.as_str());
+        }
+        let fail = |message: String, retryable: bool| TrackingError::Export {
+            exporter: self.exporter.clone(),
+            message,
+            retryable,
+            delivered,
+        };
+        match req.send(body) {
+            Ok(resp) => {
+                let status = resp.status().as_u16();
+                // Drain the body (bounded) so the connection can be reused.
+                let mut body = resp.into_body();
+                let _ = body.with_config().limit(64 * 1024).read_to_vec();
+                match status {
+                    200..=299 => Ok(()),
+                    408 | 429 | 500..=599 => Err(fail(format!("HTTP status {status}"), true)),
+                    _ => Err(fail(format!("HTTP status {status}"), false)),
+                }
+            }
+            Err(e) => {
+                let (message, retryable) = describe(&e);
+                Err(fail(message, retryable))
+            }
+        }
+    }
+}
+
+/// A message that names the failure but never the URL (which may carry credentials).
+fn describe(e: &ureq::Error) -> (String, bool) {
+    match e {
+        ureq::Error::Io(io) => (format!("I/O error: {}", io.kind()), true),
+        ureq::Error::Timeout(t) => (format!("timed out ({t:?})"), true),
+        ureq::Error::HostNotFound => ("host not found".to_owned(), true),
+        ureq::Error::ConnectionFailed => ("connection failed".to_owned(), true),
+        ureq::Error::BadUri(_) => ("invalid endpoint URL".to_owned(), false),
+        ureq::Error::Protocol(_) => ("HTTP protocol error".to_owned(), true),
+        ureq::Error::StatusCode(s) => (format!("HTTP status {s}"), *s >= 500 || *s == 429 || *s == 408),
+        _ => ("HTTP request failed".to_owned(), true),
+    }
+}
+
+/// Check an endpoint URL early (at build time).
+pub(crate) fn check_url(what: &str, url: &str) -> Result<(), TrackingError> {
+    let ok = (url.starts_with("http://") || url.starts_with("https://"))
+        && url.parse::<ureq::http::Uri>().is_ok_and(|u| u.host().is_some());
+    if !ok {
+        return Err(TrackingError::InvalidArgument { reason: format!("{what} must be an http(s) URL with a host") });
+    }
+    #[cfg(not(feature = "tls"))]
+    if url.starts_with("https://") {
+        return Err(TrackingError::InvalidArgument {
+            reason: format!("{what} is https but mcplens was built without the `tls` feature"),
+        });
+    }
+    Ok(())
+}

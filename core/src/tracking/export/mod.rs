@@ -1,0 +1,203 @@
+//! Exporters: where built events go. Each exporter runs on its own thread with its own bounded
+//! queue, batches (at most `max_events` events or `max_delay`), and retries with exponential backoff
+//! and jitter; a slow or dead exporter never blocks `record` or another exporter.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::event::Event;
+use super::TrackingError;
+
+mod jsonl;
+#[cfg(feature = "mcpcat")]
+mod mcpcat;
+#[cfg(feature = "otlp")]
+mod otlp;
+
+#[cfg(any(feature = "otlp", feature = "mcpcat"))]
+mod http;
+
+pub use jsonl::{JsonlConfig, JsonlExporter};
+#[cfg(feature = "mcpcat")]
+pub use mcpcat::{McpcatConfig, McpcatExporter};
+#[cfg(feature = "otlp")]
+pub use otlp::{OtlpConfig, OtlpMetricsExporter, OtlpTracesExporter, DURATION_BUCKETS};
+
+/// One built event as exporters see it.
+#[derive(Debug)]
+pub struct ExportItem {
+    pub(crate) seq: u64,
+    pub(crate) enqueued: Instant,
+    pub(crate) started_unix_nanos: u64,
+    pub(crate) duration: Duration,
+    pub(crate) event: Event,
+    pub(crate) json: String,
+}
+
+impl ExportItem {
+    /// The event.
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+
+    /// Its JSON (camelCase, compact, no newline).
+    pub fn json(&self) -> &str {
+        &self.json
+    }
+
+    /// When the request started, in nanoseconds since the Unix epoch.
+    pub fn started_unix_nanos(&self) -> u64 {
+        self.started_unix_nanos
+    }
+
+    /// How long it took (nanosecond resolution, unlike `durationMs`).
+    pub fn duration(&self) -> Duration {
+        self.duration
+    }
+
+    /// An item for tests of custom exporters.
+    pub fn new(event: Event, started_unix_nanos: u64, duration: Duration) -> ExportItem {
+        let json = serde_json::to_string(&event).unwrap_or_default();
+        ExportItem { seq: 0, enqueued: Instant::now(), started_unix_nanos, duration, event, json }
+    }
+}
+
+/// A batch of events handed to an exporter (at most the batch size, in record order).
+#[derive(Debug, Clone, Copy)]
+pub struct Batch<'a> {
+    items: &'a [Arc<ExportItem>],
+}
+
+impl<'a> Batch<'a> {
+    /// A batch over these items.
+    pub fn new(items: &'a [Arc<ExportItem>]) -> Batch<'a> {
+        Batch { items }
+    }
+
+    /// How many events.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The items.
+    pub fn items(&self) -> &'a [Arc<ExportItem>] {
+        self.items
+    }
+
+    /// The events.
+    pub fn events(&self) -> impl Iterator<Item = &'a Event> + 'a {
+        self.items.iter().map(|i| &i.event)
+    }
+
+    /// The events' JSON lines.
+    pub fn json_lines(&self) -> impl Iterator<Item = &'a str> + 'a {
+        self.items.iter().map(|i| i.json.as_str())
+    }
+
+    /// The events as one JSON array (for hosts that take a batch as text).
+    pub fn to_json_array(&self) -> String {
+        let mut s = String::with_capacity(2 + self.items.iter().map(|i| i.json.len() + 1).sum::<usize>());
+        s.push('[');
+        for (i, item) in self.items.iter().enumerate() {
+            if i > 0 {
+                s.push(',');
+            }
+            s.push_str(&item.json);
+        }
+        s.push(']');
+        s
+    }
+}
+
+/// A destination for events. Called on the exporter's own thread, one batch at a time.
+///
+/// Return `Ok(())` when the whole batch is delivered. On failure return
+/// [`TrackingError::Export`] with `delivered` = how many events at the front of the batch were
+/// delivered anyway and `retryable` = whether to try the rest again after a backoff; any other
+/// error is retried as a whole (I/O, timeouts) or given up (hook, argument errors).
+pub trait Exporter: Send + 'static {
+    /// Deliver a batch.
+    fn export(&mut self, batch: &Batch<'_>) -> Result<(), TrackingError>;
+
+    /// Called once when the tracker shuts down, after the last batch.
+    fn shutdown(&mut self) {}
+}
+
+/// An exporter made of a closure: `f(batch)`; the host callback that bindings and tests use.
+pub struct CallbackExporter<F>(pub F);
+
+impl<F> Exporter for CallbackExporter<F>
+where
+    F: FnMut(&Batch<'_>) -> Result<(), TrackingError> + Send + 'static,
+{
+    fn export(&mut self, batch: &Batch<'_>) -> Result<(), TrackingError> {
+        (self.0)(batch)
+    }
+}
+
+/// Batching and retry policy (per exporter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExportPolicy {
+    /// Most events per batch (default 512).
+    pub max_events: usize,
+    /// Longest an event waits for a batch to fill (default 1 s).
+    pub max_delay: Duration,
+    /// Most events waiting per exporter; when full the oldest are dropped and counted (default 10,000).
+    pub max_queued: usize,
+    /// First backoff after a failure (default 200 ms); doubles per attempt, with jitter.
+    pub initial_backoff: Duration,
+    /// Longest backoff (default 30 s).
+    pub max_backoff: Duration,
+    /// Attempts per batch before it is counted as failed (default 8; about 1 minute of retrying).
+    pub max_attempts: u32,
+}
+
+impl Default for ExportPolicy {
+    fn default() -> Self {
+        ExportPolicy {
+            max_events: 512,
+            max_delay: Duration::from_secs(1),
+            max_queued: 10_000,
+            initial_backoff: Duration::from_millis(200),
+            max_backoff: Duration::from_secs(30),
+            max_attempts: 8,
+        }
+    }
+}
+
+impl ExportPolicy {
+    /// The backoff before attempt `attempt + 1` (attempt ≥ 1), before jitter: `initial · 2^(attempt-1)`,
+    /// at most `max_backoff`. The worker waits a uniformly random time in `[b/2, b]`.
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let factor = 1u32.checked_shl(attempt.saturating_sub(1).min(31)).unwrap_or(u32::MAX);
+        self.initial_backoff.saturating_mul(factor).min(self.max_backoff)
+    }
+}
+
+/// How the worker treats an exporter's error: `(retry the rest, delivered at the front)`.
+pub(crate) fn classify(e: &TrackingError) -> (bool, usize) {
+    match e {
+        TrackingError::Export { retryable, delivered, .. } => (*retryable, *delivered),
+        TrackingError::Io { .. } | TrackingError::Timeout { .. } => (true, 0),
+        _ => (false, 0),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        let p = ExportPolicy::default();
+        assert_eq!(p.backoff(1), Duration::from_millis(200));
+        assert_eq!(p.backoff(2), Duration::from_millis(400));
+        assert_eq!(p.backoff(5), Duration::from_millis(3200));
+        assert_eq!(p.backoff(40), Duration::from_secs(30));
+    }
+}

@@ -1,0 +1,510 @@
+//! The pure half of tracking: golden events, the documented schema, redaction and payload caps.
+//! Deterministic: a seeded id generator, fixed times, no threads.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::{Duration, UNIX_EPOCH};
+
+use mcplens::tracking::ids::IdGen;
+use mcplens::tracking::{
+    BuildConfig, ErrorInfo, Event, EventBuilder, Identity, Method, NotBuilt, Operation, Payload, PayloadLimits,
+    PeerInfo, RequestId, RpcError, SessionInfo, SessionKey, TrackingError, Transport, Truncation, TruncationReason,
+};
+use serde_json::{json, Value};
+
+const T0: u64 = 1_767_323_045_678; // 2026-01-02T03:04:05.678Z
+
+fn op<'a>(method: Method, params: Payload<'a>, result: Payload<'a>) -> Operation<'a> {
+    Operation {
+        request_id: RequestId::Number(3),
+        params,
+        result,
+        ..Operation::new(SessionKey(1), method, UNIX_EPOCH + Duration::from_millis(T0), Duration::from_micros(2_345))
+    }
+}
+
+fn session() -> SessionInfo {
+    SessionInfo {
+        id: "ses_2fQzR0u6Yx6w1h6yH7rB1cP9aZk".into(),
+        transport: Some(Transport::Stdio),
+        client: Some(PeerInfo::new("claude-code", Some("2.1.0"))),
+        protocol_version: Some("2025-06-18".into()),
+        identity: None,
+    }
+}
+
+fn config() -> BuildConfig {
+    BuildConfig { server: Some(PeerInfo::new("notes-server", Some("0.3.0"))), ..BuildConfig::default() }
+}
+
+fn builder() -> EventBuilder {
+    EventBuilder::new(config(), IdGen::seeded(42))
+}
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/tracking")
+}
+
+/// Compare with `tests/golden/tracking/<name>.json`; `MCPLENS_UPDATE_GOLDEN=1` rewrites it.
+fn golden(name: &str, event: &Event) {
+    let path = golden_dir().join(format!("{name}.json"));
+    let got: Value = serde_json::to_value(event).unwrap();
+    if std::env::var_os("MCPLENS_UPDATE_GOLDEN").is_some() {
+        std::fs::create_dir_all(golden_dir()).unwrap();
+        std::fs::write(&path, serde_json::to_string_pretty(&got).unwrap() + "\n").unwrap();
+        return;
+    }
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("missing golden file {}", path.display()));
+    let want: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(got, want, "{name}: got\n{}", serde_json::to_string_pretty(&got).unwrap());
+    // And the event reads back as itself.
+    let back: Event = serde_json::from_value(got).unwrap();
+    assert_eq!(&back, event);
+}
+
+#[test]
+fn golden_tools_call() {
+    let params = json!({
+        "name": "echo",
+        "arguments": {"text": "hi"},
+        "_meta": {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "progressToken": 1}
+    });
+    let result = r#"{"content":[{"type":"text","text":"hi"}]}"#;
+    let e =
+        builder().build(&op(Method::ToolsCall, Payload::Value(&params), Payload::Json(result)), &session()).unwrap();
+    assert_eq!(e.event.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
+    assert_eq!(e.event.parent_span_id.as_deref(), Some("00f067aa0ba902b7"));
+    golden("tools_call", &e.event);
+}
+
+#[test]
+fn golden_tools_call_tool_error() {
+    let result = r#"{"content":[{"type":"text","text":"division by zero"}],"isError":true}"#;
+    let e = builder()
+        .build(
+            &op(
+                Method::ToolsCall,
+                Payload::Json(r#"{"name":"divide","arguments":{"a":1,"b":0}}"#),
+                Payload::Json(result),
+            ),
+            &session(),
+        )
+        .unwrap();
+    assert!(e.event.is_error);
+    assert_eq!(e.event.error.as_ref().unwrap().kind, "tool_error");
+    golden("tools_call_tool_error", &e.event);
+}
+
+#[test]
+fn golden_resources_read_text_and_blob() {
+    let result = json!({"contents": [
+        {"uri": "note://1", "mimeType": "text/markdown", "text": "# Hello\n"},
+        {"uri": "note://1/attachment", "mimeType": "image/png", "blob": "iVBORw0KGgo="}
+    ]});
+    let e = builder()
+        .build(&op(Method::ResourcesRead, Payload::Json(r#"{"uri":"note://1"}"#), Payload::Value(&result)), &session())
+        .unwrap();
+    assert_eq!(e.event.resource_name.as_deref(), Some("note://1"));
+    golden("resources_read", &e.event);
+}
+
+#[test]
+fn golden_resources_read_error() {
+    let mut o =
+        op(Method::ResourcesRead, Payload::Json(r#"{"uri":"https://files.example/r?sig=s3cr3t&v=2"}"#), Payload::None);
+    o.error = Some(RpcError { code: -32002, message: "Resource not found: https://files.example/r?sig=s3cr3t&v=2" });
+    let e = builder().build(&o, &session()).unwrap();
+    assert_eq!(e.event.resource_name.as_deref(), Some("https://files.example/r?sig=[REDACTED]&v=2"));
+    assert_eq!(
+        e.event.error,
+        Some(ErrorInfo {
+            code: Some(-32002),
+            kind: "-32002".into(),
+            message: "Resource not found: https://files.example/r?sig=[REDACTED]&v=2".into()
+        })
+    );
+    golden("resources_read_error", &e.event);
+}
+
+#[test]
+fn golden_initialize() {
+    let params = r#"{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"inspector","version":"0.9"}}"#;
+    let result = r#"{"protocolVersion":"2025-06-18","capabilities":{"resources":{"subscribe":true}},"serverInfo":{"name":"notes-server","version":"0.3.0"}}"#;
+    let fresh = SessionInfo { id: "ses_2fQzR0u6Yx6w1h6yH7rB1cP9aZk".into(), ..SessionInfo::default() };
+    let e = builder().build(&op(Method::Initialize, Payload::Json(params), Payload::Json(result)), &fresh).unwrap();
+    assert_eq!(e.event.client, Some(PeerInfo::new("inspector", Some("0.9"))));
+    assert_eq!(e.event.protocol_version.as_deref(), Some("2025-06-18"));
+    golden("initialize", &e.event);
+}
+
+#[test]
+fn golden_prompts_get_and_lists() {
+    let mut b = builder();
+    let e = b
+        .build(
+            &op(
+                Method::PromptsGet,
+                Payload::Json(r#"{"name":"summarize","arguments":{"topic":"q3"}}"#),
+                Payload::Json(r#"{"messages":[{"role":"user","content":{"type":"text","text":"Summarize q3"}}]}"#),
+            ),
+            &session(),
+        )
+        .unwrap();
+    assert_eq!(e.event.resource_name.as_deref(), Some("summarize"));
+    golden("prompts_get", &e.event);
+    let e = b
+        .build(
+            &Operation {
+                request_id: RequestId::Text("req-9"),
+                ..op(
+                    Method::ResourcesTemplatesList,
+                    Payload::None,
+                    Payload::Json(r#"{"resourceTemplates":[{"uriTemplate":"note://{id}","name":"notes"}]}"#),
+                )
+            },
+            &session(),
+        )
+        .unwrap();
+    assert_eq!(e.event.resource_name, None);
+    golden("resources_templates_list", &e.event);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The documented schema matches the serializer.
+
+fn full_event() -> Event {
+    Event {
+        schema: 1,
+        id: "evt_x".into(),
+        event_type: "mcp:tools/call".into(),
+        timestamp: "2026-01-02T03:04:05.678Z".into(),
+        duration_ms: 1.0,
+        session_id: "ses_x".into(),
+        request_id: Some(json!(1)),
+        protocol_version: Some("2025-06-18".into()),
+        client: Some(PeerInfo::new("c", Some("1"))),
+        server: Some(PeerInfo::new("s", Some("1"))),
+        transport: Some(Transport::Http),
+        resource_name: Some("t".into()),
+        parameters: Some(json!({}).into()),
+        response: Some(json!({}).into()),
+        is_error: true,
+        error: Some(ErrorInfo { code: Some(-1), kind: "-1".into(), message: "m".into() }),
+        identity: Some(Identity { id: Some("u".into()), name: Some("n".into()), data: Some(json!({})) }),
+        trace_id: "0".repeat(32),
+        span_id: "0".repeat(16),
+        parent_span_id: Some("0".repeat(16)),
+        truncated: vec![Truncation { path: "/p".into(), reason: TruncationReason::Depth, original_bytes: Some(1) }],
+    }
+}
+
+fn keys(v: &Value) -> BTreeSet<String> {
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// The field names of the table that follows `heading` in docs/events.md (rows "| `name` | …").
+fn documented(doc: &str, heading: &str) -> BTreeSet<String> {
+    let start = doc.find(heading).unwrap_or_else(|| panic!("docs/events.md has no heading {heading:?}"));
+    let rest = &doc[start + heading.len()..];
+    let mut out = BTreeSet::new();
+    let mut in_table = false;
+    for line in rest.lines() {
+        let l = line.trim();
+        if l.starts_with('|') {
+            in_table = true;
+            if let Some(name) = l.trim_start_matches('|').trim().strip_prefix('`').and_then(|s| s.split('`').next()) {
+                out.insert(name.to_owned());
+            }
+        } else if in_table || l.starts_with('#') {
+            break;
+        }
+    }
+    out
+}
+
+#[test]
+fn docs_match_the_serializer() {
+    let doc = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/events.md")).unwrap();
+    let v = serde_json::to_value(full_event()).unwrap();
+    assert_eq!(documented(&doc, "## Fields"), keys(&v), "top-level fields");
+    assert_eq!(documented(&doc, "### `client`, `server`"), keys(&v["client"]));
+    assert_eq!(documented(&doc, "### `error`"), keys(&v["error"]));
+    assert_eq!(documented(&doc, "### `identity`"), keys(&v["identity"]));
+    assert_eq!(documented(&doc, "### `truncated[]`"), keys(&v["truncated"][0]));
+    // Every documented event type and truncation reason exists.
+    for m in Method::ALL {
+        assert!(doc.contains(&format!("`{}`", m.event_type())), "{} undocumented", m.event_type());
+    }
+    for r in ["string_length", "depth", "breadth", "event_size", "payload_size", "invalid_json"] {
+        let parsed: TruncationReason = serde_json::from_value(json!(r)).unwrap();
+        assert_eq!(serde_json::to_value(parsed).unwrap(), json!(r));
+        assert!(doc.contains(&format!("`{r}`")), "{r} undocumented");
+    }
+}
+
+#[test]
+fn error_codes_are_documented() {
+    let doc = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/errors.md")).unwrap();
+    let section = &doc[doc.find("## Tracking").expect("a Tracking section")..];
+    let errors = [
+        TrackingError::InvalidArgument { reason: String::new() },
+        TrackingError::Io { what: String::new(), source: std::io::Error::other("x") },
+        TrackingError::Timeout { pending: 1, waited: Duration::ZERO },
+        TrackingError::permanent("x", "y", 0),
+        TrackingError::hook("x"),
+    ];
+    for e in errors {
+        assert!(section.contains(&format!("`{}`", e.code())), "{} undocumented", e.code());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Redaction.
+
+#[test]
+fn redaction_of_headers_uris_and_nested_params() {
+    let params = json!({
+        "uri": "https://api.example.com/v1/doc?id=7&access_token=abc&api_key=k1",
+        "_meta": {"headers": {"Authorization": "Bearer sk-live-abcdefghijklmnop", "Cookie": "sid=1", "User-Agent": "x"}},
+        "arguments": {"config": {"db": {"password": "hunter2", "host": "db"}}, "note": "call me with ghp_0123456789abcdefghijklmnopqrstuvwxyz"}
+    });
+    let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl";
+    let result = json!({"contents": [{"uri": "https://user:pw@h.example/x?token=t", "text": jwt}]});
+    let mut b = EventBuilder::new(BuildConfig { capture_resource_text: true, ..config() }, IdGen::seeded(1));
+    let e = b
+        .build(&op(Method::ResourcesRead, Payload::Value(&params), Payload::Value(&result)), &session())
+        .unwrap()
+        .event;
+    let p = e.parameters.unwrap().into_value();
+    assert_eq!(p["uri"], "https://api.example.com/v1/doc?id=7&access_token=[REDACTED]&api_key=[REDACTED]");
+    assert_eq!(
+        e.resource_name.as_deref(),
+        Some("https://api.example.com/v1/doc?id=7&access_token=[REDACTED]&api_key=[REDACTED]")
+    );
+    assert_eq!(
+        p["_meta"]["headers"],
+        json!({"Authorization": "[REDACTED]", "Cookie": "[REDACTED]", "User-Agent": "x"})
+    );
+    assert_eq!(p["arguments"]["config"]["db"], json!({"password": "[REDACTED]", "host": "db"}));
+    assert_eq!(p["arguments"]["note"], "call me with [REDACTED]");
+    let c = &e.response.unwrap().into_value()["contents"][0];
+    assert_eq!(c["uri"], "https://[REDACTED]@h.example/x?token=[REDACTED]");
+    assert_eq!(c["text"], "[REDACTED]");
+    // The digest is of the original bytes, not of the redacted text.
+    assert_eq!(c["textBytes"], jwt.len() as u64);
+}
+
+#[test]
+fn builtin_redaction_can_be_turned_off() {
+    let mut b = EventBuilder::new(BuildConfig { builtin_redaction: false, ..config() }, IdGen::seeded(1));
+    let e = b
+        .build(&op(Method::ResourcesRead, Payload::Json(r#"{"uri":"x://h?token=t"}"#), Payload::None), &session())
+        .unwrap();
+    assert_eq!(e.event.resource_name.as_deref(), Some("x://h?token=t"));
+}
+
+#[test]
+fn user_hooks() {
+    let strings = BuildConfig {
+        redact_string: Some(std::sync::Arc::new(|s: &str| Ok(s.replace("alice", "[user]")))),
+        ..config()
+    };
+    let mut b = EventBuilder::new(strings, IdGen::seeded(1));
+    let e = b
+        .build(&op(Method::ResourcesRead, Payload::Json(r#"{"uri":"mail://alice/inbox"}"#), Payload::None), &session())
+        .unwrap();
+    assert_eq!(e.event.resource_name.as_deref(), Some("mail://[user]/inbox"));
+    assert_eq!(e.event.parameters.unwrap().into_value()["uri"], "mail://[user]/inbox");
+
+    let failing =
+        BuildConfig { redact_string: Some(std::sync::Arc::new(|_: &str| Err(TrackingError::hook("no")))), ..config() };
+    let r = EventBuilder::new(failing, IdGen::seeded(1))
+        .build(&op(Method::ToolsList, Payload::Json(r#"{"cursor":"c"}"#), Payload::None), &session());
+    assert!(matches!(r, Err(NotBuilt::HookFailed(_))));
+
+    let panicking = BuildConfig { redact_string: Some(std::sync::Arc::new(|_: &str| panic!("hook bug"))), ..config() };
+    let r = EventBuilder::new(panicking, IdGen::seeded(1))
+        .build(&op(Method::ToolsList, Payload::Json(r#"{"a":"b"}"#), Payload::None), &session());
+    assert!(matches!(r, Err(NotBuilt::HookFailed(_))));
+
+    let dropping = BuildConfig {
+        redact_event: Some(std::sync::Arc::new(|e: Event| Ok((e.event_type != "mcp:tools/list").then_some(e)))),
+        ..config()
+    };
+    let mut b = EventBuilder::new(dropping, IdGen::seeded(1));
+    assert!(matches!(
+        b.build(&op(Method::ToolsList, Payload::None, Payload::None), &session()),
+        Err(NotBuilt::Filtered)
+    ));
+    assert!(b.build(&op(Method::PromptsList, Payload::None, Payload::None), &session()).is_ok());
+
+    // System fields survive an event hook; other changes stay.
+    let meddling = BuildConfig {
+        redact_event: Some(std::sync::Arc::new(|mut e: Event| {
+            e.id = "evt_forged".into();
+            e.session_id = "ses_forged".into();
+            e.parameters = None;
+            Ok(Some(e))
+        })),
+        ..config()
+    };
+    let e = EventBuilder::new(meddling, IdGen::seeded(1))
+        .build(&op(Method::ToolsList, Payload::Json(r#"{"cursor":"c"}"#), Payload::None), &session())
+        .unwrap()
+        .event;
+    assert!(e.id.starts_with("evt_") && e.id != "evt_forged");
+    assert_eq!(e.session_id, session().id);
+    assert_eq!(e.parameters, None);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Payload caps.
+
+#[test]
+fn ten_megabyte_blob_read_becomes_a_small_event() {
+    // 10 MiB of bytes, base64-encoded (about 13.3 MiB of JSON text).
+    let raw_len = 10 * 1024 * 1024;
+    let chunk = "QUJD".repeat(1024); // "ABC" x 1024 per 4 KiB of base64
+    let blob = chunk.repeat(raw_len / 3072 + 1);
+    let blob = &blob[..(raw_len / 3) * 4];
+    let result = format!(
+        r#"{{"contents":[{{"uri":"file:///big.bin","mimeType":"application/octet-stream","blob":"{blob}"}}]}}"#
+    );
+    let e = builder()
+        .build(
+            &op(Method::ResourcesRead, Payload::Json(r#"{"uri":"file:///big.bin"}"#), Payload::Json(&result)),
+            &session(),
+        )
+        .unwrap();
+    assert!(e.json.len() < 1200, "event is {} bytes", e.json.len());
+    let c = &e.event.response.as_ref().unwrap().value()["contents"][0];
+    assert_eq!(c["blobBytes"], (raw_len / 3 * 3) as u64);
+    assert_eq!(c["sha256"].as_str().unwrap().len(), 64);
+    assert!(c.get("blob").is_none());
+    assert!(e.event.truncated.is_empty(), "{:?}", e.event.truncated);
+}
+
+#[test]
+fn long_strings_depth_breadth_and_event_size() {
+    let long = "a".repeat(40 * 1024);
+    let mut deep = json!("bottom");
+    for _ in 0..15 {
+        deep = json!({ "d": deep });
+    }
+    let wide: Vec<u32> = (0..150).collect();
+    let params = json!({"name": "t", "arguments": {"long": long, "deep": deep, "wide": wide}});
+    let e = builder().build(&op(Method::ToolsCall, Payload::Value(&params), Payload::None), &session()).unwrap().event;
+    let args = &e.parameters.as_ref().unwrap().value()["arguments"];
+    let s = args["long"].as_str().unwrap();
+    assert!(s.len() <= 32 * 1024 && s.ends_with("…[truncated: 40960 bytes]"), "{}", s.len());
+    assert_eq!(args["wide"].as_array().unwrap().len(), 101);
+    let reasons: Vec<(&str, TruncationReason)> = e.truncated.iter().map(|t| (t.path.as_str(), t.reason)).collect();
+    assert!(reasons.contains(&("/parameters/arguments/long", TruncationReason::StringLength)), "{reasons:?}");
+    assert!(reasons.contains(&("/parameters/arguments/wide", TruncationReason::Breadth)), "{reasons:?}");
+    assert!(reasons
+        .iter()
+        .any(|(p, r)| p.starts_with("/parameters/arguments/deep/d/d") && *r == TruncationReason::Depth));
+    let long_str = e.truncated.iter().find(|t| t.path == "/parameters/arguments/long").unwrap();
+    assert_eq!(long_str.original_bytes, Some(40 * 1024));
+
+    // Four strings of 30 KB each fit the string cap but not the 100 KB event cap.
+    let s30 = "b".repeat(30 * 1024);
+    let params = json!({"name": "t", "arguments": {"a": s30, "b": s30, "c": s30, "d": s30}});
+    let built = builder().build(&op(Method::ToolsCall, Payload::Value(&params), Payload::None), &session()).unwrap();
+    assert!(built.json.len() <= 100 * 1024, "{}", built.json.len());
+    assert!(built.event.truncated.iter().any(|t| t.reason == TruncationReason::EventSize));
+}
+
+#[test]
+fn capture_switches() {
+    let cfg = BuildConfig { capture_parameters: false, capture_responses: false, ..config() };
+    let mut b = EventBuilder::new(cfg, IdGen::seeded(1));
+    let o = Operation {
+        tool_error: true,
+        ..op(
+            Method::ToolsCall,
+            Payload::Json(r#"{"name":"t","arguments":{"x":1}}"#),
+            Payload::Json(r#"{"content":[]}"#),
+        )
+    };
+    let e = b.build(&o, &session()).unwrap().event;
+    assert_eq!(e.parameters, None);
+    assert_eq!(e.response, None);
+    assert_eq!(e.resource_name.as_deref(), Some("t"));
+    assert!(e.is_error);
+}
+
+#[test]
+fn limits_are_configurable() {
+    let cfg = BuildConfig { limits: PayloadLimits { max_string_bytes: 100, ..PayloadLimits::default() }, ..config() };
+    let params = json!({"name": "t", "arguments": {"s": "x".repeat(500)}});
+    let e = EventBuilder::new(cfg, IdGen::seeded(1))
+        .build(&op(Method::ToolsCall, Payload::Value(&params), Payload::None), &session())
+        .unwrap()
+        .event;
+    assert!(e.parameters.unwrap().into_value()["arguments"]["s"].as_str().unwrap().len() <= 100);
+}
+
+#[test]
+fn payloads_kept_as_text_match_the_parsed_path() {
+    // A string hook that changes nothing forces every payload through parse → walk → serialize;
+    // without it, clean payloads are kept as text. Both must give the same events.
+    let cases: &[(Method, &str, &str)] = &[
+        (
+            Method::ToolsCall,
+            r#"{"name":"echo","arguments":{"text":"hi","n":[1,2,3]}}"#,
+            r#"{"content":[{"type":"text","text":"hi"}],"isError":false}"#,
+        ),
+        (Method::ToolsCall, r#"{"name":"t","arguments":{"password":"p"}}"#, r#"{"content":[]}"#),
+        (
+            Method::ToolsCall,
+            r#"{"name":"t","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}"#,
+            r#"{"content":[{"type":"text","text":"x"}],"isError":true}"#,
+        ),
+        (
+            Method::ToolsCall,
+            r#"{"name":"t","arguments":{"u":"see https://h/x?token=1"}}"#,
+            r#"{"content":[{"type":"image","data":"aGVsbG8=","mimeType":"image/png"}]}"#,
+        ),
+        (
+            Method::ToolsCall,
+            r#"{"name":"t","arguments":{"s":"line\nbreak \u00e9"}}"#,
+            r#"{"structuredContent":{"k":"Bearer abcdefghijkl"}}"#,
+        ),
+        (Method::ResourcesRead, r#"{"uri":"note://1"}"#, r#"{"contents":[{"uri":"note://1","text":"hello"}]}"#),
+        (Method::ResourcesSubscribe, r#"{"uri":"note://1"}"#, r#"{}"#),
+        (Method::PromptsGet, r#"{"name":"p","arguments":{"a":"b"}}"#, r#"{"messages":[]}"#),
+        (
+            Method::ResourcesList,
+            r#"{"cursor":"abc"}"#,
+            r#"{"resources":[{"uri":"a://b","name":"n"}],"nextCursor":"c"}"#,
+        ),
+        (Method::ToolsList, r#"[1,2]"#, r#""odd""#),
+        (Method::ToolsList, r#"{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":{"j":{"k":1}}}}}}}}}}}"#, r#"{}"#),
+        (Method::ToolsCall, r#"{"name":5}"#, r#"{"isError":"yes"}"#),
+    ];
+    let slow_cfg = BuildConfig { redact_string: Some(std::sync::Arc::new(|s: &str| Ok(s.to_owned()))), ..config() };
+    let wide = format!("[{}]", (0..150).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+    let mut all: Vec<(Method, String, String)> =
+        cases.iter().map(|(m, p, r)| (*m, p.to_string(), r.to_string())).collect();
+    all.push((Method::ToolsList, format!(r#"{{"list":{wide}}}"#), wide.clone()));
+    for (method, params, result) in &all {
+        let o = op(*method, Payload::Json(params), Payload::Json(result));
+        let fast = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap();
+        let slow = EventBuilder::new(slow_cfg.clone(), IdGen::seeded(9)).build(&o, &session()).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&fast.json).unwrap(),
+            serde_json::from_str::<Value>(&slow.json).unwrap(),
+            "{method:?} {params} {result}"
+        );
+        assert_eq!(fast.event, slow.event);
+    }
+    // The first case is kept as text; the second (a secret key) is not.
+    let o = op(Method::ToolsCall, Payload::Json(all[0].1.as_str()), Payload::Json(all[0].2.as_str()));
+    let e = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap().event;
+    assert_eq!(e.parameters.as_ref().unwrap().as_raw(), Some(all[0].1.as_str()));
+    assert_eq!(e.response.as_ref().unwrap().as_raw(), Some(all[0].2.as_str()));
+    let o = op(Method::ToolsCall, Payload::Json(all[1].1.as_str()), Payload::None);
+    let e = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap().event;
+    assert_eq!(e.parameters.as_ref().unwrap().as_raw(), None);
+}
