@@ -12,7 +12,9 @@ PY_OUT := .build
 PY_PIP := --disable-pip-version-check --no-input --quiet
 PY_WHEEL = $(firstword $(wildcard $(PY_OUT)/dist/mcplens-*.whl))
 
-.PHONY: build-python test-python lint-python
+PY_INSTALL_WHEEL = for v in 1 2; do $(PY_OUT)/venv-mcp$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
+
+.PHONY: build-python test-python lint-python bench-python
 
 build-python: ## Python: `pip install ./bindings-python` in a fresh venv, smoke test, wheel in .build/dist
 	rm -rf $(PY_OUT)/venv-fresh $(PY_OUT)/dist
@@ -32,7 +34,7 @@ $(PY_OUT)/venv-mcp2/.lint-requirements: $(PY_DIR)/requirements-lint.txt $(PY_OUT
 	touch $@
 
 test-python: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements ## Python tests on mcp 1.30.0 and 2.3.0
-	@for v in 1 2; do $(PY_OUT)/venv-mcp$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
+	@$(PY_INSTALL_WHEEL)
 	@echo "== pytest, mcp 1.30.0"
 	cd $(PY_DIR) && ../$(PY_OUT)/venv-mcp1/bin/python -m pytest
 	@echo "== pytest, mcp 2.3.0"
@@ -45,6 +47,11 @@ lint-python: build-python $(PY_OUT)/venv-mcp2/.lint-requirements ## Python: ruff
 	cd $(PY_OUT) && venv-mcp2/bin/python -m mypy.stubtest mcplens._core
 	$(PY_OUT)/venv-mcp2/bin/python -m mypy --strict $(PY_DIR)/python/mcplens
 
+bench-python: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements ## Python: mcplens vs the SDK's list loop (S and ~1 MB workloads, memory and stdio, mcp 1.x and 2.x)
+	@$(PY_INSTALL_WHEEL)
+	@for v in 1 2; do $(PY_OUT)/venv-mcp$$v/bin/python $(PY_DIR)/bench/bench_discovery.py || exit 1; done
+
 BUILD_EXTRA += build-python
 TEST_EXTRA += test-python
 LINT_EXTRA += lint-python
+BENCH_EXTRA += bench-python

@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
+use mcplens::catalog::{self, Catalog, ListChanged, Reason, ServerStatus, Status, Ticket};
 use mcplens::discovery::{self, Annotations, Item, Limits, ListKind, Listing, Outcome, Pager, Role, Support};
+use mcplens::tool;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
@@ -23,6 +25,19 @@ pyo3::create_exception!(
     DiscoveryError,
     McplensError,
     "A traversal failed (`malformed_result`, `deadline`, `server_error`, ...); `.rpc_code` for `server_error`."
+);
+
+pyo3::create_exception!(
+    mcplens._core,
+    CatalogError,
+    McplensError,
+    "A catalog operation was refused (`unknown_server`, `invalid_argument`)."
+);
+pyo3::create_exception!(
+    mcplens._core,
+    ToolError,
+    McplensError,
+    "The listing tool refused its input (`unknown_server`, `invalid_argument`, `output_too_large`)."
 );
 
 /// Builds an exception of class `T` carrying `code`, `server` and `rpc_code` as attributes, so
@@ -50,6 +65,21 @@ fn error<T: pyo3::PyTypeInfo>(
 
 fn discovery_error(py: Python<'_>, e: &discovery::DiscoveryError) -> PyErr {
     error::<DiscoveryError>(py, e.to_string(), e.code(), Some(e.server()), e.rpc_code())
+}
+
+fn catalog_error(py: Python<'_>, e: &catalog::CatalogError) -> PyErr {
+    let server = match e {
+        catalog::CatalogError::UnknownServer { server, .. } | catalog::CatalogError::InvalidArgument { server, .. } => {
+            Some(server.as_str())
+        }
+        _ => None,
+    };
+    error::<CatalogError>(py, e.to_string(), e.code(), server, None)
+}
+
+/// `server`: the name the input asked for, when it asked for one.
+fn tool_error(py: Python<'_>, e: &tool::ToolError, server: Option<&str>) -> PyErr {
+    error::<ToolError>(py, e.to_string(), e.code(), server, None)
 }
 
 /// Seconds → whole nanoseconds, rounded (so millisecond values convert exactly); `None` when
@@ -583,6 +613,353 @@ impl PyResource {
     }
 }
 
+/// Proof that a refresh was started: hand it back to `commit`, `fail` or `abandon`.
+#[pyclass(name = "Ticket", module = "mcplens._core", frozen)]
+struct PyTicket {
+    inner: Ticket,
+}
+
+#[pymethods]
+impl PyTicket {
+    /// The server this ticket refreshes.
+    #[getter]
+    fn server(&self) -> &str {
+        self.inner.server()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Ticket server={:?}>", self.inner.server())
+    }
+}
+
+/// What became of a commit, failure or abandon.
+#[pyclass(name = "Completion", module = "mcplens._core", frozen, eq)]
+#[derive(Clone, PartialEq)]
+struct PyCompletion {
+    inner: catalog::Completion,
+}
+
+#[pymethods]
+impl PyCompletion {
+    /// False when the ticket was outdated (newer ticket, invalidation, removal): nothing changed.
+    #[getter]
+    fn applied(&self) -> bool {
+        self.inner.applied
+    }
+
+    /// A list_changed arrived during the refresh: start exactly one more refresh now.
+    #[getter]
+    fn refresh_again(&self) -> bool {
+        self.inner.refresh_again
+    }
+
+    fn __repr__(&self) -> String {
+        let c = self.inner;
+        let cap = |b: bool| if b { "True" } else { "False" };
+        format!("Completion(applied={}, refresh_again={})", cap(c.applied), cap(c.refresh_again))
+    }
+}
+
+impl From<catalog::Completion> for PyCompletion {
+    fn from(inner: catalog::Completion) -> Self {
+        PyCompletion { inner }
+    }
+}
+
+/// A failed refresh as the catalog keeps it: a stable code and mcplens' own message.
+#[pyclass(name = "Failure", module = "mcplens._core", frozen, eq)]
+#[derive(Clone, PartialEq)]
+struct PyFailure {
+    inner: catalog::Failure,
+}
+
+#[pymethods]
+impl PyFailure {
+    #[getter]
+    fn code(&self) -> &str {
+        &self.inner.code
+    }
+
+    #[getter]
+    fn message(&self) -> &str {
+        &self.inner.message
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Failure(code={:?}, message={:?})", self.inner.code, self.inner.message)
+    }
+}
+
+/// A snapshot of one server's catalog entry.
+#[pyclass(name = "ServerStatus", module = "mcplens._core", frozen, eq)]
+#[derive(Clone, PartialEq)]
+struct PyServerStatus {
+    inner: ServerStatus,
+}
+
+#[pymethods]
+impl PyServerStatus {
+    #[getter]
+    fn server(&self) -> &str {
+        &self.inner.server
+    }
+
+    /// `"unknown"`, `"ok"`, `"unsupported"`, `"failed"` or `"stale"`.
+    #[getter]
+    fn status(&self) -> &'static str {
+        match self.inner.status {
+            Status::Unknown => "unknown",
+            Status::Ok => "ok",
+            Status::Unsupported => "unsupported",
+            Status::Failed => "failed",
+            Status::Stale => "stale",
+        }
+    }
+
+    /// Commits so far (0 = never).
+    #[getter]
+    fn generation(&self) -> u64 {
+        self.inner.generation
+    }
+
+    /// The last failure, kept until the next successful commit.
+    #[getter]
+    fn last_error(&self) -> Option<PyFailure> {
+        self.inner.last_error.clone().map(|inner| PyFailure { inner })
+    }
+
+    /// Cached resources.
+    #[getter]
+    fn resources(&self) -> usize {
+        self.inner.resources
+    }
+
+    /// Cached templates.
+    #[getter]
+    fn templates(&self) -> usize {
+        self.inner.templates
+    }
+
+    /// True while a refresh is running.
+    #[getter]
+    fn refreshing(&self) -> bool {
+        self.inner.refreshing
+    }
+
+    /// The snapshot as a dict with wire (camelCase) keys.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pythonize(py, &self.inner)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ServerStatus({})", serde_json::to_string(&self.inner).unwrap_or_default())
+    }
+}
+
+fn parse_reason(py: Python<'_>, server: &str, reason: &str) -> PyResult<Reason> {
+    serde_json::from_value(serde_json::Value::String(reason.to_owned())).map_err(|_| {
+        let message = format!(
+            "server \"{server}\": invalid argument: reason must be \"list_changed\", \"connection_closed\", \
+             \"configuration_changed\", \"disabled\" or \"other\""
+        );
+        error::<CatalogError>(py, message, "invalid_argument", Some(server), None)
+    })
+}
+
+/// The per-server catalog (sans-IO): `begin_refresh` → the host's two traversals → `commit` or
+/// `fail`; `on_list_changed` decides the coalescing. `now` is seconds on any monotonic clock
+/// (default: `time.monotonic()`). `mcplens.Catalog` adds the `mcp` SDK driving on top.
+#[pyclass(name = "Catalog", module = "mcplens._core", frozen, subclass)]
+struct PyCatalog {
+    inner: Catalog,
+    limits: Option<PyLimits>,
+}
+
+#[pymethods]
+impl PyCatalog {
+    #[new]
+    #[pyo3(signature = (limits = None))]
+    fn new(limits: Option<PyRef<'_, PyLimits>>) -> Self {
+        PyCatalog { inner: Catalog::new(), limits: limits.map(|l| l.clone()) }
+    }
+
+    /// The bounds of every traversal a refresh runs (None: the defaults).
+    #[getter]
+    fn limits(&self) -> Option<PyLimits> {
+        self.limits.clone()
+    }
+
+    /// Registers a server without refreshing it (idempotent); servers are listed in registration order.
+    fn add_server(&self, server: &str) {
+        self.inner.add_server(server);
+    }
+
+    /// The registered servers, in registration order.
+    fn servers(&self) -> Vec<String> {
+        self.inner.servers()
+    }
+
+    /// Starts a refresh of `server` (registering it): its newest ticket.
+    fn begin_refresh(&self, server: &str) -> PyTicket {
+        PyTicket { inner: self.inner.begin_refresh(server) }
+    }
+
+    /// Applies a complete refresh: both listings (as mcplens returned them) at once.
+    #[pyo3(signature = (ticket, resources, templates, now = None))]
+    fn commit(
+        &self,
+        py: Python<'_>,
+        ticket: &PyTicket,
+        resources: &PyListing,
+        templates: &PyListing,
+        now: Option<f64>,
+    ) -> PyResult<PyCompletion> {
+        let now = instant(py, now)?;
+        let done = py.detach(|| self.inner.commit(&ticket.inner, &resources.inner, &templates.inner, now));
+        done.map(PyCompletion::from).map_err(|e| catalog_error(py, &e))
+    }
+
+    /// Records a failed refresh (a stable code and mcplens' message); the previous pair is kept.
+    fn fail(&self, ticket: &PyTicket, code: String, message: String) -> PyCompletion {
+        self.inner.fail(&ticket.inner, catalog::Failure { code, message }).into()
+    }
+
+    /// Ends a refresh that will not complete (cancelled, host failure) without changing data.
+    fn abandon(&self, ticket: &PyTicket) -> PyCompletion {
+        self.inner.abandon(&ticket.inner).into()
+    }
+
+    /// Clears `server`'s resources and templates together; a refresh in flight is discarded.
+    #[pyo3(signature = (server, reason = "other"))]
+    fn invalidate(&self, py: Python<'_>, server: &str, reason: &str) -> PyResult<()> {
+        self.inner.invalidate(server, parse_reason(py, server, reason)?);
+        Ok(())
+    }
+
+    /// A list_changed from `server`: invalidates it and answers `"refresh_now"` (call
+    /// `begin_refresh` before handling the next notification), `"queued"`, `"already_queued"`
+    /// or `"ignored"` (not in the catalog).
+    fn on_list_changed(&self, server: &str) -> &'static str {
+        match self.inner.on_list_changed(server) {
+            ListChanged::RefreshNow => "refresh_now",
+            ListChanged::Queued => "queued",
+            ListChanged::AlreadyQueued => "already_queued",
+            ListChanged::Ignored => "ignored",
+        }
+    }
+
+    /// Forgets `server`; a refresh in flight is discarded. Returns whether it was known.
+    fn remove(&self, server: &str) -> bool {
+        self.inner.remove(server)
+    }
+
+    /// Forgets every server.
+    fn clear(&self) {
+        self.inner.clear();
+    }
+
+    /// `server`'s status at `now`; `CatalogError` `unknown_server` for a server never added.
+    #[pyo3(signature = (server, now = None))]
+    fn status(&self, py: Python<'_>, server: &str, now: Option<f64>) -> PyResult<PyServerStatus> {
+        let now = instant(py, now)?;
+        self.inner.status(server, now).map(|inner| PyServerStatus { inner }).map_err(|e| catalog_error(py, &e))
+    }
+
+    /// True when `server` has no current pair at `now` (unknown, failed, stale, expired).
+    #[pyo3(signature = (server, now = None))]
+    fn needs_refresh(&self, py: Python<'_>, server: &str, now: Option<f64>) -> PyResult<bool> {
+        Ok(self.inner.needs_refresh(server, instant(py, now)?))
+    }
+
+    /// Cached templates: every server's in registration order, or one server's.
+    #[pyo3(signature = (server = None))]
+    fn templates(&self, py: Python<'_>, server: Option<&str>) -> PyResult<Vec<PyResourceTemplate>> {
+        let templates = self.inner.templates(server).map_err(|e| catalog_error(py, &e))?;
+        Ok(templates.into_iter().map(|inner| PyResourceTemplate { inner }).collect())
+    }
+
+    /// Cached resources: every server's in registration order, or one server's.
+    #[pyo3(signature = (server = None))]
+    fn resources(&self, py: Python<'_>, server: Option<&str>) -> PyResult<Vec<PyResource>> {
+        let resources = self.inner.resources(server).map_err(|e| catalog_error(py, &e))?;
+        Ok(resources.into_iter().map(|inner| PyResource { inner }).collect())
+    }
+
+    /// Answers `ListMcpResourceTemplatesTool`: `arguments` is the model's input (a dict, its JSON
+    /// text, or None). Returns the compact JSON output; raises `ToolError` (`unknown_server`,
+    /// `invalid_argument`, `output_too_large`: never truncated).
+    #[pyo3(signature = (arguments = None))]
+    fn call_list_templates_tool(&self, py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+        let input = match arguments {
+            None => Ok(tool::Input::default()),
+            Some(a) => match a.cast::<PyString>() {
+                Ok(text) => tool::Input::from_json(text.to_str()?),
+                Err(_) => match pythonize::depythonize::<serde_json::Value>(a) {
+                    Ok(value) => tool::Input::from_value(value),
+                    Err(_) => Err(tool::ToolError::InvalidArgument { reason: "the input is not a JSON object".into() }),
+                },
+            },
+        };
+        let input = input.map_err(|e| tool_error(py, &e, None))?;
+        py.detach(|| tool::render(&self.inner, &input)).map_err(|e| tool_error(py, &e, input.server.as_deref()))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Catalog servers={:?}>", self.inner.servers())
+    }
+}
+
+/// The listing tool's spec, from the core: the same text in every language.
+#[pyclass(name = "ToolSpec", module = "mcplens._core", frozen)]
+struct PyToolSpec {
+    inner: tool::ToolSpec,
+}
+
+#[pymethods]
+impl PyToolSpec {
+    #[getter]
+    fn name(&self) -> &'static str {
+        self.inner.name
+    }
+
+    #[getter]
+    fn description(&self) -> &'static str {
+        self.inner.description
+    }
+
+    /// The JSON schema of the input (a fresh dict on each access).
+    #[getter]
+    fn input_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pythonize(py, &self.inner.input_schema)
+    }
+
+    /// MCP tool annotations (`readOnlyHint: true`; a fresh dict on each access).
+    #[getter]
+    fn annotations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pythonize(py, &self.inner.annotations)
+    }
+
+    /// Hosts that load rarely used tools on demand should defer this one.
+    #[getter]
+    fn deferred(&self) -> bool {
+        self.inner.deferred
+    }
+
+    /// The spec with wire (camelCase) keys: `name`, `description`, `inputSchema`, `annotations`, `deferred`.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pythonize(py, &self.inner)
+    }
+
+    /// The spec as compact JSON text (byte-identical in every language).
+    fn to_json(&self) -> String {
+        self.inner.to_json()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<ToolSpec {}>", self.inner.name)
+    }
+}
+
 /// Does a server's `capabilities` object (JSON text) declare `resources`?
 #[pyfunction]
 fn has_resources_capability(capabilities_json: &str) -> bool {
@@ -596,6 +973,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", mcplens::VERSION)?;
     m.add("McplensError", py.get_type::<McplensError>())?;
     m.add("DiscoveryError", py.get_type::<DiscoveryError>())?;
+    m.add("CatalogError", py.get_type::<CatalogError>())?;
+    m.add("ToolError", py.get_type::<ToolError>())?;
     // Class-level defaults, so an instance raised by Python code has every attribute too.
     let base = py.get_type::<McplensError>();
     base.setattr("server", py.None())?;
@@ -607,6 +986,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAnnotations>()?;
     m.add_class::<PyResourceTemplate>()?;
     m.add_class::<PyResource>()?;
+    m.add_class::<PyCatalog>()?;
+    m.add_class::<PyTicket>()?;
+    m.add_class::<PyCompletion>()?;
+    m.add_class::<PyFailure>()?;
+    m.add_class::<PyServerStatus>()?;
+    m.add_class::<PyToolSpec>()?;
+    m.add("LIST_RESOURCE_TEMPLATES_TOOL", PyToolSpec { inner: tool::spec() })?;
     m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
     Ok(())
 }

@@ -18,19 +18,21 @@ SERVERS = Path(__file__).parent / "servers"
 
 
 @asynccontextmanager
-async def in_memory(server: Any) -> AsyncIterator[Any]:
-    """An initialized `ClientSession` connected to `server` over in-memory JSON-RPC streams."""
+async def in_memory(server: Any, **client_options: Any) -> AsyncIterator[Any]:
+    """An initialized `ClientSession` connected to `server` (low-level, or 1.x `FastMCP` / 2.x
+    `MCPServer`) over in-memory JSON-RPC streams; `client_options` go to the `ClientSession`."""
     if not V2:
         from mcp.shared.memory import create_connected_server_and_client_session
 
-        async with create_connected_server_and_client_session(server) as session:
+        async with create_connected_server_and_client_session(server, **client_options) as session:
             yield session
         return
     from mcp.shared.memory import create_client_server_memory_streams
 
+    low = getattr(server, "_lowlevel_server", server)
     async with create_client_server_memory_streams() as ((cr, cw), (sr, sw)), anyio.create_task_group() as tg:
-        tg.start_soon(lambda: server.run(sr, sw, server.create_initialization_options()))
-        async with ClientSession(cr, cw) as session:
+        tg.start_soon(lambda: low.run(sr, sw, low.create_initialization_options()))
+        async with ClientSession(cr, cw, **client_options) as session:
             await session.initialize()
             yield session
         tg.cancel_scope.cancel()
@@ -41,8 +43,11 @@ def stdio_params(script: str, *args: str) -> StdioServerParameters:
 
 
 @asynccontextmanager
-async def over_stdio(script: str, *args: str) -> AsyncIterator[Any]:
+async def over_stdio(script: str, *args: str, **client_options: Any) -> AsyncIterator[Any]:
     """An initialized `ClientSession` talking to `python servers/<script> <args>` over stdio."""
-    async with stdio_client(stdio_params(script, *args)) as (read, write), ClientSession(read, write) as session:
+    async with (
+        stdio_client(stdio_params(script, *args)) as (read, write),
+        ClientSession(read, write, **client_options) as session,
+    ):
         await session.initialize()
         yield session

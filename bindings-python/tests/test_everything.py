@@ -10,6 +10,7 @@ import json
 import shutil
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -29,11 +30,14 @@ pytestmark = [
 ]
 
 
-async def test_server_everything_over_stdio() -> None:
+def params() -> StdioServerParameters:
     assert NODE is not None
     entry = PACKAGE / json.loads((PACKAGE / "package.json").read_text())["bin"]["mcp-server-everything"]
-    params = StdioServerParameters(command=NODE, args=[str(entry), "stdio"])
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+    return StdioServerParameters(command=NODE, args=[str(entry), "stdio"])
+
+
+async def test_server_everything_over_stdio() -> None:
+    async with stdio_client(params()) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         templates = await mcplens.list_resource_templates(session, server="everything")
         resources = await mcplens.list_resources(session, server="everything")
@@ -45,3 +49,31 @@ async def test_server_everything_over_stdio() -> None:
     assert len(resources) == 7
     assert all(r.uri.startswith("demo://resource/static/") for r in resources.items)
     assert templates.diagnostics["droppedFields"] == {} == resources.diagnostics["droppedItems"]
+
+
+async def test_server_everything_list_changed_refreshes_the_catalog() -> None:
+    """Its `gzip-file-as-resource` tool adds a session resource and sends
+    `notifications/resources/list_changed`: the watched catalog refreshes and sees it."""
+    seen: list[str] = []
+
+    async def app_handler(message: object) -> None:
+        seen.append(type(getattr(message, "root", message)).__name__)
+
+    catalog = mcplens.Catalog(limits=mcplens.Limits(deadline_seconds=20))
+    async with stdio_client(params()) as (read, write), ClientSession(read, write, message_handler=app_handler) as s:
+        await s.initialize()
+        status = await catalog.refresh("everything", s)
+        assert (status.status, status.generation, status.templates, status.resources) == ("ok", 1, 2, 7)
+        watch = catalog.watch("everything", s)
+        await watch.ready()
+        gzip = {"name": "x.gz", "data": "data:text/plain;base64,aGVsbG8="}
+        await s.call_tool("gzip-file-as-resource", gzip)
+        with anyio.fail_after(20):
+            while catalog.status("everything").generation < 2:  # noqa: ASYNC110 (SDK tasks refresh it)
+                await anyio.sleep(0.01)
+        await catalog.settled()
+        status = catalog.status("everything")
+        assert (status.status, status.templates, status.resources) == ("ok", 2, 8)
+        assert catalog.resources("everything")[-1].uri == "demo://resource/session/x.gz"
+        assert "ResourceListChangedNotification" in seen  # the app's own handler still saw it
+    assert catalog.status("everything").status == "unknown"

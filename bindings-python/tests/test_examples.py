@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1]
 EXAMPLES = PACKAGE / "examples"
 
 
-@pytest.mark.parametrize("name", ["quickstart.py", "pager.py"])
+@pytest.mark.parametrize("name", ["quickstart.py", "agent_tool.py", "pager.py"])
 def test_readme_quotes_the_example(name: str) -> None:
     readme = (PACKAGE / "README.md").read_text(encoding="utf-8")
     assert f"```python\n{(EXAMPLES / name).read_text(encoding='utf-8')}```" in readme
@@ -33,3 +34,14 @@ def test_quickstart_against_a_real_server() -> None:
 
 def test_pager_example() -> None:
     assert run(str(EXAMPLES / "pager.py")) == "['file:///{path}', 'db://{table}/{id}']\n"
+
+
+def test_agent_tool_pages_through_the_listing() -> None:
+    server = PACKAGE / "tests" / "servers" / "sdk_server.py"
+    out = [
+        json.loads(line)
+        for line in run(str(EXAMPLES / "agent_tool.py"), sys.executable, str(server), "paged").splitlines()
+    ]
+    assert [len(page["resourceTemplates"]) for page in out] == [5, 3]
+    assert [page.get("nextOffset") for page in out] == [5, None]
+    assert {t["server"] for page in out for t in page["resourceTemplates"]} == {"docs"}

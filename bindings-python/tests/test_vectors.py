@@ -64,35 +64,46 @@ def compact_len(item: dict[str, Any]) -> int:
     return len(json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-def run_case(case: dict[str, Any]) -> list[str]:
-    """Drives a pager over the canned answers; returns the mismatches with the expectation."""
-    bad: list[str] = []
-    kind, server = case["kind"], case.get("server", "srv")
-    capabilities = case.get("capabilities", {"resources": {}})
-    now = case.get("startMs", 0)
-    answers, expect = case.get("answers", []), case["expect"]
-    requests: list[dict[str, Any]] = []
-    used = 0
-    listing: mcplens.Listing | None = None
-    error: mcplens.DiscoveryError | None = None
+class Run:
+    """What one traversal over canned answers did."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.used = 0
+        self.out_of_answers = False
+        self.listing: mcplens.Listing | None = None
+        self.error: mcplens.DiscoveryError | None = None
+
+
+def drive(
+    kind: str,
+    server: str,
+    capabilities: Any,
+    limits: mcplens.Limits,
+    start_ms: float,
+    answers: list[dict[str, Any]],
+) -> Run:
+    """Drives a pager over the canned answers (`core/tests/vectors.rs` `drive`)."""
+    run = Run()
+    now = start_ms
     try:
         pager = mcplens.Pager(
             kind,
             server,
             resources_capability=mcplens.has_resources_capability(json.dumps(capabilities)),
-            limits=limits(case.get("limits", {})),
+            limits=limits,
             now=now / 1000,
         )
         while (request := pager.next_request()) is not None:
             entry: dict[str, Any] = {"method": request.method}
             if request.params is not None:
                 entry["params"] = request.params
-            requests.append(entry)
-            if used == len(answers):
-                bad.append(f"ran out of answers at request {used + 1}")
+            run.requests.append(entry)
+            if run.used == len(answers):
+                run.out_of_answers = True
                 break
-            answer = answers[used]
-            used += 1
+            answer = answers[run.used]
+            run.used += 1
             now = answer.get("atMs", now)
             at = now / 1000
             try:
@@ -112,9 +123,28 @@ def run_case(case: dict[str, Any]) -> list[str]:
                     raise AssertionError(f"unknown answer {answer}")
             except mcplens.DiscoveryError:
                 break
-        listing = pager.finish()
+        run.listing = pager.finish()
     except mcplens.DiscoveryError as e:
-        error = e
+        run.error = e
+    return run
+
+
+def run_case(case: dict[str, Any]) -> list[str]:
+    """Drives a pager over the canned answers; returns the mismatches with the expectation."""
+    bad: list[str] = []
+    kind, server = case["kind"], case.get("server", "srv")
+    answers, expect = case.get("answers", []), case["expect"]
+    run = drive(
+        kind,
+        server,
+        case.get("capabilities", {"resources": {}}),
+        limits(case.get("limits", {})),
+        case.get("startMs", 0),
+        answers,
+    )
+    requests, used, listing, error = run.requests, run.used, run.listing, run.error
+    if run.out_of_answers:
+        bad.append(f"ran out of answers at request {used + 1}")
     if used != len(answers):
         bad.append(f"used {used} of {len(answers)} answers")
     if "requests" in expect and requests != expect["requests"]:

@@ -1,12 +1,18 @@
 """mcplens: bounded, validated, sanitized discovery of MCP resources and resource templates.
 
 One Rust core (`mcplens._core`) holds every rule; this package adds the glue for the official
-`mcp` SDK (1.x and 2.x). Hosts on other SDKs drive `Pager` themselves.
+`mcp` SDK (1.x and 2.x). Hosts on other SDKs drive `Pager` (and the sans-IO `Catalog` methods)
+themselves.
 """
 
+from mcplens._catalog import Catalog, Watch
 from mcplens._core import (
+    LIST_RESOURCE_TEMPLATES_TOOL,
     Annotations,
+    CatalogError,
+    Completion,
     DiscoveryError,
+    Failure,
     Limits,
     Listing,
     McplensError,
@@ -14,14 +20,23 @@ from mcplens._core import (
     Request,
     Resource,
     ResourceTemplate,
+    ServerStatus,
+    Ticket,
+    ToolError,
+    ToolSpec,
     __version__,
     has_resources_capability,
 )
 from mcplens._mcp import list_resource_templates, list_resources
 
 __all__ = [
+    "LIST_RESOURCE_TEMPLATES_TOOL",
     "Annotations",
+    "Catalog",
+    "CatalogError",
+    "Completion",
     "DiscoveryError",
+    "Failure",
     "Limits",
     "Listing",
     "McplensError",
@@ -29,6 +44,11 @@ __all__ = [
     "Request",
     "Resource",
     "ResourceTemplate",
+    "ServerStatus",
+    "Ticket",
+    "ToolError",
+    "ToolSpec",
+    "Watch",
     "__version__",
     "has_resources_capability",
     "list_resource_templates",

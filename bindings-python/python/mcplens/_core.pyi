@@ -1,11 +1,18 @@
 """Type stubs for the native module `mcplens._core` (checked by `python -m mypy.stubtest`)."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any, Literal, TypeAlias, final
 
+from typing_extensions import Self, disjoint_base
+
 __all__ = [
+    "LIST_RESOURCE_TEMPLATES_TOOL",
     "Annotations",
+    "Catalog",
+    "CatalogError",
+    "Completion",
     "DiscoveryError",
+    "Failure",
     "Limits",
     "Listing",
     "McplensError",
@@ -13,6 +20,10 @@ __all__ = [
     "Request",
     "Resource",
     "ResourceTemplate",
+    "ServerStatus",
+    "Ticket",
+    "ToolError",
+    "ToolSpec",
     "__version__",
     "has_resources_capability",
 ]
@@ -21,6 +32,9 @@ __version__: str
 
 _Kind: TypeAlias = Literal["resources", "resource_templates"]
 _Support: TypeAlias = Literal["listed", "no_capability", "method_not_found"]
+_Status: TypeAlias = Literal["unknown", "ok", "unsupported", "failed", "stale"]
+_Decision: TypeAlias = Literal["refresh_now", "queued", "already_queued", "ignored"]
+_Reason: TypeAlias = Literal["list_changed", "connection_closed", "configuration_changed", "disabled", "other"]
 
 class McplensError(Exception):
     """Base class of every mcplens error."""
@@ -34,6 +48,12 @@ class McplensError(Exception):
 
 class DiscoveryError(McplensError):
     """A traversal failed."""
+
+class CatalogError(McplensError):
+    """A catalog operation was refused (`unknown_server`, `invalid_argument`)."""
+
+class ToolError(McplensError):
+    """The listing tool refused its input (`unknown_server`, `invalid_argument`, `output_too_large`)."""
 
 @final
 class Limits:
@@ -185,5 +205,109 @@ class Listing:
     def to_json(self) -> str: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[ResourceTemplate | Resource]: ...
+
+@final
+class Ticket:
+    """Proof that a refresh was started: hand it back to `commit`, `fail` or `abandon`."""
+
+    @property
+    def server(self) -> str: ...
+
+@final
+class Completion:
+    """What became of a commit, failure or abandon."""
+
+    @property
+    def applied(self) -> bool:
+        """False when the ticket was outdated (newer ticket, invalidation, removal): nothing changed."""
+    @property
+    def refresh_again(self) -> bool:
+        """A list_changed arrived during the refresh: start exactly one more refresh now."""
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class Failure:
+    """A failed refresh as the catalog keeps it: a stable code and mcplens' own message."""
+
+    @property
+    def code(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@final
+class ServerStatus:
+    """A snapshot of one server's catalog entry."""
+
+    @property
+    def server(self) -> str: ...
+    @property
+    def status(self) -> _Status: ...
+    @property
+    def generation(self) -> int:
+        """Commits so far (0 = never)."""
+    @property
+    def last_error(self) -> Failure | None:
+        """The last failure, kept until the next successful commit."""
+    @property
+    def resources(self) -> int: ...
+    @property
+    def templates(self) -> int: ...
+    @property
+    def refreshing(self) -> bool: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def __eq__(self, value: object, /) -> bool: ...
+    def __ne__(self, value: object, /) -> bool: ...
+
+@disjoint_base
+class Catalog:
+    """The per-server catalog (sans-IO): `begin_refresh` → the host's two traversals → `commit`
+    or `fail`; `on_list_changed` decides the coalescing.
+
+    `now` is seconds on any monotonic clock (default: `time.monotonic()`).
+    """
+
+    def __new__(cls, limits: Limits | None = None) -> Self: ...
+    @property
+    def limits(self) -> Limits | None: ...
+    def add_server(self, server: str) -> None: ...
+    def servers(self) -> list[str]: ...
+    def begin_refresh(self, server: str) -> Ticket: ...
+    def commit(
+        self, ticket: Ticket, resources: Listing, templates: Listing, now: float | None = None
+    ) -> Completion: ...
+    def fail(self, ticket: Ticket, code: str, message: str) -> Completion: ...
+    def abandon(self, ticket: Ticket) -> Completion: ...
+    def invalidate(self, server: str, reason: _Reason = "other") -> None: ...
+    def on_list_changed(self, server: str) -> _Decision: ...
+    def remove(self, server: str) -> bool: ...
+    def clear(self) -> None: ...
+    def status(self, server: str, now: float | None = None) -> ServerStatus: ...
+    def needs_refresh(self, server: str, now: float | None = None) -> bool: ...
+    def templates(self, server: str | None = None) -> list[ResourceTemplate]: ...
+    def resources(self, server: str | None = None) -> list[Resource]: ...
+    def call_list_templates_tool(self, arguments: Mapping[str, Any] | str | None = None) -> str: ...
+
+@final
+class ToolSpec:
+    """The listing tool's spec, from the core: the same text in every language."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def input_schema(self) -> dict[str, Any]: ...
+    @property
+    def annotations(self) -> dict[str, Any]: ...
+    @property
+    def deferred(self) -> bool: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def to_json(self) -> str: ...
+
+LIST_RESOURCE_TEMPLATES_TOOL: ToolSpec
+"""`ListMcpResourceTemplatesTool`: register it with the model; answer it with `Catalog.call_list_templates_tool`."""
 
 def has_resources_capability(capabilities_json: str) -> bool: ...

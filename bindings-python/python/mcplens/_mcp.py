@@ -11,6 +11,11 @@ validation, projection, sanitizing, error codes) is the core's.
 - Deadline: `pager.remaining(time.monotonic())` bounds each in-flight request with an anyio cancel
   scope, which cancels the SDK call (2.x then tells the server `notifications/cancelled`).
 - A 2.x `mcp.Client` is read through its `.session`, which bypasses the Client's response cache.
+- Watching (`Catalog.watch`): the session's private `_message_handler` is wrapped (the SDKs take
+  the handler at construction only); 1.x delivers a `ServerNotification` (`.root`), 2.x the model.
+  On a 2.x 2026-07-28 connection list_changed flows only while a `subscriptions/listen` stream is
+  open (`Client.listen`); the SDK then also passes it to the message handler. Neither SDK has a
+  close callback: the end of the session's receive loop is seen when it closes its read stream.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import functools
 import json
 import time
+from collections.abc import Callable
 from typing import Any, Literal
 
 from mcplens._core import DiscoveryError, Limits, Listing, Pager, Request, has_resources_capability
@@ -79,6 +85,7 @@ class _Sdk:
 
     def __init__(self) -> None:
         import anyio
+        import anyio.streams.memory
         import mcp
         import pydantic
         import pydantic_core
@@ -101,6 +108,13 @@ class _Sdk:
             """Whatever the server sent as the result: the core validates it."""
 
         self.raw_result = RawResult
+        self.list_changed: type[Any] = types.ResourceListChangedNotification
+        self.listen_unsupported: tuple[type[Exception], ...] = ()
+        if self.v2:
+            from mcp.client import subscriptions
+
+            self.listen_session = subscriptions.listen
+            self.listen_unsupported = (subscriptions.ListenNotSupportedError,)
 
     def client_session(self, target: Any) -> Any:
         if isinstance(target, self.session_type):
@@ -108,6 +122,39 @@ class _Sdk:
         if self.client_type is not None and isinstance(target, self.client_type):
             return target.session
         raise TypeError(f"expected an mcp.ClientSession or mcp.Client, got {type(target).__name__}")
+
+    def is_list_changed(self, message: Any) -> bool:
+        """A resources list_changed notification, as either major delivers it to a message handler."""
+        return isinstance(getattr(message, "root", message), self.list_changed)
+
+    def listen(self, target: Any) -> Any:
+        """2.x: a `subscriptions/listen` stream of resources list_changed (raises
+        `self.listen_unsupported` on a legacy connection); None on 1.x."""
+        if not self.v2:
+            return None
+        if self.client_type is not None and isinstance(target, self.client_type):
+            return target.listen(resources_list_changed=True)  # also evicts the Client's response cache
+        return self.listen_session(target, resources_list_changed=True)
+
+    def on_receive_closed(self, session: Any, callback: Callable[[], None]) -> bool:
+        """Calls `callback` once the session's receive loop closes its read stream (end of stream or
+        session exit). False when the stream is not one this hook knows (e.g. an in-process 2.x
+        `Client`, which has no stream)."""
+        holder = getattr(session, "_dispatcher", None) if self.v2 else session
+        stream = getattr(holder, "_read_stream", None)
+        stream = getattr(stream, "_inner", stream)  # 2.x wraps memory streams with sender contexts
+        if not isinstance(stream, self.anyio.streams.memory.MemoryObjectReceiveStream):
+            return False
+        original = stream.aclose
+
+        async def aclose() -> None:
+            try:
+                await original()
+            finally:
+                callback()
+
+        stream.aclose = aclose  # type: ignore[method-assign]
+        return True
 
     def capabilities(self, session: Any) -> Any:
         return session.server_capabilities if self.v2 else session.get_server_capabilities()

@@ -2,7 +2,8 @@
 
 `python raw_server.py SCENARIO`. It answers `initialize` (echoing the client's version, with the
 `resources` capability), `server/discover` with -32601 (so a 2.x `Client` falls back to the
-handshake), and `resources/templates/list` from the scenario's script.
+handshake), `resources/list` with one resource, and `resources/templates/list` from the
+scenario's script.
 
 Scenarios:
 - `sloppy`: one page whose optional fields are all wrong, plus `_meta`, `icons`, unknown keys and
@@ -10,6 +11,13 @@ Scenarios:
 - `malformed`: `resourceTemplates` is not an array.
 - `cursor_int`: `nextCursor` is a number.
 - `crash`: the process exits when asked for templates.
+- `mortal`: the `sloppy` page; the process exits when pinged.
+- `hostile:VARIANT`: a good page (two templates) first, then on every later templates request:
+  - `items`: 100,000 tiny templates in one page (over the 10,000-item bound);
+  - `bytes`: 1,000 templates with 10,000-character descriptions (a 10 MB page, over the byte bound);
+  - `description`: one template whose description is 10 MB of text with bidi and tag characters;
+  - `meta`: `_meta` nested 100 deep on the result and on each template (within the SDK's parser);
+  - `deep_meta`: `_meta` nested 100,000 deep, which the SDK's own JSON parser refuses (no answer).
 """
 
 from __future__ import annotations
@@ -38,9 +46,37 @@ SLOPPY_PAGE = {
 
 SCRIPTS: dict[str, Any] = {
     "sloppy": SLOPPY_PAGE,
+    "mortal": SLOPPY_PAGE,
     "malformed": {"resourceTemplates": "nope"},
     "cursor_int": {"resourceTemplates": [], "nextCursor": 5},
 }
+GOOD_PAGE = {
+    "resourceTemplates": [
+        {"uriTemplate": "file:///{path}", "name": "files"},
+        {"uriTemplate": "db://{table}/{id}", "name": "rows", "description": "A row"},
+    ]
+}
+RESOURCES_PAGE = {"resources": [{"uri": "file:///README.md", "name": "readme"}]}
+
+
+def nested(depth: int) -> str:
+    return '{"a":' * depth + "1" + "}" * depth
+
+
+def hostile(variant: str) -> str:
+    """The JSON text of a hostile templates page."""
+    if variant == "items":
+        item = '{"uriTemplate":"t://{x}","name":"t"}'
+        return '{"resourceTemplates":[' + ",".join([item] * 100_000) + "]}"
+    if variant == "bytes":
+        items = [{"uriTemplate": f"t://{n}/{{x}}", "name": f"t{n}", "description": "d" * 10_000} for n in range(1000)]
+        return json.dumps({"resourceTemplates": items})
+    if variant == "description":
+        text = "desc\u202e\U000e0041 " + "x" * 10_000_000
+        return json.dumps({"resourceTemplates": [{"uriTemplate": "big://{id}", "name": "big", "description": text}]})
+    depth = {"meta": 100, "deep_meta": 100_000}[variant]
+    item = '{"uriTemplate":"meta://{id}","name":"meta","_meta":' + nested(depth) + "}"
+    return '{"resourceTemplates":[' + item + '],"_meta":' + nested(depth) + "}"
 
 
 def send(message: dict[str, Any]) -> None:
@@ -48,7 +84,13 @@ def send(message: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def send_result_text(rid: Any, result: str) -> None:
+    sys.stdout.write('{"jsonrpc":"2.0","id":' + json.dumps(rid) + ',"result":' + result + "}\n")
+    sys.stdout.flush()
+
+
 def main(scenario: str) -> None:
+    templates_requests = 0
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -65,10 +107,21 @@ def main(scenario: str) -> None:
             }
             send({"jsonrpc": "2.0", "id": rid, "result": result})
         elif method == "resources/templates/list":
+            templates_requests += 1
             if scenario == "crash":
                 sys.exit(0)
-            send({"jsonrpc": "2.0", "id": rid, "result": SCRIPTS[scenario]})
+            if scenario.startswith("hostile:"):
+                if templates_requests == 1:
+                    send({"jsonrpc": "2.0", "id": rid, "result": GOOD_PAGE})
+                else:
+                    send_result_text(rid, hostile(scenario.removeprefix("hostile:")))
+            else:
+                send({"jsonrpc": "2.0", "id": rid, "result": SCRIPTS[scenario]})
+        elif method == "resources/list":
+            send({"jsonrpc": "2.0", "id": rid, "result": RESOURCES_PAGE})
         elif method == "ping":
+            if scenario == "mortal":
+                sys.exit(0)
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         else:
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})

@@ -11,6 +11,10 @@ Scenarios:
 - `no_capability`: no `resources` capability (a templates handler exists, and counts calls).
 - `slow`: the first templates page takes 30 s.
 - `error`: templates answer JSON-RPC -32602.
+
+`build_gated()` (in process only) is the `paged` server plus a `Gate`: it holds the server side of
+the session (to send list_changed from the test) and, while armed, parks every templates request
+until released.
 """
 
 from __future__ import annotations
@@ -57,12 +61,47 @@ def error(code: int, message: str) -> Exception:
     return McpError(types.ErrorData(code=code, message=message))
 
 
+class Gate:
+    """Test control of a `build_gated()` server."""
+
+    def __init__(self) -> None:
+        self.session: Any = None  # the server side of the session, once a request came in
+        self.parked = 0  # templates requests parked so far
+        self._open: anyio.Event | None = None
+
+    def arm(self) -> None:
+        self._open = anyio.Event()
+
+    def release(self) -> None:
+        if self._open is not None:
+            self._open.set()
+            self._open = None
+
+    async def list_changed(self) -> None:
+        await self.session.send_resource_list_changed()
+
+    async def _pass(self) -> None:
+        if self._open is not None:
+            self.parked += 1
+            await self._open.wait()
+
+
+def build_gated() -> tuple[Any, list[tuple[str, str | None]], Gate]:
+    gate = Gate()
+    server, log = build("paged", _gate=gate)
+    return server, log, gate
+
+
 def build(scenario: str, **server_options: Any) -> tuple[Any, list[tuple[str, str | None]]]:
     """The server and its request log; `server_options` go to the 2.x `Server` (e.g. `cache_hints`)."""
     log: list[tuple[str, str | None]] = []
+    gate: Gate | None = server_options.pop("_gate", None)
 
-    async def templates(cursor: str | None) -> dict[str, Any]:
+    async def templates(cursor: str | None, session: Any = None) -> dict[str, Any]:
         log.append(("resources/templates/list", cursor))
+        if gate is not None:
+            gate.session = session
+            await gate._pass()
         if scenario == "slow":
             try:
                 await anyio.sleep(30)
@@ -76,8 +115,10 @@ def build(scenario: str, **server_options: Any) -> tuple[Any, list[tuple[str, st
             raise error(INVALID_PARAMS, "unknown cursor")
         return pages[cursor]
 
-    async def resources(cursor: str | None) -> dict[str, Any]:
+    async def resources(cursor: str | None, session: Any = None) -> dict[str, Any]:
         log.append(("resources/list", cursor))
+        if gate is not None:
+            gate.session = session
         if cursor not in RESOURCE_PAGES:
             raise error(INVALID_PARAMS, "unknown cursor")
         return RESOURCE_PAGES[cursor]
@@ -95,11 +136,11 @@ def _build_v1(scenario: str, templates: Any, resources: Any, serve_templates: bo
     server = Server(f"sdk-{scenario}")
 
     async def on_templates(req: types.ListResourceTemplatesRequest) -> types.ServerResult:
-        page = await templates(req.params.cursor if req.params else None)
+        page = await templates(req.params.cursor if req.params else None, server.request_context.session)
         return types.ServerResult(types.ListResourceTemplatesResult.model_validate(page))
 
     async def on_resources(req: types.ListResourcesRequest) -> types.ServerResult:
-        page = await resources(req.params.cursor if req.params else None)
+        page = await resources(req.params.cursor if req.params else None, server.request_context.session)
         return types.ServerResult(types.ListResourcesResult.model_validate(page))
 
     if serve_templates:
@@ -114,12 +155,12 @@ def _build_v2(
 ) -> Any:
     from mcp.server.lowlevel import Server
 
-    async def on_templates(_ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
-        page = await templates(params.cursor if params else None)
+    async def on_templates(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
+        page = await templates(params.cursor if params else None, ctx.session)
         return types.ListResourceTemplatesResult.model_validate(page)
 
-    async def on_resources(_ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
-        page = await resources(params.cursor if params else None)
+    async def on_resources(ctx: Any, params: types.PaginatedRequestParams | None) -> Any:
+        page = await resources(params.cursor if params else None, ctx.session)
         return types.ListResourcesResult.model_validate(page)
 
     return Server(

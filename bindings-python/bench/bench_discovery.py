@@ -1,0 +1,170 @@
+"""mcplens' bounded traversal vs the `mcp` SDK's own typed list loop (`make bench-python`).
+
+Same server, same session, same process, contestants interleaved every round; in memory and over
+stdio. Workloads (`reference/baseline-discovery.md`):
+
+- S: 10,000 templates in 100 pages of 100 (opaque cursors), 200-character descriptions, ~4.2 MB of
+  JSON; mcplens' limits raised to fit (10,000 items is the default cap, the bytes cap is raised);
+- M: a ~1 MB in-bounds workload: 440 templates in 5 pages, 2,000-character descriptions, default limits.
+
+Prints the median milliseconds per full traversal and the ratio mcplens / SDK (< 1: mcplens faster).
+`python bench_discovery.py --serve WORKLOAD` is the stdio server.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.metadata
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
+
+import mcplens
+
+V2 = hasattr(mcp, "MCPError")
+WORKLOADS = {"S": (100, 100, 200), "M": (5, 88, 2000)}  # pages, per page, description chars
+LIMITS = {"S": mcplens.Limits(max_bytes=10_000_000), "M": mcplens.Limits()}
+WARMUP, ROUNDS = 3, {"S": 12, "M": 30}
+
+
+def template(i: int, chars: int) -> dict[str, Any]:
+    head = f"Template {i} resolves files under {{path}}; "
+    lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit. " * (chars // 40 + 1)
+    return {
+        "uriTemplate": f"file:///{{path}}/x{i}",
+        "name": f"template-{i}",
+        "title": f"Template {i}",
+        "description": (head + lorem)[:chars],
+        "mimeType": "text/plain",
+        "annotations": {"audience": ["user", "assistant"], "priority": 0.5, "lastModified": "2025-01-01T00:00:00Z"},
+    }
+
+
+def cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode().rstrip("=")
+
+
+def server(workload: str) -> Any:
+    """The installed SDK's low-level server, paginating the workload with opaque cursors."""
+    pages, per_page, chars = WORKLOADS[workload]
+    results: dict[str | None, Any] = {}
+    for p in range(pages):
+        page: dict[str, Any] = {"resourceTemplates": [template(p * per_page + i, chars) for i in range(per_page)]}
+        if p + 1 < pages:
+            page["nextCursor"] = cursor((p + 1) * per_page)
+        results[None if p == 0 else cursor(p * per_page)] = types.ListResourceTemplatesResult.model_validate(page)
+    if V2:
+        from mcp.server.lowlevel import Server
+
+        async def on_templates(_ctx: Any, params: Any) -> Any:
+            return results[params.cursor if params else None]
+
+        async def on_resources(_ctx: Any, _params: Any) -> Any:
+            return types.ListResourcesResult(resources=[])
+
+        return Server("bench", on_list_resource_templates=on_templates, on_list_resources=on_resources)
+    from mcp.server.lowlevel import Server as V1Server
+
+    low = V1Server("bench")
+
+    async def on_templates_v1(req: Any) -> Any:
+        return types.ServerResult(results[req.params.cursor if req.params else None])
+
+    async def on_resources_v1(_req: Any) -> Any:
+        return types.ServerResult(types.ListResourcesResult(resources=[]))
+
+    low.request_handlers[types.ListResourceTemplatesRequest] = on_templates_v1
+    low.request_handlers[types.ListResourcesRequest] = on_resources_v1
+    return low
+
+
+async def sdk_loop(session: Any) -> int:
+    """The SDK's own typed loop: one `list_resource_templates` per page until no cursor."""
+    count, next_cursor = 0, None
+    while True:
+        page = await session.list_resource_templates(params=types.PaginatedRequestParams(cursor=next_cursor))
+        count += len(page.resource_templates if V2 else page.resourceTemplates)
+        next_cursor = page.next_cursor if V2 else page.nextCursor
+        if next_cursor is None:
+            return count
+
+
+def contestants(workload: str) -> dict[str, Callable[[Any], Awaitable[int]]]:
+    async def with_mcplens(session: Any) -> int:
+        listing = await mcplens.list_resource_templates(session, server="bench", limits=LIMITS[workload])
+        return len(listing)
+
+    return {"sdk": sdk_loop, "mcplens": with_mcplens}
+
+
+async def measure(session: Any, workload: str) -> dict[str, float]:
+    pages, per_page, _ = WORKLOADS[workload]
+    runs = contestants(workload)
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for r in range(WARMUP + ROUNDS[workload]):
+        order = list(runs) if r % 2 == 0 else list(reversed(runs))
+        for name in order:
+            started = time.perf_counter()
+            count = await runs[name](session)
+            elapsed = time.perf_counter() - started
+            assert count == pages * per_page, (name, count)
+            if r >= WARMUP:
+                times[name].append(elapsed * 1000)
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
+async def in_memory(workload: str) -> dict[str, float]:
+    low = server(workload)
+    if not V2:
+        from mcp.shared.memory import create_connected_server_and_client_session
+
+        async with create_connected_server_and_client_session(low) as session:
+            return await measure(session, workload)
+    from mcp.shared.memory import create_client_server_memory_streams
+
+    async with create_client_server_memory_streams() as ((cr, cw), (sr, sw)), anyio.create_task_group() as tg:
+        tg.start_soon(lambda: low.run(sr, sw, low.create_initialization_options()))
+        async with ClientSession(cr, cw) as session:
+            await session.initialize()
+            result = await measure(session, workload)
+        tg.cancel_scope.cancel()
+    return result
+
+
+async def over_stdio(workload: str) -> dict[str, float]:
+    params = StdioServerParameters(command=sys.executable, args=[__file__, "--serve", workload])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return await measure(session, workload)
+
+
+async def serve(workload: str) -> None:
+    from mcp.server.stdio import stdio_server
+
+    low = server(workload)
+    async with stdio_server() as (read, write):
+        await low.run(read, write, low.create_initialization_options())
+
+
+async def main() -> None:
+    print(f"mcp {importlib.metadata.version('mcp')} · mcplens {mcplens.__version__}")
+    print(f"{'workload':<34} {'transport':<9} {'SDK loop ms':>11} {'mcplens ms':>10} {'ratio':>6}")
+    for workload, label in (("S", "S 100x100 tpl, 200-char desc"), ("M", "M ~1 MB in bounds (5x88, 2000ch)")):
+        for transport, run in (("memory", in_memory), ("stdio", over_stdio)):
+            t = await run(workload)
+            ratio = t["mcplens"] / t["sdk"]
+            print(f"{label:<34} {transport:<9} {t['sdk']:>11.1f} {t['mcplens']:>10.1f} {ratio:>6.2f}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--serve"]:
+        anyio.run(serve, sys.argv[2])
+    else:
+        anyio.run(main)
