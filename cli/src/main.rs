@@ -21,6 +21,7 @@ use mcplens::{Catalog, DiscoveryError};
 
 mod check;
 mod connect;
+mod events;
 mod progress;
 mod table;
 
@@ -110,6 +111,62 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Read a tracking events file (JSONL, docs/events.md)
+    #[command(subcommand)]
+    Events(EventsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum EventsCommand {
+    /// Per event type and per resource URI: count, error rate, p50/p95/p99 duration
+    Summary {
+        /// The events file
+        #[arg(default_value = "mcplens-events.jsonl")]
+        file: std::path::PathBuf,
+        /// Print the summary as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the last events, one line each
+    Tail {
+        /// The events file
+        #[arg(default_value = "mcplens-events.jsonl")]
+        file: std::path::PathBuf,
+        /// Keep printing events as they are appended (follows rotation)
+        #[arg(short, long)]
+        follow: bool,
+        /// How many of the last events to print first
+        #[arg(short = 'n', long, default_value_t = 10)]
+        lines: usize,
+    },
+}
+
+fn events_command(cmd: EventsCommand) -> Result<u8, Stop> {
+    let io = |path: &std::path::Path, e: std::io::Error| Stop {
+        code: "io_error",
+        message: format!("cannot read {}: {}", path.display(), e.kind()),
+        exit: exit::FAILED,
+    };
+    let mut out = std::io::stdout().lock();
+    match cmd {
+        EventsCommand::Summary { file, json } => {
+            let f = std::fs::File::open(&file).map_err(|e| io(&file, e))?;
+            let summary = events::summarize(std::io::BufReader::new(f)).map_err(|e| io(&file, e))?;
+            let written = if json {
+                serde_json::to_writer_pretty(&mut out, &summary)
+                    .map_err(std::io::Error::from)
+                    .and_then(|()| writeln!(out))
+            } else {
+                events::print_summary(&mut out, &summary)
+            };
+            written.map_err(|e| io(&file, e))?;
+            Ok(exit::OK)
+        }
+        EventsCommand::Tail { file, follow, lines } => {
+            events::tail(&mut out, &file, lines, follow).map_err(|e| io(&file, e))?;
+            Ok(exit::OK)
+        }
+    }
 }
 
 /// Which server, and the bounds of each traversal.
@@ -305,6 +362,7 @@ async fn run(cli: Cli) -> u8 {
             list_command(&target, ListKind::Resources, json, mcplens::tool::Input::default()).await
         }
         Command::Check { target, json } => check_command(&target, json).await,
+        Command::Events(cmd) => events_command(cmd),
     };
     match result {
         Ok(code) => code,
