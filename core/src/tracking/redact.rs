@@ -136,16 +136,26 @@ fn is_uri_end(b: u8) -> bool {
 }
 
 /// Userinfo and secret query/fragment parameters in every `scheme://…` of `s`.
-fn redact_uris(s: &str) -> Option<String> {
-    if !s.contains("://") {
-        return None;
+/// The next `://` at or after `from` (a colon search, then two bytes).
+fn find_scheme_sep(b: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    while let Some(rel) = b.get(at..)?.iter().position(|&c| c == b':') {
+        let i = at + rel;
+        if b.get(i + 1..i + 3) == Some(b"//") {
+            return Some(i);
+        }
+        at = i + 1;
     }
+    None
+}
+
+fn redact_uris(s: &str) -> Option<String> {
     let b = s.as_bytes();
+    find_scheme_sep(b, 0)?;
     let mut out: Option<String> = None;
     let mut copied = 0; // bytes of `s` already handled
     let mut search = 0;
-    while let Some(rel) = s[search..].find("://") {
-        let sep = search + rel;
+    while let Some(sep) = find_scheme_sep(b, search) {
         // Scheme: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ), directly before "://".
         let mut start = sep;
         while start > 0 && (b[start - 1].is_ascii_alphanumeric() || matches!(b[start - 1], b'+' | b'-' | b'.')) {
