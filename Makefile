@@ -8,6 +8,7 @@ CARGO ?= cargo
 -include bindings-python/rules.mk
 -include bindings-node/rules.mk
 -include cli/rules.mk
+-include tests/rules.mk
 
 .PHONY: help build test test-rust lint lint-rust fmt bench bench-rust demo clean
 
