@@ -10,7 +10,7 @@ CARGO ?= cargo
 -include cli/rules.mk
 -include tests/rules.mk
 
-.PHONY: help build test test-rust lint lint-rust fmt bench bench-rust demo clean
+.PHONY: help build test test-rust lint lint-rust fmt bench bench-rust demo demo-build test-demo clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -38,8 +38,23 @@ bench: bench-rust $(BENCH_EXTRA) ## Benchmarks (release; prints µs per page, MB
 bench-rust:
 	$(CARGO) bench -p mcplens --all-features
 
-demo: ## Build, then run the discovery demo end to end on embedded defaults
+DEMO_VENV := .build/venv-mcp2
+DEMO_CLI = $(CARGO_TARGET_DIR)/debug/mcplens
+
+demo-build: build-python $(DEMO_VENV)/.requirements node-install
+	$(DEMO_VENV)/bin/pip install --disable-pip-version-check --quiet --no-deps --force-reinstall $(PY_WHEEL)
+	$(CARGO) build -q -p mcplens-cli
+	$(CARGO) build -q -p mcplens --example discover --all-features
+
+demo: demo-build ## Build, then run the main job end to end: tracked Python server, Node agent, CLI
+	demo/run.sh $(CURDIR)/$(DEMO_VENV)/bin/python $(DEMO_CLI)
+	@echo
+	@echo "== 5. The Rust driver (rmcp) against a well-behaved and a hostile in-process server"
 	$(CARGO) run -q -p mcplens --example discover --all-features
+
+test-demo: demo-build ## The demo, with its output checked for the key lines
+	demo/run.sh $(CURDIR)/$(DEMO_VENV)/bin/python $(DEMO_CLI) > .build/demo.out 2>&1 || { cat .build/demo.out; exit 1; }
+	python3 demo/check_output.py .build/demo.out
 
 clean: ## Remove build output
 	$(CARGO) clean

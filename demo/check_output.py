@@ -1,0 +1,31 @@
+"""Checks the demo's output for the lines that prove each step worked (run by `make test-demo`)."""
+
+import json
+import re
+import sys
+
+out = open(sys.argv[1], encoding="utf-8").read()
+checks = [
+    ("the agent discovered the templates", r"catalog status ok, 1 templates, 1 resources"),
+    ("the tool output lists the template", r'\{"resourceTemplates":\[\{"uriTemplate":"notes://\{topic\}/\{id\}"'),
+    ("a concrete URI was read", r'read notes://rust/1 → "Ownership makes memory safety'),
+    ("list_changed refreshed the catalog", r"after list_changed: catalog status ok, 2 templates"),
+    ("the refreshed output has the new template", r'"uriTemplate":"topics://meetings/\{id\}"'),
+    ("the tracker recorded reads", r"mcp:resources/read\s+1\s"),
+    ("the tracker recorded tool calls", r"mcp:tools/call\s+2\s"),
+    ("the tracker recorded the template listings", r"mcp:resources/templates/list\s+\d+\s"),
+    ("per-URI figures", r"notes://rust/1\s+1\s"),
+    ("server-everything templates listed", r"everything\s+demo://resource/dynamic/text/\{resourceId\}"),
+    ("check passed on the demo server", r"No problems: clients will list everything"),
+    ("the demo finished", r"demo: done"),
+]
+failed = [name for name, pattern in checks if not re.search(pattern, out)]
+# The tool output lines must be valid JSON.
+for line in out.splitlines():
+    if line.startswith('{"resourceTemplates"'):
+        json.loads(line)
+if failed:
+    print(out)
+    print("demo output is missing:", ", ".join(failed))
+    sys.exit(1)
+print(f"demo output: {len(checks)} checks passed")

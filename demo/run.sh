@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# make demo: the whole mission on embedded defaults. Called by the Makefile after the build, with
+#   $1 = the Python interpreter of a venv holding mcp and the mcplens wheel, $2 = the mcplens CLI.
+set -euo pipefail
+python=$1
+cli=$2
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"   # the tracked server writes ./mcplens-events.jsonl here
+
+echo "== 1. A Node agent discovers a tracked Python MCP server's templates through an mcplens Catalog"
+node "$root/demo/agent.mjs" "$python" "$root/demo/server.py"
+
+echo
+echo "== 2. What the server's tracker recorded (mcplens events summary)"
+"$cli" events summary mcplens-events.jsonl
+
+echo
+echo "== 3. mcplens templates against @modelcontextprotocol/server-everything"
+"$cli" templates --server everything -- node "$root/node_modules/@modelcontextprotocol/server-everything/dist/index.js" stdio
+
+echo
+echo "== 4. mcplens check: what clients will drop or refuse from the demo server"
+"$cli" check --server notes -- "$python" "$root/demo/server.py"
+echo
+echo "demo: done"
