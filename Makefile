@@ -10,7 +10,7 @@ CARGO ?= cargo
 -include cli/rules.mk
 -include tests/rules.mk
 
-.PHONY: help build test test-rust lint lint-rust fmt bench bench-rust demo demo-build test-demo clean
+.PHONY: help build test test-rust lint lint-rust fmt bench bench-rust demo demo-build test-demo test-readme clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -18,7 +18,10 @@ help: ## List the targets
 build: $(BUILD_EXTRA) ## Build the workspace (debug)
 	$(CARGO) build --workspace --all-features
 
-test: lint test-rust $(TEST_EXTRA) ## Lint, then every test in every language
+test: lint test-readme test-rust $(TEST_EXTRA) ## Lint, then every test in every language
+
+test-readme: ## Every README code block is executed by a test
+	python3 tests/readme_check.py
 	@echo "make test: all suites passed"
 
 test-rust: ## Rust tests (core, shared vectors, rmcp integration)
