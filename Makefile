@@ -19,10 +19,10 @@ build: $(BUILD_EXTRA) ## Build the workspace (debug)
 	$(CARGO) build --workspace --all-features
 
 test: lint test-readme test-rust $(TEST_EXTRA) ## Lint, then every test in every language
+	@echo "make test: all suites passed"
 
 test-readme: ## Every README code block is executed by a test
 	python3 tests/readme_check.py
-	@echo "make test: all suites passed"
 
 test-rust: ## Rust tests (core, shared vectors, rmcp integration)
 	$(CARGO) test -p mcplens --all-features
