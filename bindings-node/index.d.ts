@@ -122,6 +122,20 @@ export interface Completion {
 /** The version of the core (one version for every mcplens package). */
 export declare function coreVersion(): string
 
+/** Counters of one exporter. */
+export interface ExporterCounters {
+  /** `jsonl`, `otlp`, `otlp-metrics`, `mcpcat`, `callback`, `callback-2`, … */
+  name: string
+  /** Events delivered. */
+  exported: number
+  /** Events dropped (its queue was full, or shutdown's deadline passed). */
+  dropped: number
+  /** Events given up on (a permanent error, or every retry failed). */
+  failed: number
+  /** Events waiting or being sent. */
+  pending: number
+}
+
 /** Does a server's `capabilities` object (JSON text) declare `resources`? */
 export declare function hasResourcesCapability(capabilitiesJson: string): boolean
 
@@ -138,3 +152,91 @@ export interface Request {
    */
   params?: string
 }
+
+/** How a flush or shutdown ended. */
+export interface Settled {
+  /** Everything recorded before the call was delivered, dropped or failed in time. */
+  ok: boolean
+  /** The core's error code when not `ok` (`timeout`). */
+  code?: string
+  /** The core's message when not `ok`. */
+  message?: string
+}
+
+/** Counters of a tracker (see `mcplens::tracking::Stats`). */
+export interface TrackerCounters {
+  /** Operations accepted. */
+  recorded: number
+  /** Operations dropped before becoming events (queue full, or recorded after shutdown). */
+  dropped: number
+  /** Events an event hook dropped. */
+  filtered: number
+  /** Events dropped because a redaction hook failed. */
+  redactionFailed: number
+  /** Operations waiting to become events. */
+  queued: number
+  /** Per exporter, in configuration order. */
+  exporters: Array<ExporterCounters>
+}
+
+/** The connection closed. */
+export declare function trackingCloseSession(handle: number, key: number): void
+
+/**
+ * Creates a tracker from the facade's options (JSON text, validated here) and returns its handle.
+ * `dispatch` is required when a callback exporter or the `redact` hook is configured.
+ */
+export declare function trackingCreate(configJson: string, dispatch?: (kind: string, index: number, ticket: number, payload: string) => void): number
+
+/** Waits until everything recorded so far is delivered, dropped or failed, at most `timeoutMs`. */
+export declare function trackingFlush(handle: number, timeoutMs: number): Promise<Settled>
+
+/** Who is behind the session (`{id?, name?, data?}` as JSON text), for its later events. */
+export declare function trackingIdentify(handle: number, key: number, identityJson: string): void
+
+/** The tracked methods' names, in the order of their numeric codes (what `trackingRecord` takes). */
+export declare function trackingMethods(): Array<string>
+
+/**
+ * Opens a session: derived from the transport's session id when there is one, minted otherwise.
+ * `transport`: `stdio`, `http` or `memory`. Returns the session's key.
+ */
+export declare function trackingOpenSession(handle: number, transportSessionId?: string | undefined | null, transport?: string | undefined | null): number
+
+/**
+ * Records one request: its numbers in the scratch (see `trackingScratch`), its text (as many bytes
+ * as the scratch says) in `trackingTextBuffer()`: `params NUL idText NUL rest`, where `params` is
+ * the params' JSON text (flag 16), `idText` the JSON-RPC id when it is a string (flag 8), and `rest`
+ * the result's JSON text (flag 4) or the error message (flag 2). JSON text never holds a raw NUL.
+ */
+export declare function trackingRecord(): void
+
+/** `trackingRecord` with the text as an argument (when it does not fit the text buffer). */
+export declare function trackingRecordText(text: string): void
+
+/** The facade's answer to a dispatched call: `ok` with the result text, or the error message. */
+export declare function trackingReply(ticket: number, ok: boolean, payload: string): void
+
+/**
+ * The scratch of this JS thread, as a `Float64Array` of 9 numbers the facade writes before each
+ * `trackingRecord` call: handle, session key, method code, numeric request id (NaN if none or a
+ * string), started (wall-clock ms since the epoch), duration (ms), flags, JSON-RPC error code, and
+ * the length in bytes of the text in `trackingTextBuffer()`. Numbers (and text) cross this way
+ * because each napi argument costs a conversion; call it once per thread.
+ */
+export declare function trackingScratch(): Float64Array
+
+/** The client's `clientInfo` and the negotiated protocol version, for the session's later events. */
+export declare function trackingSessionClient(handle: number, key: number, name?: string | undefined | null, version?: string | undefined | null, protocolVersion?: string | undefined | null): void
+
+/** Stops accepting operations and delivers what is queued, at most `timeoutMs`. Idempotent. */
+export declare function trackingShutdown(handle: number, timeoutMs: number): Promise<Settled>
+
+/** The tracker's counters. */
+export declare function trackingStats(handle: number): TrackerCounters
+
+/**
+ * The text buffer of this JS thread, as a `Uint8Array` of 64 KiB the facade writes a request's
+ * text into (`TextEncoder.encodeInto`) before `trackingRecord`; call it once per thread.
+ */
+export declare function trackingTextBuffer(): Uint8Array

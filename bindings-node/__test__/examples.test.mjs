@@ -1,10 +1,14 @@
-// The examples run as they are, and the README's quickstart is the tested file, verbatim.
+// The examples run as they are, and the README's quickstarts are the tested files, verbatim.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 import { EVERYTHING_SERVER } from './helpers.mjs';
 
@@ -48,4 +52,36 @@ test('the cross-language hook prints the tool output per input (the Python catal
   assert.equal(JSON.parse(lines[0]).total, 4);
   assert.equal(lines[1], '{"resourceTemplates":[{"uriTemplate":"search://{?q}","name":"search","server":"pg"}],"failures":[],"total":4}');
   assert.deepEqual(JSON.parse(lines[2]), { error: 'unknown_server', message: 'Server "nope" not found. Available servers: pg' });
+});
+
+test('README server quickstart = examples/server-quickstart.mjs; as a stdio server it writes one event per request', async () => {
+  const source = readFileSync(join(ROOT, 'examples', 'server-quickstart.mjs'), 'utf8');
+  assert.ok(readFileSync(join(ROOT, 'README.md'), 'utf8').includes('```js\n' + source + '```'), 'README is stale');
+  const cwd = mkdtempSync(join(tmpdir(), 'mcplens-quickstart-'));
+  const transport = new StdioClientTransport({ command: process.execPath, args: [join(ROOT, 'examples', 'server-quickstart.mjs')], cwd, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (d) => (stderr += d));
+  const client = new Client({ name: 'quickstart-client', version: '1.0.0' });
+  await client.connect(transport);
+  assert.deepEqual(await client.readResource({ uri: 'note://42' }), { contents: [{ uri: 'note://42', text: 'Note 42' }] });
+  assert.deepEqual(await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } }), { content: [{ type: 'text', text: '5' }] });
+  await client.close(); // the server exits; beforeExit flushes
+  const events = readFileSync(join(cwd, 'mcplens-events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(
+    events.map((e) => [e.type, e.resourceName, e.client.name, e.server.name, e.transport]),
+    [
+      ['mcp:initialize', undefined, 'quickstart-client', 'notes', 'stdio'],
+      ['mcp:resources/read', 'note://42', 'quickstart-client', 'notes', 'stdio'],
+      ['mcp:tools/call', 'add', 'quickstart-client', 'notes', 'stdio'],
+    ],
+  );
+  assert.equal(events[1].response.contents[0].textBytes, 7);
+  assert.equal(stderr, '');
+});
+
+test('the cross-language tracking hook: run-scenario.mjs prints tracking/expected.jsonl (the Python side must print the same)', async () => {
+  const hook = join(import.meta.dirname, 'tracking', 'run-scenario.mjs');
+  const { stdout } = await run(process.execPath, [hook], { timeout: 30_000 });
+  assert.equal(stdout, readFileSync(join(import.meta.dirname, 'tracking', 'expected.jsonl'), 'utf8'));
+  await run(process.execPath, [hook, '--check'], { timeout: 30_000 });
 });

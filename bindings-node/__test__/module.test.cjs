@@ -14,6 +14,12 @@ const API = [
   'listResourceTemplates',
   'listResourceTemplatesTool',
   'listResources',
+  'Tracker',
+  'callbackExporter',
+  'jsonlExporter',
+  'mcpcatExporter',
+  'otlpExporter',
+  'track',
 ];
 
 test('require("mcplens") gives the public API', () => {

@@ -104,7 +104,11 @@ export type ErrorCode =
   | 'invalid_argument'
   | 'invalid_state'
   | 'unknown_server'
-  | 'output_too_large';
+  | 'output_too_large'
+  | 'io_error'
+  | 'timeout'
+  | 'export_failed'
+  | 'hook_failed';
 
 /** Every mcplens failure. The message names the server and the bound, never a cursor or server text. */
 export class McplensError extends Error {

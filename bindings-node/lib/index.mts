@@ -9,5 +9,11 @@ export {
   listResourceTemplates,
   listResourceTemplatesTool,
   listResources,
+  Tracker,
+  callbackExporter,
+  jsonlExporter,
+  mcpcatExporter,
+  otlpExporter,
+  track,
 } from './index.js';
 export type * from './index.js';

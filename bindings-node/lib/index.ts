@@ -1,7 +1,8 @@
 /**
  * mcplens for Node: bounded, validated, sanitized discovery of an MCP server's resources and
  * resource templates over an `@modelcontextprotocol/sdk` 1.x `Client`, a per-server catalog kept
- * current by list_changed, and the model-facing `ListMcpResourceTemplatesTool`.
+ * current by list_changed, the model-facing `ListMcpResourceTemplatesTool`, and operation tracking
+ * for `@modelcontextprotocol/sdk` servers (`track`).
  *
  * Every rule lives in the Rust core (the napi addon in `../index.js`). This facade only drives the
  * SDK's I/O, reads the clock, converts values and maps errors.
@@ -42,3 +43,18 @@ export {
   type ToolSpec,
   type WatchableClient,
 } from './catalog.js';
+export {
+  Tracker,
+  callbackExporter,
+  jsonlExporter,
+  mcpcatExporter,
+  otlpExporter,
+  track,
+  type Exporter,
+  type ExporterStats,
+  type Identity,
+  type JsonRpcRequest,
+  type TrackedEvent,
+  type TrackerOptions,
+  type TrackerStats,
+} from './tracking.js';

@@ -1,5 +1,6 @@
 //! Node binding for mcplens (napi-rs 3): the core's sans-IO discovery [`Pager`], the per-server
-//! [`NativeCatalog`] and the listing tool, as JS classes and functions.
+//! [`NativeCatalog`] and the listing tool, as JS classes and functions; server tracking (the core's
+//! `Tracker`) as free functions over numeric handles (module [`tracking`]).
 //!
 //! This crate converts values and nothing else. Pages, limits, diagnostics and tool output cross
 //! the boundary as JSON text; a finished traversal stays a Rust [`NativeListing`] so a catalog
@@ -17,6 +18,8 @@ use mcplens::tool::{self, ToolError};
 use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, ValueType};
 use napi::sys;
 use napi_derive::napi;
+
+pub mod tracking;
 
 /// The `code` of a thrown JS error: one of the core's stable codes.
 pub struct Code(&'static str);

@@ -1,0 +1,246 @@
+// bench-node-tracking: what tracking a TypeScript MCP server costs.
+//  (a) the hot path at the handler: the wrapped handler vs the bare one (a trivial async handler put
+//      in the SDK's request-handler map), with and without response capture;
+//  (b) end to end: tools/call and resources/read p50/p99 through an SDK Client ↔ McpServer in
+//      memory, untracked vs mcplens vs the `mcpcat` npm package, same process, interleaved.
+// Network off: mcplens exports to a JSONL file; mcpcat posts to a loopback sink in a child process.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+const SCRATCH = mkdtempSync(join(tmpdir(), 'mcplens-bench-tracking-'));
+// mcpcat appends its log to ~/mcpcat.log and may phone home for diagnostics: keep both local.
+process.env.HOME = SCRATCH;
+process.env.DISABLE_DIAGNOSTICS = 'true';
+
+const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+const { McpServer, ResourceTemplate } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
+const { Tracker, coreVersion, jsonlExporter, track } = await import('mcplens');
+const mcpcat = await import('mcpcat');
+const z = await import('zod');
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+const fmt = (x, d = 0) => x.toFixed(d).padStart(8);
+
+// ---------------------------------------------------------------------------------------------
+// (a) The hot path at the handler.
+
+const BURST = 2_000;
+const CALLS = 50 * BURST;
+const RUNS = 7;
+const TEXT_1K = 'x'.repeat(1024);
+const WORKLOADS = {
+  'tools/call': {
+    params: { name: 'echo', arguments: { text: 'hello world' } },
+    result: { content: [{ type: 'text', text: 'hello world' }] },
+  },
+  'resources/read': {
+    params: { uri: 'note://1' },
+    result: { contents: [{ uri: 'note://1', mimeType: 'text/plain', text: TEXT_1K }] },
+  },
+};
+
+function handlerFor(method, tracker) {
+  const server = new Server({ name: 'bench', version: '1.0.0' }, { capabilities: { tools: {}, resources: {} } });
+  if (tracker !== undefined) track(server, tracker);
+  const { result } = WORKLOADS[method];
+  server._requestHandlers.set(method, async () => result); // wrapped by the tracked map's `set`
+  return server._requestHandlers.get(method);
+}
+
+/**
+ * ns per call over CALLS calls, in bursts of BURST (as a server sees them, within the queue bound);
+ * between bursts, outside the timing, the tracker's worker catches up (`flush`).
+ */
+async function loop(handler, method, tracker) {
+  const { params } = WORKLOADS[method];
+  const signal = new AbortController().signal;
+  let total = 0;
+  let id = 0;
+  for (let b = 0; b < CALLS / BURST; b++) {
+    const start = performance.now();
+    for (let i = 0; i < BURST; i++, id++) {
+      await handler({ jsonrpc: '2.0', id, method, params }, { requestId: id, signal });
+    }
+    total += performance.now() - start;
+    await tracker.flush(30_000);
+  }
+  return (total * 1e6) / CALLS;
+}
+
+async function hotPath() {
+  const rows = [];
+  for (const method of Object.keys(WORKLOADS)) {
+    for (const capture of [false, true]) {
+      const tracker = new Tracker({
+        exporters: [jsonlExporter({ path: join(SCRATCH, `hot-${method.replace('/', '-')}-${capture}.jsonl`) })],
+        captureResponses: capture,
+      });
+      const bare = handlerFor(method, undefined);
+      const wrapped = handlerFor(method, tracker);
+      await loop(bare, method, tracker); // warm up both
+      await loop(wrapped, method, tracker);
+      const b = [];
+      const w = [];
+      for (let r = 0; r < RUNS; r++) {
+        // ABBA
+        if (r % 2 === 0) {
+          b.push(await loop(bare, method, tracker));
+          w.push(await loop(wrapped, method, tracker));
+        } else {
+          w.push(await loop(wrapped, method, tracker));
+          b.push(await loop(bare, method, tracker));
+        }
+      }
+      await tracker.flush(30_000).catch(() => {});
+      const stats = tracker.stats();
+      await tracker.shutdown(30_000).catch(() => {});
+      rows.push({ method, capture, bare: median(b), wrapped: median(w), stats });
+    }
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------------------------------------
+// (b) End to end.
+
+const WARMUP = 300;
+const ROUNDS = 20;
+const PER_ROUND = 150;
+
+function startSink() {
+  const code = `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => s.writeHead(202, {'content-type': 'application/json'}).end('{"status":"accepted"}')); }).listen(0, '127.0.0.1', function () { process.stdout.write(String(this.address().port) + '\\n'); });`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve) => {
+    child.stdout.once('data', (d) => resolve({ url: `http://127.0.0.1:${String(d).trim()}`, child }));
+  });
+}
+
+function notesServer() {
+  const mcp = new McpServer({ name: 'bench-notes', version: '1.0.0' });
+  mcp.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
+  mcp.registerResource('note', new ResourceTemplate('note://{id}', { list: undefined }), { mimeType: 'text/plain' }, async (uri, { id }) => ({
+    contents: [{ uri: uri.href, mimeType: 'text/plain', text: `note ${id} `.padEnd(1024, '.') }],
+  }));
+  return mcp;
+}
+
+async function connected(mcp) {
+  const [ct, st] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'bench-client', version: '1.0.0' });
+  await Promise.all([mcp.connect(st), client.connect(ct)]);
+  return client;
+}
+
+const OPS = {
+  'tools/call': (c, i) => c.callTool({ name: 'echo', arguments: { text: `hello ${i}` } }),
+  'resources/read': (c, i) => c.readResource({ uri: `note://${i}` }),
+};
+
+async function endToEnd(sinkUrl) {
+  const tracker = new Tracker({ exporters: [jsonlExporter({ path: join(SCRATCH, 'e2e.jsonl') })] });
+  const variants = {
+    untracked: await connected(notesServer()),
+    mcplens: await connected(track(notesServer(), tracker)),
+    mcpcat: await connected(
+      mcpcat.track(notesServer(), 'proj_bench', {
+        apiBaseUrl: sinkUrl,
+        disableDiagnostics: true,
+        enableReportMissing: false,
+        enableToolCallContext: false,
+      }),
+    ),
+  };
+  const samples = {};
+  let n = 0;
+  for (const [name, client] of Object.entries(variants)) {
+    for (const [op, call] of Object.entries(OPS)) {
+      for (let i = 0; i < WARMUP; i++) await call(client, n++);
+      samples[`${op}|${name}`] = [];
+    }
+  }
+  const names = Object.keys(variants);
+  for (let r = 0; r < ROUNDS; r++) {
+    const order = r % 2 === 0 ? names : [...names].reverse();
+    for (const name of order) {
+      for (const [op, call] of Object.entries(OPS)) {
+        const xs = samples[`${op}|${name}`];
+        for (let i = 0; i < PER_ROUND; i++) {
+          const t0 = performance.now();
+          await call(variants[name], n++);
+          xs.push((performance.now() - t0) * 1000);
+        }
+      }
+    }
+  }
+  for (const client of Object.values(variants)) await client.close();
+  await tracker.flush(30_000).catch(() => {});
+  const stats = tracker.stats();
+  await tracker.shutdown(30_000).catch(() => {});
+  return { samples, stats };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const require = createRequire(import.meta.url);
+/** A package's version: the nearest package.json named `name` above its entry point. */
+function version(name, entry) {
+  for (let dir = dirname(require.resolve(entry)); dir !== dirname(dir); dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+      if (pkg.name === name) return pkg.version;
+    } catch {
+      // no package.json here
+    }
+  }
+  return '?';
+}
+const mcpcatVersion = version('mcpcat', 'mcpcat');
+const sdkVersion = version('@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/server/index.js');
+console.log(`mcplens ${coreVersion} · @modelcontextprotocol/sdk ${sdkVersion} · mcpcat ${mcpcatVersion} · Node ${process.versions.node}`);
+
+console.log(
+  `\n(a) hot path at the handler: ns per request (median of ${RUNS} runs × ${CALLS.toLocaleString('en')} calls in bursts of ${BURST.toLocaleString('en')}, ABBA)`,
+);
+console.log('    method            response   bare   wrapped     added   events exported/dropped');
+for (const r of await hotPath()) {
+  const ex = r.stats.exporters[0];
+  console.log(
+    `    ${r.method.padEnd(16)} ${(r.capture ? 'captured' : 'not').padEnd(9)}${fmt(r.bare)}  ${fmt(r.wrapped)}  ${fmt(r.wrapped - r.bare)}   ${ex.exported}/${r.stats.dropped + ex.dropped}`,
+  );
+}
+
+// mcpcat posts on its own schedule and rejects unhandled when a post fails: count, never crash.
+let mcpcatFailures = 0;
+process.on('unhandledRejection', () => void (mcpcatFailures += 1));
+const sink = await startSink();
+const { samples, stats } = await endToEnd(sink.url);
+await new Promise((resolve) => setTimeout(resolve, 2_000)); // let mcpcat's queue drain into the sink
+console.log(
+  `\n(b) end to end, SDK Client ↔ McpServer in memory: µs per request (${ROUNDS} interleaved rounds × ${PER_ROUND} = ${ROUNDS * PER_ROUND} each)`,
+);
+console.log('    method            tracker        p50       p99   added p50');
+for (const op of Object.keys(OPS)) {
+  const base = quantile(
+    [...samples[`${op}|untracked`]].sort((a, b) => a - b),
+    0.5,
+  );
+  for (const name of ['untracked', 'mcplens', 'mcpcat']) {
+    const xs = [...samples[`${op}|${name}`]].sort((a, b) => a - b);
+    const p50 = quantile(xs, 0.5);
+    console.log(`    ${op.padEnd(16)}  ${name.padEnd(10)}${fmt(p50, 1)}  ${fmt(quantile(xs, 0.99), 1)}  ${name === 'untracked' ? '' : fmt(p50 - base, 1)}`);
+  }
+}
+const ex = stats.exporters[0];
+console.log(`    mcplens events: recorded ${stats.recorded}, exported ${ex.exported}, dropped ${stats.dropped + ex.dropped}`);
+console.log('    (mcpcat tracks tools/call only; mcplens records every request and writes JSONL; mcpcat posts to a loopback sink)');
+if (mcpcatFailures > 0) console.log(`    mcpcat: ${mcpcatFailures} failed posts`);
+sink.child.kill();
+rmSync(SCRATCH, { recursive: true, force: true });
+process.exit(0); // mcpcat's beforeExit drain would wait for its sink
