@@ -55,3 +55,18 @@ BUILD_EXTRA += build-python
 TEST_EXTRA += test-python
 LINT_EXTRA += lint-python
 BENCH_EXTRA += bench-python
+
+# Server tracking benchmark: mcp 1.30.0 (untracked vs mcplens) and .build/venv-bench (mcp 2.3.0 with
+# agentcat 2.1.0: untracked vs mcplens vs agentcat).
+.PHONY: bench-python-tracking
+$(PY_OUT)/venv-bench/.requirements: $(PY_DIR)/requirements-bench.txt
+	rm -rf $(PY_OUT)/venv-bench
+	$(PYTHON) -m venv $(PY_OUT)/venv-bench
+	$(PY_OUT)/venv-bench/bin/pip install $(PY_PIP) --requirement $<
+	touch $@
+
+bench-python-tracking: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-bench/.requirements ## Python: tracking cost at the handler, end to end vs agentcat, RSS with the exporter down
+	@for v in mcp1 bench; do $(PY_OUT)/venv-$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
+	@for v in mcp1 bench; do $(PY_OUT)/venv-$$v/bin/python $(PY_DIR)/bench/bench_tracking.py || exit 1; done
+
+BENCH_EXTRA += bench-python-tracking

@@ -5,6 +5,8 @@
 //! clock when the caller passes no `now`. The `mcp` SDK glue lives in `python/mcplens/`.
 #![forbid(unsafe_code)]
 
+mod tracking;
+
 use std::time::Duration;
 
 use mcplens::catalog::{self, Catalog, ListChanged, Reason, ServerStatus, Status, Ticket};
@@ -994,5 +996,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyToolSpec>()?;
     m.add("LIST_RESOURCE_TEMPLATES_TOOL", PyToolSpec { inner: tool::spec() })?;
     m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
+    tracking::register(m)?;
     Ok(())
 }

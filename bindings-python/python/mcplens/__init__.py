@@ -28,6 +28,17 @@ from mcplens._core import (
     has_resources_capability,
 )
 from mcplens._mcp import list_resource_templates, list_resources
+from mcplens._tracking import (
+    CallbackExporter,
+    ExporterStats,
+    JsonlExporter,
+    McpcatExporter,
+    OtlpExporter,
+    Tracker,
+    TrackerStats,
+    TrackingError,
+    track,
+)
 
 __all__ = [
     "LIST_RESOURCE_TEMPLATES_TOOL",
@@ -53,4 +64,16 @@ __all__ = [
     "has_resources_capability",
     "list_resource_templates",
     "list_resources",
+]
+# Server tracking.
+__all__ += [
+    "CallbackExporter",
+    "ExporterStats",
+    "JsonlExporter",
+    "McpcatExporter",
+    "OtlpExporter",
+    "Tracker",
+    "TrackerStats",
+    "TrackingError",
+    "track",
 ]

@@ -1,6 +1,7 @@
 """Type stubs for the native module `mcplens._core` (checked by `python -m mypy.stubtest`)."""
 
-from collections.abc import Iterator, Mapping
+import os
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal, TypeAlias, final
 
 from typing_extensions import Self, disjoint_base
@@ -26,6 +27,17 @@ __all__ = [
     "ToolSpec",
     "__version__",
     "has_resources_capability",
+]
+# Server tracking.
+__all__ += [
+    "TRACKED_METHODS",
+    "CallbackExporter",
+    "JsonlExporter",
+    "McpcatExporter",
+    "OtlpExporter",
+    "TrackerCore",
+    "TrackingError",
+    "TrackingSession",
 ]
 
 __version__: str
@@ -311,3 +323,121 @@ LIST_RESOURCE_TEMPLATES_TOOL: ToolSpec
 """`ListMcpResourceTemplatesTool`: register it with the model; answer it with `Catalog.call_list_templates_tool`."""
 
 def has_resources_capability(capabilities_json: str) -> bool: ...
+
+# ---------------------------------------------------------------------------------------------
+# Server tracking (the glue is `mcplens._tracking`).
+
+TRACKED_METHODS: tuple[str, ...]
+"""The tracked JSON-RPC methods, in the core's code order (a method's code is its index)."""
+
+class TrackingError(McplensError):
+    """A tracking operation failed (`invalid_argument`, `io_error`, `timeout`)."""
+
+    pending: int | None
+    """After a `timeout`: how many events were still undelivered."""
+
+@final
+class JsonlExporter:
+    """Append events as JSON lines to a file (the default exporter), rotated by size."""
+
+    def __new__(cls, path: str | os.PathLike[str] = "mcplens-events.jsonl") -> JsonlExporter: ...
+    @property
+    def path(self) -> str: ...
+
+@final
+class OtlpExporter:
+    """OTLP/HTTP protobuf to `{endpoint}/v1/traces` (spans) and `{endpoint}/v1/metrics`
+    (`mcp.server.operation.duration`), with the OpenTelemetry MCP semantic-convention names."""
+
+    def __new__(cls, endpoint: str, headers: Mapping[str, str] | None = None) -> OtlpExporter: ...
+    @property
+    def endpoint(self) -> str: ...
+    @property
+    def headers(self) -> dict[str, str]: ...
+
+@final
+class McpcatExporter:
+    """An MCPcat-compatible events API: `POST {base_url}/v1/public/events/` (default
+    `https://api.mcpcat.io`), one event per request."""
+
+    def __new__(cls, project_id: str, base_url: str | None = None) -> McpcatExporter: ...
+    @property
+    def project_id(self) -> str: ...
+    @property
+    def base_url(self) -> str: ...
+
+@final
+class CallbackExporter:
+    """Calls `callback(events)` with each batch (a list of event dicts) on the exporter's thread;
+    if it raises, the batch is counted as failed."""
+
+    def __new__(cls, callback: Callable[[list[dict[str, Any]]], object]) -> CallbackExporter: ...
+    @property
+    def callback(self) -> Callable[[list[dict[str, Any]]], object]: ...
+
+_Exporter: TypeAlias = JsonlExporter | OtlpExporter | McpcatExporter | CallbackExporter
+
+@final
+class TrackingSession:
+    """One client connection as the tracker knows it."""
+
+    @property
+    def id(self) -> str: ...
+
+@final
+class TrackerCore:
+    """The native tracker behind `mcplens.Tracker` (use that; this is its engine)."""
+
+    def __new__(
+        cls,
+        *,
+        exporters: list[_Exporter],
+        enable_tracing: bool = True,
+        capture_parameters: bool = True,
+        capture_responses: bool = True,
+        capture_resource_text: bool = False,
+        redact: Callable[[str], str] | None = None,
+        queue_capacity: int = 10_000,
+        server_name: str | None = None,
+        server_version: str | None = None,
+    ) -> TrackerCore: ...
+    @property
+    def enabled(self) -> bool: ...
+    def open_session(
+        self, transport_session_id: str | None = None, transport: Literal["stdio", "http", "memory"] | None = None
+    ) -> TrackingSession: ...
+    def set_session_client(
+        self,
+        session: TrackingSession,
+        name: str | None,
+        version: str | None = None,
+        protocol_version: str | None = None,
+    ) -> None: ...
+    def identify(
+        self, session: TrackingSession, id: str | None = None, name: str | None = None, data: object = None
+    ) -> None: ...
+    def close_session(self, session: TrackingSession) -> None: ...
+    def record(
+        self,
+        method: int,
+        session: TrackingSession,
+        t0_ns: int,
+        request_id: int | str | None,
+        params: object,
+        result: object,
+        /,
+    ) -> None: ...
+    def record_error(
+        self,
+        method: int,
+        session: TrackingSession,
+        t0_ns: int,
+        request_id: int | str | None,
+        params: object,
+        code: int,
+        message: str,
+        /,
+    ) -> None: ...
+    def flush(self, timeout_seconds: float) -> None: ...
+    def shutdown(self, timeout_seconds: float) -> None: ...
+    def stats(self) -> dict[str, Any]: ...

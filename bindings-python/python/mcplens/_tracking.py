@@ -1,0 +1,605 @@
+"""Server tracking for the official `mcp` SDK, 1.x and 2.x: `Tracker`, `track()`, `Tracker.traced`.
+
+The glue only finds the hook, reads the clock, the request id and the session, and hands the
+request's own objects to the core (`TrackerCore.record`), which serializes `params` (and the result
+when responses are captured) in Rust, releases the GIL and queues raw parts. Events are built,
+redacted, capped and exported on the core's threads.
+
+Hook points (verified against mcp 1.30.0 and 2.3.0):
+- 1.x `Server` / `FastMCP` (`._mcp_server`): `request_handlers` (keyed by request class) becomes a
+  dict subclass that wraps every handler, including ones registered later. `initialize` never passes
+  through it (the `ServerSession` answers it); the client info is read from the session instead.
+  A call with no request (`tools/call` refreshing its tool cache through the `tools/list` handler)
+  is the SDK's own and is not recorded. Request context: the `request_ctx` context variable.
+- 2.x `Server` / `MCPServer` (`._lowlevel_server`): one outermost entry in `Server.middleware`
+  (`(ctx, call_next)`), which sees every request, `initialize` included, and every handler
+  registered at any time. The per-connection session lives in `Connection.state` and is closed by
+  the connection's `exit_stack`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import functools
+import inspect
+import logging
+import threading
+import weakref
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from time import perf_counter_ns
+from typing import Any, Literal, TypedDict, TypeVar, cast
+
+from mcplens._core import (
+    TRACKED_METHODS,
+    CallbackExporter,
+    JsonlExporter,
+    McpcatExporter,
+    OtlpExporter,
+    TrackerCore,
+    TrackingError,
+    TrackingSession,
+)
+
+__all__ = [
+    "CallbackExporter",
+    "ExporterStats",
+    "JsonlExporter",
+    "McpcatExporter",
+    "OtlpExporter",
+    "Tracker",
+    "TrackerStats",
+    "TrackingError",
+    "track",
+]
+
+_log = logging.getLogger("mcplens")
+_CODES: dict[str, int] = {name: i for i, name in enumerate(TRACKED_METHODS)}
+_ATEXIT_TIMEOUT_SECONDS = 2.0
+_EXPORTERS = (JsonlExporter, OtlpExporter, McpcatExporter, CallbackExporter)
+
+Exporter = JsonlExporter | OtlpExporter | McpcatExporter | CallbackExporter
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+S = TypeVar("S")
+
+
+class ExporterStats(TypedDict):
+    """Counters of one exporter."""
+
+    exported: int
+    dropped: int
+    failed: int
+    pending: int
+
+
+class TrackerStats(TypedDict):
+    """Counters of a tracker (see `docs/events.md` and the core's `Stats`)."""
+
+    recorded: int
+    dropped: int
+    filtered: int
+    redaction_failed: int
+    queued: int
+    exporters: dict[str, ExporterStats]
+
+
+class Tracker:
+    """Records every tracked MCP request of the servers given to `track()` as an event.
+
+    Exporters default to `JsonlExporter()` (`./mcplens-events.jsonl`). `redact(text) -> str` runs on
+    every string of every event after the built-in rules (on the core's thread; if it raises, the
+    event is dropped and counted). `identify(request_context) -> dict | None` runs once per session
+    (an `async` one off the request path) and may return `{"id", "name", "data"}`; it never fails a
+    request. The native tracker starts when the first server is tracked (its name and version go into
+    every event); one tracker is meant for one server.
+    """
+
+    def __init__(
+        self,
+        *,
+        exporters: Sequence[Exporter] | None = None,
+        enable_tracing: bool = True,
+        capture_parameters: bool = True,
+        capture_responses: bool = True,
+        capture_resource_text: bool = False,
+        redact: Callable[[str], str] | None = None,
+        identify: Callable[[Any], Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None] | None = None,
+        queue_capacity: int = 10_000,
+    ) -> None:
+        listed = list(exporters or ())
+        for e in listed:
+            if not isinstance(e, _EXPORTERS):
+                raise TypeError(
+                    "exporters must be JsonlExporter, OtlpExporter, McpcatExporter or CallbackExporter, "
+                    f"not {type(e).__qualname__}"
+                )
+        for name, fn in (("redact", redact), ("identify", identify)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{name} must be callable")
+        if isinstance(queue_capacity, bool) or not isinstance(queue_capacity, int) or queue_capacity < 1:
+            raise ValueError("queue_capacity must be a positive int")
+        self._options: dict[str, Any] = {
+            "exporters": listed,
+            "enable_tracing": bool(enable_tracing),
+            "capture_parameters": bool(capture_parameters),
+            "capture_responses": bool(capture_responses),
+            "capture_resource_text": bool(capture_resource_text),
+            "redact": redact,
+            "queue_capacity": queue_capacity,
+        }
+        self._identify = identify
+        self._core: TrackerCore | None = None
+        self._lock = threading.Lock()
+        self._sessions = _Sessions(self)
+
+    @property
+    def enabled(self) -> bool:
+        """`enable_tracing`: when False, `track()` installs nothing and `traced` returns the handler."""
+        return bool(self._options["enable_tracing"])
+
+    def _start(self, server_name: str | None = None, server_version: str | None = None) -> TrackerCore:
+        with self._lock:
+            if self._core is None:
+                self._core = TrackerCore(**self._options, server_name=server_name, server_version=server_version)
+                _LIVE.add(self)
+                _arm_atexit()
+            return self._core
+
+    def flush(self, timeout_seconds: float = 5.0) -> None:
+        """Deliver every event recorded so far; raises `TrackingError` (`timeout`, `.pending`)."""
+        if self._core is not None:
+            self._core.flush(timeout_seconds)
+
+    def shutdown(self, timeout_seconds: float = 5.0) -> None:
+        """Stop recording, deliver what is queued within the timeout and stop the threads."""
+        if self._core is not None:
+            self._core.shutdown(timeout_seconds)
+
+    def stats(self) -> TrackerStats:
+        """Recorded, dropped, filtered, redaction_failed, queued, and per exporter exported /
+        dropped / failed / pending."""
+        if self._core is None:
+            return {"recorded": 0, "dropped": 0, "filtered": 0, "redaction_failed": 0, "queued": 0, "exporters": {}}
+        return cast(TrackerStats, self._core.stats())
+
+    def traced(self, method: str) -> Callable[[F], F]:
+        """Decorator: record each call of an `async` handler as a `method` request.
+
+        For handlers registered some other way than through `track()`. The request is read from the
+        arguments: an SDK request object (`h(request)`; a `None` request is an SDK-internal call and
+        is not recorded), a 2.x `(ctx, params)` pair, or the 1.x decorator shapes (`(name,
+        arguments)` for tools/call and prompts/get, `(uri)` for resources/read, subscribe and
+        unsubscribe). The handler's result is returned as is; exceptions propagate after being
+        recorded.
+        """
+        code = _CODES.get(method)
+        if code is None:
+            raise ValueError(f"method must be one of {', '.join(TRACKED_METHODS)}; got {method!r}")
+
+        def decorate(fn: F) -> F:
+            is_async = inspect.iscoroutinefunction(fn)  # (not narrowing `fn`: it stays an F)
+            if not is_async:
+                raise TypeError("Tracker.traced wraps async handlers")
+            if not self.enabled:
+                return fn
+            core = self._start()
+            sessions = self._sessions
+
+            @functools.wraps(fn)
+            async def traced_handler(*args: Any, **kwargs: Any) -> Any:
+                if len(args) == 1 and args[0] is None and not kwargs:
+                    return await fn(*args)
+                t0 = perf_counter_ns()
+                try:
+                    result = await fn(*args, **kwargs)
+                except Exception as exc:
+                    try:
+                        ctx, params = _call_parts(method, args, kwargs)
+                        rid = getattr(ctx, "request_id", None)
+                        err = _error_of(exc)
+                        core.record_error(code, sessions.of(ctx), t0, rid, params, err[0], err[1])
+                    except Exception:
+                        _log.debug("mcplens: recording failed", exc_info=True)
+                    raise
+                try:
+                    ctx, params = _call_parts(method, args, kwargs)
+                    core.record(code, sessions.of(ctx), t0, getattr(ctx, "request_id", None), params, result)
+                except Exception:
+                    _log.debug("mcplens: recording failed", exc_info=True)
+                return result
+
+            return cast(F, traced_handler)
+
+        return decorate
+
+    def __repr__(self) -> str:
+        state = "disabled" if not self.enabled else ("running" if self._core is not None else "not started")
+        return f"<mcplens.Tracker {state}>"
+
+
+def track(server: S, tracker: Tracker | None = None, **options: Any) -> S:
+    """Track every request of `server`: an mcp 1.x `Server` or `FastMCP`, or an mcp 2.x `Server`
+    or `MCPServer`. Returns `server` itself. Handlers registered later are tracked too; tracking a
+    server twice is a no-op. `options` are `Tracker` options, for when no `tracker` is given."""
+    if tracker is None:
+        tracker = Tracker(**options)
+    elif options:
+        raise TypeError("pass options to Tracker(...) or to track(), not both")
+    low, major = _resolve(server)
+    if _is_tracked(low, major) or not tracker.enabled:
+        return server
+    version = _text(getattr(low, "version", None))
+    if version is None and major == 1:  # what 1.x sends as serverInfo.version then
+        import importlib.metadata
+
+        version = importlib.metadata.version("mcp")
+    core = tracker._start(_text(getattr(low, "name", None)), version)
+    if major == 1:
+        _install_v1(low, tracker, core)
+    else:
+        _install_v2(low, tracker, core)
+    return server
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared helpers.
+
+
+def _text(v: object) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _sdk_major() -> int:
+    import mcp
+
+    return 2 if hasattr(mcp, "MCPError") else 1
+
+
+def _resolve(server: object) -> tuple[Any, int]:
+    try:
+        major = _sdk_major()
+    except ImportError:
+        major = 0
+    if major == 1:
+        from mcp.server.fastmcp import FastMCP  # type: ignore[attr-defined,unused-ignore]
+        from mcp.server.lowlevel import Server
+
+        if isinstance(server, FastMCP):
+            return server._mcp_server, 1
+        if isinstance(server, Server):
+            return server, 1
+    elif major == 2:
+        from mcp.server.lowlevel import Server as Server2
+        from mcp.server.mcpserver import MCPServer
+
+        if isinstance(server, MCPServer):
+            return server._lowlevel_server, 2
+        if isinstance(server, Server2):
+            return server, 2
+    raise TypeError(
+        "mcplens.track() supports mcp 1.x `mcp.server.lowlevel.Server` and `mcp.server.fastmcp.FastMCP`, "
+        "and mcp 2.x `mcp.server.lowlevel.Server` and `mcp.server.mcpserver.MCPServer`; "
+        f"got {type(server).__module__}.{type(server).__qualname__}"
+        + ("" if major else " (the `mcp` package is not installed)")
+    )
+
+
+def _is_tracked(low: Any, major: int) -> bool:
+    if major == 1:
+        return isinstance(low.request_handlers, _TrackedHandlers)
+    return any(getattr(m, "_mcplens_tracker", None) is not None for m in low.middleware)
+
+
+@functools.cache
+def _sdk_major_cached() -> int:
+    return _sdk_major()
+
+
+def _error_of(exc: BaseException) -> tuple[int, str]:
+    """The JSON-RPC error the SDK sends for `exc`: the code of an `McpError` (1.x) / `MCPError`
+    (2.x); -32602 for a pydantic `ValidationError` in 2.x; code 0 for anything else (both majors)."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    if names & {"McpError", "MCPError"}:
+        err = getattr(exc, "error", None)
+        code = getattr(err, "code", None)
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code, str(getattr(err, "message", ""))
+    if "ValidationError" in names and _sdk_major_cached() == 2:
+        return -32602, "Invalid request parameters"
+    return 0, str(exc)
+
+
+_URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
+
+
+def _call_parts(method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """`(request context or None, params)` of a call to a handler wrapped by `traced`."""
+    first = args[0] if args else None
+    if first is not None and hasattr(first, "request_id") and hasattr(first, "session"):
+        # 2.x `(ctx, params)`.
+        return first, args[1] if len(args) > 1 else kwargs.get("params", getattr(first, "params", None))
+    ctx = _v1_context()
+    if first is not None and hasattr(first, "method") and hasattr(first, "params"):
+        return ctx, first.params  # an SDK request object
+    # 1.x decorator shapes: `(uri)` or `(name, arguments)`.
+    names = ("uri",) if method in _URI_METHODS else ("name", "arguments")
+    params = dict(zip(names, args, strict=False))
+    params.update({k: v for k, v in kwargs.items() if k in names})
+    if "uri" in params:
+        params["uri"] = str(params["uri"])
+    return ctx, params or None
+
+
+def _v1_context() -> Any:
+    try:
+        from mcp.server.lowlevel.server import request_ctx  # type: ignore[attr-defined,unused-ignore]
+    except ImportError:
+        return None
+    return request_ctx.get(None)
+
+
+class _Sessions:
+    """Per-connection tracking sessions of one tracker."""
+
+    __slots__ = ("_default", "_key", "_open", "_tasks", "by_id", "tracker")
+
+    def __init__(self, tracker: Tracker) -> None:
+        self.tracker = tracker
+        self.by_id: dict[int, TrackingSession] = {}  # 1.x: id(ServerSession) -> session, client known
+        self._open: dict[int, TrackingSession] = {}  # 1.x: client not known yet
+        self._key = f"mcplens:{id(self)}"  # 2.x: Connection.state key
+        self._default: TrackingSession | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def of(self, ctx: Any) -> TrackingSession:
+        """The session of a request context (1.x `RequestContext`, 2.x `ServerRequestContext`)."""
+        if ctx is None:
+            return self.default()
+        conn = getattr(ctx.session, "_connection", None)
+        if conn is not None:
+            s = conn.state.get(self._key)
+            return s if s is not None else self.open_v2(ctx, conn)
+        s = self.by_id.get(id(ctx.session))
+        return s if s is not None else self.open_v1(ctx)
+
+    def default(self) -> TrackingSession:
+        if self._default is None:
+            self._default = self.tracker._start().open_session(None, None)
+        return self._default
+
+    def open_v1(self, ctx: Any) -> TrackingSession:
+        core = self.tracker._start()
+        ss = ctx.session
+        key = id(ss)
+        s = self._open.get(key)
+        if s is None:
+            http = getattr(ctx, "request", None)
+            headers = getattr(http, "headers", None)
+            sid = headers.get("mcp-session-id") if headers is not None else None
+            s = core.open_session(sid, "http" if http is not None else None)
+            self._open[key] = s
+            f = weakref.finalize(ss, self._closed, key, s)
+            f.atexit = False
+            self._identify(s, ctx)
+        cp = getattr(ss, "client_params", None)
+        info = getattr(cp, "clientInfo", None)
+        if info is not None:
+            from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS  # type: ignore[import-not-found,unused-ignore]
+            from mcp.types import LATEST_PROTOCOL_VERSION
+
+            requested = getattr(cp, "protocolVersion", None)
+            version = requested if requested in SUPPORTED_PROTOCOL_VERSIONS else LATEST_PROTOCOL_VERSION
+            core.set_session_client(s, _text(info.name), _text(info.version), _text(version))
+            del self._open[key]
+            self.by_id[key] = s
+        return s
+
+    def _closed(self, key: int, s: TrackingSession) -> None:
+        self.by_id.pop(key, None)
+        self._open.pop(key, None)
+        core = self.tracker._core
+        if core is not None:
+            core.close_session(s)
+
+    def open_v2(self, ctx: Any, conn: Any) -> TrackingSession:
+        core = self.tracker._start()
+        opening = self._key + ":open"
+        s = conn.state.get(opening)
+        if s is None:
+            transport: Literal["http"] | None = "http" if getattr(ctx, "request", None) is not None else None
+            s = core.open_session(_text(getattr(conn, "session_id", None)), transport)
+            conn.state[opening] = s
+            conn.exit_stack.callback(core.close_session, s)
+            self._identify(s, ctx)
+        cp = conn.client_params
+        info = getattr(cp, "client_info", None)
+        if info is not None:
+            core.set_session_client(s, _text(info.name), _text(info.version), _text(conn.protocol_version))
+            conn.state[self._key] = s
+        return cast(TrackingSession, s)
+
+    def _identify(self, s: TrackingSession, ctx: Any) -> None:
+        fn = self.tracker._identify
+        if fn is None:
+            return
+        try:
+            out = fn(ctx)
+            if inspect.isawaitable(out):
+                try:
+                    task = asyncio.get_running_loop().create_task(_awaited(out))
+                except RuntimeError:
+                    if inspect.iscoroutine(out):
+                        out.close()
+                    raise
+                self._tasks.add(task)
+                task.add_done_callback(lambda t: self._identified(s, t))
+                return
+            self._apply(s, out)
+        except Exception:
+            _log.debug("mcplens: identify failed", exc_info=True)
+
+    def _identified(self, s: TrackingSession, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is None:
+            self._apply(s, task.result())
+
+    def _apply(self, s: TrackingSession, out: object) -> None:
+        if out is None:
+            return
+        if not isinstance(out, Mapping):
+            _log.debug("mcplens: identify returned %s, not a dict", type(out).__name__)
+            return
+        ident, name = out.get("id"), out.get("name")
+        core = self.tracker._core
+        if core is not None:
+            core.identify(
+                s,
+                None if ident is None else str(ident),
+                None if name is None else str(name),
+                out.get("data"),
+            )
+
+
+async def _awaited(aw: Awaitable[Any]) -> Any:
+    return await aw
+
+
+# ---------------------------------------------------------------------------------------------
+# mcp 1.x: the handler dict.
+
+
+class _TrackedHandlers(dict[Any, Any]):
+    """`Server.request_handlers` that wraps every tracked handler put into it."""
+
+    __slots__ = ("_wrap",)
+
+    def __init__(self, wrap: Callable[[Any, Any], Any], items: Mapping[Any, Any]) -> None:
+        super().__init__()
+        self._wrap = wrap
+        for k, v in items.items():
+            self[k] = v
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(key, self._wrap(key, value))
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for k, v in dict(*args, **kwargs).items():
+            self[k] = v
+
+    def setdefault(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            self[key] = default
+        return self[key]
+
+
+def _install_v1(low: Any, tracker: Tracker, core: TrackerCore) -> None:
+    from mcp.server.lowlevel.server import request_ctx  # type: ignore[attr-defined,unused-ignore]
+    from mcp.types import ErrorData
+
+    sessions = tracker._sessions
+    by_id = sessions.by_id
+    record = core.record
+    record_error = core.record_error
+
+    def wrap(key: Any, handler: Any) -> Any:
+        field = getattr(key, "model_fields", {}).get("method")
+        code = _CODES.get(getattr(field, "default", None))  # type: ignore[arg-type]
+        if code is None or getattr(handler, "_mcplens_tracker", None) is tracker:
+            return handler
+
+        async def tracked(req: Any) -> Any:
+            if req is None:  # the SDK calling its own handler (tools/call refreshing its tool cache)
+                return await handler(req)
+            t0 = perf_counter_ns()
+            try:
+                result = await handler(req)
+            except Exception as exc:
+                try:
+                    ctx = request_ctx.get()
+                    s = by_id.get(id(ctx.session)) or sessions.open_v1(ctx)
+                    err = _error_of(exc)
+                    record_error(code, s, t0, ctx.request_id, req.params, err[0], err[1])
+                except Exception:
+                    _log.debug("mcplens: recording failed", exc_info=True)
+                raise
+            try:
+                ctx = request_ctx.get()
+                s = by_id.get(id(ctx.session)) or sessions.open_v1(ctx)
+                if result.__class__ is ErrorData:
+                    record_error(code, s, t0, ctx.request_id, req.params, result.code, result.message)
+                else:
+                    record(code, s, t0, ctx.request_id, req.params, result)
+            except Exception:
+                _log.debug("mcplens: recording failed", exc_info=True)
+            return result
+
+        tracked._mcplens_tracker = tracker  # type: ignore[attr-defined]
+        tracked.__wrapped__ = handler  # type: ignore[attr-defined]
+        return tracked
+
+    handlers = _TrackedHandlers(wrap, low.request_handlers)
+    low.request_handlers = handlers
+    experimental = getattr(low, "_experimental_handlers", None)
+    if experimental is not None and hasattr(experimental, "_request_handlers"):
+        experimental._request_handlers = handlers
+
+
+# ---------------------------------------------------------------------------------------------
+# mcp 2.x: one middleware.
+
+
+def _install_v2(low: Any, tracker: Tracker, core: TrackerCore) -> None:
+    sessions = tracker._sessions
+    key = sessions._key
+    record = core.record
+    record_error = core.record_error
+    codes = _CODES
+
+    async def mcplens_middleware(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
+        code = codes.get(ctx.method)
+        if code is None or ctx.request_id is None:  # not tracked, or a notification
+            return await call_next(ctx)
+        t0 = perf_counter_ns()
+        try:
+            result = await call_next(ctx)
+        except Exception as exc:
+            try:
+                conn = ctx.session._connection
+                s = conn.state.get(key) or sessions.open_v2(ctx, conn)
+                err = _error_of(exc)
+                record_error(code, s, t0, ctx.request_id, ctx.params, err[0], err[1])
+            except Exception:
+                _log.debug("mcplens: recording failed", exc_info=True)
+            raise
+        try:
+            conn = ctx.session._connection
+            s = conn.state.get(key) or sessions.open_v2(ctx, conn)
+            record(code, s, t0, ctx.request_id, ctx.params, result)
+        except Exception:
+            _log.debug("mcplens: recording failed", exc_info=True)
+        return result
+
+    mcplens_middleware._mcplens_tracker = tracker  # type: ignore[attr-defined]
+    low.middleware.insert(0, mcplens_middleware)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exit: deliver what is queued, bounded; no signal handlers.
+
+_LIVE: weakref.WeakSet[Tracker] = weakref.WeakSet()
+_ARMED = False
+
+
+def _arm_atexit() -> None:
+    global _ARMED
+    if not _ARMED:
+        _ARMED = True
+        atexit.register(_at_exit)
+
+
+def _at_exit() -> None:
+    for t in list(_LIVE):
+        try:
+            t.shutdown(_ATEXIT_TIMEOUT_SECONDS)
+        except Exception:
+            _log.debug("mcplens: events still undelivered at exit", exc_info=True)

@@ -1,0 +1,1021 @@
+//! Server tracking for Python: the native half of `mcplens.Tracker` and `mcplens.track()`.
+//!
+//! The rules (events, redaction, caps, sessions, export) are the core's. This module converts
+//! values and owns handles. On the request path, `record` writes the request `params` and, when
+//! responses are captured, the result straight from the Python objects into a per-thread scratch
+//! buffer as compact JSON (a direct walk over dicts, lists, scalars and pydantic models: no
+//! intermediate Python objects, no pydantic round trip for the common shapes), then releases the GIL
+//! while the core copies the record into its queue. Events are built, redacted, capped and exported
+//! on the core's threads, which never hold the GIL (except to call a Python hook or callback).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use mcplens::tracking::{
+    Batch, Exporter, Identity, JsonlConfig, JsonlExporter, McpcatConfig, McpcatExporter, Method, Operation, OtlpConfig,
+    OtlpMetricsExporter, OtlpTracesExporter, Payload, PeerInfo, RequestId, RpcError, Session, Stats, Tracker,
+    TrackingError as CoreError, Transport,
+};
+use pyo3::exceptions::PyTypeError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+
+use crate::McplensError;
+
+pyo3::create_exception!(
+    mcplens._core,
+    TrackingError,
+    McplensError,
+    "A tracking operation failed (`invalid_argument`, `io_error`, `timeout`); `.pending` after a timeout."
+);
+
+fn tracking_error(py: Python<'_>, e: &CoreError) -> PyErr {
+    let err = crate::error::<TrackingError>(py, e.to_string(), e.code(), None, None);
+    if let CoreError::Timeout { pending, .. } = e {
+        if let Err(set) = err.value(py).setattr("pending", *pending) {
+            return set;
+        }
+    }
+    err
+}
+
+fn invalid(py: Python<'_>, message: String) -> PyErr {
+    crate::error::<TrackingError>(py, message, "invalid_argument", None, None)
+}
+
+fn seconds(py: Python<'_>, secs: f64) -> PyResult<Duration> {
+    crate::duration(secs)
+        .ok_or_else(|| invalid(py, "timeout_seconds must be a finite, non-negative number of seconds".into()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exporter configurations (plain values; the tracker opens them).
+
+/// Append events as JSON lines to a file (the default exporter).
+#[pyclass(name = "JsonlExporter", module = "mcplens._core", frozen)]
+pub struct PyJsonlExporter {
+    path: PathBuf,
+}
+
+#[pymethods]
+impl PyJsonlExporter {
+    #[new]
+    #[pyo3(signature = (path = PathBuf::from("mcplens-events.jsonl")), text_signature = "(path='mcplens-events.jsonl')")]
+    fn new(path: PathBuf) -> Self {
+        PyJsonlExporter { path }
+    }
+
+    #[getter]
+    fn path(&self) -> String {
+        self.path.to_string_lossy().into_owned()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("JsonlExporter(path={:?})", self.path.to_string_lossy())
+    }
+}
+
+/// OTLP/HTTP protobuf: spans and the `mcp.server.operation.duration` histogram.
+#[pyclass(name = "OtlpExporter", module = "mcplens._core", frozen)]
+pub struct PyOtlpExporter {
+    endpoint: String,
+    headers: Vec<(String, String)>,
+}
+
+#[pymethods]
+impl PyOtlpExporter {
+    #[new]
+    #[pyo3(signature = (endpoint, headers = None))]
+    fn new(py: Python<'_>, endpoint: String, headers: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let mut pairs = Vec::new();
+        if let Some(h) = headers {
+            let items = h.call_method0(intern!(py, "items"))?;
+            for item in items.try_iter()? {
+                pairs.push(item?.extract::<(String, String)>()?);
+            }
+        }
+        let config = OtlpConfig { headers: pairs.clone(), ..OtlpConfig::new(endpoint.clone()) };
+        OtlpTracesExporter::new("otlp", config).map_err(|e| tracking_error(py, &e))?;
+        Ok(PyOtlpExporter { endpoint, headers: pairs })
+    }
+
+    #[getter]
+    fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    #[getter]
+    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        for (k, v) in &self.headers {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        // Header values may be credentials: only their names.
+        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
+        format!("OtlpExporter(endpoint={:?}, headers={names:?})", self.endpoint)
+    }
+}
+
+/// An MCPcat-compatible events API (`POST {base_url}/v1/public/events/`).
+#[pyclass(name = "McpcatExporter", module = "mcplens._core", frozen)]
+pub struct PyMcpcatExporter {
+    project_id: String,
+    base_url: Option<String>,
+}
+
+impl PyMcpcatExporter {
+    fn config(&self) -> McpcatConfig {
+        let mut c = McpcatConfig::new(self.project_id.clone());
+        if let Some(b) = &self.base_url {
+            c.base_url = b.clone();
+        }
+        c.sdk_language = "python".to_owned();
+        c
+    }
+}
+
+#[pymethods]
+impl PyMcpcatExporter {
+    #[new]
+    #[pyo3(signature = (project_id, base_url = None))]
+    fn new(py: Python<'_>, project_id: String, base_url: Option<String>) -> PyResult<Self> {
+        let me = PyMcpcatExporter { project_id, base_url };
+        McpcatExporter::new("mcpcat", me.config()).map_err(|e| tracking_error(py, &e))?;
+        Ok(me)
+    }
+
+    #[getter]
+    fn project_id(&self) -> &str {
+        &self.project_id
+    }
+
+    #[getter]
+    fn base_url(&self) -> String {
+        self.config().base_url
+    }
+
+    fn __repr__(&self) -> String {
+        format!("McpcatExporter(project_id={:?}, base_url={:?})", self.project_id, self.config().base_url)
+    }
+}
+
+/// Calls `fn(events)` with each batch (a list of event dicts) on the exporter's thread.
+#[pyclass(name = "CallbackExporter", module = "mcplens._core", frozen)]
+pub struct PyCallbackExporter {
+    callback: Py<PyAny>,
+}
+
+#[pymethods]
+impl PyCallbackExporter {
+    #[new]
+    fn new(callback: Bound<'_, PyAny>) -> PyResult<Self> {
+        if !callback.is_callable() {
+            return Err(PyTypeError::new_err("CallbackExporter needs a callable: fn(events: list[dict]) -> None"));
+        }
+        Ok(PyCallbackExporter { callback: callback.unbind() })
+    }
+
+    #[getter]
+    fn callback(&self, py: Python<'_>) -> Py<PyAny> {
+        self.callback.clone_ref(py)
+    }
+
+    fn __repr__(&self) -> String {
+        "CallbackExporter(...)".to_owned()
+    }
+}
+
+/// The callback exporter: one Python call per batch, with the GIL taken only for that call.
+struct CallbackSink {
+    name: String,
+    callback: Py<PyAny>,
+}
+
+impl Exporter for CallbackSink {
+    fn export(&mut self, batch: &Batch<'_>) -> Result<(), CoreError> {
+        let text = batch.to_json_array();
+        Python::attach(|py| -> PyResult<()> {
+            let events = py.import(intern!(py, "json"))?.call_method1(intern!(py, "loads"), (text,))?;
+            self.callback.call1(py, (events,))?;
+            Ok(())
+        })
+        .map_err(|e| {
+            // Counted as failed, not retried: the callback may have seen part of the batch.
+            let kind = Python::attach(|py| e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default());
+            CoreError::permanent(self.name.clone(), format!("the callback raised {kind}"), 0)
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sessions.
+
+/// One client connection as the tracker knows it (opaque; from `TrackerCore.open_session`).
+#[pyclass(name = "TrackingSession", module = "mcplens._core", frozen)]
+pub struct PySession {
+    inner: Session,
+}
+
+#[pymethods]
+impl PySession {
+    /// The `ses_…` id its events carry.
+    #[getter]
+    fn id(&self) -> &str {
+        self.inner.id()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<TrackingSession {}>", self.inner.id())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Python objects → compact JSON (the request-path serializer).
+
+/// Deeper than this, a value is written as a marker string (the core caps depth far lower anyway).
+const MAX_DEPTH: u32 = 64;
+
+/// How values of one (non-builtin) type are written.
+enum Kind {
+    /// A pydantic model: its fields by alias, `None` fields left out, then its extras.
+    Model { fields: Vec<(Py<PyString>, String)>, extra: bool },
+    /// A pydantic `RootModel`: its `root`.
+    Root,
+    /// Written as `str(value)` (URLs).
+    Str,
+    /// An iterator or generator: never consumed; written as a marker.
+    Opaque,
+    /// Anything else: pydantic's own serializer (`pydantic_core.to_json`), else `str(value)`.
+    Fallback,
+}
+
+/// A type (held, so that its address is never reused by another) and how to write its values.
+type KindEntry = (Py<PyType>, Rc<Kind>);
+
+thread_local! {
+    /// Per type: how to write it. The type is held so its address is never reused by another.
+    static KINDS: RefCell<HashMap<usize, KindEntry>> = RefCell::new(HashMap::new());
+    static SCRATCH: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+fn truthy(v: PyResult<Bound<'_, PyAny>>) -> bool {
+    v.and_then(|v| v.is_truthy()).unwrap_or(false)
+}
+
+fn classify(py: Python<'_>, t: &Bound<'_, PyType>) -> Kind {
+    if let Ok(fields) = t.getattr(intern!(py, "__pydantic_fields__")) {
+        if let Ok(fields) = fields.cast::<PyDict>() {
+            if truthy(t.getattr(intern!(py, "__pydantic_root_model__"))) {
+                return Kind::Root;
+            }
+            // Custom serializers or computed fields: let pydantic do it.
+            if let Ok(d) = t.getattr(intern!(py, "__pydantic_decorators__")) {
+                for attr in ["field_serializers", "model_serializers", "computed_fields"] {
+                    if truthy(d.getattr(attr)) {
+                        return Kind::Fallback;
+                    }
+                }
+            }
+            let mut out = Vec::new();
+            for (name, info) in fields.iter() {
+                let Ok(name) = name.cast_into::<PyString>() else { return Kind::Fallback };
+                if info.getattr(intern!(py, "exclude")).is_ok_and(|e| e.is(PyBool::new(py, true).as_any())) {
+                    continue;
+                }
+                let alias = |attr: &Bound<'_, PyString>| -> Option<String> {
+                    info.getattr(attr).ok().and_then(|a| a.extract::<Option<String>>().ok()).flatten()
+                };
+                let key = alias(intern!(py, "serialization_alias"))
+                    .or_else(|| alias(intern!(py, "alias")))
+                    .unwrap_or_else(|| name.to_string_lossy().into_owned());
+                let Ok(key) = serde_json::to_string(&key) else { return Kind::Fallback };
+                out.push((name.unbind(), key));
+            }
+            let extra = t
+                .getattr(intern!(py, "model_config"))
+                .and_then(|c| c.get_item("extra"))
+                .and_then(|e| e.extract::<String>())
+                .is_ok_and(|e| e == "allow");
+            return Kind::Model { fields: out, extra };
+        }
+    }
+    if t.hasattr(intern!(py, "__next__")).unwrap_or(false) {
+        return Kind::Opaque;
+    }
+    let url = (|| -> PyResult<bool> {
+        let networks = py.import("pydantic.networks")?;
+        for base in ["_BaseUrl", "_BaseMultiHostUrl"] {
+            if let Ok(b) = networks.getattr(base) {
+                if t.is_subclass(&b)? {
+                    return Ok(true);
+                }
+            }
+        }
+        let core = py.import("pydantic_core")?;
+        for base in ["Url", "MultiHostUrl"] {
+            if let Ok(b) = core.getattr(base) {
+                if t.is_subclass(&b)? {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    })();
+    if url.unwrap_or(false) {
+        return Kind::Str;
+    }
+    Kind::Fallback
+}
+
+fn kind_of(py: Python<'_>, v: &Bound<'_, PyAny>) -> Rc<Kind> {
+    let t = v.get_type();
+    let key = t.as_ptr() as usize;
+    if let Some(k) = KINDS.with(|m| m.borrow().get(&key).map(|(_, k)| k.clone())) {
+        return k;
+    }
+    let k = Rc::new(classify(py, &t));
+    KINDS.with(|m| m.borrow_mut().insert(key, (t.unbind(), k.clone())));
+    k
+}
+
+/// Whether a string needs escaping in JSON (`"`, `\\`, control characters); checked 32 bytes at a
+/// time without early exit so that the loop vectorizes.
+fn needs_escape(b: &[u8]) -> bool {
+    let mut chunks = b.chunks_exact(32);
+    for chunk in &mut chunks {
+        let mut hit = false;
+        for &c in chunk {
+            hit |= (c < 0x20) | (c == b'"') | (c == b'\\');
+        }
+        if hit {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\')
+}
+
+fn write_str(out: &mut String, s: &str) {
+    out.push('"');
+    if !needs_escape(s.as_bytes()) {
+        out.push_str(s);
+    } else {
+        let mut start = 0;
+        for (i, &c) in s.as_bytes().iter().enumerate() {
+            let esc = match c {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                0..=0x1f => "",
+                _ => continue,
+            };
+            // `i` is an ASCII byte: a char boundary.
+            out.push_str(&s[start..i]);
+            if esc.is_empty() {
+                let _ = write!(out, "\\u{c:04x}");
+            } else {
+                out.push_str(esc);
+            }
+            start = i + 1;
+        }
+        out.push_str(&s[start..]);
+    }
+    out.push('"');
+}
+
+fn write_pystr(out: &mut String, s: &Bound<'_, PyString>) {
+    match s.to_str() {
+        Ok(s) => write_str(out, s),
+        // Lone surrogates: replaced, as everywhere else in mcplens.
+        Err(_) => write_str(out, &s.to_string_lossy()),
+    }
+}
+
+fn write_fallback(py: Python<'_>, out: &mut String, v: &Bound<'_, PyAny>) {
+    let json = (|| -> PyResult<Bound<'_, PyBytes>> {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item("by_alias", true)?;
+        kwargs.set_item("exclude_none", true)?;
+        let b = py.import(intern!(py, "pydantic_core"))?.getattr(intern!(py, "to_json"))?.call((v,), Some(&kwargs))?;
+        Ok(b.cast_into::<PyBytes>()?)
+    })();
+    if let Ok(b) = &json {
+        if let Ok(text) = std::str::from_utf8(b.as_bytes()) {
+            out.push_str(text);
+            return;
+        }
+    }
+    match v.str() {
+        Ok(s) => write_pystr(out, &s),
+        Err(_) => out.push_str("null"),
+    }
+}
+
+/// Writes `v` as compact JSON. `only`: at the top level, keep only these keys (when parameters are
+/// not captured, the core still needs the resource name and `_meta`).
+fn write_value(py: Python<'_>, out: &mut String, v: &Bound<'_, PyAny>, depth: u32, only: Option<&[&str]>) {
+    if depth > MAX_DEPTH {
+        write_str(out, "[not serialized: nested too deep]");
+        return;
+    }
+    if let Ok(s) = v.cast_exact::<PyString>() {
+        write_pystr(out, s);
+    } else if let Ok(d) = v.cast::<PyDict>() {
+        out.push('{');
+        let mut first = true;
+        for (k, x) in d.iter() {
+            let key_ok = match k.cast::<PyString>() {
+                Ok(ks) => {
+                    if only.is_some_and(|o| !ks.to_str().is_ok_and(|s| o.contains(&s))) {
+                        continue;
+                    }
+                    if !first {
+                        out.push(',');
+                    }
+                    write_pystr(out, ks);
+                    true
+                }
+                Err(_) if only.is_some() => continue,
+                Err(_) => match k.str() {
+                    Ok(ks) => {
+                        if !first {
+                            out.push(',');
+                        }
+                        write_pystr(out, &ks);
+                        true
+                    }
+                    Err(_) => false,
+                },
+            };
+            if key_ok {
+                first = false;
+                out.push(':');
+                write_value(py, out, &x, depth + 1, None);
+            }
+        }
+        out.push('}');
+    } else if v.is_none() {
+        out.push_str("null");
+    } else if let Ok(b) = v.cast_exact::<PyBool>() {
+        out.push_str(if b.is_true() { "true" } else { "false" });
+    } else if let Ok(i) = v.cast::<PyInt>() {
+        if let Ok(n) = i.extract::<i64>() {
+            let _ = write!(out, "{n}");
+        } else if let Ok(n) = i.extract::<u64>() {
+            let _ = write!(out, "{n}");
+        } else {
+            // A big int: its decimal digits are a JSON number.
+            match i.str() {
+                Ok(s) => out.push_str(&s.to_string_lossy()),
+                Err(_) => out.push_str("null"),
+            }
+        }
+    } else if let Ok(l) = v.cast::<PyList>() {
+        write_seq(py, out, l.iter(), depth);
+    } else if let Ok(s) = v.cast::<PyString>() {
+        write_pystr(out, s);
+    } else if let Ok(f) = v.cast::<PyFloat>() {
+        let x = f.value();
+        if x.is_finite() {
+            // `Debug` is the shortest round-trip form (`2.5`, `1e300`): valid JSON.
+            let _ = write!(out, "{x:?}");
+        } else {
+            out.push_str("null");
+        }
+    } else if let Ok(t) = v.cast::<PyTuple>() {
+        write_seq(py, out, t.iter(), depth);
+    } else {
+        write_object(py, out, v, depth, only);
+    }
+}
+
+fn write_seq<'py>(py: Python<'py>, out: &mut String, items: impl Iterator<Item = Bound<'py, PyAny>>, depth: u32) {
+    out.push('[');
+    for (i, x) in items.enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        write_value(py, out, &x, depth + 1, None);
+    }
+    out.push(']');
+}
+
+fn write_object(py: Python<'_>, out: &mut String, v: &Bound<'_, PyAny>, depth: u32, only: Option<&[&str]>) {
+    match &*kind_of(py, v) {
+        Kind::Root => match v.getattr(intern!(py, "root")) {
+            Ok(root) => write_value(py, out, &root, depth + 1, only),
+            Err(_) => out.push_str("null"),
+        },
+        Kind::Model { fields, extra } => {
+            let Ok(dict) = v.getattr(intern!(py, "__dict__")) else {
+                write_fallback(py, out, v);
+                return;
+            };
+            let Ok(dict) = dict.cast::<PyDict>() else {
+                write_fallback(py, out, v);
+                return;
+            };
+            out.push('{');
+            let mut first = true;
+            for (name, key) in fields {
+                if only.is_some_and(|o| !o.iter().any(|k| key.get(1..key.len() - 1) == Some(*k))) {
+                    continue;
+                }
+                let Ok(Some(x)) = dict.get_item(name.bind(py)) else { continue };
+                if x.is_none() {
+                    continue;
+                }
+                if !first {
+                    out.push(',');
+                }
+                first = false;
+                out.push_str(key);
+                out.push(':');
+                write_value(py, out, &x, depth + 1, None);
+            }
+            if *extra {
+                if let Ok(extras) = v.getattr(intern!(py, "__pydantic_extra__")) {
+                    if let Ok(extras) = extras.cast::<PyDict>() {
+                        for (k, x) in extras.iter() {
+                            let Ok(k) = k.cast::<PyString>() else { continue };
+                            if x.is_none() || only.is_some_and(|o| !k.to_str().is_ok_and(|s| o.contains(&s))) {
+                                continue;
+                            }
+                            if !first {
+                                out.push(',');
+                            }
+                            first = false;
+                            write_pystr(out, k);
+                            out.push(':');
+                            write_value(py, out, &x, depth + 1, None);
+                        }
+                    }
+                }
+            }
+            out.push('}');
+        }
+        Kind::Str => match v.str() {
+            Ok(s) => write_pystr(out, &s),
+            Err(_) => out.push_str("null"),
+        },
+        Kind::Opaque => {
+            let name = v.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            write_str(out, &format!("[not serialized: {name}]"));
+        }
+        Kind::Fallback => write_fallback(py, out, v),
+    }
+}
+
+/// A `tools/call` result's `isError` (for when the result itself is not captured): on a dict, a
+/// model (`isError` in mcp 1.x, `is_error` in 2.x) or a root model around one.
+fn result_is_error(py: Python<'_>, result: &Bound<'_, PyAny>) -> bool {
+    if let Ok(d) = result.cast::<PyDict>() {
+        return d.get_item(intern!(py, "isError")).ok().flatten().is_some_and(|x| x.is_truthy().unwrap_or(false));
+    }
+    let inner = match result.getattr(intern!(py, "root")) {
+        Ok(r) => r,
+        Err(_) => result.clone(),
+    };
+    for attr in [intern!(py, "isError"), intern!(py, "is_error")] {
+        if let Ok(x) = inner.getattr(attr) {
+            return x.is_truthy().unwrap_or(false);
+        }
+    }
+    false
+}
+
+fn request_id<'a>(v: &'a Bound<'_, PyAny>) -> RequestId<'a> {
+    if let Ok(s) = v.cast::<PyString>() {
+        return s.to_str().map(RequestId::Text).unwrap_or_default();
+    }
+    if v.cast::<PyBool>().is_err() {
+        if let Ok(n) = v.extract::<i64>() {
+            return RequestId::Number(n);
+        }
+    }
+    RequestId::None
+}
+
+fn json_payload(text: &str) -> Payload<'_> {
+    if text.is_empty() {
+        Payload::None
+    } else {
+        Payload::Json(text)
+    }
+}
+
+/// Maps Python's `time.perf_counter_ns()` onto `Instant` (both read the monotonic clock), so the
+/// request path passes one integer and one clock read gives the duration and the wall-clock start:
+/// the wall clock's offset from the monotonic one is re-read every `REANCHOR` (a stepped system
+/// clock is followed within that time).
+struct Clock {
+    base: Instant,
+    base_ns: u64,
+    /// Unix time minus perf_counter time, in ns.
+    wall_offset: AtomicI64,
+    /// perf_counter time at which to re-read the wall clock.
+    next_anchor: AtomicU64,
+}
+
+const REANCHOR_NS: u64 = 10_000_000_000;
+
+fn unix_ns(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_nanos()).unwrap_or(i64::MAX),
+    }
+}
+
+impl Clock {
+    fn new(py: Python<'_>) -> PyResult<Clock> {
+        let perf = py.import("time")?.getattr("perf_counter_ns")?;
+        let a = Instant::now();
+        let ns: u64 = perf.call0()?.extract()?;
+        let b = Instant::now();
+        let offset = unix_ns(SystemTime::now()).saturating_sub(i64::try_from(ns).unwrap_or(i64::MAX));
+        Ok(Clock {
+            base: a + (b - a) / 2,
+            base_ns: ns,
+            wall_offset: AtomicI64::new(offset),
+            next_anchor: AtomicU64::new(ns.saturating_add(REANCHOR_NS)),
+        })
+    }
+
+    /// `(started_at, duration)` of a request that started at `t0_ns` (perf_counter) and ends now.
+    fn since(&self, t0_ns: u64) -> (SystemTime, Duration) {
+        let elapsed = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let now_ns = self.base_ns.saturating_add(elapsed);
+        if now_ns >= self.next_anchor.load(Ordering::Relaxed) {
+            self.next_anchor.store(now_ns.saturating_add(REANCHOR_NS), Ordering::Relaxed);
+            let offset = unix_ns(SystemTime::now()).saturating_sub(i64::try_from(now_ns).unwrap_or(i64::MAX));
+            self.wall_offset.store(offset, Ordering::Relaxed);
+        }
+        let duration = Duration::from_nanos(now_ns.saturating_sub(t0_ns));
+        let start = i64::try_from(t0_ns).unwrap_or(i64::MAX).saturating_add(self.wall_offset.load(Ordering::Relaxed));
+        let started_at = match u64::try_from(start) {
+            Ok(n) => UNIX_EPOCH + Duration::from_nanos(n),
+            Err(_) => UNIX_EPOCH,
+        };
+        (started_at, duration)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tracker.
+
+/// The native tracker behind `mcplens.Tracker` (built by the glue once the server is known).
+#[pyclass(name = "TrackerCore", module = "mcplens._core", frozen)]
+pub struct PyTrackerCore {
+    inner: Tracker,
+    capture_parameters: bool,
+    capture_responses: bool,
+    clock: Clock,
+}
+
+impl Drop for PyTrackerCore {
+    fn drop(&mut self) {
+        // Stop the threads without the GIL: a callback exporter may need it to finish.
+        let t = self.inner.clone();
+        Python::attach(|py| py.detach(move || drop(t.shutdown(Duration::from_secs(2)))));
+    }
+}
+
+/// From this many payload bytes on, `record` releases the GIL while the core copies the record
+/// into its queue. Below it the copy (a few hundred ns at most, under a short lock) costs less than
+/// releasing and re-taking the GIL (measured: ~250 ns per round trip on the CI machine), so the GIL
+/// stays held for it; nothing else the core does on the caller's thread can block.
+const DETACH_BYTES: usize = 16 * 1024;
+
+/// Only these keys of `params` are kept when parameters are not captured.
+fn name_keys(method: Method) -> &'static [&'static str] {
+    match method.resource_name_key() {
+        Some("uri") => &["uri", "_meta"],
+        Some(_) => &["name", "_meta"],
+        None => &["_meta"],
+    }
+}
+
+fn unique_name(taken: &mut Vec<String>, base: &str) -> String {
+    let mut name = base.to_owned();
+    let mut n = 1;
+    while taken.contains(&name) || taken.contains(&format!("{name}-metrics")) {
+        n += 1;
+        name = format!("{base}-{n}");
+    }
+    taken.push(name.clone());
+    name
+}
+
+impl PyTrackerCore {
+    #[allow(clippy::too_many_arguments)]
+    fn record_parts(
+        &self,
+        py: Python<'_>,
+        method: u8,
+        session: &Bound<'_, PySession>,
+        t0_ns: u64,
+        rid: &Bound<'_, PyAny>,
+        params: &Bound<'_, PyAny>,
+        result: Option<&Bound<'_, PyAny>>,
+        error: Option<(i64, &str)>,
+    ) -> PyResult<()> {
+        let (started_at, duration) = self.clock.since(t0_ns);
+        let Some(method) = Method::from_code(method) else {
+            return Err(invalid(py, format!("unknown method code {method}")));
+        };
+        let key = session.get().inner.key();
+        let write = |buf: &mut String| {
+            buf.clear();
+            if !params.is_none() {
+                let only = (!self.capture_parameters).then(|| name_keys(method));
+                write_value(py, buf, params, 0, only);
+            }
+            let p_end = buf.len();
+            let mut tool_error = false;
+            if let Some(r) = result {
+                if self.capture_responses {
+                    if !r.is_none() {
+                        write_value(py, buf, r, 0, None);
+                    }
+                } else if method == Method::ToolsCall {
+                    tool_error = result_is_error(py, r);
+                }
+            }
+            let (params_text, result_text) = buf.split_at(p_end);
+            let rid = request_id(rid);
+            let tracker = &self.inner;
+            // `Operation` is not `Send` (it may hold a `dyn WriteJson`): built inside.
+            let record = || {
+                tracker.record(&Operation {
+                    request_id: rid,
+                    params: json_payload(params_text),
+                    result: json_payload(result_text),
+                    error: error.map(|(code, message)| RpcError { code, message }),
+                    tool_error,
+                    ..Operation::new(key, method, started_at, duration)
+                })
+            };
+            if params_text.len() + result_text.len() >= DETACH_BYTES {
+                py.detach(record);
+            } else {
+                record();
+            }
+        };
+        // A panic (PyO3 panics if a dict changes size while it is walked, which only Python code run
+        // by a fallback serializer could do) must not reach the request: the operation is dropped.
+        let done = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            SCRATCH.with(|cell| match cell.try_borrow_mut() {
+                Ok(mut buf) => {
+                    write(&mut buf);
+                    if buf.capacity() > 1 << 20 {
+                        *buf = String::new();
+                    }
+                }
+                // Re-entered from Python code run by the serializer: a buffer of its own.
+                Err(_) => write(&mut String::new()),
+            })
+        }));
+        if done.is_err() {
+            SCRATCH.with(|cell| {
+                if let Ok(mut buf) = cell.try_borrow_mut() {
+                    buf.clear();
+                }
+            });
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl PyTrackerCore {
+    #[new]
+    #[pyo3(signature = (
+        *, exporters, enable_tracing = true, capture_parameters = true, capture_responses = true,
+        capture_resource_text = false, redact = None, queue_capacity = 10_000, server_name = None,
+        server_version = None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        exporters: Vec<Bound<'_, PyAny>>,
+        enable_tracing: bool,
+        capture_parameters: bool,
+        capture_responses: bool,
+        capture_resource_text: bool,
+        redact: Option<Bound<'_, PyAny>>,
+        queue_capacity: usize,
+        server_name: Option<String>,
+        server_version: Option<String>,
+    ) -> PyResult<Self> {
+        let mut b = Tracker::builder()
+            .enabled(enable_tracing)
+            .capture_parameters(capture_parameters)
+            .capture_responses(capture_responses)
+            .capture_resource_text(capture_resource_text)
+            .queue(queue_capacity, 64 * 1024 * 1024);
+        if let Some(name) = &server_name {
+            b = b.server(name.clone(), server_version.as_deref());
+        }
+        if let Some(hook) = redact {
+            if !hook.is_callable() {
+                return Err(PyTypeError::new_err("redact must be a callable: fn(text: str) -> str"));
+            }
+            let hook = hook.unbind();
+            b = b.redact_strings(move |s| {
+                Python::attach(|py| hook.call1(py, (s,)).and_then(|r| r.extract::<String>(py)))
+                    .map_err(|_| CoreError::hook("the redact hook raised or did not return a str"))
+            });
+        }
+        let mut taken = Vec::new();
+        let mut project_id = None;
+        if enable_tracing {
+            for e in &exporters {
+                if let Ok(j) = e.cast::<PyJsonlExporter>() {
+                    let name = unique_name(&mut taken, "jsonl");
+                    let exp = JsonlExporter::open(JsonlConfig::new(j.get().path.clone()))
+                        .map_err(|e| tracking_error(py, &e))?;
+                    b = b.exporter(name, exp);
+                } else if let Ok(o) = e.cast::<PyOtlpExporter>() {
+                    let o = o.get();
+                    let name = unique_name(&mut taken, "otlp");
+                    let config = OtlpConfig { headers: o.headers.clone(), ..OtlpConfig::new(o.endpoint.clone()) };
+                    let traces = OtlpTracesExporter::new(&name, config.clone()).map_err(|e| tracking_error(py, &e))?;
+                    let metrics_name = format!("{name}-metrics");
+                    let metrics =
+                        OtlpMetricsExporter::new(&metrics_name, config).map_err(|e| tracking_error(py, &e))?;
+                    b = b.exporter(name, traces).exporter(metrics_name, metrics);
+                } else if let Ok(m) = e.cast::<PyMcpcatExporter>() {
+                    let m = m.get();
+                    let name = unique_name(&mut taken, "mcpcat");
+                    project_id.get_or_insert_with(|| m.project_id.clone());
+                    let exp = McpcatExporter::new(&name, m.config()).map_err(|e| tracking_error(py, &e))?;
+                    b = b.exporter(name, exp);
+                } else if let Ok(c) = e.cast::<PyCallbackExporter>() {
+                    let name = unique_name(&mut taken, "callback");
+                    b = b.exporter(name.clone(), CallbackSink { name, callback: c.get().callback.clone_ref(py) });
+                } else {
+                    let t = e.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+                    return Err(PyTypeError::new_err(format!(
+                        "exporters must be JsonlExporter, OtlpExporter, McpcatExporter or CallbackExporter, not {t}"
+                    )));
+                }
+            }
+        }
+        if let Some(p) = project_id {
+            b = b.project_id(p);
+        }
+        let inner = py.detach(|| b.build()).map_err(|e| tracking_error(py, &e))?;
+        Ok(PyTrackerCore { inner, capture_parameters, capture_responses, clock: Clock::new(py)? })
+    }
+
+    /// Whether anything is recorded (`enable_tracing`).
+    #[getter]
+    fn enabled(&self) -> bool {
+        self.inner.is_enabled()
+    }
+
+    /// Open a session for a new connection (`transport`: "stdio", "http", "memory" or None).
+    #[pyo3(signature = (transport_session_id = None, transport = None))]
+    fn open_session(&self, transport_session_id: Option<&str>, transport: Option<&str>) -> PySession {
+        let transport = match transport {
+            Some("stdio") => Some(Transport::Stdio),
+            Some("http") => Some(Transport::Http),
+            Some("memory") => Some(Transport::Memory),
+            _ => None,
+        };
+        PySession { inner: self.inner.open_session(transport_session_id, transport) }
+    }
+
+    /// The client's `clientInfo` and the negotiated protocol version.
+    #[pyo3(signature = (session, name, version = None, protocol_version = None))]
+    fn set_session_client(
+        &self,
+        session: &Bound<'_, PySession>,
+        name: Option<String>,
+        version: Option<&str>,
+        protocol_version: Option<&str>,
+    ) {
+        let client = name.map(|n| PeerInfo::new(n, version));
+        self.inner.set_session_client(&session.get().inner, client, protocol_version);
+    }
+
+    /// Who is behind the session (from the identify hook); its later events carry it.
+    #[pyo3(signature = (session, id = None, name = None, data = None))]
+    fn identify(
+        &self,
+        py: Python<'_>,
+        session: &Bound<'_, PySession>,
+        id: Option<String>,
+        name: Option<String>,
+        data: Option<&Bound<'_, PyAny>>,
+    ) {
+        let data = data.filter(|d| !d.is_none()).and_then(|d| {
+            let mut buf = String::new();
+            write_value(py, &mut buf, d, 0, None);
+            serde_json::from_str::<serde_json::Value>(&buf).ok()
+        });
+        self.inner.identify(&session.get().inner, Identity { id, name, data });
+    }
+
+    /// The connection closed.
+    fn close_session(&self, session: &Bound<'_, PySession>) {
+        self.inner.close_session(&session.get().inner);
+    }
+
+    /// Record a request that returned `result` (the request path; see the module docs).
+    #[pyo3(signature = (method, session, t0_ns, request_id, params, result, /))]
+    #[allow(clippy::too_many_arguments)]
+    fn record(
+        &self,
+        py: Python<'_>,
+        method: u8,
+        session: &Bound<'_, PySession>,
+        t0_ns: u64,
+        request_id: &Bound<'_, PyAny>,
+        params: &Bound<'_, PyAny>,
+        result: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        self.record_parts(py, method, session, t0_ns, request_id, params, Some(result), None)
+    }
+
+    /// Record a request that failed with JSON-RPC error `code`.
+    #[pyo3(signature = (method, session, t0_ns, request_id, params, code, message, /))]
+    #[allow(clippy::too_many_arguments)]
+    fn record_error(
+        &self,
+        py: Python<'_>,
+        method: u8,
+        session: &Bound<'_, PySession>,
+        t0_ns: u64,
+        request_id: &Bound<'_, PyAny>,
+        params: &Bound<'_, PyAny>,
+        code: i64,
+        message: &str,
+    ) -> PyResult<()> {
+        self.record_parts(py, method, session, t0_ns, request_id, params, None, Some((code, message)))
+    }
+
+    /// Deliver everything recorded so far, waiting at most `timeout_seconds`.
+    fn flush(&self, py: Python<'_>, timeout_seconds: f64) -> PyResult<()> {
+        let d = seconds(py, timeout_seconds)?;
+        py.detach(|| self.inner.flush(d)).map_err(|e| tracking_error(py, &e))
+    }
+
+    /// Stop recording, deliver what is queued within `timeout_seconds`, stop the threads.
+    fn shutdown(&self, py: Python<'_>, timeout_seconds: f64) -> PyResult<()> {
+        let d = seconds(py, timeout_seconds)?;
+        py.detach(|| self.inner.shutdown(d)).map_err(|e| tracking_error(py, &e))
+    }
+
+    /// The counters, as a dict.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s: Stats = py.detach(|| self.inner.stats());
+        let d = PyDict::new(py);
+        d.set_item("recorded", s.recorded)?;
+        d.set_item("dropped", s.dropped)?;
+        d.set_item("filtered", s.filtered)?;
+        d.set_item("redaction_failed", s.redaction_failed)?;
+        d.set_item("queued", s.queued)?;
+        let exporters = PyDict::new(py);
+        for e in &s.exporters {
+            let x = PyDict::new(py);
+            x.set_item("exported", e.exported)?;
+            x.set_item("dropped", e.dropped)?;
+            x.set_item("failed", e.failed)?;
+            x.set_item("pending", e.pending)?;
+            exporters.set_item(&e.name, x)?;
+        }
+        d.set_item("exporters", exporters)?;
+        Ok(d)
+    }
+}
+
+/// Adds the tracking classes to `mcplens._core`.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("TrackingError", py.get_type::<TrackingError>())?;
+    py.get_type::<TrackingError>().setattr("pending", py.None())?;
+    m.add_class::<PyJsonlExporter>()?;
+    m.add_class::<PyOtlpExporter>()?;
+    m.add_class::<PyMcpcatExporter>()?;
+    m.add_class::<PyCallbackExporter>()?;
+    m.add_class::<PySession>()?;
+    m.add_class::<PyTrackerCore>()?;
+    let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
+    m.add("TRACKED_METHODS", PyTuple::new(py, names)?)?;
+    Ok(())
+}
