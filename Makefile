@@ -18,7 +18,7 @@ help: ## List the targets
 build: $(BUILD_EXTRA) ## Build the workspace (debug)
 	$(CARGO) build --workspace --all-features
 
-test: lint test-readme test-rust $(TEST_EXTRA) ## Lint, then every test in every language
+test: lint test-readme test-rust $(TEST_EXTRA) test-demo ## Lint, then every test in every language, then the demo
 	@echo "make test: all suites passed"
 
 test-readme: ## Every README code block is executed by a test
