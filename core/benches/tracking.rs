@@ -4,7 +4,9 @@
 //! - `build`: one event built on the worker (parse, redact, cap, serialize);
 //! - `export`: events/s end to end (record → worker → exporter → `flush`) to a JSONL file and to a
 //!   loopback OTLP/HTTP receiver;
-//! - then, outside criterion, the memory held while an OTLP receiver is down.
+//! - then, outside criterion, the CPU time per event of the JSONL pipeline by thread (what one
+//!   core spends per event, whatever else the machine runs), and the memory held while an OTLP
+//!   receiver is down.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -164,6 +166,72 @@ fn bench_export(c: &mut Criterion) {
     g.finish();
 }
 
+/// CPU time (user + system, in clock ticks of 10 ms) of a thread, from its `/proc/…/stat`.
+fn stat_ticks(stat: &str) -> Option<u64> {
+    // Fields after the `(comm)`: state is the 1st, utime the 12th, stime the 13th.
+    let f: Vec<&str> = stat[stat.rfind(')')? + 2..].split(' ').collect();
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+/// CPU ticks of this process's threads whose name starts with `prefix`.
+fn ticks_of(prefix: &str) -> u64 {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return 0 };
+    dir.filter_map(|e| {
+        let p = e.ok()?.path();
+        let name = std::fs::read_to_string(p.join("comm")).ok()?;
+        if !name.starts_with(prefix) {
+            return None;
+        }
+        stat_ticks(&std::fs::read_to_string(p.join("stat")).ok()?)
+    })
+    .sum()
+}
+
+/// CPU ticks of the calling thread.
+fn own_ticks() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/stat").ok().and_then(|s| stat_ticks(&s)).unwrap_or(0)
+}
+
+/// CPU time per event of the JSONL pipeline, by thread: 10 rounds of 50,000 operations recorded
+/// and flushed, as in `export/jsonl`. Their sum is what one core spends per event, which the wall
+/// clock figures above only show when the machine has cores to spare.
+fn jsonl_cpu_per_event() {
+    const N: u64 = 50_000;
+    const ROUNDS: u64 = 10;
+    let dir = temp_dir();
+    let policy = ExportPolicy { max_queued: N as usize, ..ExportPolicy::default() };
+    let t = Tracker::builder()
+        .queue(N as usize, 256 * 1024 * 1024)
+        .export_policy(policy)
+        .jsonl(JsonlConfig {
+            max_file_bytes: 64 * 1024 * 1024,
+            max_files: 1,
+            ..JsonlConfig::new(dir.path("cpu.jsonl"))
+        })
+        .build()
+        .unwrap();
+    let ticks = || [own_ticks(), ticks_of("mcplens-tracker"), ticks_of("mcplens-export")];
+    let before = ticks();
+    let mut wall = Duration::ZERO;
+    for _ in 0..ROUNDS {
+        wall += pipeline(&t, N);
+    }
+    let after = ticks();
+    let st = t.stats();
+    assert_eq!(st.dropped + st.exporters[0].dropped + st.exporters[0].failed, 0, "{st:?}");
+    t.shutdown(Duration::from_secs(60)).unwrap();
+    let events = (ROUNDS * N) as f64;
+    let us = |i: usize| after[i].saturating_sub(before[i]) as f64 * 10_000.0 / events;
+    let (rec, builder, exporter) = (us(0), us(1), us(2));
+    let total = rec + builder + exporter;
+    println!(
+        "JSONL pipeline CPU per event ({events} events): recording thread {rec:.2} µs, builder {builder:.2} µs, \
+         exporter {exporter:.2} µs; total {total:.2} µs = {:.0} events per CPU-second (wall {:.0} events/s)",
+        1e6 / total,
+        events / wall.as_secs_f64(),
+    );
+}
+
 fn rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
@@ -215,6 +283,7 @@ fn main() {
     bench_record(&mut c);
     bench_build(&mut c);
     bench_export(&mut c);
+    jsonl_cpu_per_event();
     memory_while_down();
     c.final_summary();
 }

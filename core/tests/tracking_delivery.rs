@@ -16,7 +16,7 @@ use mcplens::tracking::{
     Batch, Event, ExportPolicy, Identity, JsonlConfig, Method, Operation, Payload, PeerInfo, RequestId, Stats, Tracker,
     TrackerBuilder, TrackingError, Transport, TruncationReason,
 };
-use serde_json::json;
+use serde_json::{json, Value};
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -497,4 +497,45 @@ fn dropping_the_last_clone_delivers() {
     record(&t2, &s, Method::ToolsList, 10, "{}"); // still running: a clone is alive
     drop(t2);
     assert_eq!(sink.lock().unwrap().len(), 11);
+}
+
+/// Exported events are handed back to the worker to be freed (see `Recycle` in tracker.rs): with
+/// two exporters, one of which keeps every item it is given, every round still delivers every
+/// event intact to both, the kept items stay valid after later rounds reused memory, and
+/// shutdown (which frees what is left) leaves them valid too.
+#[test]
+fn events_kept_by_an_exporter_outlive_later_rounds() {
+    let kept: Arc<Mutex<Vec<Arc<mcplens::tracking::ExportItem>>>> = Arc::default();
+    let k2 = kept.clone();
+    let (b, sink) = collecting(
+        Tracker::builder().export_policy(fast_policy()).callback("keeper", move |batch: &Batch<'_>| {
+            k2.lock().unwrap().extend(batch.items().iter().cloned());
+            Ok(())
+        }),
+        "cb",
+    );
+    let t = b.build().unwrap();
+    let s = t.open_session(None, None);
+    let mut next = 0;
+    for round in 0..6 {
+        for _ in 0..(1_000 + 700 * round) {
+            assert!(record(&t, &s, Method::ToolsCall, next, &format!(r#"{{"name":"t","arguments":{{"n":{next}}}}}"#)));
+            next += 1;
+        }
+        t.flush(LONG).unwrap();
+        let st = t.stats();
+        assert_accounted(&st);
+        assert_eq!(st.exporter("keeper").unwrap().exported, next as u64);
+        assert_eq!(st.exporter("cb").unwrap().exported, next as u64);
+    }
+    t.shutdown(LONG).unwrap();
+    let kept = kept.lock().unwrap();
+    assert_eq!(kept.len(), next as usize);
+    for (i, item) in kept.iter().enumerate() {
+        let e = item.event();
+        assert_eq!(e.request_id.as_ref().and_then(Value::as_i64), Some(i as i64));
+        assert_eq!(e.parameters.as_ref().unwrap().value()["arguments"]["n"], json!(i));
+        assert_eq!(&serde_json::from_str::<Event>(item.json()).unwrap(), e);
+    }
+    assert_eq!(ids(&sink.lock().unwrap()), (0..next).collect());
 }

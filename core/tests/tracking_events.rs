@@ -508,3 +508,113 @@ fn payloads_kept_as_text_match_the_parsed_path() {
     let e = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap().event;
     assert_eq!(e.parameters.as_ref().unwrap().as_raw(), None);
 }
+
+/// The one-pass check that keeps payload text as it is: more shapes near its edges (numbers,
+/// whitespace, duplicate and mistyped peeked keys, `_meta`, exactly-at-the-cap depth and breadth,
+/// strings that look like but are not secrets, and ones that are). Each gives the same event as
+/// the full path, and the plain ones are really kept as text.
+#[test]
+fn payloads_kept_as_text_match_the_parsed_path_at_the_edges() {
+    let depth10 = r#"{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":{"j":1}}}}}}}}}}"#;
+    let breadth100 = format!("{{\"l\":[{}]}}", (0..100).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+    let breadth101 = format!("{{\"l\":[{}]}}", (0..101).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
+    // (method, params, result, both kept as text)
+    let cases: Vec<(Method, String, String, bool)> = vec![
+        (
+            Method::ToolsCall,
+            r#"{"name":"search_notes","arguments":{"query":"quarterly revenue by region","limit":20,"include_archived":false,"tags":["finance","q3","emea"],"sort":"relevance"}}"#.into(),
+            r#"{"content":[{"type":"text","text":"Found 3 notes: Q3 revenue EMEA (note://812), see https://example.com/a/b and ask: why"}],"isError":false}"#.into(),
+            true,
+        ),
+        (Method::ToolsCall, r#" { "name" : "t" , "arguments" : { "n" : -0.5 , "z" : 0 } } "#.into(), "{}".into(), true),
+        (Method::ToolsCall, r#"{"name":"t","arguments":{"n":1e3,"m":2E-2}}"#.into(), r#"{"isError":null}"#.into(), false),
+        (Method::ToolsCall, r#"{"name":"a","name":"b"}"#.into(), r#"{"isError":false,"isError":true}"#.into(), false),
+        (Method::ToolsCall, r#"{"name":["t"]}"#.into(), r#"{"isError":0}"#.into(), false),
+        (
+            Method::ToolsCall,
+            r#"{"name":"t","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}"#.into(),
+            r#"{"content":[]}"#.into(),
+            true,
+        ),
+        (Method::ToolsCall, r#"{"name":"t","_meta":{"traceparent":7}}"#.into(), "{}".into(), false),
+        (Method::ToolsCall, r#"{"name":"t","_meta":{},"_meta":{"traceparent":"x"}}"#.into(), "{}".into(), false),
+        (Method::ToolsCall, r#"{"name":"t","_meta":null}"#.into(), "{}".into(), false),
+        (Method::ToolsList, depth10.into(), breadth100.clone(), true),
+        (Method::ToolsList, format!(r#"{{"x":{depth10}}}"#), breadth101.clone(), false),
+        (Method::ToolsList, breadth100.clone(), "{}".into(), true),
+        (Method::ToolsList, breadth101, "{}".into(), false),
+        (Method::ResourcesRead, r#"{"uri":"file:///notes/a%20b.md"}"#.into(), r#"{"contents":[]}"#.into(), false),
+        (Method::ResourcesRead, r#"{"uri":"https://h/x?sig=abc&a=1"}"#.into(), r#"{"contents":[]}"#.into(), false),
+        (Method::ResourcesRead, r#"{"uri":"postgres://u:p@db/app"}"#.into(), r#"{"contents":[]}"#.into(), false),
+        (Method::ResourcesSubscribe, r#"{"uri":"note://1"}"#.into(), "{}".into(), true),
+        (Method::ResourcesSubscribe, r#"{"uri":"note://1#frag"}"#.into(), "{}".into(), false),
+        (Method::PromptsGet, r#"{"name":"p","arguments":{"note":"cookie: a=1"}}"#.into(), "{}".into(), false),
+        (Method::PromptsGet, r#"{"name":"p","arguments":{"note":"the cookie jar: empty"}}"#.into(), "{}".into(), true),
+        (Method::PromptsGet, r#"{"name":"p","arguments":{"k":"ghp_0123456789abcdefghijklmnopqrstuvwxyz"}}"#.into(), "{}".into(), false),
+        (Method::PromptsGet, r#"{"name":"p","arguments":{"k":"ghp_short skies bearer of news"}}"#.into(), "{}".into(), true),
+        (Method::PromptsGet, r#"{"name":"p","arguments":{"accessToken":5,"monkey":"x"}}"#.into(), "{}".into(), false),
+        (Method::ToolsCall, r#"{"name":"t"}"#.into(), r#"{"content":[{"type":"audio","data":"aGk="}]}"#.into(), false),
+        (Method::ToolsCall, r#"{"name":"t"}"#.into(), r#"{"content":[{"type":"text","text":"a blob of text"}]}"#.into(), true),
+        (Method::ToolsCall, r#"{"name":"t"}"#.into(), r#"{"content":[{"type":"text","text":"blob"}]}"#.into(), false),
+        (Method::ToolsCall, r#"{"name":"t","arguments":{"s":"tab	inside"}}"#.into(), "{}".into(), false),
+        (Method::ToolsCall, r#"{"name":"t","arguments":{"s":"é ü 😀 \u00e9"}}"#.into(), "{}".into(), false),
+        (Method::ToolsCall, r#"{"name":"t","arguments":{"s":"é ü 😀"}}"#.into(), "{}".into(), true),
+        (Method::ToolsCall, r#"{"name":"t"} x"#.into(), r#"{"a":1}}"#.into(), false),
+    ];
+    let slow_cfg = BuildConfig { redact_string: Some(std::sync::Arc::new(|s: &str| Ok(s.to_owned()))), ..config() };
+    for (method, params, result, kept) in &cases {
+        let o = op(*method, Payload::Json(params), Payload::Json(result));
+        let fast = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap();
+        let slow = EventBuilder::new(slow_cfg.clone(), IdGen::seeded(9)).build(&o, &session()).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Value>(&fast.json).unwrap(),
+            serde_json::from_str::<Value>(&slow.json).unwrap(),
+            "{method:?} {params} {result}"
+        );
+        assert_eq!(fast.event, slow.event, "{method:?} {params} {result}");
+        if *kept {
+            let e = &fast.event;
+            assert_eq!(e.parameters.as_ref().and_then(|p| p.as_raw()), Some(params.trim()), "{params}");
+            if *method != Method::ResourcesRead {
+                assert_eq!(e.response.as_ref().and_then(|p| p.as_raw()), Some(result.trim()), "{result}");
+            }
+        }
+    }
+}
+
+/// Every event's JSON line is exactly what serde_json writes for the event (the builder writes it
+/// directly), on the kept-as-text path, the parsed path, errors, hooks and cuts.
+#[test]
+fn event_json_is_the_serde_serialization() {
+    let hooked = BuildConfig {
+        redact_event: Some(std::sync::Arc::new(|mut e: Event| {
+            e.duration_ms = f64::NAN;
+            e.request_id = Some(json!({"odd": ["id", 1]}));
+            e.identity = Some(Identity { id: Some("u\u{1}\"".into()), name: None, data: Some(json!([1, "two"])) });
+            Ok(Some(e))
+        })),
+        ..config()
+    };
+    let limits = PayloadLimits { max_string_bytes: 64, max_event_bytes: 4096, ..PayloadLimits::default() };
+    let long = "x\u{7f}\"\\ é".repeat(40);
+    let params_v = json!({"name": "t", "arguments": {"s": long, "deep": [[[[[[[[[[[[1]]]]]]]]]]]]}});
+    let params_t = params_v.to_string();
+    let cases: Vec<(BuildConfig, Operation<'_>)> = vec![
+        (config(), op(Method::ToolsCall, Payload::Json(r#"{"name":"echo"}"#), Payload::Json(r#"{"content":[]}"#))),
+        (config(), op(Method::ToolsCall, Payload::Value(&params_v), Payload::Json(r#"{"isError":true}"#))),
+        (BuildConfig { limits, ..config() }, op(Method::ToolsCall, Payload::Json(&params_t), Payload::Omitted(9))),
+        (hooked, op(Method::ResourcesRead, Payload::Json(r#"{"uri":"a://b?token=x"}"#), Payload::None)),
+        (
+            config(),
+            Operation {
+                request_id: RequestId::Text("r\n1"),
+                error: Some(RpcError { code: -32002, message: "not found: \u{0}\t\"x\"" }),
+                ..op(Method::PromptsGet, Payload::Json("{bad"), Payload::None)
+            },
+        ),
+    ];
+    for (cfg, o) in cases {
+        let built = EventBuilder::new(cfg, IdGen::seeded(3)).build(&o, &session()).unwrap();
+        assert_eq!(built.json, serde_json::to_string(&built.event).unwrap());
+    }
+}

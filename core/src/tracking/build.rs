@@ -6,14 +6,17 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::caps::{cap_value, needs_cap, strip_binary, summarize_read_result, truncate_string, PayloadLimits};
+use super::caps::{
+    cap_strings, cap_value, cut_path, has_long_string, needs_cap, strip_binary, summarize_read_result,
+    truncate_json_string, truncate_string, PayloadLimits,
+};
 use super::event::{ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport, Truncation, TruncationReason};
 use super::ids::{duration_ms, hex, rfc3339_millis, IdGen, TraceParent};
 use super::redact::{redact_text, redact_value};
+use super::scan::{scan, Kind, Scanned};
 use super::TrackingError;
 
 /// Anything that can write itself as compact JSON (every `serde::Serialize` type can).
@@ -306,104 +309,6 @@ fn tool_error_message(result: &Value) -> String {
         .to_owned()
 }
 
-/// The text as a raw JSON value, when it is valid JSON.
-fn raw_of(text: &str) -> Option<Box<RawValue>> {
-    serde_json::from_str::<&RawValue>(text).ok().map(|r| r.to_owned())
-}
-
-/// What the builder reads from `params` kept as text.
-struct ParamsPeek {
-    name: Option<String>,
-    uri: Option<String>,
-    traceparent: Option<String>,
-}
-
-/// Read `name`, `uri` and `_meta.traceparent` from params text (`None`: not an object, or one of
-/// them is not a string; the slow path then decides).
-fn peek_params(text: &str) -> Option<ParamsPeek> {
-    #[derive(Deserialize)]
-    struct Meta<'a> {
-        #[serde(borrow, default)]
-        traceparent: Option<Text<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct Peek<'a> {
-        #[serde(borrow, default)]
-        name: Option<Text<'a>>,
-        #[serde(borrow, default)]
-        uri: Option<Text<'a>>,
-        #[serde(borrow, default, rename = "_meta")]
-        meta: Option<Meta<'a>>,
-    }
-    let p: Peek<'_> = serde_json::from_str(text).ok()?;
-    Some(ParamsPeek {
-        name: p.name.map(|t| t.0.into_owned()),
-        uri: p.uri.map(|t| t.0.into_owned()),
-        traceparent: p.meta.and_then(|m| m.traceparent).map(|t| t.0.into_owned()),
-    })
-}
-
-/// A borrowed string (a bare `Cow` so that serde borrows it).
-#[derive(Deserialize)]
-#[serde(transparent)]
-struct Text<'a>(#[serde(borrow)] std::borrow::Cow<'a, str>);
-
-/// A result's `isError`, when the result is an object and `isError` is a boolean or absent.
-fn peek_is_error(text: &str) -> Option<bool> {
-    #[derive(Deserialize)]
-    struct Peek {
-        #[serde(default, rename = "isError")]
-        is_error: Option<bool>,
-    }
-    serde_json::from_str::<Peek>(text).ok().map(|p| p.is_error.unwrap_or(false))
-}
-
-/// One pass over JSON text without escapes: depth and breadth within the caps and (when
-/// `check_keys`) no object key that names a secret.
-fn scan_raw(text: &str, limits: &PayloadLimits, check_keys: bool) -> bool {
-    let b = text.as_bytes();
-    let mut counts = [0usize; 64];
-    let mut depth = 0usize;
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'"' => {
-                let Some(len) = text[i + 1..].find('"') else { return false };
-                let end = i + 1 + len;
-                if check_keys {
-                    let mut k = end + 1;
-                    while k < b.len() && b[k].is_ascii_whitespace() {
-                        k += 1;
-                    }
-                    if k < b.len() && b[k] == b':' && crate::tracking::redact::is_sensitive_key(&text[i + 1..end]) {
-                        return false;
-                    }
-                }
-                i = end + 1;
-                continue;
-            }
-            b'{' | b'[' => {
-                // The top-level payload is at depth 0, as in `cap_value`.
-                if depth >= limits.max_depth || depth + 1 >= counts.len() {
-                    return false;
-                }
-                depth += 1;
-                counts[depth] = 1;
-            }
-            b'}' | b']' => depth = depth.saturating_sub(1),
-            b',' => {
-                counts[depth] += 1;
-                if counts[depth] > limits.max_breadth {
-                    return false;
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    true
-}
-
 /// The slack allowed before redaction, so that a secret straddling the string cap is still seen
 /// whole; the exact cap applies after the hooks.
 const PRE_CAP_SLACK: usize = 1024;
@@ -427,18 +332,14 @@ impl EventBuilder {
         &self.config
     }
 
-    /// Whether a payload's text can be kept as it is: no user string hook, within the string cap
-    /// (so no string in it is over), no escapes (so the text is what redaction would see), within
-    /// the depth and breadth caps, nothing the built-in rules would redact (secret keys, URIs,
-    /// header lines, tokens), and for a result no binary content.
-    fn clean(&self, text: &str, response: bool) -> bool {
+    /// A payload's text, when it can be kept as it is (see [`scan`](super::scan)): never with a user
+    /// string hook (it must see every string).
+    fn scan<'t>(&self, text: &'t str, kind: Kind) -> Option<Scanned<'t>> {
         let cfg = &self.config;
-        cfg.redact_string.is_none()
-            && text.len() <= cfg.limits.max_string_bytes
-            && !text.as_bytes().contains(&b'\\')
-            && (!response || !(text.contains("\"blob\"") || text.contains("\"image\"") || text.contains("\"audio\"")))
-            && scan_raw(text, &cfg.limits, cfg.builtin_redaction)
-            && (!cfg.builtin_redaction || matches!(redact_text(text), std::borrow::Cow::Borrowed(_)))
+        if cfg.redact_string.is_some() {
+            return None;
+        }
+        scan(text, kind, &cfg.limits, cfg.builtin_redaction)
     }
 
     /// Build the event of one operation.
@@ -449,9 +350,7 @@ impl EventBuilder {
 
         // Fast path: a payload that needs no change keeps its text (no parse, walk or re-serialize).
         let fast_params = match op.params {
-            Payload::Json(t) if op.meta.is_none() && op.method != Method::Initialize && self.clean(t, false) => {
-                raw_of(t).and_then(|raw| peek_params(raw.get()).map(|peek| (raw, peek)))
-            }
+            Payload::Json(t) if op.meta.is_none() && op.method != Method::Initialize => self.scan(t, Kind::Params),
             _ => None,
         };
 
@@ -471,11 +370,11 @@ impl EventBuilder {
             }
         }
         let (trace_parent, mut resource_name) = match &fast_params {
-            Some((_, peek)) => (
-                peek.traceparent.as_deref().and_then(TraceParent::parse),
+            Some(peek) => (
+                peek.traceparent.and_then(TraceParent::parse),
                 match op.method.resource_name_key() {
-                    Some("uri") => peek.uri.clone(),
-                    Some(_) => peek.name.clone(),
+                    Some("uri") => peek.uri.map(str::to_owned),
+                    Some(_) => peek.name.map(str::to_owned),
                     None => None,
                 },
             ),
@@ -487,7 +386,7 @@ impl EventBuilder {
                 )
             }
         };
-        let mut fast_params = fast_params.map(|(raw, _)| raw);
+        let mut fast_params = fast_params.map(|peek| peek.raw);
         let mut client = session.client.clone();
         let mut protocol_version = session.protocol_version.clone();
         if op.method == Method::Initialize {
@@ -512,11 +411,8 @@ impl EventBuilder {
         let mut fast_result = None;
         if error.is_none() && cfg.capture_responses && !op.tool_error {
             if let Payload::Json(t) = op.result {
-                if !matches!(op.method, Method::ResourcesRead | Method::Initialize)
-                    && self.clean(t, true)
-                    && (!t.contains("\"isError\"") || peek_is_error(t) == Some(false))
-                {
-                    fast_result = raw_of(t);
+                if !matches!(op.method, Method::ResourcesRead | Method::Initialize) {
+                    fast_result = self.scan(t, Kind::Result).filter(|r| r.is_error != Some(true)).map(|r| r.raw);
                 }
             }
         }
@@ -545,16 +441,28 @@ impl EventBuilder {
         }
         let mut identity = session.identity.clone();
 
-        // First cap pass with slack, so that redaction and hooks never walk huge strings (not
-        // needed when every payload's text is shorter than the cap).
-        let pre = PayloadLimits { max_string_bytes: limits.max_string_bytes + PRE_CAP_SLACK, ..limits };
-        let small = |p: &Payload<'_>| match p {
-            Payload::Json(s) => s.len() <= pre.max_string_bytes,
-            Payload::None | Payload::Omitted(_) => true,
-            Payload::Value(_) | Payload::Serialize(_) => false,
+        // Strings cut first with slack, so that redaction and hooks never walk huge strings (a
+        // payload whose whole text is shorter cannot hold one); depth and breadth are cut once,
+        // after redaction, whatever form the host passed the payload in.
+        let pre_max = limits.max_string_bytes + PRE_CAP_SLACK;
+        let may_be_long = |p: &Payload<'_>| match p {
+            Payload::Json(s) => s.len() > pre_max,
+            Payload::None | Payload::Omitted(_) => false,
+            Payload::Value(_) | Payload::Serialize(_) => true,
         };
-        if !(small(&op.params) && small(&op.meta) && small(&op.result)) {
-            cap_values(&mut params, &mut response, &mut identity, &pre, &mut cuts);
+        let long_params = may_be_long(&op.params) || may_be_long(&op.meta);
+        let long_response = may_be_long(&op.result);
+        let mut path = String::new(); // allocated only when something is cut
+        for (name, v, check) in [
+            ("/parameters", params.as_mut(), long_params),
+            ("/response", response.as_mut(), long_response),
+            ("/identity/data", identity.as_mut().and_then(|i| i.data.as_mut()), true),
+        ] {
+            if let Some(v) = v.filter(|v| check && has_long_string(v, pre_max)) {
+                path.clear();
+                path.push_str(name);
+                cap_strings(v, &mut path, pre_max, &mut cuts);
+            }
         }
         if let Some(e) = &mut error {
             truncate_string(&mut e.message, limits.max_string_bytes + PRE_CAP_SLACK);
@@ -653,28 +561,19 @@ impl EventBuilder {
         }
 
         // Exact caps, then the event-size cap.
-        cap_all(&mut event.parameters, &mut event.response, &mut event.identity, &limits, &mut cuts);
-        if let Some(e) = &mut event.error {
-            if let Some(n) = truncate_string(&mut e.message, limits.max_string_bytes) {
+        cap_all(&mut event.parameters, &mut event.response, &mut event.identity, &limits, &[], &mut cuts);
+        for_each_text(&mut event, |path, s| {
+            if let Some(n) = truncate_string(s, limits.max_string_bytes) {
                 cuts.push(Truncation {
-                    path: "/error/message".to_owned(),
+                    path: path.to_owned(),
                     reason: TruncationReason::StringLength,
                     original_bytes: Some(n as u64),
                 });
             }
-        }
-        if let Some(r) = &mut event.resource_name {
-            if let Some(n) = truncate_string(r, limits.max_string_bytes) {
-                cuts.push(Truncation {
-                    path: "/resourceName".to_owned(),
-                    reason: TruncationReason::StringLength,
-                    original_bytes: Some(n as u64),
-                });
-            }
-        }
+        });
         dedupe(&mut cuts);
         let hook_cuts = std::mem::take(&mut event.truncated);
-        cuts.extend(hook_cuts);
+        cuts.extend(hook_cuts.into_iter().map(|c| Truncation { path: cut_path(&c.path), ..c }));
         event.truncated = cuts;
         let json = fit_event(&mut event, &limits);
         Ok(Built { event, json })
@@ -686,9 +585,10 @@ fn cap_all(
     response: &mut Option<Json>,
     identity: &mut Option<Identity>,
     limits: &PayloadLimits,
+    earlier: &[Truncation],
     cuts: &mut Vec<Truncation>,
 ) {
-    let mut path = String::with_capacity(64);
+    let mut path = String::new(); // allocated only when something is cut
     let values = [
         ("/parameters", params.as_mut().and_then(Json::as_value_mut)),
         ("/response", response.as_mut().and_then(Json::as_value_mut)),
@@ -701,39 +601,57 @@ fn cap_all(
             }
             path.clear();
             path.push_str(name);
-            cap_value(v, &mut path, 0, limits, cuts);
+            cap_value(v, &mut path, 0, limits, earlier, cuts);
         }
     }
 }
 
-/// [`cap_all`] for the payloads still being built (plain values).
-fn cap_values(
-    params: &mut Option<Value>,
-    response: &mut Option<Value>,
-    identity: &mut Option<Identity>,
-    limits: &PayloadLimits,
-    cuts: &mut Vec<Truncation>,
-) {
-    let mut path = String::with_capacity(64);
-    let values = [
-        ("/parameters", params.as_mut()),
-        ("/response", response.as_mut()),
-        ("/identity/data", identity.as_mut().and_then(|i| i.data.as_mut())),
-    ];
-    for (name, v) in values {
-        if let Some(v) = v {
-            if !needs_cap(v, 0, limits) {
-                continue;
+/// Call `f` on each string of the event outside its payloads that a client, the host or a hook
+/// chose, with its JSON Pointer: the string caps apply to them as to payload strings.
+fn for_each_text(e: &mut Event, mut f: impl FnMut(&'static str, &mut String)) {
+    if let Some(er) = &mut e.error {
+        f("/error/message", &mut er.message);
+    }
+    if let Some(r) = &mut e.resource_name {
+        f("/resourceName", r);
+    }
+    if let Some(er) = &mut e.error {
+        f("/error/kind", &mut er.kind);
+    }
+    if let Some(Value::String(id)) = &mut e.request_id {
+        f("/requestId", id);
+    }
+    if let Some(v) = &mut e.protocol_version {
+        f("/protocolVersion", v);
+    }
+    for (name, version, peer) in
+        [("/client/name", "/client/version", &mut e.client), ("/server/name", "/server/version", &mut e.server)]
+    {
+        if let Some(p) = peer {
+            f(name, &mut p.name);
+            if let Some(v) = &mut p.version {
+                f(version, v);
             }
-            path.clear();
-            path.push_str(name);
-            cap_value(v, &mut path, 0, limits, cuts);
         }
+    }
+    if let Some(i) = &mut e.identity {
+        if let Some(id) = &mut i.id {
+            f("/identity/id", id);
+        }
+        if let Some(n) = &mut i.name {
+            f("/identity/name", n);
+        }
+    }
+    if let Some(p) = &mut e.parent_span_id {
+        f("/parentSpanId", p);
     }
 }
 
 /// One entry per (path, reason): the first (which saw the original size) wins.
 fn dedupe(cuts: &mut Vec<Truncation>) {
+    if cuts.len() < 2 {
+        return;
+    }
     let mut seen = std::collections::HashSet::new();
     cuts.retain(|c| seen.insert((c.path.clone(), c.reason)));
 }
@@ -741,21 +659,15 @@ fn dedupe(cuts: &mut Vec<Truncation>) {
 /// Most `truncated` entries kept; the rest are summarized in one entry at `/truncated`.
 const MAX_CUTS: usize = 100;
 
-/// One way to shrink an event: returns the path cut and its size before.
-type ShrinkStep = fn(&mut Event) -> Option<(&'static str, u64)>;
-
-/// Serialize, shrinking the event until it fits `max_event_bytes`.
+/// Serialize, shrinking the event until it fits `max_event_bytes`: tighter payload caps, then
+/// payloads replaced by markers, then shorter strings, then fewer `truncated` entries.
 fn fit_event(event: &mut Event, limits: &PayloadLimits) -> String {
     if event.truncated.len() > MAX_CUTS {
         event.truncated.truncate(MAX_CUTS);
-        event.truncated.push(Truncation {
-            path: "/truncated".to_owned(),
-            reason: TruncationReason::Breadth,
-            original_bytes: None,
-        });
+        event.truncated.push(cuts_summary());
     }
     let max = limits.max_event_bytes.max(4096);
-    let mut json = to_json(event);
+    let mut json = event.to_json();
     if json.len() <= max {
         return json;
     }
@@ -766,46 +678,82 @@ fn fit_event(event: &mut Event, limits: &PayloadLimits) -> String {
         max_breadth: 20.min(limits.max_breadth),
         max_event_bytes: max,
     };
+    let earlier = event.truncated.clone();
+    // A payload kept as the host's text is within the normal caps, not these: cut it as a value.
+    for j in [event.parameters.as_mut(), event.response.as_mut()].into_iter().flatten() {
+        j.value_mut();
+    }
     let mut cuts = Vec::new();
-    cap_all(&mut event.parameters, &mut event.response, &mut event.identity, &tight, &mut cuts);
+    cap_all(&mut event.parameters, &mut event.response, &mut event.identity, &tight, &earlier, &mut cuts);
     for c in cuts {
         event.truncated.push(Truncation { reason: TruncationReason::EventSize, ..c });
     }
     dedupe(&mut event.truncated);
-    json = to_json(event);
-    // 2. Then drop whole parts, largest offenders first.
-    let steps: [ShrinkStep; 4] = [
-        |e| replace_with_marker(&mut e.response).map(|n| ("/response", n)),
-        |e| replace_with_marker(&mut e.parameters).map(|n| ("/parameters", n)),
-        |e| {
-            let d = e.identity.as_mut()?.data.take()?;
-            Some(("/identity/data", to_json(&d).len() as u64))
-        },
-        |e| {
-            let mut n = None;
-            if let Some(r) = &mut e.resource_name {
-                n = truncate_string(r, 1024).map(|n| n as u64);
-            }
-            if let Some(er) = &mut e.error {
-                n = n.or(truncate_string(&mut er.message, 1024).map(|n| n as u64));
-            }
-            n.map(|n| ("/resourceName", n))
-        },
-    ];
-    for step in steps {
+    json = event.to_json();
+    // 2. Then drop whole parts, largest offenders first; the entries under a dropped part go too.
+    for part in ["/response", "/parameters", "/identity/data"] {
         if json.len() <= max {
-            break;
+            return json;
         }
-        if let Some((path, n)) = step(event) {
+        let dropped = match part {
+            "/response" => replace_with_marker(&mut event.response),
+            "/parameters" => replace_with_marker(&mut event.parameters),
+            _ => event.identity.as_mut().and_then(|i| i.data.take()).map(|d| to_json(&d).len() as u64),
+        };
+        if let Some(n) = dropped {
+            event.truncated.retain(|c| !(c.path.starts_with(part) && c.path[part.len()..].starts_with('/')));
             event.truncated.push(Truncation {
-                path: path.to_owned(),
+                path: part.to_owned(),
                 reason: TruncationReason::EventSize,
                 original_bytes: Some(n),
             });
-            json = to_json(event);
+            json = event.to_json();
         }
     }
+    // 3. Then shorter strings, measured as JSON (escapes count).
+    for bound in [1024, 128] {
+        if json.len() <= max {
+            return json;
+        }
+        let mut cuts = Vec::new();
+        if matches!(event.request_id, Some(Value::Array(_) | Value::Object(_))) {
+            // Only an event hook can put a container there.
+            event.request_id = Some(Value::String("[truncated: over the event size cap]".to_owned()));
+            cuts.push(Truncation {
+                path: "/requestId".to_owned(),
+                reason: TruncationReason::EventSize,
+                original_bytes: None,
+            });
+        }
+        for_each_text(event, |path, s| {
+            if let Some(n) = truncate_json_string(s, bound) {
+                cuts.push(Truncation {
+                    path: path.to_owned(),
+                    reason: TruncationReason::EventSize,
+                    original_bytes: Some(n as u64),
+                });
+            }
+        });
+        event.truncated.extend(cuts);
+        dedupe(&mut event.truncated);
+        json = event.to_json();
+    }
+    // 4. Last, only as many `truncated` entries as fit, and one that says some were left out.
+    if json.len() > max {
+        let mut over = json.len() - max + to_json(&cuts_summary()).len() + 1;
+        while over > 0 {
+            let Some(c) = event.truncated.pop() else { break };
+            over = over.saturating_sub(to_json(&c).len() + 1);
+        }
+        event.truncated.push(cuts_summary());
+        json = event.to_json();
+    }
     json
+}
+
+/// The entry that stands for `truncated` entries left out.
+fn cuts_summary() -> Truncation {
+    Truncation { path: "/truncated".to_owned(), reason: TruncationReason::Breadth, original_bytes: None }
 }
 
 fn replace_with_marker(v: &mut Option<Json>) -> Option<u64> {

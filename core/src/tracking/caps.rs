@@ -65,11 +65,67 @@ pub fn truncate_string(s: &mut String, max: usize) -> Option<usize> {
     Some(original)
 }
 
+/// The length of `s` as a JSON string (quotes and escapes included, as serde_json writes it).
+pub fn json_string_len(s: &str) -> usize {
+    2 + s.bytes().map(json_byte_len).sum::<usize>()
+}
+
+fn json_byte_len(b: u8) -> usize {
+    match b {
+        b'"' | b'\\' | 0x08 | 0x0c | b'\n' | b'\r' | b'\t' => 2,
+        0..=0x1f => 6,
+        _ => 1,
+    }
+}
+
+/// [`truncate_string`] by the serialized size: cut `s` so that it takes at most `max` bytes as a
+/// JSON string, marker included. Returns the original length (in UTF-8 bytes) when cut.
+pub fn truncate_json_string(s: &mut String, max: usize) -> Option<usize> {
+    if json_string_len(s) <= max {
+        return None;
+    }
+    let original = previous_cut(s).map_or(s.len(), |n| n.max(s.len()));
+    let marker = format!("…[truncated: {original} bytes]");
+    let budget = max.saturating_sub(2 + marker.len());
+    let mut used = 0;
+    let mut keep = 0;
+    for (i, c) in s.char_indices() {
+        let n = if c.is_ascii() { json_byte_len(c as u8) } else { c.len_utf8() };
+        if used + n > budget {
+            break;
+        }
+        used += n;
+        keep = i + c.len_utf8();
+    }
+    s.truncate(keep);
+    s.push_str(&marker);
+    Some(original)
+}
+
 /// The original size named by a marker at the end of `s`, if any.
 fn previous_cut(s: &str) -> Option<usize> {
     let body = s.strip_suffix(" bytes]")?;
     let at = body.rfind("…[truncated: ")?;
     body[at + "…[truncated: ".len()..].parse().ok()
+}
+
+/// Longest JSON Pointer kept in a `truncated` entry, in bytes; a longer one is cut on a char
+/// boundary and ends with `…` (keys are payload text, and no other cap reaches them).
+pub const MAX_PATH_BYTES: usize = 512;
+
+/// `path` as a `truncated` entry keeps it (see [`MAX_PATH_BYTES`]).
+pub fn cut_path(path: &str) -> String {
+    if path.len() <= MAX_PATH_BYTES {
+        return path.to_owned();
+    }
+    let mut keep = MAX_PATH_BYTES - '…'.len_utf8();
+    while !path.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    let mut out = String::with_capacity(MAX_PATH_BYTES);
+    out.push_str(&path[..keep]);
+    out.push('…');
+    out
 }
 
 /// Whether [`cap_value`] would cut anything (a walk without building paths).
@@ -90,13 +146,76 @@ pub fn needs_cap(v: &Value, depth: usize, limits: &PayloadLimits) -> bool {
     }
 }
 
-/// Apply string, depth and breadth caps to `v` at `path` (depth of `v` = `depth`).
-pub fn cap_value(v: &mut Value, path: &mut String, depth: usize, limits: &PayloadLimits, cuts: &mut Vec<Truncation>) {
+/// Whether any string in `v` is longer than `max` bytes.
+pub fn has_long_string(v: &Value, max: usize) -> bool {
+    match v {
+        Value::String(s) => s.len() > max,
+        Value::Array(a) => a.iter().any(|x| has_long_string(x, max)),
+        Value::Object(m) => m.values().any(|x| has_long_string(x, max)),
+        _ => false,
+    }
+}
+
+/// Cut every string of `v` longer than `max` bytes (listing each cut). The builder runs this
+/// before redaction, with slack, so that redaction never walks huge strings; depth and breadth
+/// are cut once, after redaction, so every payload form gives the same event.
+pub fn cap_strings(v: &mut Value, path: &mut String, max: usize, cuts: &mut Vec<Truncation>) {
+    match v {
+        Value::String(s) => {
+            if let Some(original) = truncate_string(s, max) {
+                cuts.push(Truncation {
+                    path: cut_path(path),
+                    reason: TruncationReason::StringLength,
+                    original_bytes: Some(original as u64),
+                });
+            }
+        }
+        Value::Array(a) => {
+            for (i, item) in a.iter_mut().enumerate() {
+                let len = path.len();
+                let _ = write!(path, "/{i}");
+                cap_strings(item, path, max, cuts);
+                path.truncate(len);
+            }
+        }
+        Value::Object(m) => {
+            for (k, item) in m.iter_mut() {
+                let len = path.len();
+                push_pointer(path, k);
+                cap_strings(item, path, max, cuts);
+                path.truncate(len);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The count of a breadth marker (`[truncated: N more items]` / `[truncated: N more keys]`).
+fn marker_count(v: &Value, unit: &str) -> Option<usize> {
+    let s = v.as_str()?.strip_prefix("[truncated: ")?;
+    s.strip_suffix(unit)?.parse().ok()
+}
+
+/// Apply string, depth and breadth caps to `v` at `path` (depth of `v` = `depth`). `earlier`: the
+/// cuts of an earlier pass over the same value; where it cut breadth, the marker it left stands
+/// for its count of entries (not for one) and is replaced by the new marker.
+pub fn cap_value(
+    v: &mut Value,
+    path: &mut String,
+    depth: usize,
+    limits: &PayloadLimits,
+    earlier: &[Truncation],
+    cuts: &mut Vec<Truncation>,
+) {
+    let cut_here = |path: &str| {
+        let p = cut_path(path);
+        earlier.iter().any(|c| c.reason == TruncationReason::Breadth && c.path == p)
+    };
     match v {
         Value::String(s) => {
             if let Some(original) = truncate_string(s, limits.max_string_bytes) {
                 cuts.push(Truncation {
-                    path: path.clone(),
+                    path: cut_path(path),
                     reason: TruncationReason::StringLength,
                     original_bytes: Some(original as u64),
                 });
@@ -105,46 +224,59 @@ pub fn cap_value(v: &mut Value, path: &mut String, depth: usize, limits: &Payloa
         Value::Array(a) if !a.is_empty() => {
             if depth >= limits.max_depth {
                 *v = Value::String(format!("[truncated: nested deeper than {}]", limits.max_depth));
-                cuts.push(Truncation { path: path.clone(), reason: TruncationReason::Depth, original_bytes: None });
+                cuts.push(Truncation { path: cut_path(path), reason: TruncationReason::Depth, original_bytes: None });
                 return;
             }
             if a.len() > limits.max_breadth {
-                let more = a.len() - limits.max_breadth;
+                let mut more = a.len() - limits.max_breadth;
+                if let Some(n) = a.last().and_then(|m| marker_count(m, " more items]")).filter(|_| cut_here(path)) {
+                    more = more - 1 + n;
+                }
                 a.truncate(limits.max_breadth);
                 a.push(Value::String(format!("[truncated: {more} more items]")));
-                cuts.push(Truncation { path: path.clone(), reason: TruncationReason::Breadth, original_bytes: None });
+                cuts.push(Truncation { path: cut_path(path), reason: TruncationReason::Breadth, original_bytes: None });
             }
-            let n = a.len();
             for (i, item) in a.iter_mut().enumerate() {
-                if i == limits.max_breadth && n > limits.max_breadth {
-                    break; // the marker
-                }
                 let len = path.len();
                 let _ = write!(path, "/{i}");
-                cap_value(item, path, depth + 1, limits, cuts);
+                cap_value(item, path, depth + 1, limits, earlier, cuts);
                 path.truncate(len);
             }
         }
         Value::Object(m) if !m.is_empty() => {
             if depth >= limits.max_depth {
                 *v = Value::String(format!("[truncated: nested deeper than {}]", limits.max_depth));
-                cuts.push(Truncation { path: path.clone(), reason: TruncationReason::Depth, original_bytes: None });
+                cuts.push(Truncation { path: cut_path(path), reason: TruncationReason::Depth, original_bytes: None });
                 return;
             }
             if m.len() > limits.max_breadth {
-                let more = m.len() - limits.max_breadth;
-                let kept: Map<String, Value> = std::mem::take(m).into_iter().take(limits.max_breadth).collect();
-                *m = kept;
+                let earlier_n = m.get("…").and_then(|x| marker_count(x, " more keys]")).filter(|_| cut_here(path));
+                let total = match earlier_n {
+                    Some(n) => {
+                        m.remove("…");
+                        m.len() + n
+                    }
+                    None => m.len(),
+                };
+                if m.len() > limits.max_breadth || earlier_n.is_none() {
+                    // A key of the payload's own named like the marker is one of the cut ones.
+                    let kept: Map<String, Value> =
+                        std::mem::take(m).into_iter().filter(|(k, _)| k != "…").take(limits.max_breadth).collect();
+                    *m = kept;
+                    cuts.push(Truncation {
+                        path: cut_path(path),
+                        reason: TruncationReason::Breadth,
+                        original_bytes: None,
+                    });
+                }
+                let more = total - m.len();
                 m.insert("…".to_owned(), Value::String(format!("[truncated: {more} more keys]")));
-                cuts.push(Truncation { path: path.clone(), reason: TruncationReason::Breadth, original_bytes: None });
             }
             for (k, item) in m.iter_mut() {
-                if k == "…" {
-                    continue;
-                }
+                // A marker is a short string: the walk leaves it as it is.
                 let len = path.len();
                 push_pointer(path, k);
-                cap_value(item, path, depth + 1, limits, cuts);
+                cap_value(item, path, depth + 1, limits, earlier, cuts);
                 path.truncate(len);
             }
         }
@@ -314,7 +446,7 @@ mod tests {
         let limits = PayloadLimits { max_depth: 2, max_breadth: 3, ..PayloadLimits::default() };
         let mut v = json!({"a": {"b": {"c": 1}}, "list": [1, 2, 3, 4, 5], "x/y": {"z": []}});
         let mut cuts = Vec::new();
-        cap_value(&mut v, &mut "/parameters".to_owned(), 0, &limits, &mut cuts);
+        cap_value(&mut v, &mut "/parameters".to_owned(), 0, &limits, &[], &mut cuts);
         assert_eq!(
             v,
             json!({"a": {"b": "[truncated: nested deeper than 2]"}, "list": [1, 2, 3, "[truncated: 2 more items]"], "x/y": {"z": []}})
@@ -326,7 +458,7 @@ mod tests {
         );
         let mut wide = Value::Object((0..5).map(|i| (format!("k{i}"), json!(i))).collect());
         let mut cuts = Vec::new();
-        cap_value(&mut wide, &mut String::new(), 0, &limits, &mut cuts);
+        cap_value(&mut wide, &mut String::new(), 0, &limits, &[], &mut cuts);
         assert_eq!(wide, json!({"k0": 0, "k1": 1, "k2": 2, "…": "[truncated: 2 more keys]"}));
     }
 

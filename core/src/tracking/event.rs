@@ -136,26 +136,28 @@ pub struct Json(Repr);
 #[derive(Clone)]
 enum Repr {
     Value(Value),
-    Raw(Box<RawValue>),
+    /// Compact JSON text the builder's scan found valid (see `tracking::scan`).
+    Raw(Box<str>),
 }
 
 impl Json {
-    pub(crate) fn from_raw(raw: Box<RawValue>) -> Json {
-        Json(Repr::Raw(raw))
+    /// Text already checked to be valid JSON (the builder's scan).
+    pub(crate) fn from_raw(raw: &str) -> Json {
+        Json(Repr::Raw(raw.into()))
     }
 
     /// The value (parsed on demand when the payload was kept as text).
     pub fn value(&self) -> Cow<'_, Value> {
         match &self.0 {
             Repr::Value(v) => Cow::Borrowed(v),
-            Repr::Raw(r) => Cow::Owned(serde_json::from_str(r.get()).unwrap_or(Value::Null)),
+            Repr::Raw(r) => Cow::Owned(serde_json::from_str(r).unwrap_or(Value::Null)),
         }
     }
 
     /// The value, for changing it (a payload kept as text is parsed once, here).
     pub fn value_mut(&mut self) -> &mut Value {
         if let Repr::Raw(r) = &self.0 {
-            self.0 = Repr::Value(serde_json::from_str(r.get()).unwrap_or(Value::Null));
+            self.0 = Repr::Value(serde_json::from_str(r).unwrap_or(Value::Null));
         }
         match &mut self.0 {
             Repr::Value(v) => v,
@@ -167,14 +169,14 @@ impl Json {
     pub fn into_value(self) -> Value {
         match self.0 {
             Repr::Value(v) => v,
-            Repr::Raw(r) => serde_json::from_str(r.get()).unwrap_or(Value::Null),
+            Repr::Raw(r) => serde_json::from_str(&r).unwrap_or(Value::Null),
         }
     }
 
     /// The text as the host passed it, when the payload was kept as text.
     pub fn as_raw(&self) -> Option<&str> {
         match &self.0 {
-            Repr::Raw(r) => Some(r.get()),
+            Repr::Raw(r) => Some(r),
             Repr::Value(_) => None,
         }
     }
@@ -190,7 +192,7 @@ impl Json {
     /// Its size as compact JSON.
     pub(crate) fn json_len(&self) -> usize {
         match &self.0 {
-            Repr::Raw(r) => r.get().len(),
+            Repr::Raw(r) => r.len(),
             Repr::Value(v) => serde_json::to_string(v).map_or(0, |s| s.len()),
         }
     }
@@ -218,7 +220,7 @@ impl fmt::Debug for Json {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.0 {
             Repr::Value(v) => write!(f, "{v}"),
-            Repr::Raw(r) => f.write_str(r.get()),
+            Repr::Raw(r) => f.write_str(r),
         }
     }
 }
@@ -227,7 +229,11 @@ impl Serialize for Json {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         match &self.0 {
             Repr::Value(v) => v.serialize(s),
-            Repr::Raw(r) => r.serialize(s),
+            // Checked when it was kept, so this cannot fail; serde_json writes it as it is.
+            Repr::Raw(r) => match serde_json::from_str::<&RawValue>(r) {
+                Ok(raw) => raw.serialize(s),
+                Err(e) => Err(serde::ser::Error::custom(e)),
+            },
         }
     }
 }
@@ -406,11 +412,323 @@ impl Event {
     pub fn method(&self) -> Option<Method> {
         Method::from_event_type(&self.event_type)
     }
+
+    /// Its compact JSON: the bytes `serde_json::to_string` gives (a test checks it), written
+    /// directly (constant keys, payloads kept as text copied as they are).
+    pub(crate) fn to_json(&self) -> String {
+        let mut out = String::with_capacity(self.json_capacity());
+        self.write_json(&mut out);
+        out
+    }
+
+    /// A capacity that usually holds the whole event.
+    fn json_capacity(&self) -> usize {
+        let json = |j: &Option<Json>| match j.as_ref().map(|j| &j.0) {
+            Some(Repr::Raw(r)) => r.len(),
+            Some(Repr::Value(_)) => 256,
+            None => 0,
+        };
+        384 + self.resource_name.as_ref().map_or(0, String::len)
+            + json(&self.parameters)
+            + json(&self.response)
+            + self.error.as_ref().map_or(0, |e| e.message.len() + 32)
+            + 64 * self.truncated.len()
+    }
+
+    /// Append its compact JSON, field by field as the derived `Serialize` writes it.
+    pub(crate) fn write_json(&self, out: &mut String) {
+        out.push_str("{\"schema\":");
+        write_num(out, &self.schema);
+        out.push_str(",\"id\":");
+        write_str(out, &self.id);
+        out.push_str(",\"type\":");
+        write_str(out, &self.event_type);
+        out.push_str(",\"timestamp\":");
+        write_str(out, &self.timestamp);
+        out.push_str(",\"durationMs\":");
+        write_num(out, &self.duration_ms);
+        out.push_str(",\"sessionId\":");
+        write_str(out, &self.session_id);
+        if let Some(v) = &self.request_id {
+            out.push_str(",\"requestId\":");
+            match v {
+                Value::Number(n) => write_num(out, n),
+                Value::String(s) => write_str(out, s),
+                v => write_value(out, v),
+            }
+        }
+        if let Some(v) = &self.protocol_version {
+            out.push_str(",\"protocolVersion\":");
+            write_str(out, v);
+        }
+        if let Some(p) = &self.client {
+            out.push_str(",\"client\":");
+            write_peer(out, p);
+        }
+        if let Some(p) = &self.server {
+            out.push_str(",\"server\":");
+            write_peer(out, p);
+        }
+        if let Some(t) = self.transport {
+            out.push_str(",\"transport\":");
+            out.push_str(match t {
+                Transport::Stdio => "\"stdio\"",
+                Transport::Http => "\"http\"",
+                Transport::Memory => "\"memory\"",
+            });
+        }
+        if let Some(r) = &self.resource_name {
+            out.push_str(",\"resourceName\":");
+            write_str(out, r);
+        }
+        if let Some(j) = &self.parameters {
+            out.push_str(",\"parameters\":");
+            write_payload(out, j);
+        }
+        if let Some(j) = &self.response {
+            out.push_str(",\"response\":");
+            write_payload(out, j);
+        }
+        out.push_str(if self.is_error { ",\"isError\":true" } else { ",\"isError\":false" });
+        if let Some(e) = &self.error {
+            out.push_str(",\"error\":{");
+            if let Some(code) = e.code {
+                out.push_str("\"code\":");
+                write_num(out, &code);
+                out.push(',');
+            }
+            out.push_str("\"type\":");
+            write_str(out, &e.kind);
+            out.push_str(",\"message\":");
+            write_str(out, &e.message);
+            out.push('}');
+        }
+        if let Some(i) = &self.identity {
+            out.push_str(",\"identity\":{");
+            let mut first = true;
+            let mut key = |out: &mut String, k: &str| {
+                if !std::mem::take(&mut first) {
+                    out.push(',');
+                }
+                out.push_str(k);
+            };
+            if let Some(v) = &i.id {
+                key(out, "\"id\":");
+                write_str(out, v);
+            }
+            if let Some(v) = &i.name {
+                key(out, "\"name\":");
+                write_str(out, v);
+            }
+            if let Some(v) = &i.data {
+                key(out, "\"data\":");
+                write_value(out, v);
+            }
+            out.push('}');
+        }
+        out.push_str(",\"traceId\":");
+        write_str(out, &self.trace_id);
+        out.push_str(",\"spanId\":");
+        write_str(out, &self.span_id);
+        if let Some(v) = &self.parent_span_id {
+            out.push_str(",\"parentSpanId\":");
+            write_str(out, v);
+        }
+        out.push_str(",\"truncated\":[");
+        for (n, t) in self.truncated.iter().enumerate() {
+            if n > 0 {
+                out.push(',');
+            }
+            out.push_str("{\"path\":");
+            write_str(out, &t.path);
+            out.push_str(",\"reason\":\"");
+            out.push_str(match t.reason {
+                TruncationReason::StringLength => "string_length\"",
+                TruncationReason::Depth => "depth\"",
+                TruncationReason::Breadth => "breadth\"",
+                TruncationReason::EventSize => "event_size\"",
+                TruncationReason::PayloadSize => "payload_size\"",
+                TruncationReason::InvalidJson => "invalid_json\"",
+            });
+            if let Some(n) = t.original_bytes {
+                out.push_str(",\"originalBytes\":");
+                write_num(out, &n);
+            }
+            out.push('}');
+        }
+        out.push_str("]}");
+    }
+}
+
+/// A number, through serde_json (its formatting; `NaN` and infinities as `null`), via a stack
+/// buffer.
+fn write_num<T: Serialize + ?Sized>(out: &mut String, v: &T) {
+    const CAP: usize = 48;
+    let mut buf = [0u8; CAP];
+    let mut w: &mut [u8] = &mut buf;
+    let ok = serde_json::to_writer(&mut w, v).is_ok();
+    let n = CAP - w.len();
+    match std::str::from_utf8(&buf[..n]) {
+        Ok(text) if ok => out.push_str(text),
+        _ => write_value(out, v),
+    }
+}
+
+/// A free-form value, through serde_json.
+fn write_value<T: Serialize + ?Sized>(out: &mut String, v: &T) {
+    // Serializing plain data cannot fail.
+    out.push_str(&serde_json::to_string(v).unwrap_or_default());
+}
+
+fn write_payload(out: &mut String, j: &Json) {
+    match &j.0 {
+        Repr::Raw(r) => out.push_str(r),
+        Repr::Value(v) => write_value(out, v),
+    }
+}
+
+fn write_peer(out: &mut String, p: &PeerInfo) {
+    out.push_str("{\"name\":");
+    write_str(out, &p.name);
+    if let Some(v) = &p.version {
+        out.push_str(",\"version\":");
+        write_str(out, v);
+    }
+    out.push('}');
+}
+
+/// How serde_json escapes each byte in a string: 0 = as it is, else the escape letter (`u` for
+/// `\u00XX`).
+const ESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 0x20 {
+        t[c] = b'u';
+        c += 1;
+    }
+    t[0x08] = b'b';
+    t[0x09] = b't';
+    t[0x0a] = b'n';
+    t[0x0c] = b'f';
+    t[0x0d] = b'r';
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t
+};
+
+/// A JSON string, escaped exactly as serde_json escapes it.
+fn write_str(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = s.as_bytes();
+    out.reserve(b.len() + 2);
+    out.push('"');
+    let mut start = 0;
+    loop {
+        // The next byte to escape (`"`, `\\`, control characters: exactly the ESCAPE bytes).
+        let i = super::scan::find_stop(b, start);
+        let Some(&c) = b.get(i) else { break };
+        // `i` is at an ASCII byte, so a char boundary.
+        out.push_str(&s[start..i]);
+        out.push('\\');
+        match ESCAPE[usize::from(c)] {
+            b'u' => {
+                out.push_str("u00");
+                out.push(char::from(HEX[usize::from(c >> 4)]));
+                out.push(char::from(HEX[usize::from(c & 15)]));
+            }
+            esc => out.push(char::from(esc)),
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn sample() -> Event {
+        Event {
+            schema: SCHEMA_VERSION,
+            id: "evt_3b8uVMqyfTKMm6bsqsIbjuT0x8y".into(),
+            event_type: "mcp:tools/call".into(),
+            timestamp: "2026-01-02T03:04:05.678Z".into(),
+            duration_ms: 2.345,
+            session_id: "ses_2fQzR0u6Yx6w1h6yH7rB1cP9aZk".into(),
+            request_id: None,
+            protocol_version: None,
+            client: None,
+            server: None,
+            transport: None,
+            resource_name: None,
+            parameters: None,
+            response: None,
+            is_error: false,
+            error: None,
+            identity: None,
+            trace_id: "4bf92f3577b34da6a3ce929d0e0e4736".into(),
+            span_id: "00f067aa0ba902b7".into(),
+            parent_span_id: None,
+            truncated: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn direct_json_is_what_serde_writes() {
+        let all_bytes: String = (0u8..0x80).map(char::from).chain("é€😀\u{7f}".chars()).collect();
+        let mut events = vec![sample()];
+        let mut e = sample();
+        e.request_id = Some(json!("a\"b"));
+        e.protocol_version = Some("2025-06-18".into());
+        e.client = Some(PeerInfo::new("c\\l", Some("1")));
+        e.server = Some(PeerInfo::new("srv", None));
+        e.resource_name = Some(all_bytes.clone());
+        e.parameters = Some(Json::from_raw(r#"{"name":"x","arguments":{"a":[1, 2]}}"#));
+        e.response = Some(Json::from(json!({"k": all_bytes, "n": 1.5, "z": null})));
+        e.is_error = true;
+        e.error = Some(ErrorInfo { code: Some(-32002), kind: "-32002".into(), message: "line\nbreak\t\u{1}".into() });
+        e.identity = Some(Identity { id: Some("u1".into()), name: None, data: Some(json!({"plan": "pro"})) });
+        e.parent_span_id = Some("00f067aa0ba902b7".into());
+        e.truncated = vec![
+            Truncation {
+                path: "/parameters/a~1b".into(),
+                reason: TruncationReason::StringLength,
+                original_bytes: Some(9),
+            },
+            Truncation { path: "/response".into(), reason: TruncationReason::EventSize, original_bytes: None },
+        ];
+        events.push(e.clone());
+        for t in [Transport::Stdio, Transport::Http, Transport::Memory] {
+            events.push(Event { transport: Some(t), ..sample() });
+        }
+        for reason in [
+            TruncationReason::Depth,
+            TruncationReason::Breadth,
+            TruncationReason::PayloadSize,
+            TruncationReason::InvalidJson,
+        ] {
+            events.push(Event {
+                truncated: vec![Truncation { path: String::new(), reason, original_bytes: None }],
+                ..sample()
+            });
+        }
+        events.push(Event { request_id: Some(json!(7)), duration_ms: f64::NAN, ..sample() });
+        events.push(Event { duration_ms: 1e21, identity: Some(Identity::default()), ..sample() });
+        events.push(Event {
+            duration_ms: 120.0,
+            identity: Some(Identity { name: Some("n".into()), ..Identity::default() }),
+            ..sample()
+        });
+        events.push(Event {
+            error: Some(ErrorInfo { code: None, kind: "tool_error".into(), message: String::new() }),
+            ..sample()
+        });
+        for e in &events {
+            assert_eq!(e.to_json(), serde_json::to_string(e).unwrap());
+        }
+    }
 
     #[test]
     fn method_names_round_trip() {

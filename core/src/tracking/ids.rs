@@ -102,8 +102,7 @@ impl IdGen {
     /// `prefix` + 27 uniformly random base62 characters (6 random bits per character, values
     /// 62 and 63 rejected).
     fn random_id(&mut self, prefix: &str) -> String {
-        let mut s = String::with_capacity(prefix.len() + ID_CHARS);
-        s.push_str(prefix);
+        let mut chars = [0u8; ID_CHARS];
         let mut n = 0;
         while n < ID_CHARS {
             let mut bits = self.next_u64();
@@ -111,11 +110,14 @@ impl IdGen {
                 let v = (bits & 63) as usize;
                 bits >>= 6;
                 if v < 62 && n < ID_CHARS {
-                    s.push(BASE62[v] as char);
+                    chars[n] = BASE62[v];
                     n += 1;
                 }
             }
         }
+        let mut s = String::with_capacity(prefix.len() + ID_CHARS);
+        s.push_str(prefix);
+        s.push_str(std::str::from_utf8(&chars).unwrap_or_default());
         s
     }
 
@@ -164,9 +166,13 @@ impl IdGen {
 pub fn hex(bytes: &[u8]) -> String {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(DIGITS[usize::from(b >> 4)] as char);
-        s.push(DIGITS[usize::from(b & 15)] as char);
+    for chunk in bytes.chunks(32) {
+        let mut buf = [0u8; 64];
+        for (pair, &b) in buf.chunks_exact_mut(2).zip(chunk) {
+            pair[0] = DIGITS[usize::from(b >> 4)];
+            pair[1] = DIGITS[usize::from(b & 15)];
+        }
+        s.push_str(std::str::from_utf8(&buf[..2 * chunk.len()]).unwrap_or_default());
     }
     s
 }
@@ -252,7 +258,7 @@ pub fn rfc3339_millis(t: SystemTime) -> String {
     digits(&mut b[14..16], (rem % 3600) / 60);
     digits(&mut b[17..19], rem % 60);
     digits(&mut b[20..23], u64::from(millis));
-    b.iter().map(|&c| c as char).collect()
+    std::str::from_utf8(&b).unwrap_or_default().to_owned()
 }
 
 /// Days since 1970-01-01 → (year, month, day) in the proleptic Gregorian calendar.

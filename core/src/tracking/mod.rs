@@ -48,6 +48,7 @@ pub mod export;
 pub mod ids;
 mod queue;
 pub mod redact;
+mod scan;
 mod tracker;
 
 pub use build::{

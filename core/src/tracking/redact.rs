@@ -39,8 +39,33 @@ fn normalize_key(key: &str, buf: &mut [u8; 64]) -> Option<usize> {
     Some(n)
 }
 
+/// The last two bytes of `key` lowercased, skipping `-` and `_`.
+fn last_two(key: &str) -> Option<(u8, u8)> {
+    let mut it = key.bytes().rev().filter(|&b| b != b'-' && b != b'_').map(|b| b.to_ascii_lowercase());
+    let last = it.next()?;
+    Some((it.next()?, last))
+}
+
 /// Whether an object key names a secret (see the module docs).
 pub fn is_sensitive_key(key: &str) -> bool {
+    // Every secret name (exact or suffix) ends in one of these pairs: most keys stop here.
+    if !matches!(
+        last_two(key),
+        Some(
+            (b'o', b'n')
+                | (b'e', b'n')
+                | (b'i', b'e')
+                | (b's', b'e')
+                | (b'e', b'y')
+                | (b'e', b't')
+                | (b'r', b'd')
+                | (b'w', b'd')
+                | (b'a', b'l')
+                | (b'l', b's')
+        )
+    ) {
+        return false;
+    }
     let mut buf = [0u8; 64];
     let Some(n) = normalize_key(key, &mut buf) else { return false };
     let Ok(k) = std::str::from_utf8(&buf[..n]) else { return false };
@@ -118,6 +143,14 @@ fn name_has_separator_before(name: &str, suffix_len: usize) -> bool {
 
 /// Apply every built-in text rule to one string.
 pub fn redact_text(s: &str) -> Cow<'_, str> {
+    if !might_redact(s.as_bytes()) {
+        return Cow::Borrowed(s);
+    }
+    apply_rules(s)
+}
+
+/// Every rule in turn (what [`redact_text`] does when [`might_redact`] says a rule may apply).
+fn apply_rules(s: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(s);
     if let Some(r) = redact_uris(&out) {
         out = Cow::Owned(r);
@@ -129,6 +162,108 @@ pub fn redact_text(s: &str) -> Cow<'_, str> {
         out = Cow::Owned(r);
     }
     out
+}
+
+/// Byte classes for [`might_redact`] (and the token scan): a word byte (`[A-Za-z0-9_-]`), a byte a
+/// secret token can start with, `:`, and the URI bytes `@`, `?`, `#`.
+const C_WORD: u8 = 1;
+const C_START: u8 = 2;
+const C_COLON: u8 = 4;
+const C_URI: u8 = 8;
+/// Where a JSON string's contents stop: `"`, `\`, control characters.
+const C_STOP: u8 = 16;
+
+/// Whether a rule could change `s`: a single pass that never says no when [`redact_text`] would
+/// change something (tests check it against the full rules). It looks for
+/// - a secret token at a word start (exactly as the token rule does),
+/// - a header name right before a `:` (as the header rule's own first check),
+/// - a `://` together with a `@`, `?` or `#` (a URI without userinfo, query or fragment is left
+///   as it is).
+///
+/// Most strings (names, prose, ids, plain URIs) have none of these, and are then known clean in
+/// one pass instead of three.
+pub(crate) fn might_redact(b: &[u8]) -> bool {
+    clean_until::<false>(b, 0).is_none()
+}
+
+/// [`might_redact`] for the contents of a JSON string in escape-free JSON text, starting at
+/// `from` (just after its opening quote), in the same pass that finds its end: `Some(i)` when no
+/// rule applies, `i` being where the contents stop (a `"`, `\`, control character or the end of
+/// `b`); `None` when a rule might apply. The rules see exactly the contents: every token and URI
+/// part ends at a `"`, and no header name contains one.
+pub(crate) fn clean_json_string(b: &[u8], from: usize) -> Option<usize> {
+    clean_until::<true>(b, from)
+}
+
+fn clean_until<const JSON: bool>(b: &[u8], from: usize) -> Option<usize> {
+    let mut scheme = false;
+    let mut uri_part = false;
+    let mut i = from;
+    while i < b.len() {
+        let class = CLASS[usize::from(b[i])];
+        if class & C_WORD != 0 {
+            // A word start (the scan always stands at one here): the token rule's only places.
+            if class & C_START != 0
+                && b.len() - i >= MIN_TOKEN
+                && token_pair(b[i], b[i + 1])
+                && token_at(b, i).is_some()
+            {
+                return None;
+            }
+            // The rest of the word: four bytes at a time while they are all word bytes.
+            i += 1;
+            while let Some(w) = b.get(i..i + 4) {
+                let all = CLASS[usize::from(w[0])]
+                    & CLASS[usize::from(w[1])]
+                    & CLASS[usize::from(w[2])]
+                    & CLASS[usize::from(w[3])];
+                if all & C_WORD == 0 {
+                    break;
+                }
+                i += 4;
+            }
+            while i < b.len() && CLASS[usize::from(b[i])] & C_WORD != 0 {
+                i += 1;
+            }
+            continue;
+        }
+        if class & (C_COLON | C_URI | C_STOP) != 0 {
+            if JSON && class & C_STOP != 0 {
+                break;
+            }
+            if class & C_COLON != 0 {
+                if b.get(i + 1..i + 3) == Some(b"//") {
+                    scheme = true;
+                }
+                // Every header name ends in `on:`, `ie:`, `ey:` or `en:`.
+                if i > 1
+                    && matches!(
+                        (b[i - 2] | 0x20, b[i - 1] | 0x20),
+                        (b'o', b'n') | (b'i', b'e') | (b'e', b'y') | (b'e', b'n')
+                    )
+                    && header_named(b, i)
+                {
+                    return None;
+                }
+            }
+            if class & C_URI != 0 {
+                uri_part = true;
+            }
+        }
+        i += 1;
+    }
+    if scheme && uri_part {
+        None
+    } else {
+        Some(i)
+    }
+}
+
+/// Whether a header name of [`HEADER_NAMES`] (with its colon) ends at `colon`.
+fn header_named(b: &[u8], colon: usize) -> bool {
+    HEADER_NAMES
+        .iter()
+        .any(|h| colon + 1 >= h.len() && b[colon + 1 - h.len()..=colon].eq_ignore_ascii_case(h.as_bytes()))
 }
 
 fn is_uri_end(b: u8) -> bool {
@@ -270,12 +405,7 @@ const HEADER_NAMES: &[&str] =
 fn redact_header_lines(s: &str) -> Option<String> {
     // Every header line has a colon right after its name: look only there.
     let b = s.as_bytes();
-    let named = |colon: usize| {
-        HEADER_NAMES
-            .iter()
-            .any(|h| colon + 1 >= h.len() && b[colon + 1 - h.len()..=colon].eq_ignore_ascii_case(h.as_bytes()))
-    };
-    if !s.match_indices(':').any(|(i, _)| named(i)) {
+    if !s.match_indices(':').any(|(i, _)| header_named(b, i)) {
         return None;
     }
     let mut out = String::with_capacity(s.len());
@@ -399,8 +529,33 @@ fn has(rest: &[u8], lit: &[u8]) -> bool {
     rest.len() >= lit.len() && rest.iter().zip(lit).all(|(a, b)| a == b)
 }
 
+/// The shortest span [`token_at`] can match from its start: `basic ` and 8 credential bytes (every
+/// key shape is longer; a test checks it).
+const MIN_TOKEN: usize = 14;
+
+/// Whether a secret token can start with these two bytes (a quick test before [`token_at`]'s
+/// full one; every pair its rules accept passes).
+#[inline]
+fn token_pair(first: u8, second: u8) -> bool {
+    match first {
+        b'b' | b'B' => matches!(second | 0x20, b'e' | b'a'),
+        b'e' => second == b'y',
+        b's' | b'r' => second == b'k',
+        b'g' => matches!(second, b'i' | b'h' | b'l'),
+        b'x' => matches!(second, b'o' | b'a'),
+        b'A' => matches!(second, b'K' | b'S' | b'I'),
+        b'n' => second == b'p',
+        b'h' => second == b'f',
+        b'p' => second == b'y',
+        _ => false,
+    }
+}
+
 /// The span of a secret token starting at `i` (a word boundary), if one starts there.
 fn token_at(b: &[u8], i: usize) -> Option<(usize, usize)> {
+    if !token_pair(b[i], *b.get(i + 1)?) {
+        return None;
+    }
     let rest = &b[i..];
     match b[i] {
         // Bearer / Basic credentials: keep the scheme, redact the credential.
@@ -454,18 +609,26 @@ fn token_at(b: &[u8], i: usize) -> Option<(usize, usize)> {
     }
 }
 
-/// Byte classes for the token scan: bit 0 = word byte (`[A-Za-z0-9_-]`), bit 1 = a byte a secret
-/// token can start with.
+/// Byte classes (see [`C_WORD`] and the others).
 const CLASS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut c = 0;
     while c < 256 {
         let b = c as u8;
         if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
-            t[c] |= 1;
+            t[c] |= C_WORD;
         }
         if matches!(b, b'b' | b'B' | b'e' | b's' | b'r' | b'g' | b'x' | b'A' | b'n' | b'h' | b'p') {
-            t[c] |= 2;
+            t[c] |= C_START;
+        }
+        if b == b':' {
+            t[c] |= C_COLON;
+        }
+        if matches!(b, b'@' | b'?' | b'#') {
+            t[c] |= C_URI;
+        }
+        if b < 0x20 || b == b'"' || b == b'\\' {
+            t[c] |= C_STOP;
         }
         c += 1;
     }
@@ -481,18 +644,18 @@ fn redact_tokens(s: &str) -> Option<String> {
     let mut prev_word = false;
     while i < b.len() {
         let class = CLASS[usize::from(b[i])];
-        if class & 2 != 0 && !prev_word {
+        if class & C_START != 0 && !prev_word {
             if let Some((from, to)) = token_at(b, i) {
                 let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
                 o.push_str(&s[copied..from]);
                 o.push_str(REDACTED);
                 copied = to;
                 i = to.max(i + 1);
-                prev_word = i > 0 && CLASS[usize::from(b[i - 1])] & 1 != 0;
+                prev_word = i > 0 && CLASS[usize::from(b[i - 1])] & C_WORD != 0;
                 continue;
             }
         }
-        prev_word = class & 1 != 0;
+        prev_word = class & C_WORD != 0;
         i += 1;
     }
     out.map(|mut o| {
@@ -602,6 +765,209 @@ mod tests {
                 "uri": "https://h/x?token=[REDACTED]"
             })
         );
+    }
+
+    /// `might_redact` never says no where a rule applies: strings made of fragments near and on
+    /// each rule's edges, glued at random.
+    #[test]
+    fn prefilter_never_misses() {
+        const FRAGMENTS: &[&str] = &[
+            " ",
+            "\n",
+            "\t",
+            "\"",
+            "x",
+            "a-",
+            "_",
+            ":",
+            "//",
+            "://",
+            "?",
+            "#",
+            "@",
+            "&",
+            "=",
+            "/",
+            ".",
+            "https",
+            "note",
+            "s3",
+            "token",
+            "sig",
+            "key",
+            "monkey",
+            "api_key",
+            "user:pw",
+            "Authorization",
+            "authorization:",
+            "Cookie",
+            "cookie:",
+            "set-cookie:",
+            "X-Api-Key:",
+            "x-auth-token:",
+            "proxy-",
+            "Bearer ",
+            "basic ",
+            "bearer",
+            "abcdefgh",
+            "abc",
+            "eyJ",
+            "eyJhbGciOiJIUzI1NiJ9",
+            "eyJzdWIiOiIx",
+            "sk-",
+            "sk_live_",
+            "rk_test_",
+            "ghp_",
+            "github_pat_",
+            "glpat-",
+            "xoxb-",
+            "xapp-",
+            "AKIA",
+            "ASIA",
+            "AIza",
+            "npm_",
+            "hf_",
+            "pypi-",
+            "0123456789",
+            "ABCDEFGHIJ",
+            "abcdefghijklmnopqrstuvwxyz",
+            "é",
+            "[REDACTED]",
+            "%5F",
+            "X-Amz-Signature",
+        ];
+        let mut rng = crate::tracking::ids::IdGen::seeded(7);
+        let mut checked = 0;
+        for _ in 0..200_000 {
+            let n = 1 + (rng.next_u64() % 12) as usize;
+            let s: String = (0..n).map(|_| FRAGMENTS[(rng.next_u64() % FRAGMENTS.len() as u64) as usize]).collect();
+            let full = apply_rules(&s);
+            if !might_redact(s.as_bytes()) {
+                assert!(matches!(full, Cow::Borrowed(_)), "missed: {s:?} -> {full:?}");
+                checked += 1;
+            }
+            assert_eq!(redact_text(&s), full, "{s:?}");
+            // In JSON text: the same answer on the contents, and the right end.
+            let json = format!("{{\"k\":\"{s}\",\"x\":\"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx.abc\"}}");
+            let contents_end = 6 + s.bytes().position(|c| c < 0x20 || c == b'"' || c == b'\\').unwrap_or(s.len());
+            match clean_json_string(json.as_bytes(), 6) {
+                Some(end) => {
+                    assert_eq!(end, contents_end, "{s:?}");
+                    assert!(!might_redact(&json.as_bytes()[6..end]), "{s:?}");
+                }
+                None => assert!(might_redact(&json.as_bytes()[6..contents_end]), "{s:?}"),
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
+
+    #[test]
+    fn header_name_endings() {
+        for h in HEADER_NAMES {
+            let b = h.as_bytes();
+            let n = b.len();
+            assert!(matches!((b[n - 3], b[n - 2]), (b'o', b'n') | (b'i', b'e') | (b'e', b'y') | (b'e', b'n')), "{h}");
+        }
+    }
+
+    #[test]
+    fn no_token_is_shorter_than_the_minimum() {
+        for (prefix, _, min, exact) in KEY_SHAPES {
+            assert!(prefix.len() + exact.unwrap_or(*min) >= MIN_TOKEN, "{prefix}");
+        }
+        // The shortest JWT (segments of 10 and 4, an empty third) and the shortest credential.
+        let jwt = "eyJhbGciOi.abcd.";
+        assert_eq!(redact_text(jwt), REDACTED);
+        assert!(jwt.len() >= MIN_TOKEN);
+        assert_eq!(redact_text(&jwt[1..]), &jwt[1..]);
+        assert_eq!(redact_text("eyJhbGciO.abcd."), "eyJhbGciO.abcd.");
+        assert_eq!(redact_text("eyJhbGciOi.abc."), "eyJhbGciOi.abc.");
+        let basic = "Basic abcdefgh";
+        assert_eq!(basic.len(), MIN_TOKEN);
+        assert_eq!(redact_text(basic), "Basic [REDACTED]");
+        assert_eq!(redact_text("bearer abcdefgh"), "bearer [REDACTED]");
+        assert_eq!(redact_text("Basic abcdefg"), "Basic abcdefg");
+    }
+
+    #[test]
+    fn token_pairs_admit_every_shape() {
+        for (prefix, ..) in KEY_SHAPES {
+            let p = prefix.as_bytes();
+            assert!(token_pair(p[0], p[1]), "{prefix}");
+            assert!(shapes_starting_with(p[0]).iter().any(|s| s.0 == *prefix), "{prefix}");
+        }
+        for p in ["bearer ", "Bearer ", "BEARER ", "basic ", "Basic ", "bAsIc ", "eyJ"] {
+            let p = p.as_bytes();
+            assert!(token_pair(p[0], p[1]));
+        }
+    }
+
+    /// The pair filter in `is_sensitive_key` changes no answer.
+    #[test]
+    fn sensitive_keys_as_without_the_filter() {
+        fn reference(key: &str) -> bool {
+            let mut buf = [0u8; 64];
+            let Some(n) = normalize_key(key, &mut buf) else { return false };
+            let Ok(k) = std::str::from_utf8(&buf[..n]) else { return false };
+            const EXACT: &[&str] = &[
+                "authorization",
+                "proxyauthorization",
+                "cookie",
+                "setcookie",
+                "xapikey",
+                "apikey",
+                "token",
+                "secret",
+                "password",
+                "passwd",
+                "pwd",
+                "passphrase",
+                "privatekey",
+                "clientsecret",
+                "credential",
+                "credentials",
+            ];
+            const SUFFIX: &[&str] = &["token", "secret", "password", "apikey", "accesskey", "privatekey", "passphrase"];
+            EXACT.contains(&k) || SUFFIX.iter().any(|s| k.ends_with(s))
+        }
+        let parts = [
+            "",
+            "-",
+            "_",
+            "x",
+            "X",
+            "a",
+            "Authorization",
+            "proxy",
+            "cookie",
+            "Set",
+            "api",
+            "KEY",
+            "Token",
+            "secret",
+            "PASS",
+            "word",
+            "passwd",
+            "pwd",
+            "phrase",
+            "private",
+            "client",
+            "credential",
+            "s",
+            "access",
+            "name",
+            "é",
+            "ON",
+            "en",
+        ];
+        for a in parts {
+            for b in parts {
+                for c in parts {
+                    let k = format!("{a}{b}{c}");
+                    assert_eq!(is_sensitive_key(&k), reference(&k), "{k}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@ use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -133,6 +133,53 @@ struct Sessions {
     order: VecDeque<u64>,
 }
 
+/// Exported items handed back to the builder thread, which allocated them, to be freed there:
+/// it frees one just before building each event, so that the allocator serves the new event from
+/// the old one's memory on the same thread instead of every block crossing threads (a block freed
+/// on another thread costs the builder far more to get back than one it freed itself). Bounded by
+/// [`Shared::recycle_max`] (what the exporter queues may hold); when it is full, or once the
+/// builder has exited, exporters free items themselves. Once no operation has arrived for
+/// [`RECYCLE_LINGER`], the builder frees whatever is left.
+#[derive(Debug, Default)]
+struct Recycle {
+    items: Vec<Arc<ExportItem>>,
+    closed: bool,
+}
+
+/// How long handed-back items may wait for new events to reuse their memory.
+const RECYCLE_LINGER: Duration = Duration::from_secs(1);
+
+/// An exporter is done with these items: hand them to the builder thread if it takes them.
+fn give_back(shared: &Shared, batch: &mut Vec<Arc<ExportItem>>) {
+    {
+        let mut r = lock(&shared.recycle);
+        if !r.closed {
+            let n = shared.recycle_max.saturating_sub(r.items.len()).min(batch.len());
+            r.items.extend(batch.drain(..n));
+            shared.recycled.store(r.items.len(), Ordering::Relaxed);
+        }
+    }
+    batch.clear();
+}
+
+/// The builder takes what exporters handed back, once it has used up the last take.
+fn take_back(shared: &Shared, dead: &mut Vec<Arc<ExportItem>>) {
+    if dead.is_empty() && shared.recycled.load(Ordering::Relaxed) > 0 {
+        let mut r = lock(&shared.recycle);
+        std::mem::swap(&mut r.items, dead);
+        shared.recycled.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Free one handed-back event (dropping references until one is the last).
+fn free_one(dead: &mut Vec<Arc<ExportItem>>) {
+    while let Some(item) = dead.pop() {
+        if Arc::try_unwrap(item).is_ok() {
+            break;
+        }
+    }
+}
+
 /// Most sessions whose details are kept; beyond it the oldest are forgotten (their events still
 /// carry the right `sessionId`, derived from the key, but lose client details).
 const MAX_SESSIONS: usize = 100_000;
@@ -156,6 +203,11 @@ struct Shared {
     progress_cv: Condvar,
     filtered: AtomicU64,
     redaction_failed: AtomicU64,
+    recycle: Mutex<Recycle>,
+    /// `recycle.items.len()`, read without the lock.
+    recycled: AtomicUsize,
+    /// Most items in `recycle`: what the exporter queues may hold.
+    recycle_max: usize,
     built_upto: AtomicU64,
     builder_exited: AtomicBool,
     next_session: AtomicU64,
@@ -262,6 +314,9 @@ impl Tracker {
             progress_cv: Condvar::new(),
             filtered: AtomicU64::new(0),
             redaction_failed: AtomicU64::new(0),
+            recycle: Mutex::new(Recycle::default()),
+            recycled: AtomicUsize::new(0),
+            recycle_max: 0,
             built_upto: AtomicU64::new(0),
             builder_exited: AtomicBool::new(true),
             next_session: AtomicU64::new(1),
@@ -592,6 +647,8 @@ fn run_builder(shared: Arc<Shared>, mut builder: EventBuilder, initial_capacity:
     let mut seen_flush = 0u64;
     let mut cache: HashMap<u64, Arc<SessionInfo>> = HashMap::new();
     let mut items: Vec<Arc<ExportItem>> = Vec::new();
+    let mut dead: Vec<Arc<ExportItem>> = Vec::new();
+    let mut last_work = Instant::now();
     loop {
         let (stop, flush_gen) = {
             let mut sig = lock(&shared.signal);
@@ -614,20 +671,33 @@ fn run_builder(shared: Arc<Shared>, mut builder: EventBuilder, initial_capacity:
         let now = Instant::now();
         if drained.count > 0 {
             cache.clear();
+            let mut last: Option<(u64, Arc<SessionInfo>)> = None;
             let first_seq = drained.end_seq - drained.count as u64;
             for (i, rec) in drained.records().enumerate() {
                 let Some(op) = super::queue::decode(rec) else { continue };
+                // Free an exported event before allocating this one (see `Recycle`).
+                take_back(&shared, &mut dead);
+                free_one(&mut dead);
                 let key = op.session.0;
-                let session = match cache.get(&key) {
-                    Some(info) => info.clone(),
-                    None => {
-                        let info = match lock(&shared.sessions).map.get(&key) {
-                            Some(e) => e.info.clone(),
+                // Consecutive operations of one session (the common case) skip the map.
+                let session = match &last {
+                    Some((k, info)) if *k == key => info.clone(),
+                    _ => {
+                        let info = match cache.get(&key) {
+                            Some(info) => info.clone(),
                             None => {
-                                Arc::new(SessionInfo { id: shared.session_id_for_key(key), ..SessionInfo::default() })
+                                let info = match lock(&shared.sessions).map.get(&key) {
+                                    Some(e) => e.info.clone(),
+                                    None => Arc::new(SessionInfo {
+                                        id: shared.session_id_for_key(key),
+                                        ..SessionInfo::default()
+                                    }),
+                                };
+                                cache.insert(key, info.clone());
+                                info
                             }
                         };
-                        cache.insert(key, info.clone());
+                        last = Some((key, info.clone()));
                         info
                     }
                 };
@@ -664,6 +734,14 @@ fn run_builder(shared: Arc<Shared>, mut builder: EventBuilder, initial_capacity:
         }
         shared.notify_progress();
 
+        // Idle for a while: free what was handed back instead of keeping it for new events.
+        if drained.count > 0 {
+            last_work = now;
+        } else if now.duration_since(last_work) >= RECYCLE_LINGER {
+            dead.clear();
+            take_back(&shared, &mut dead);
+            dead.clear();
+        }
         let mut buf = drained.buf;
         buf.clear();
         if buf.capacity() > 4 * initial_capacity.max(1) {
@@ -676,6 +754,12 @@ fn run_builder(shared: Arc<Shared>, mut builder: EventBuilder, initial_capacity:
             break;
         }
     }
+    {
+        let mut r = lock(&shared.recycle);
+        r.closed = true;
+        dead.append(&mut r.items);
+    }
+    dead.clear();
     for slot in &shared.slots {
         let mut st = lock(&slot.state);
         st.stop = true;
@@ -687,10 +771,15 @@ fn run_builder(shared: Arc<Shared>, mut builder: EventBuilder, initial_capacity:
 
 fn dispatch(shared: &Shared, items: &mut Vec<Arc<ExportItem>>, end_seq: u64, flushing: bool) {
     let max_queued = shared.policy.max_queued.max(1);
-    for slot in &shared.slots {
+    let last = shared.slots.len().saturating_sub(1);
+    for (n, slot) in shared.slots.iter().enumerate() {
         let mut st = lock(&slot.state);
         let was_empty = st.items.is_empty();
-        st.items.extend(items.iter().cloned());
+        if n == last {
+            st.items.extend(items.drain(..));
+        } else {
+            st.items.extend(items.iter().cloned());
+        }
         let over = st.items.len().saturating_sub(max_queued);
         if over > 0 {
             st.items.drain(..over);
@@ -752,7 +841,7 @@ fn run_exporter(shared: Arc<Shared>, slot: Arc<Slot>, mut exporter: Box<dyn Expo
             upto = if st.items.is_empty() { st.dispatched_upto } else { batch[n - 1].seq + 1 };
         }
         deliver(&slot, exporter.as_mut(), &batch, &policy, &mut rng);
-        batch.clear();
+        give_back(&shared, &mut batch);
         {
             let mut st = lock(&slot.state);
             st.in_flight = 0;
@@ -1125,6 +1214,9 @@ impl TrackerBuilder {
             progress_cv: Condvar::new(),
             filtered: AtomicU64::new(0),
             redaction_failed: AtomicU64::new(0),
+            recycle: Mutex::new(Recycle::default()),
+            recycled: AtomicUsize::new(0),
+            recycle_max: (self.policy.max_queued.max(1) + self.policy.max_events.max(1)).saturating_mul(slots.len()),
             built_upto: AtomicU64::new(0),
             builder_exited: AtomicBool::new(false),
             next_session: AtomicU64::new(1),
