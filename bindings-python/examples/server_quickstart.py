@@ -25,7 +25,7 @@ def note(id: str) -> str:
 # One line: tools, resources, templates and prompts are tracked, off the request path.
 # Add mcplens.OtlpExporter("http://localhost:4318") to send spans and metrics to OpenTelemetry.
 tracker = mcplens.Tracker(exporters=[mcplens.JsonlExporter("mcplens-events.jsonl")])
-mcplens.track(server, tracker)
+mcplens.track(server, tracker, transport="stdio")  # what events say for non-HTTP clients
 
 if __name__ == "__main__":
     server.run()  # events still queued are flushed at exit (within 2 s)

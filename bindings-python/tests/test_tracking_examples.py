@@ -35,3 +35,4 @@ def test_server_quickstart_records_every_request(tmp_path: Path) -> None:
     tracked = [(e["type"], e.get("resourceName")) for e in events if e["type"] != "mcp:initialize"]
     assert tracked == [("mcp:tools/list", None), ("mcp:tools/call", "add"), ("mcp:resources/read", "note://42")]
     assert all(e["server"]["name"] == "notes" and not e["isError"] for e in events)
+    assert {e.get("transport") for e in events} == {"stdio"}

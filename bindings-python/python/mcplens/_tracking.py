@@ -217,10 +217,21 @@ class Tracker:
         return f"<mcplens.Tracker {state}>"
 
 
-def track(server: S, tracker: Tracker | None = None, **options: Any) -> S:
+def track(
+    server: S,
+    tracker: Tracker | None = None,
+    *,
+    transport: Literal["stdio", "memory"] | None = None,
+    **options: Any,
+) -> S:
     """Track every request of `server`: an mcp 1.x `Server` or `FastMCP`, or an mcp 2.x `Server`
     or `MCPServer`. Returns `server` itself. Handlers registered later are tracked too; tracking a
-    server twice is a no-op. `options` are `Tracker` options, for when no `tracker` is given."""
+    server twice is a no-op. `transport`: what events say for connections that are not HTTP
+    (`"stdio"` or `"memory"`): the Python SDKs hand a server the same in-memory streams for both,
+    so it cannot be read from them; HTTP sessions always say `"http"`. `options` are `Tracker`
+    options, for when no `tracker` is given."""
+    if transport not in (None, "stdio", "memory"):
+        raise ValueError(f"transport must be 'stdio', 'memory' or None, not {transport!r}")
     if tracker is None:
         tracker = Tracker(**options)
     elif options:
@@ -235,9 +246,9 @@ def track(server: S, tracker: Tracker | None = None, **options: Any) -> S:
         version = importlib.metadata.version("mcp")
     core = tracker._start(_text(getattr(low, "name", None)), version)
     if major == 1:
-        _install_v1(low, tracker, core)
+        _install_v1(low, tracker, core, transport)
     else:
-        _install_v2(low, tracker, core)
+        _install_v2(low, tracker, core, transport)
     return server
 
 
@@ -367,7 +378,7 @@ class _Sessions:
             self._default = self.tracker._start().open_session(None, None)
         return self._default
 
-    def open_v1(self, ctx: Any) -> TrackingSession:
+    def open_v1(self, ctx: Any, transport: Literal["stdio", "memory"] | None = None) -> TrackingSession:
         core = self.tracker._start()
         ss = ctx.session
         key = id(ss)
@@ -376,7 +387,7 @@ class _Sessions:
             http = getattr(ctx, "request", None)
             headers = getattr(http, "headers", None)
             sid = headers.get("mcp-session-id") if headers is not None else None
-            s = core.open_session(sid, "http" if http is not None else None)
+            s = core.open_session(sid, "http" if http is not None else transport)
             self._open[key] = s
             f = weakref.finalize(ss, self._closed, key, s)
             f.atexit = False
@@ -401,13 +412,13 @@ class _Sessions:
         if core is not None:
             core.close_session(s)
 
-    def open_v2(self, ctx: Any, conn: Any) -> TrackingSession:
+    def open_v2(self, ctx: Any, conn: Any, transport: Literal["stdio", "memory"] | None = None) -> TrackingSession:
         core = self.tracker._start()
         opening = self._key + ":open"
         s = conn.state.get(opening)
         if s is None:
-            transport: Literal["http"] | None = "http" if getattr(ctx, "request", None) is not None else None
-            s = core.open_session(_text(getattr(conn, "session_id", None)), transport)
+            http = getattr(ctx, "request", None) is not None
+            s = core.open_session(_text(getattr(conn, "session_id", None)), "http" if http else transport)
             conn.state[opening] = s
             conn.exit_stack.callback(core.close_session, s)
             self._identify(s, ctx)
@@ -492,7 +503,7 @@ class _TrackedHandlers(dict[Any, Any]):
         return self[key]
 
 
-def _install_v1(low: Any, tracker: Tracker, core: TrackerCore) -> None:
+def _install_v1(low: Any, tracker: Tracker, core: TrackerCore, transport: Literal["stdio", "memory"] | None) -> None:
     from mcp.server.lowlevel.server import request_ctx  # type: ignore[attr-defined,unused-ignore]
     from mcp.types import ErrorData
 
@@ -516,7 +527,7 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore) -> None:
             except Exception as exc:
                 try:
                     ctx = request_ctx.get()
-                    s = by_id.get(id(ctx.session)) or sessions.open_v1(ctx)
+                    s = by_id.get(id(ctx.session)) or sessions.open_v1(ctx, transport)
                     err = _error_of(exc)
                     record_error(code, s, t0, ctx.request_id, req.params, err[0], err[1])
                 except Exception:
@@ -524,7 +535,7 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore) -> None:
                 raise
             try:
                 ctx = request_ctx.get()
-                s = by_id.get(id(ctx.session)) or sessions.open_v1(ctx)
+                s = by_id.get(id(ctx.session)) or sessions.open_v1(ctx, transport)
                 if result.__class__ is ErrorData:
                     record_error(code, s, t0, ctx.request_id, req.params, result.code, result.message)
                 else:
@@ -548,7 +559,7 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore) -> None:
 # mcp 2.x: one middleware.
 
 
-def _install_v2(low: Any, tracker: Tracker, core: TrackerCore) -> None:
+def _install_v2(low: Any, tracker: Tracker, core: TrackerCore, transport: Literal["stdio", "memory"] | None) -> None:
     sessions = tracker._sessions
     key = sessions._key
     record = core.record
@@ -565,7 +576,7 @@ def _install_v2(low: Any, tracker: Tracker, core: TrackerCore) -> None:
         except Exception as exc:
             try:
                 conn = ctx.session._connection
-                s = conn.state.get(key) or sessions.open_v2(ctx, conn)
+                s = conn.state.get(key) or sessions.open_v2(ctx, conn, transport)
                 err = _error_of(exc)
                 record_error(code, s, t0, ctx.request_id, ctx.params, err[0], err[1])
             except Exception:
@@ -573,7 +584,7 @@ def _install_v2(low: Any, tracker: Tracker, core: TrackerCore) -> None:
             raise
         try:
             conn = ctx.session._connection
-            s = conn.state.get(key) or sessions.open_v2(ctx, conn)
+            s = conn.state.get(key) or sessions.open_v2(ctx, conn, transport)
             record(code, s, t0, ctx.request_id, ctx.params, result)
         except Exception:
             _log.debug("mcplens: recording failed", exc_info=True)
