@@ -9,6 +9,8 @@ CARGO ?= cargo
 -include bindings-node/rules.mk
 -include cli/rules.mk
 -include tests/rules.mk
+-include tests/soak.mk
+-include tests/conformance/rules.mk
 
 .PHONY: help build test test-rust lint lint-rust fmt bench bench-rust demo demo-build test-demo test-readme clean
 

@@ -318,6 +318,44 @@ fn exporter_queue_drops_oldest_when_the_exporter_is_slow() {
     t.shutdown(LONG).unwrap();
 }
 
+/// Each exporter has its own thread and queue: one stuck inside `export` (a hung back end) does
+/// not hold up another, which keeps delivering everything while the stuck one waits.
+#[test]
+fn a_stuck_exporter_does_not_hold_up_another() {
+    let (release, release_tx, entered, entered_tx) = gate();
+    let b = Tracker::builder().export_policy(fast_policy()).callback("stuck", move |_: &Batch<'_>| {
+        if let Some(rx) = release.lock().unwrap().take() {
+            entered_tx.send(()).unwrap();
+            rx.recv().unwrap();
+        }
+        Ok(())
+    });
+    let (b, sink) = collecting(b, "healthy");
+    let t = b.build().unwrap();
+    let s = t.open_session(None, None);
+    record(&t, &s, Method::ToolsCall, 0, r#"{"name":"echo"}"#);
+    entered.recv().unwrap(); // "stuck" is now inside export, and stays there
+    for i in 1..=500 {
+        record(&t, &s, Method::ToolsCall, i, r#"{"name":"echo"}"#);
+    }
+    for _ in 0..6_000 {
+        if sink.lock().unwrap().len() == 501 {
+            break;
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(ids(&sink.lock().unwrap()), (0..=500).collect(), "the healthy exporter got everything");
+    let st = t.stats();
+    assert_eq!(st.exporter("healthy").unwrap().exported, 501);
+    assert_eq!(st.exporter("stuck").unwrap().exported, 0, "{st:?}");
+    release_tx.send(()).unwrap();
+    t.flush(LONG).unwrap();
+    let st = t.stats();
+    assert_eq!(st.exporter("stuck").unwrap().exported, 501);
+    assert_accounted(&st);
+    t.shutdown(LONG).unwrap();
+}
+
 #[test]
 fn outage_then_recovery_every_event_exported_or_counted() {
     // An exporter that fails (retryable) while "down", then recovers; events keep arriving.

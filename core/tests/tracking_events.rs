@@ -618,3 +618,32 @@ fn event_json_is_the_serde_serialization() {
         assert_eq!(built.json, serde_json::to_string(&built.event).unwrap());
     }
 }
+
+/// DESIGN: cursors never appear in errors, logs or telemetry. A list request's `cursor` and its
+/// result's `nextCursor` are hidden whatever the payload form and redaction settings.
+#[test]
+fn cursors_never_reach_an_event() {
+    let params = json!({"cursor": "c-PLANTED-1"});
+    let result =
+        json!({"resourceTemplates": [{"uriTemplate": "note://{id}", "name": "note"}], "nextCursor": "c-PLANTED-2"});
+    let (p, r) = (params.to_string(), result.to_string());
+    for builtin_redaction in [true, false] {
+        for (params, result) in
+            [(Payload::Json(&p), Payload::Json(&r)), (Payload::Value(&params), Payload::Value(&result))]
+        {
+            for method in
+                [Method::ResourcesTemplatesList, Method::ResourcesList, Method::ToolsList, Method::PromptsList]
+            {
+                let config = BuildConfig { builtin_redaction, ..config() };
+                let built =
+                    EventBuilder::new(config, IdGen::seeded(1)).build(&op(method, params, result), &session()).unwrap();
+                assert!(!built.json.contains("c-PLANTED"), "{}", built.json);
+                let e = built.event;
+                assert_eq!(e.parameters.unwrap().value()["cursor"], json!("[REDACTED]"));
+                let response = e.response.unwrap().value().into_owned();
+                assert_eq!(response["nextCursor"], json!("[REDACTED]"));
+                assert_eq!(response["resourceTemplates"][0]["name"], json!("note"), "the rest is kept");
+            }
+        }
+    }
+}

@@ -309,6 +309,19 @@ fn tool_error_message(result: &Value) -> String {
         .to_owned()
 }
 
+/// What a paging cursor becomes in an event (whatever the redaction settings).
+pub const CURSOR_MARKER: &str = "[REDACTED]";
+
+/// Cursors are opaque server state that may carry positions, filters or credentials: a request's
+/// `params.cursor` and a result's `nextCursor` never reach an event.
+fn hide_cursor(v: &mut Option<Value>, key: &str) {
+    if let Some(Value::Object(m)) = v {
+        if let Some(c) = m.get_mut(key) {
+            *c = Value::String(CURSOR_MARKER.to_owned());
+        }
+    }
+}
+
 /// The slack allowed before redaction, so that a secret straddling the string cap is still seen
 /// whole; the exact cap applies after the hooks.
 const PRE_CAP_SLACK: usize = 1024;
@@ -439,6 +452,8 @@ impl EventBuilder {
                 cuts.retain(|c| !c.path.starts_with("/response"));
             }
         }
+        hide_cursor(&mut params, "cursor");
+        hide_cursor(&mut response, "nextCursor");
         let mut identity = session.identity.clone();
 
         // Strings cut first with slack, so that redaction and hooks never walk huge strings (a

@@ -51,6 +51,10 @@ pub mod redact;
 mod scan;
 mod tracker;
 
+/// The longest wait a receiver's `Retry-After` can impose on one retry (a flush cuts it short,
+/// a shutdown's deadline ends it).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
+
 pub use build::{
     BuildConfig, Built, EventBuilder, EventHook, NotBuilt, Operation, Payload, RequestId, RpcError, SessionInfo,
     SessionKey, StringHook, WriteJson,
@@ -104,6 +108,9 @@ pub enum TrackingError {
         retryable: bool,
         /// How many events at the front of the batch were delivered anyway.
         delivered: usize,
+        /// How long the receiver asked to wait before the retry (HTTP `Retry-After`); the worker
+        /// waits at least this long (at most [`MAX_RETRY_AFTER`]).
+        retry_after: Option<Duration>,
     },
     /// A user redaction hook failed (returned by hooks; the event is dropped and counted).
     #[error("redaction hook failed: {message}")]
@@ -127,12 +134,24 @@ impl TrackingError {
 
     /// An exporter failure worth retrying, with `delivered` events of the batch already delivered.
     pub fn retryable(exporter: impl Into<String>, message: impl Into<String>, delivered: usize) -> TrackingError {
-        TrackingError::Export { exporter: exporter.into(), message: message.into(), retryable: true, delivered }
+        TrackingError::Export {
+            exporter: exporter.into(),
+            message: message.into(),
+            retryable: true,
+            delivered,
+            retry_after: None,
+        }
     }
 
     /// An exporter failure not worth retrying.
     pub fn permanent(exporter: impl Into<String>, message: impl Into<String>, delivered: usize) -> TrackingError {
-        TrackingError::Export { exporter: exporter.into(), message: message.into(), retryable: false, delivered }
+        TrackingError::Export {
+            exporter: exporter.into(),
+            message: message.into(),
+            retryable: false,
+            delivered,
+            retry_after: None,
+        }
     }
 
     /// A hook failure.

@@ -359,6 +359,8 @@ impl<'a> Scanner<'a, '_> {
                 Val::Str(s) => set_once(&mut self.out.traceparent, s),
                 _ => None,
             },
+            // Cursors are hidden by the full path.
+            (Level::Top, Kind::Params, "cursor") | (Level::Top, Kind::Result, "nextCursor") => None,
             (Level::Top, Kind::Result, "isError") => match self.value(depth + 1)? {
                 Val::Bool(v) => set_once(&mut self.out.is_error, v),
                 Val::Null if self.out.is_error.is_none() => Some(()),

@@ -894,7 +894,7 @@ fn deliver(
             }
             Err(e) => e,
         };
-        let (retry, delivered) = classify(&err);
+        let (retry, delivered, retry_after) = classify(&err);
         let delivered = delivered.min(rest.len());
         slot.exported.fetch_add(delivered as u64, Ordering::AcqRel);
         start += delivered;
@@ -907,9 +907,12 @@ fn deliver(
             slot.failed.fetch_add(left, Ordering::AcqRel);
             return;
         }
-        // Back off: uniformly in [b/2, b]; a flush cuts it short, shutdown's deadline ends it.
+        // Back off: uniformly in [b/2, b], or longer when the receiver said Retry-After (bounded);
+        // a flush cuts it short, shutdown's deadline ends it.
         let b = policy.backoff(attempt);
-        let until = Instant::now() + b / 2 + rng.jitter(b - b / 2);
+        let wait =
+            (b / 2 + rng.jitter(b - b / 2)).max(retry_after.unwrap_or(Duration::ZERO).min(super::MAX_RETRY_AFTER));
+        let until = Instant::now() + wait;
         let mut st = lock(&slot.state);
         loop {
             let now = Instant::now();

@@ -84,12 +84,14 @@ impl JsonlExporter {
     }
 
     fn rotate_if_needed(&mut self, incoming: usize) -> Result<(), TrackingError> {
+        // A file moved or deleted under us (logrotate, a cleanup job): write to the path again,
+        // rotation or not (one `stat` per batch).
+        if !self.same_file() {
+            (self.file, self.size) = open_append(&self.config.path)?;
+        }
         let max = self.config.max_file_bytes;
         if max == 0 {
             return Ok(());
-        }
-        if !self.same_file() {
-            (self.file, self.size) = open_append(&self.config.path)?;
         }
         if self.size == 0 || self.size + incoming as u64 <= max {
             return Ok(());
@@ -124,6 +126,7 @@ impl JsonlExporter {
             message: e.to_string(),
             retryable: true,
             delivered,
+            retry_after: None,
         };
         self.rotate_if_needed(self.buf.len()).map_err(fail)?;
         self.file.write_all(&self.buf).map_err(|e| fail(io_err("writing", &self.config.path, e)))?;

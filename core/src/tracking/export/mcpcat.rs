@@ -190,6 +190,7 @@ impl Exporter for McpcatExporter {
                 message: "JSON encoding failed".to_owned(),
                 retryable: false,
                 delivered: i,
+                retry_after: None,
             })?;
             self.poster.post(&self.url, "application/json", &self.headers, &self.buf, i)?;
         }

@@ -179,12 +179,13 @@ impl ExportPolicy {
     }
 }
 
-/// How the worker treats an exporter's error: `(retry the rest, delivered at the front)`.
-pub(crate) fn classify(e: &TrackingError) -> (bool, usize) {
+/// How the worker treats an exporter's error: `(retry the rest, delivered at the front, the
+/// receiver's Retry-After)`.
+pub(crate) fn classify(e: &TrackingError) -> (bool, usize, Option<Duration>) {
     match e {
-        TrackingError::Export { retryable, delivered, .. } => (*retryable, *delivered),
-        TrackingError::Io { .. } | TrackingError::Timeout { .. } => (true, 0),
-        _ => (false, 0),
+        TrackingError::Export { retryable, delivered, retry_after, .. } => (*retryable, *delivered, *retry_after),
+        TrackingError::Io { .. } | TrackingError::Timeout { .. } => (true, 0, None),
+        _ => (false, 0, None),
     }
 }
 

@@ -339,6 +339,7 @@ impl Exporter for OtlpTracesExporter {
             message: "protobuf encoding failed".to_owned(),
             retryable: false,
             delivered: 0,
+            retry_after: None,
         })?;
         self.poster.post(&self.url, "application/x-protobuf", &self.config.headers, &self.buf, 0)
     }
@@ -382,6 +383,7 @@ impl Exporter for OtlpMetricsExporter {
             message: "protobuf encoding failed".to_owned(),
             retryable: false,
             delivered: 0,
+            retry_after: None,
         })?;
         self.poster.post(&self.url, "application/x-protobuf", &self.config.headers, &self.buf, 0)?;
         self.last_end = Some(now);
