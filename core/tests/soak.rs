@@ -184,6 +184,13 @@ impl Phase {
 #[derive(Clone, Default)]
 struct Soak;
 
+/// Secrets the load plants (a bearer token in payloads, a token in read URIs): never exported.
+const PLANTED: [&str; 2] = ["sk-soak", "token=secret"];
+
+fn has_planted(bytes: &[u8]) -> bool {
+    PLANTED.iter().any(|p| bytes.windows(p.len()).any(|w| w == p.as_bytes()))
+}
+
 /// A deterministic payload of 128 B to 2 KiB, starting with a credential for redaction to find.
 fn payload(k: usize) -> String {
     let len = 128usize << (k % 5);
@@ -410,6 +417,8 @@ struct RxState {
     answered: BTreeMap<u16, u64>,
     last_429: HashMap<String, Instant>,
     gaps_429: Vec<Duration>,
+    /// Requests whose body held a planted secret.
+    leaks: u64,
 }
 
 struct RxShared {
@@ -604,7 +613,9 @@ fn serve(mut conn: TcpStream, sh: &RxShared) {
         let decoded = if mode == Mode::Healthy { decode(&path, &body) } else { None };
         let extra = if code == 429 { "Retry-After: 1\r\n" } else { "" };
         let ok = answer(&mut conn, code, extra);
+        let leaked = has_planted(&body);
         let mut st = sh.state.lock().unwrap();
+        st.leaks += u64::from(leaked);
         *st.answered.entry(code).or_default() += 1;
         if code == 429 {
             let now = Instant::now();
@@ -701,6 +712,7 @@ impl JsonlFiles {
             let text = std::fs::read_to_string(&p).unwrap();
             assert!(text.is_empty() || text.ends_with('\n'), "{} ends within a line", p.display());
             for line in text.lines() {
+                assert!(!has_planted(line.as_bytes()), "{}: a planted secret was written", p.display());
                 let e: Event =
                     serde_json::from_str(line).unwrap_or_else(|err| panic!("{}: bad line: {err}", p.display()));
                 ids.insert(hash_id(&e.id));
@@ -1227,6 +1239,9 @@ async fn soak(cfg: Config) {
             rx.points,
             exported("otlp-metrics")
         ));
+    }
+    if rx.leaks != 0 {
+        failures.push(format!("{} OTLP requests carried a planted secret", rx.leaks));
     }
     if rx.undecodable != 0 {
         failures.push(format!("{} OTLP requests did not decode", rx.undecodable));

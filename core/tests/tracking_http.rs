@@ -318,3 +318,52 @@ fn mcpcat_events_api_body_is_snake_case() {
     assert_eq!(call["resource_name"], "divide");
     t.shutdown(LONG).unwrap();
 }
+
+/// An exporter's error names the failure (an HTTP status, an I/O error kind), never the endpoint
+/// URL (which may carry credentials), a header or the payload: hosts that wrap exporters to log
+/// their errors log nothing secret.
+#[test]
+fn export_errors_never_name_the_url_a_header_or_the_payload() {
+    use mcplens::tracking::ids::IdGen;
+    use mcplens::tracking::{
+        Batch, BuildConfig, EventBuilder, ExportItem, Exporter, McpcatExporter, OtlpTracesExporter, SessionInfo,
+    };
+    use std::sync::Arc;
+
+    let params = r#"{"name":"PLANTED-PAYLOAD"}"#;
+    let op = Operation {
+        params: Payload::Json(params),
+        ..Operation::new(Default::default(), Method::ToolsCall, SystemTime::now(), Duration::from_micros(5))
+    };
+    let session = SessionInfo { id: "ses_0".into(), ..SessionInfo::default() };
+    let built = EventBuilder::new(BuildConfig::default(), IdGen::seeded(1)).build(&op, &session).unwrap();
+    let items = [Arc::new(ExportItem::new(built.event, 0, Duration::from_micros(5)))];
+    let batch = Batch::new(&items);
+
+    let failing = Receiver::start();
+    failing.set_status(500);
+    let dead = dead_addr();
+    for base in [format!("http://{dead}"), failing.base_url()] {
+        let url = base.replacen("http://", "http://user:PLANTED-PASSWORD@", 1) + "/x?key=PLANTED-KEY";
+        let header = ("Authorization".to_owned(), "Bearer PLANTED-HEADER".to_owned());
+        let mut otlp = OtlpConfig::new(url.clone());
+        otlp.headers = vec![header.clone()];
+        otlp.timeout = Duration::from_secs(5);
+        let mut mcpcat = McpcatConfig::new("proj_PLANTED-PROJECT");
+        mcpcat.base_url = url.clone();
+        mcpcat.api_key = Some("PLANTED-API-KEY".to_owned());
+        let errors = [
+            OtlpTracesExporter::new("otlp", otlp).unwrap().export(&batch).unwrap_err(),
+            McpcatExporter::new("mcpcat", mcpcat).unwrap().export(&batch).unwrap_err(),
+        ];
+        for e in errors {
+            let text = format!("{e} {e:?}");
+            assert!(!text.contains("PLANTED"), "{text}");
+            assert!(
+                text.contains("I/O error") || text.contains("connection") || text.contains("HTTP status 500"),
+                "{text}"
+            );
+        }
+    }
+    failing.stop();
+}
