@@ -5,7 +5,7 @@
 
 Each runner (core/tests/hostile_matrix.rs → rust.json, bindings-python/tests/test_hostile.py →
 python-mcp1.json / python-mcp2.json and, over HTTP, python-mcp<N>-http.json,
-bindings-node/__test__/hostile.test.mjs → node.json) writes
+bindings-node/__test__/hostile.test.mjs → node.json and, over HTTP, node-http.json) writes
 one row per case: the expected outcome, the outcome, the time it took and the peak-RSS growth. A
 cell reads `outcome  time  +RSS`, marked FAIL where the runner's checks failed (`xN`: traversals).
 Exits 1 if any recorded row failed; a missing column (that suite did not run) is reported, not an
@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-COLUMNS = ["rust", "python-mcp1", "python-mcp2", "node", "python-mcp1-http", "python-mcp2-http"]
+COLUMNS = ["rust", "python-mcp1", "python-mcp2", "node", "python-mcp1-http", "python-mcp2-http", "node-http"]
 
 
 def main() -> int:
