@@ -33,12 +33,13 @@ $(PY_OUT)/venv-mcp2/.lint-requirements: $(PY_DIR)/requirements-lint.txt $(PY_OUT
 	$(PY_OUT)/venv-mcp2/bin/pip install $(PY_PIP) --requirement $<
 	touch $@
 
-test-python: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements ## Python tests on mcp 1.30.0 and 2.3.0
+# node-install: the cross-language tests need the Node package, and must run (MCPLENS_REQUIRE_NODE).
+test-python: build-python node-install $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements ## Python tests on mcp 1.30.0 and 2.3.0
 	@$(PY_INSTALL_WHEEL)
 	@echo "== pytest, mcp 1.30.0"
-	cd $(PY_DIR) && ../$(PY_OUT)/venv-mcp1/bin/python -m pytest
+	cd $(PY_DIR) && MCPLENS_REQUIRE_NODE=1 ../$(PY_OUT)/venv-mcp1/bin/python -m pytest
 	@echo "== pytest, mcp 2.3.0"
-	cd $(PY_DIR) && ../$(PY_OUT)/venv-mcp2/bin/python -m pytest
+	cd $(PY_DIR) && MCPLENS_REQUIRE_NODE=1 ../$(PY_OUT)/venv-mcp2/bin/python -m pytest
 
 lint-python: build-python $(PY_OUT)/venv-mcp2/.lint-requirements ## Python: ruff, stubtest of _core.pyi, mypy --strict on the glue
 	$(PY_OUT)/venv-mcp2/bin/ruff check $(PY_DIR)

@@ -206,6 +206,10 @@ def test_unsupported_objects_raise_type_error() -> None:
         mcplens.track(object())
     with pytest.raises(TypeError, match="not both"):
         mcplens.track(tracked_server.build("lowlevel"), mcplens.Tracker(enable_tracing=False), capture_responses=False)
+    server = tracked_server.build("lowlevel")
+    with pytest.raises(ValueError, match="transport must be 'stdio', 'memory' or None, not 'http'"):
+        mcplens.track(server, mcplens.Tracker(enable_tracing=False), transport="http")  # type: ignore[arg-type]
+    assert mcplens.track(server, mcplens.Tracker(enable_tracing=False), transport="memory") is server
 
 
 async def test_enable_tracing_false_installs_nothing() -> None:

@@ -31,7 +31,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import types
-from test_cross_language import NODE, ROOT, node_missing
+from test_cross_language import NODE, ROOT, node_missing, node_side_absent
 
 import mcplens
 from support import V2, in_memory
@@ -293,7 +293,7 @@ async def test_normalized_events_equal_nodes_live_output(events: list[dict[str, 
     """Against `node run-scenario.mjs` (Node's tracker, as built now), when node and the addon are there."""
     missing = node_missing()
     if missing is not None:
-        pytest.skip(missing)
+        node_side_absent(missing)
     assert NODE is not None
     with anyio.fail_after(60):
         done = await anyio.run_process([NODE, str(RUN_SCENARIO)], check=False, cwd=ROOT)

@@ -961,7 +961,8 @@ async fn soak(cfg: Config) {
             peak
         })
     };
-    for (i, &(_, phase)) in rows.iter().enumerate().skip(1) {
+    // Row 0 is the untracked baseline, measured before.
+    for (i, &(_, phase)) in rows.iter().enumerate().filter(|&(i, _)| i > 0) {
         receiver.set_mode(phase.mode());
         files.set(phase.jsonl());
         row.store(i, Ordering::Release);
@@ -1113,7 +1114,8 @@ async fn soak(cfg: Config) {
     // Exporter errors per phase.
     let counts = log.counts.lock().unwrap().clone();
     let _ = writeln!(out, "exporter errors seen (retried or counted):");
-    for (i, &(cycle, phase)) in rows.iter().enumerate().skip(1) {
+    // Row 0 is the untracked baseline (no exporters).
+    for (i, &(cycle, phase)) in rows.iter().enumerate().filter(|&(i, _)| i > 0) {
         let mut line = String::new();
         for name in EXPORTERS {
             let kinds: Vec<String> = counts

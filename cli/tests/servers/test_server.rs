@@ -14,7 +14,8 @@ use rmcp::ServiceExt;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
-    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    args.remove(0); // the program name
     if args.iter().any(|a| a == "--crash") {
         eprintln!("starting up");
         eprintln!("\u{1b}[31mfatal:\u{1b}[0m config \u{202E}missing\u{200B} boom");

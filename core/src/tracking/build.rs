@@ -10,8 +10,8 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::caps::{
-    cap_strings, cap_value, cut_path, has_long_string, needs_cap, strip_binary, summarize_read_result,
-    truncate_json_string, truncate_string, PayloadLimits,
+    cap_value, cut_path, needs_cap, strip_binary, summarize_read_result, truncate_json_string, truncate_string,
+    PayloadLimits,
 };
 use super::event::{ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport, Truncation, TruncationReason};
 use super::ids::{duration_ms, hex, rfc3339_millis, IdGen, TraceParent};
@@ -460,6 +460,7 @@ impl EventBuilder {
         // payload whose whole text is shorter cannot hold one); depth and breadth are cut once,
         // after redaction, whatever form the host passed the payload in.
         let pre_max = limits.max_string_bytes + PRE_CAP_SLACK;
+        let pre = PayloadLimits { max_string_bytes: pre_max, max_depth: usize::MAX, max_breadth: usize::MAX, ..limits };
         let may_be_long = |p: &Payload<'_>| match p {
             Payload::Json(s) => s.len() > pre_max,
             Payload::None | Payload::Omitted(_) => false,
@@ -473,10 +474,10 @@ impl EventBuilder {
             ("/response", response.as_mut(), long_response),
             ("/identity/data", identity.as_mut().and_then(|i| i.data.as_mut()), true),
         ] {
-            if let Some(v) = v.filter(|v| check && has_long_string(v, pre_max)) {
+            if let Some(v) = v.filter(|v| check && needs_cap(v, 0, &pre)) {
                 path.clear();
                 path.push_str(name);
-                cap_strings(v, &mut path, pre_max, &mut cuts);
+                cap_value(v, &mut path, 0, &pre, &[], &mut cuts);
             }
         }
         if let Some(e) = &mut error {

@@ -146,50 +146,6 @@ pub fn needs_cap(v: &Value, depth: usize, limits: &PayloadLimits) -> bool {
     }
 }
 
-/// Whether any string in `v` is longer than `max` bytes.
-pub fn has_long_string(v: &Value, max: usize) -> bool {
-    match v {
-        Value::String(s) => s.len() > max,
-        Value::Array(a) => a.iter().any(|x| has_long_string(x, max)),
-        Value::Object(m) => m.values().any(|x| has_long_string(x, max)),
-        _ => false,
-    }
-}
-
-/// Cut every string of `v` longer than `max` bytes (listing each cut). The builder runs this
-/// before redaction, with slack, so that redaction never walks huge strings; depth and breadth
-/// are cut once, after redaction, so every payload form gives the same event.
-pub fn cap_strings(v: &mut Value, path: &mut String, max: usize, cuts: &mut Vec<Truncation>) {
-    match v {
-        Value::String(s) => {
-            if let Some(original) = truncate_string(s, max) {
-                cuts.push(Truncation {
-                    path: cut_path(path),
-                    reason: TruncationReason::StringLength,
-                    original_bytes: Some(original as u64),
-                });
-            }
-        }
-        Value::Array(a) => {
-            for (i, item) in a.iter_mut().enumerate() {
-                let len = path.len();
-                let _ = write!(path, "/{i}");
-                cap_strings(item, path, max, cuts);
-                path.truncate(len);
-            }
-        }
-        Value::Object(m) => {
-            for (k, item) in m.iter_mut() {
-                let len = path.len();
-                push_pointer(path, k);
-                cap_strings(item, path, max, cuts);
-                path.truncate(len);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// The count of a breadth marker (`[truncated: N more items]` / `[truncated: N more keys]`).
 fn marker_count(v: &Value, unit: &str) -> Option<usize> {
     let s = v.as_str()?.strip_prefix("[truncated: ")?;
