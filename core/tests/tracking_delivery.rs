@@ -318,10 +318,35 @@ fn exporter_queue_drops_oldest_when_the_exporter_is_slow() {
     t.shutdown(LONG).unwrap();
 }
 
-/// Each exporter has its own thread and queue: one stuck inside `export` (a hung back end) does
-/// not hold up another, which keeps delivering everything while the stuck one waits.
-#[test]
-fn a_stuck_exporter_does_not_hold_up_another() {
+/// How the stuck/healthy scenario ends once the stuck exporter is released.
+#[derive(Clone, Copy)]
+enum Ending {
+    Flush,
+    Shutdown,
+}
+
+/// Wait (bounded) until `done(stats)`; the stats last read.
+fn wait_for_stats(t: &Tracker, mut done: impl FnMut(&Stats) -> bool) -> Stats {
+    let mut st = t.stats();
+    for _ in 0..6_000 {
+        if done(&st) {
+            break;
+        }
+        thread::sleep(Duration::from_millis(5));
+        st = t.stats();
+    }
+    st
+}
+
+/// One exporter stuck inside `export` while another delivers everything; then the stuck one is
+/// released and `flush` (or `shutdown`) must not return before it has exported all 501 events.
+///
+/// Delivery is observed through the counters, never through what the callback collected: a
+/// callback's side effects happen inside `export`, before the tracker counts the batch, so a
+/// reader woken by the callback's sink lock could see 501 events collected and `exported` still
+/// at 1 (the interleaving behind issue 14's random failure, which was in this test's wait, not in
+/// `flush`).
+fn stuck_and_healthy(ending: Ending) {
     let (release, release_tx, entered, entered_tx) = gate();
     let b = Tracker::builder().export_policy(fast_policy()).callback("stuck", move |_: &Batch<'_>| {
         if let Some(rx) = release.lock().unwrap().take() {
@@ -338,22 +363,45 @@ fn a_stuck_exporter_does_not_hold_up_another() {
     for i in 1..=500 {
         record(&t, &s, Method::ToolsCall, i, r#"{"name":"echo"}"#);
     }
-    for _ in 0..6_000 {
-        if sink.lock().unwrap().len() == 501 {
-            break;
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
-    assert_eq!(ids(&sink.lock().unwrap()), (0..=500).collect(), "the healthy exporter got everything");
-    let st = t.stats();
-    assert_eq!(st.exporter("healthy").unwrap().exported, 501);
+    let st = wait_for_stats(&t, |st| st.exporter("healthy").unwrap().exported == 501);
+    assert_eq!(st.exporter("healthy").unwrap().exported, 501, "the healthy exporter got everything: {st:?}");
+    assert_eq!(ids(&sink.lock().unwrap()), (0..=500).collect());
     assert_eq!(st.exporter("stuck").unwrap().exported, 0, "{st:?}");
+    assert_eq!(st.exporter("stuck").unwrap().pending, 501, "{st:?}");
     release_tx.send(()).unwrap();
-    t.flush(LONG).unwrap();
+    match ending {
+        Ending::Flush => t.flush(LONG).unwrap(),
+        Ending::Shutdown => t.shutdown(LONG).unwrap(),
+    }
     let st = t.stats();
-    assert_eq!(st.exporter("stuck").unwrap().exported, 501);
+    assert_eq!(st.exporter("stuck").unwrap().exported, 501, "{st:?}");
+    assert_eq!(st.exporter("stuck").unwrap().pending, 0, "{st:?}");
+    assert_eq!(st.queued, 0, "{st:?}");
     assert_accounted(&st);
     t.shutdown(LONG).unwrap();
+}
+
+/// Each exporter has its own thread and queue: one stuck inside `export` (a hung back end) does
+/// not hold up another, which keeps delivering everything while the stuck one waits.
+#[test]
+fn a_stuck_exporter_does_not_hold_up_another() {
+    stuck_and_healthy(Ending::Flush);
+}
+
+/// `flush` keeps its promise every time: the stuck/healthy scenario 500 times in a row.
+#[test]
+fn flush_after_a_stuck_exporter_is_released_500_times() {
+    for _ in 0..500 {
+        stuck_and_healthy(Ending::Flush);
+    }
+}
+
+/// The same for `shutdown`.
+#[test]
+fn shutdown_after_a_stuck_exporter_is_released_500_times() {
+    for _ in 0..500 {
+        stuck_and_healthy(Ending::Shutdown);
+    }
 }
 
 #[test]
