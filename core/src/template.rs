@@ -1053,8 +1053,7 @@ impl Matcher<'_, '_> {
     /// prefix modifier) the first characters of it; where it is undefined, the defined value
     /// counts. Otherwise there is no match.
     fn collect(&self) -> Option<Values> {
-        // name → (value, the prefix it was read under)
-        let mut out: Vec<(&str, Option<(Value, Option<u16>)>)> = Vec::new();
+        let mut out: Vec<(&str, Option<Reading>)> = Vec::new();
         let mut p = 0;
         for (i, part) in self.parts.iter().enumerate() {
             let q = self.memo.get(&(i, p)).copied().flatten().expect("fit recorded every chosen span");
@@ -1115,9 +1114,11 @@ impl Matcher<'_, '_> {
     }
 }
 
+/// A variable's value as one expression read it, with the prefix modifier it was read under.
+type Reading = (Value, Option<u16>);
+
 /// Two readings of one variable: `None` when they disagree.
-#[allow(clippy::type_complexity)]
-fn merge(a: Option<(Value, Option<u16>)>, b: Option<(Value, Option<u16>)>) -> Option<Option<(Value, Option<u16>)>> {
+fn merge(a: Option<Reading>, b: Option<Reading>) -> Option<Option<Reading>> {
     let (Some(a), Some(b)) = (&a, &b) else { return Some(a.or(b)) };
     if a.0 == b.0 {
         // The same text: keep the reading with the weaker bound (no prefix beats any prefix).
@@ -1536,7 +1537,7 @@ impl crate::Catalog {
                 Err(_) => out.skipped += 1,
             }
         }
-        found.sort_by(|a, b| b.0.cmp(&a.0));
+        found.sort_by_key(|m| std::cmp::Reverse(m.0));
         out.matches = found.into_iter().map(|(_, m)| m).collect();
         Ok(out)
     }

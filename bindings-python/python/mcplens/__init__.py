@@ -8,6 +8,7 @@ themselves.
 from mcplens._catalog import Catalog, Watch
 from mcplens._core import (
     LIST_RESOURCE_TEMPLATES_TOOL,
+    LIST_RESOURCES_TOOL,
     Annotations,
     CatalogError,
     Completion,
@@ -27,7 +28,9 @@ from mcplens._core import (
     __version__,
     has_resources_capability,
 )
+from mcplens._core import TemplateError, expand, matches, variables
 from mcplens._mcp import list_resource_templates, list_resources
+from mcplens._template import CatalogMatches, TemplateMatch, TemplateValue, TemplateVariable
 from mcplens._tracking import (
     CallbackExporter,
     ExporterStats,
@@ -64,6 +67,18 @@ __all__ = [
     "has_resources_capability",
     "list_resource_templates",
     "list_resources",
+]
+# URI templates.
+__all__ += [
+    "LIST_RESOURCES_TOOL",
+    "CatalogMatches",
+    "TemplateError",
+    "TemplateMatch",
+    "TemplateValue",
+    "TemplateVariable",
+    "expand",
+    "matches",
+    "variables",
 ]
 # Server tracking.
 __all__ += [
