@@ -133,8 +133,10 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
                 check_error(e)
             else:
                 # The wire shape of the vector, from the Python (snake_case) one.
-                wire = [{"server": m["server"], "uriTemplate": m["uri_template"], "name": m["name"],
-                         "values": m["values"]} for m in found["matches"]]
+                wire = [
+                    {"server": m["server"], "uriTemplate": m["uri_template"], "name": m["name"], "values": m["values"]}
+                    for m in found["matches"]
+                ]
                 check(name, {"matches": wire, "skipped": found["skipped"]})
         else:
             raise AssertionError(f"unknown op {name}")

@@ -22,13 +22,16 @@ from mcplens._core import (
     Resource,
     ResourceTemplate,
     ServerStatus,
+    TemplateError,
     Ticket,
     ToolError,
     ToolSpec,
     __version__,
+    expand,
     has_resources_capability,
+    matches,
+    variables,
 )
-from mcplens._core import TemplateError, expand, matches, variables
 from mcplens._mcp import list_resource_templates, list_resources
 from mcplens._template import CatalogMatches, TemplateMatch, TemplateValue, TemplateVariable
 from mcplens._tracking import (
