@@ -963,30 +963,23 @@ fn expand_expression(e: &Expression<'_>, values: &Values, out: &mut Out) -> Resu
                     None => out.encode(s, reserved)?,
                 }
             }
-            Value::List(items) if !v.explode => {
+            Value::List(_) | Value::Assoc(_) if !v.explode => {
+                // `name=` for named operators, then the members (an associative array's names
+                // and values alike), comma-separated.
                 if op.named() {
                     out.raw(v.name)?;
                     out.raw("=")?;
                 }
-                for (i, item) in items.iter().enumerate() {
+                let members: Vec<&str> = match value {
+                    Value::Assoc(pairs) => pairs.iter().flat_map(|(k, x)| [k.as_str(), x.as_str()]).collect(),
+                    Value::List(items) => items.iter().map(String::as_str).collect(),
+                    Value::String(s) => vec![s.as_str()],
+                };
+                for (i, m) in members.iter().enumerate() {
                     if i > 0 {
                         out.raw(",")?;
                     }
-                    out.encode(item, reserved)?;
-                }
-            }
-            Value::Assoc(pairs) if !v.explode => {
-                if op.named() {
-                    out.raw(v.name)?;
-                    out.raw("=")?;
-                }
-                for (i, (k, x)) in pairs.iter().enumerate() {
-                    if i > 0 {
-                        out.raw(",")?;
-                    }
-                    out.encode(k, reserved)?;
-                    out.raw(",")?;
-                    out.encode(x, reserved)?;
+                    out.encode(m, reserved)?;
                 }
             }
             Value::List(items) => {

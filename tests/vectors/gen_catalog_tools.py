@@ -10,11 +10,10 @@ Run: python3 tests/vectors/gen_catalog_tools.py
 """
 from __future__ import annotations
 
-import json
 import pathlib
-import shutil
 
 from gen_catalog import OK, compact, e, lists, res_page, rpc_msg, tpl_page, tw
+from vector_files import write_all
 
 OUT = pathlib.Path(__file__).parent / "catalog_tools"
 CASES: list[dict] = []
@@ -160,15 +159,7 @@ case("match_uri_too_long", "a URI over 8,192 bytes is invalid_argument", [
 
 
 def main() -> None:
-    if OUT.exists():
-        shutil.rmtree(OUT)
-    OUT.mkdir(parents=True)
-    names = set()
-    for c in CASES:
-        assert c["name"] not in names, c["name"]
-        names.add(c["name"])
-        (OUT / f"{c['name']}.json").write_text(json.dumps(c, indent=1, ensure_ascii=False) + "\n")
-    print(f"{len(CASES)} catalog tool vectors written to {OUT}")
+    write_all(OUT, CASES, "catalog tool")
 
 
 if __name__ == "__main__":

@@ -8,9 +8,9 @@ Run: python3 tests/vectors/gen_templates.py
 """
 from __future__ import annotations
 
-import json
 import pathlib
-import shutil
+
+from vector_files import write_all
 
 OUT = pathlib.Path(__file__).parent / "templates"
 CASES: list[dict] = []
@@ -211,15 +211,7 @@ case("matches_errors", "an invalid template, a URI over 8,192 bytes, a search ov
 
 
 def main() -> None:
-    if OUT.exists():
-        shutil.rmtree(OUT)
-    OUT.mkdir(parents=True)
-    names = set()
-    for c in CASES:
-        assert c["name"] not in names, c["name"]
-        names.add(c["name"])
-        (OUT / f"{c['name']}.json").write_text(json.dumps(c, indent=1, ensure_ascii=False) + "\n")
-    print(f"{len(CASES)} template vectors written to {OUT}")
+    write_all(OUT, CASES, "template")
 
 
 if __name__ == "__main__":
