@@ -111,6 +111,12 @@ export declare class Pager {
   diagnostics(): string
 }
 
+/** `ListMcpResourcesTool` on the model's input (JSON text): the output JSON text. */
+export declare function callListResourcesTool(catalog: NativeCatalog, inputJson: string): string
+
+/** Every cached template `uri` fits, as JSON text: `{matches: [{server, uriTemplate, name, values}], skipped}`. */
+export declare function catalogMatchUri(catalog: NativeCatalog, uri: string): string
+
 /** What became of a commit or failure. */
 export interface Completion {
   /** False when the ticket was stale: nothing changed. */
@@ -121,6 +127,9 @@ export interface Completion {
 
 /** The version of the core (one version for every mcplens package). */
 export declare function coreVersion(): string
+
+/** Expands `template` (RFC 6570 level 4) with the values in `valuesJson` (an object). */
+export declare function expandTemplate(template: string, valuesJson: string): string
 
 /** Counters of one exporter. */
 export interface ExporterCounters {
@@ -139,8 +148,14 @@ export interface ExporterCounters {
 /** Does a server's `capabilities` object (JSON text) declare `resources`? */
 export declare function hasResourcesCapability(capabilitiesJson: string): boolean
 
+/** The resources tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text. */
+export declare function listResourcesToolSpec(): string
+
 /** The listing tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text. */
 export declare function listTemplatesToolSpec(): string
+
+/** The values under which `template` expands to `uri`, as JSON text, or `null`. */
+export declare function matchTemplate(template: string, uri: string): string | null
 
 /** The request the host must send next. */
 export interface Request {
@@ -162,6 +177,9 @@ export interface Settled {
   /** The core's message when not `ok`. */
   message?: string
 }
+
+/** Each variable of `template` as JSON text: `[{name, operator, explode, prefix}]`. */
+export declare function templateVariables(template: string): string
 
 /** Counters of a tracker (see `mcplens::tracking::Stats`). */
 export interface TrackerCounters {

@@ -1,4 +1,5 @@
-// Replays every shared vector in tests/vectors/catalog/ (format: tests/vectors/README.md) through the
+// Replays every shared vector in tests/vectors/catalog/ and tests/vectors/catalog_tools/ (format:
+// tests/vectors/README.md) through the
 // package's Catalog (its sans-IO API) and Pager, mirroring core/tests/vectors.rs `run_catalog_case`:
 // the same completions, statuses, errors and byte-identical tool output.
 import assert from 'node:assert/strict';
@@ -12,6 +13,10 @@ import { drive } from './replay.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'catalog');
 const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
+const TOOL_DIR = join(DIR, '..', 'catalog_tools');
+const toolFiles = readdirSync(TOOL_DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
 
@@ -113,6 +118,20 @@ function runCase(c) {
           checkError(e);
         }
         break;
+      case 'resourcesTool':
+        try {
+          check('resourcesTool', catalog.callListResourcesTool(op.input));
+        } catch (e) {
+          checkError(e);
+        }
+        break;
+      case 'matchUri':
+        try {
+          check('matchUri', catalog.matchUri(op.uri));
+        } catch (e) {
+          checkError(e);
+        }
+        break;
       default:
         throw new Error(`unknown op ${op.op}`);
     }
@@ -122,11 +141,12 @@ function runCase(c) {
 
 test('the shared catalog vectors are there', () => {
   assert.ok(files.length >= 30, `only ${files.length} catalog vectors in ${DIR}`);
+  assert.ok(toolFiles.length >= 15, `only ${toolFiles.length} catalog tool vectors in ${TOOL_DIR}`);
 });
 
-for (const file of files) {
+for (const [dir, file] of [...files.map((f) => [DIR, f]), ...toolFiles.map((f) => [TOOL_DIR, f])]) {
   test(`catalog vector ${file}`, () => {
-    const c = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
+    const c = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     assert.equal(c.name, basename(file, '.json'), 'name must match the file');
     const bad = runCase(c);
     assert.deepEqual(bad, [], bad.join('\n'));

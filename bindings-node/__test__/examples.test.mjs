@@ -85,3 +85,12 @@ test('the cross-language tracking hook: run-scenario.mjs prints tracking/expecte
   assert.equal(stdout, readFileSync(join(import.meta.dirname, 'tracking', 'expected.jsonl'), 'utf8'));
   await run(process.execPath, [hook, '--check'], { timeout: 30_000 });
 });
+
+test('examples/agent-templates.mjs expands a listed template and routes the read back', async () => {
+  const { stdout } = await run(process.execPath, [join(ROOT, 'examples', 'agent-templates.mjs')], { timeout: 30_000 });
+  assert.deepEqual(stdout.trim().split('\n'), [
+    '{"resources":[{"uri":"crm://index","name":"index","mimeType":"text/plain","server":"crm"}],"failures":[],"total":1}',
+    'crm://customers/42 -> crm {"id":"42"}',
+    'customer {"id":"42"}',
+  ]);
+});

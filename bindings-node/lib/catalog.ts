@@ -21,6 +21,7 @@ import {
   type Resource,
   type ResourceTemplate,
 } from './discovery.js';
+import type { CatalogMatches } from './template.js';
 
 /** A server's catalog status (see `docs/catalog.md`). */
 export type Status = 'unknown' | 'ok' | 'unsupported' | 'failed' | 'stale';
@@ -97,6 +98,9 @@ function deepFreeze<T>(value: T): T {
 
 /** `ListMcpResourceTemplatesTool`: register it in the agent's tool list; answer it with `catalog.callListTemplatesTool(args)`. */
 export const listResourceTemplatesTool: ToolSpec = deepFreeze(JSON.parse(native.listTemplatesToolSpec()) as ToolSpec);
+
+/** `ListMcpResourcesTool`, the concrete-resources twin: answer it with `catalog.callListResourcesTool(args)`. */
+export const listResourcesTool: ToolSpec = deepFreeze(JSON.parse(native.listResourcesToolSpec()) as ToolSpec);
 
 /** What `watch` needs of an SDK 1.x `Client` besides requests (the SDK's `Client` satisfies it). */
 export interface WatchableClient extends McpClient {
@@ -268,15 +272,20 @@ export class Catalog {
    * available servers), `invalid_argument` or `output_too_large` (never truncated).
    */
   callListTemplatesTool(args?: ListTemplatesToolInput | Readonly<Record<string, unknown>> | string | null): string {
-    const asked = typeof args === 'object' && args !== null ? (args as { server?: unknown }).server : undefined;
-    const server = typeof asked === 'string' ? asked : '';
-    let input: string;
-    try {
-      input = typeof args === 'string' ? args : (JSON.stringify(args ?? null) ?? 'null');
-    } catch {
-      throw new McplensError('invalid_argument', server, 'invalid input: the input is not a JSON object');
-    }
-    return this.#call(server, () => this.#native.callListTemplatesTool(input));
+    return this.#tool(args, (input) => this.#native.callListTemplatesTool(input));
+  }
+
+  /** Answers `ListMcpResourcesTool`, the concrete-resources twin (same input, paging, failures and cap). */
+  callListResourcesTool(args?: ListTemplatesToolInput | Readonly<Record<string, unknown>> | string | null): string {
+    return this.#tool(args, (input) => native.callListResourcesTool(this.#native, input));
+  }
+
+  /**
+   * Every cached template `uri` fits, with the values, most specific first (then in catalog order):
+   * route a read to `matches[0].server`. Throws `invalid_argument` for a URI over 8,192 bytes.
+   */
+  matchUri(uri: string): CatalogMatches {
+    return JSON.parse(this.#call('', () => native.catalogMatchUri(this.#native, uri))) as CatalogMatches;
   }
 
   /** Resolves once no refresh of `server` (or of any server) is running or waiting. */
@@ -342,6 +351,19 @@ export class Catalog {
   }
 
   // --- internals ---
+
+  /** Either listing tool on the model's input (an object, or its JSON text). */
+  #tool(args: unknown, f: (input: string) => string): string {
+    const asked = typeof args === 'object' && args !== null ? (args as { server?: unknown }).server : undefined;
+    const server = typeof asked === 'string' ? asked : '';
+    let input: string;
+    try {
+      input = typeof args === 'string' ? args : (JSON.stringify(args ?? null) ?? 'null');
+    } catch {
+      throw new McplensError('invalid_argument', server, 'invalid input: the input is not a JSON object');
+    }
+    return this.#call(server, () => f(input));
+  }
 
   #ticket(ticket: RefreshTicket): native.NativeTicket {
     const t = TICKETS.get(ticket);

@@ -1,7 +1,8 @@
 /**
  * mcplens for Node: bounded, validated, sanitized discovery of an MCP server's resources and
  * resource templates over an `@modelcontextprotocol/sdk` 1.x `Client`, a per-server catalog kept
- * current by list_changed, the model-facing `ListMcpResourceTemplatesTool`, and operation tracking
+ * current by list_changed, the model-facing `ListMcpResourceTemplatesTool` and `ListMcpResourcesTool`,
+ * RFC 6570 `expand`/`matches`/`variables`, and operation tracking
  * for `@modelcontextprotocol/sdk` servers (`track`).
  *
  * Every rule lives in the Rust core (the napi addon in `../index.js`). This facade only drives the
@@ -32,6 +33,7 @@ export {
   Catalog,
   RefreshTicket,
   listResourceTemplatesTool,
+  listResourcesTool,
   type CatalogOptions,
   type Completion,
   type Failure,
@@ -43,6 +45,15 @@ export {
   type ToolSpec,
   type WatchableClient,
 } from './catalog.js';
+export {
+  expand,
+  matches,
+  variables,
+  type CatalogMatches,
+  type TemplateMatch,
+  type TemplateValue,
+  type TemplateVariable,
+} from './template.js';
 export {
   Tracker,
   callbackExporter,

@@ -5,6 +5,7 @@
 //! clock when the caller passes no `now`. The `mcp` SDK glue lives in `python/mcplens/`.
 #![forbid(unsafe_code)]
 
+mod template;
 mod tracking;
 
 use std::time::Duration;
@@ -892,18 +893,20 @@ impl PyCatalog {
     /// `invalid_argument`, `output_too_large`: never truncated).
     #[pyo3(signature = (arguments = None))]
     fn call_list_templates_tool(&self, py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-        let input = match arguments {
-            None => Ok(tool::Input::default()),
-            Some(a) => match a.cast::<PyString>() {
-                Ok(text) => tool::Input::from_json(text.to_str()?),
-                Err(_) => match pythonize::depythonize::<serde_json::Value>(a) {
-                    Ok(value) => tool::Input::from_value(value),
-                    Err(_) => Err(tool::ToolError::InvalidArgument { reason: "the input is not a JSON object".into() }),
-                },
-            },
-        };
-        let input = input.map_err(|e| tool_error(py, &e, None))?;
+        let input = template::tool_input(py, arguments)?;
         py.detach(|| tool::render(&self.inner, &input)).map_err(|e| tool_error(py, &e, input.server.as_deref()))
+    }
+
+    /// Answers `ListMcpResourcesTool`, the concrete-resources twin (same input, paging, failures, cap).
+    #[pyo3(signature = (arguments = None))]
+    fn call_list_resources_tool(&self, py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+        template::call_resources_tool(py, &self.inner, arguments)
+    }
+
+    /// Every cached template `uri` fits: `{"matches": [{"server", "uri_template", "name", "values"}],
+    /// "skipped": n}`, most specific first (see `docs/templates.md`).
+    fn match_uri<'py>(&self, py: Python<'py>, uri: &str) -> PyResult<Bound<'py, PyAny>> {
+        template::match_uri(py, &self.inner, uri)
     }
 
     fn __repr__(&self) -> String {
@@ -996,6 +999,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyToolSpec>()?;
     m.add("LIST_RESOURCE_TEMPLATES_TOOL", PyToolSpec { inner: tool::spec() })?;
     m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
+    template::register(m)?;
     tracking::register(m)?;
     Ok(())
 }

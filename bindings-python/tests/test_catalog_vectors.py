@@ -1,4 +1,5 @@
-"""Replays every shared vector in `tests/vectors/catalog/` through `mcplens.Catalog`.
+"""Replays every shared vector in `tests/vectors/catalog/` and `tests/vectors/catalog_tools/` through
+`mcplens.Catalog`.
 
 The same runner as Rust's `run_catalog_case` (`core/tests/vectors.rs`; format in
 `tests/vectors/README.md`): the tool output must be byte-identical, because every rule is the core's.
@@ -17,6 +18,7 @@ from test_vectors import drive
 
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "catalog"
 FILES = sorted(VECTORS.glob("*.json"))
+TOOL_FILES = sorted((VECTORS.parent / "catalog_tools").glob("*.json"))
 
 
 def traverse(kind: str, server: str, spec: dict[str, Any], now_ms: float) -> mcplens.Listing:
@@ -112,7 +114,8 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
                 check(name, status_value(catalog.status(server, now)))
             except mcplens.CatalogError as e:
                 check_error(e)
-        elif name == "tool":
+        elif name in ("tool", "resourcesTool"):
+            call = catalog.call_list_templates_tool if name == "tool" else catalog.call_list_resources_tool
             # As the model's JSON text (what Rust's `Input::from_value` sees), and, for anything
             # but a string, as the Python value itself: both must give the same answer.
             attempts: list[Any] = [json.dumps(op.get("input"), ensure_ascii=False)]
@@ -120,9 +123,21 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
                 attempts.append(op.get("input"))
             for arguments in attempts:
                 try:
-                    check(name, catalog.call_list_templates_tool(arguments))
+                    check(name, call(arguments))
                 except mcplens.ToolError as e:
                     check_error(e)
+        elif name == "matchUri":
+            try:
+                found = catalog.match_uri(op["uri"])
+            except mcplens.TemplateError as e:
+                check_error(e)
+            else:
+                # The wire shape of the vector, from the Python (snake_case) one.
+                wire = [
+                    {"server": m["server"], "uriTemplate": m["uri_template"], "name": m["name"], "values": m["values"]}
+                    for m in found["matches"]
+                ]
+                check(name, {"matches": wire, "skipped": found["skipped"]})
         else:
             raise AssertionError(f"unknown op {name}")
     return bad
@@ -130,9 +145,10 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
 
 def test_vectors_present() -> None:
     assert len(FILES) >= 30, f"only {len(FILES)} catalog vectors under {VECTORS}"
+    assert len(TOOL_FILES) >= 15, f"only {len(TOOL_FILES)} catalog tool vectors"
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+@pytest.mark.parametrize("path", FILES + TOOL_FILES, ids=[p.stem for p in FILES + TOOL_FILES])
 def test_catalog_vector(path: Path) -> None:
     case = json.loads(path.read_text(encoding="utf-8"))
     assert case["name"] == path.stem, "name must match the file"

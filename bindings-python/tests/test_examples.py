@@ -45,3 +45,12 @@ def test_agent_tool_pages_through_the_listing() -> None:
     assert [len(page["resourceTemplates"]) for page in out] == [5, 3]
     assert [page.get("nextOffset") for page in out] == [5, None]
     assert {t["server"] for page in out for t in page["resourceTemplates"]} == {"docs"}
+
+
+def test_agent_templates_expands_and_routes_back() -> None:
+    server = PACKAGE / "tests" / "servers" / "fast_server.py"
+    out = run(str(EXAMPLES / "agent_templates.py"), sys.executable, str(server)).splitlines()
+    listing = json.loads(out[0])
+    assert [(r["uri"], r["server"]) for r in listing["resources"]] == [("docs://guide", "files")]
+    assert listing["total"] == 1
+    assert out[1:] == ["file:///notes.txt -> files {'path': 'notes.txt'}", "notes.txt"]

@@ -16,6 +16,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use mcplens::discovery::{DiscoveryError, Item, Limits, ListKind, Outcome, Pager};
 use mcplens::sanitize::{self, TemplateProblem, MAX_CHARS};
+use mcplens::template::{self, Values};
 use mcplens::tracking::ids::IdGen;
 use mcplens::tracking::{
     BuildConfig, Event, EventBuilder, Identity, Method, Operation, Payload, PayloadLimits, PeerInfo, RequestId,
@@ -334,6 +335,8 @@ pub const TEMPLATE_PIECES: &[&str] = &[
     "/",
     ";",
     "+",
+    "'",
+    "\"",
 ];
 
 /// A template-ish string from fuzz bytes: mostly pieces, sometimes free characters.
@@ -355,6 +358,132 @@ pub fn template_text(b: &mut Bytes<'_>, max_pieces: usize) -> String {
         }
     }
     s
+}
+
+// ---------------------------------------------------------------------------------------------
+// Templates: variables, expand, matches
+// ---------------------------------------------------------------------------------------------
+
+const VALUE_PIECES: &[&str] = &[
+    "a", "Z", "0", "-", ".", "_", "~", "/", "?", "#", "&", "=", ",", ";", "%", "%41", "%c3%a9", "%FF", " ", "é", "😀",
+    "'", "+", "*", "!", ":",
+];
+
+fn value_text(b: &mut Bytes<'_>) -> String {
+    let n = b.below(6);
+    (0..n)
+        .map(
+            |_| {
+                if b.one_in(5) {
+                    any_char(b).to_string()
+                } else {
+                    VALUE_PIECES[b.below(VALUE_PIECES.len())].to_owned()
+                }
+            },
+        )
+        .collect()
+}
+
+/// Values for `names` from fuzz bytes: strings, lists, associative arrays, undefined.
+fn values_for(b: &mut Bytes<'_>, names: &[String]) -> Values {
+    let mut v = Values::new();
+    for name in names {
+        match b.below(5) {
+            0 => {}
+            1 | 2 => {
+                v.insert(name.clone(), value_text(b));
+            }
+            3 => {
+                let items = (0..b.below(4)).map(|_| value_text(b)).collect::<Vec<_>>();
+                v.insert(name.clone(), items);
+            }
+            _ => {
+                let pairs = (0..b.below(4)).map(|_| (value_text(b), value_text(b))).collect::<Vec<_>>();
+                v.insert(name.clone(), pairs);
+            }
+        }
+    }
+    v
+}
+
+/// Uppercases the hex digits of pct-encoded triplets (RFC 3986 §6.2.2.1), for comparing URIs.
+fn normalize_pct(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut upper = 0;
+    for c in s.chars() {
+        if c == '%' {
+            upper = 2;
+            out.push(c);
+        } else if upper > 0 {
+            upper -= 1;
+            out.push(c.to_ascii_uppercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Fuzz entry `template`: arbitrary bytes as a template and a URI, and a template built from
+/// grammar pieces with values, through `variables`, `expand` and `matches`.
+pub fn check_template_ops(data: &[u8]) {
+    let text = lossy(data);
+    let (t, uri) = text.split_once('\n').unwrap_or((&text, ""));
+    check_template_text(t, uri);
+    let mut b = Bytes::new(data);
+    let t = template_text(&mut b, 16);
+    let uri = template_text(&mut b, 8);
+    check_template_text(&t, &uri);
+    check_round_trip(&mut b, &t);
+}
+
+/// Never panics; the parser is the discovery check; `expand` writes URI characters within the cap;
+/// `matches` names only the template's variables.
+pub fn check_template_text(t: &str, uri: &str) {
+    let parsed = template::Template::parse(t);
+    assert_eq!(parsed.is_ok(), sanitize::check_uri_template(t).is_ok(), "one parser: {t:?}");
+    assert_eq!(parsed.is_ok(), reference_template(t).is_ok(), "the reference grammar disagrees on {t:?}");
+    let Ok(parsed) = parsed else { return };
+    let names: Vec<String> = parsed.variables().into_iter().map(|v| v.name).collect();
+    for values in [Values::new(), values_for(&mut Bytes::new(uri.as_bytes()), &names)] {
+        if let Ok(out) = parsed.expand(&values) {
+            assert!(out.len() <= template::MAX_URI_BYTES);
+            assert!(out.bytes().all(|c| c.is_ascii_graphic()), "{t:?} expanded to a non-URI character: {out:?}");
+            assert_eq!(parsed.expand(&values).as_deref(), Ok(out.as_str()), "deterministic");
+        }
+    }
+    if let Ok(Some(found)) = parsed.matches(uri) {
+        for (name, _) in found.iter() {
+            assert!(names.iter().any(|n| n == name), "{t:?} on {uri:?}: {name} is not a variable");
+        }
+    }
+}
+
+/// For a template whose expressions have one variable each, all names distinct: whatever `expand`
+/// writes, `matches` reads back (or gives up: `match_limit`), and the values it finds expand to the
+/// same URI (up to the case of pct-encoded hex digits).
+fn check_round_trip(b: &mut Bytes<'_>, t: &str) {
+    let Ok(parsed) = template::Template::parse(t) else { return };
+    let vars = parsed.variables();
+    let mut names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
+    names.sort();
+    names.dedup();
+    let single = t.matches('{').count() == vars.len();
+    if !single || names.len() != vars.len() {
+        return;
+    }
+    let values = values_for(b, &names);
+    let Ok(uri) = parsed.expand(&values) else { return };
+    match parsed.matches(&uri) {
+        Ok(Some(found)) => {
+            let back = parsed
+                .expand(&found)
+                .unwrap_or_else(|e| panic!("{t:?}: {} from {uri:?} does not expand: {e}", found.to_json()));
+            assert_eq!(normalize_pct(&back), normalize_pct(&uri), "{t:?}: {uri:?} matched as {}", found.to_json());
+        }
+        Ok(None) => panic!("{t:?}: its own expansion {uri:?} (of {}) does not match", values.to_json()),
+        Err(e) => assert_eq!(e.code(), "match_limit", "{t:?} on {uri:?}: {e}"),
+    }
 }
 
 /// Fuzz entry: arbitrary bytes (and a template built from them) through the checker.
@@ -395,11 +524,12 @@ pub fn reference_template(t: &str) -> Result<(), TemplateProblem> {
     Ok(())
 }
 
-/// `literals` of RFC 6570 §2.1: printable ASCII except `"'%<>\^`{|}` and space, plus `ucschar`
-/// and `iprivate` (RFC 3987).
+/// `literals` of RFC 6570 §2.1: printable ASCII except `"%<>\^`{|}` and space, plus `ucschar`
+/// and `iprivate` (RFC 3987). The RFC also leaves out `'`; mcplens reads it as a literal
+/// (`docs/templates.md`), and so does this reference.
 fn ref_literal(x: char) -> bool {
     if x.is_ascii() {
-        return ('\u{21}'..='\u{7E}').contains(&x) && !"\"'%<>\\^`{|}".contains(x);
+        return ('\u{21}'..='\u{7E}').contains(&x) && !"\"%<>\\^`{|}".contains(x);
     }
     let u = x as u32;
     let ucschar = [

@@ -125,7 +125,23 @@ for i, t in enumerate(TEMPLATES):
     write("uri_template", f"t{i:02}.txt", t)
 write("uri_template", "long.txt", "a" * 2047 + "{x}")
 
+# template: "TEMPLATE\nURI" texts (the structured half of the target reads the same bytes).
+TEMPLATE_URIS = [
+    ("file:///{+path}", "file:///a/b%20c"),
+    ("db://{table}/{id}{?fields*}", "db://users/42?fields=a&fields=b"),
+    ("{/list*,x:2}{;keys*}{.dom}", "/a/b/cd;k=v;j.x"),
+    ("'{var}'{#frag}", "'value'#a/b"),
+    ("caf\u00e9/{x}{&y}", "caf%C3%A9/1&y="),
+    ("{+a}{+b}{+c}~", "abc~~~"),
+    ("{x}/{x:1}", "ab/a"),
+    ("{?id,keys*}", "?id=7&a=1&b=%2C"),
+]
+for i, (t, u) in enumerate(TEMPLATE_URIS):
+    write("template", f"m{i:02}.txt", f"{t}\n{u}")
+for i, t in enumerate(TEMPLATES):
+    write("template", f"t{i:02}.txt", t)
+
 rng = random.Random(6570)
-for target in ("pager_sequence", "tracking_event"):
+for target in ("pager_sequence", "tracking_event", "template"):
     for i, size in enumerate((8, 32, 64, 128, 256, 512, 1024, 2048)):
         write(target, f"random{i}.bin", bytes(rng.randrange(256) for _ in range(size)))

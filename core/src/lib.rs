@@ -9,7 +9,8 @@
 //! - [`discovery`]: the [`Pager`] for `resources/list` and `resources/templates/list`.
 //! - [`sanitize`]: untrusted text → safe text, and the RFC 6570 URI-template check.
 //! - [`catalog`]: the per-server cache, refreshed as one transaction.
-//! - [`tool`]: the `ListMcpResourceTemplatesTool` spec and rendering.
+//! - [`tool`]: the `ListMcpResourceTemplatesTool` and `ListMcpResourcesTool` specs and rendering.
+//! - [`template`]: RFC 6570 `variables`, `expand` (level 4) and `matches`, only when a caller asks.
 //! - [`tracking`]: server-side operation tracking ([`Tracker`](tracking::Tracker)): events,
 //!   redaction, payload caps, bounded queue, exporters.
 #![warn(missing_docs)]
@@ -18,6 +19,7 @@
 pub mod catalog;
 pub mod discovery;
 pub mod sanitize;
+pub mod template;
 pub mod tool;
 pub mod tracking;
 

@@ -202,7 +202,8 @@ fn cap(s: String) -> String {
     }
 }
 
-/// Why a URI template was refused (internal; the public outcome is a dropped, counted item).
+/// Why a URI template was refused: discovery drops and counts the item; [`crate::template`] returns
+/// it in `TemplateError::InvalidTemplate`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TemplateProblem {
     /// Over [`MAX_CHARS`] characters.
@@ -215,18 +216,16 @@ pub enum TemplateProblem {
 
 /// Checks a URI template against RFC 6570 (levels 1–4) and the mcplens character rules. The
 /// template itself is never changed: callers keep or drop it whole.
+///
+/// This is [`crate::template::Template::parse`], the parser `variables`/`expand`/`matches` use: a
+/// template discovery keeps is one they accept, and the reverse (`'` is read as a literal: see
+/// `docs/templates.md`).
 pub fn check_uri_template(t: &str) -> Result<(), TemplateProblem> {
-    check_uri_chars(t)?;
-    let mut it = t.chars().peekable();
-    while let Some(c) = it.next() {
-        match c {
-            '{' => expression(&mut it)?,
-            '%' => pct(&mut it)?,
-            c if is_literal(c) => {}
-            _ => return Err(TemplateProblem::Syntax),
-        }
+    match crate::template::Template::parse(t) {
+        Ok(_) => Ok(()),
+        Err(crate::template::TemplateError::InvalidTemplate { problem, .. }) => Err(problem),
+        Err(_) => Err(TemplateProblem::Syntax),
     }
-    Ok(())
 }
 
 /// The character rules shared by URIs and URI templates: at most [`MAX_CHARS`] characters, no
@@ -239,113 +238,6 @@ pub fn check_uri_chars(t: &str) -> Result<(), TemplateProblem> {
         return Err(TemplateProblem::ForbiddenChar);
     }
     Ok(())
-}
-
-/// RFC 6570 §2.1 literals (outside `%`, which starts a pct-encoded triplet).
-fn is_literal(c: char) -> bool {
-    match c {
-        '\u{21}'
-        | '\u{23}'..='\u{24}'
-        | '\u{26}'
-        | '\u{28}'..='\u{3B}'
-        | '\u{3D}'
-        | '\u{3F}'..='\u{5B}'
-        | '\u{5D}'
-        | '\u{5F}'
-        | '\u{61}'..='\u{7A}'
-        | '\u{7E}' => true,
-        c => is_ucschar(c) || is_iprivate(c),
-    }
-}
-
-fn is_ucschar(c: char) -> bool {
-    let u = c as u32;
-    matches!(u,
-        0xA0..=0xD7FF | 0xF900..=0xFDCF | 0xFDF0..=0xFFEF
-        | 0x10000..=0x1FFFD | 0x20000..=0x2FFFD | 0x30000..=0x3FFFD
-        | 0x40000..=0x4FFFD | 0x50000..=0x5FFFD | 0x60000..=0x6FFFD
-        | 0x70000..=0x7FFFD | 0x80000..=0x8FFFD | 0x90000..=0x9FFFD
-        | 0xA0000..=0xAFFFD | 0xB0000..=0xBFFFD | 0xC0000..=0xCFFFD
-        | 0xD0000..=0xDFFFD | 0xE1000..=0xEFFFD)
-}
-
-fn is_iprivate(c: char) -> bool {
-    let u = c as u32;
-    matches!(u, 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD)
-}
-
-type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
-
-fn pct(it: &mut Chars<'_>) -> Result<(), TemplateProblem> {
-    for _ in 0..2 {
-        match it.next() {
-            Some(c) if c.is_ascii_hexdigit() => {}
-            _ => return Err(TemplateProblem::Syntax),
-        }
-    }
-    Ok(())
-}
-
-/// `"{" [ operator ] variable-list "}"` (the `{` already consumed). Reserved operators
-/// (`= , ! @ |`) are invalid.
-fn expression(it: &mut Chars<'_>) -> Result<(), TemplateProblem> {
-    if matches!(it.peek(), Some('+' | '#' | '.' | '/' | ';' | '?' | '&')) {
-        it.next();
-    }
-    loop {
-        varspec(it)?;
-        match it.next() {
-            Some(',') => continue,
-            Some('}') => return Ok(()),
-            _ => return Err(TemplateProblem::Syntax),
-        }
-    }
-}
-
-/// `varname [ ":" max-length / "*" ]`, where `varname = varchar *( ["."] varchar )`.
-fn varspec(it: &mut Chars<'_>) -> Result<(), TemplateProblem> {
-    varchar(it)?;
-    loop {
-        match it.peek() {
-            Some('.') => {
-                it.next();
-                varchar(it)?;
-            }
-            Some(c) if c.is_ascii_alphanumeric() || *c == '_' || *c == '%' => varchar(it)?,
-            _ => break,
-        }
-    }
-    match it.peek() {
-        Some(':') => {
-            it.next();
-            // max-length = %x31-39 0*3DIGIT  (1..=9999)
-            match it.next() {
-                Some('1'..='9') => {}
-                _ => return Err(TemplateProblem::Syntax),
-            }
-            let mut digits = 1;
-            while matches!(it.peek(), Some('0'..='9')) {
-                it.next();
-                digits += 1;
-                if digits > 4 {
-                    return Err(TemplateProblem::Syntax);
-                }
-            }
-        }
-        Some('*') => {
-            it.next();
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-fn varchar(it: &mut Chars<'_>) -> Result<(), TemplateProblem> {
-    match it.next() {
-        Some(c) if c.is_ascii_alphanumeric() || c == '_' => Ok(()),
-        Some('%') => pct(it),
-        _ => Err(TemplateProblem::Syntax),
-    }
 }
 
 #[cfg(test)]
@@ -432,6 +324,7 @@ mod tests {
             "ü/{x}",
             "",
             "%41{x:9999}",
+            "'{var}'",
         ] {
             assert_eq!(check_uri_template(ok), Ok(()), "{ok}");
         }
@@ -454,6 +347,8 @@ mod tests {
             "<x>",
             "{x y}",
             "a\u{FFFD}",
+            "\"{x}\"",
+            "a`b",
         ] {
             assert!(check_uri_template(bad).is_err(), "{bad:?}");
         }

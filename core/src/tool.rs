@@ -1,12 +1,16 @@
-//! `ListMcpResourceTemplatesTool`: the model-facing listing of the catalog's resource templates.
+//! `ListMcpResourceTemplatesTool` and `ListMcpResourcesTool`: the model-facing listings of the
+//! catalog's resource templates and concrete resources.
 //!
-//! The spec (name, description, input schema, annotations) comes from here so every language
-//! ships the same text. [`render`] turns a catalog and the model's input into compact JSON:
+//! The specs (name, description, input schema, annotations) come from here so every language
+//! ships the same text. [`render`] (templates) and [`render_resources`] turn a catalog and the
+//! model's input into compact JSON:
 //!
 //! ```json
 //! {"resourceTemplates":[…],"failures":[{"server":"…","code":"…","message":"…"}],"total":3,"nextOffset":2}
+//! {"resources":[…],"failures":[…],"total":3,"nextOffset":2}
 //! ```
 //!
+//! Both tools take the same input, page alike, report the same failures and share the cap.
 //! Output over [`MAX_OUTPUT_CHARS`] characters is an `output_too_large` error with a hint to
 //! filter or page — never truncated, never written anywhere. Rendering reads only the catalog:
 //! it never reads a resource, expands a template or calls completion.
@@ -15,11 +19,13 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::catalog::{Catalog, CatalogError};
-use crate::discovery::ResourceTemplate;
+use crate::catalog::{Catalog, CatalogError, Failure};
 
-/// The tool's name.
+/// The templates tool's name.
 pub const NAME: &str = "ListMcpResourceTemplatesTool";
+
+/// The resources tool's name.
+pub const RESOURCES_NAME: &str = "ListMcpResourcesTool";
 
 /// The cap on the rendered output, in Unicode scalar values.
 pub const MAX_OUTPUT_CHARS: usize = 100_000;
@@ -30,12 +36,21 @@ pub const DEFAULT_LIMIT: usize = 100;
 /// The largest `limit` accepted.
 pub const MAX_LIMIT: usize = 1000;
 
-/// The tool's description, shown to the model.
+/// The templates tool's description, shown to the model.
 pub const DESCRIPTION: &str = "Lists the resource templates of the connected MCP servers. A resource template is an \
 RFC 6570 URI template such as file:///{path}: fill in its variables to build a concrete URI, then read that URI with \
 the MCP resource-reading tool, naming the same server. Each template has a \"server\" field. Use \"server\" to list \
 one server's templates, and \"offset\"/\"limit\" to page: \"nextOffset\" is present when more templates remain. \
-Servers whose templates could not be listed are reported in \"failures\".";
+Servers whose templates could not be listed are reported in \"failures\". An empty listing means the connected \
+servers offer no resource templates, not that a server has no tools.";
+
+/// The resources tool's description, shown to the model.
+pub const RESOURCES_DESCRIPTION: &str = "Lists the concrete resources of the connected MCP servers: each has a \
+\"uri\" to read with the MCP resource-reading tool, naming the same server, a \"name\", and, when the server gives \
+them, \"title\", \"description\", \"mimeType\" and \"size\" (bytes). Each resource has a \"server\" field. Use \
+\"server\" to list one server's resources, and \"offset\"/\"limit\" to page: \"nextOffset\" is present when more \
+resources remain. Servers whose resources could not be listed are reported in \"failures\". An empty listing means \
+the connected servers offer no concrete resources, not that a server has no tools.";
 
 /// The tool's description and schema.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -60,22 +75,31 @@ impl ToolSpec {
     }
 }
 
-/// The tool's spec.
+/// The templates tool's spec.
 pub fn spec() -> ToolSpec {
+    tool_spec(NAME, DESCRIPTION, "templates", "List MCP resource templates")
+}
+
+/// The resources tool's spec.
+pub fn resources_spec() -> ToolSpec {
+    tool_spec(RESOURCES_NAME, RESOURCES_DESCRIPTION, "resources", "List MCP resources")
+}
+
+fn tool_spec(name: &'static str, description: &'static str, items: &str, title: &str) -> ToolSpec {
     ToolSpec {
-        name: NAME,
-        description: DESCRIPTION,
+        name,
+        description,
         input_schema: json!({
             "type": "object",
             "properties": {
-                "server": {"type": "string", "description": "List only this server's templates."},
-                "offset": {"type": "integer", "minimum": 0, "description": "Skip this many templates (default 0)."},
+                "server": {"type": "string", "description": format!("List only this server's {items}.")},
+                "offset": {"type": "integer", "minimum": 0, "description": format!("Skip this many {items} (default 0).")},
                 "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT,
-                          "description": "Return at most this many templates (default 100)."}
+                          "description": format!("Return at most this many {items} (default 100).")}
             },
             "additionalProperties": false
         }),
-        annotations: json!({"title": "List MCP resource templates", "readOnlyHint": true, "openWorldHint": false}),
+        annotations: json!({"title": title, "readOnlyHint": true, "openWorldHint": false}),
         deferred: true,
     }
 }
@@ -87,10 +111,10 @@ pub struct Input {
     /// Only this server.
     #[serde(default)]
     pub server: Option<String>,
-    /// Templates to skip.
+    /// Items to skip.
     #[serde(default)]
     pub offset: Option<u64>,
-    /// Templates to return.
+    /// Items to return.
     #[serde(default)]
     pub limit: Option<u64>,
 }
@@ -175,28 +199,44 @@ struct FailureRow<'a> {
     message: &'a str,
 }
 
-/// Renders the tool's output for `input` from `catalog`'s current entries.
+/// Renders the templates tool's output for `input` from `catalog`'s current entries.
 ///
 /// Order is deterministic: servers in registration order, each server's templates in the
 /// server's order. Failures list the selected servers whose last refresh failed (their last
 /// good templates, if any, are still listed).
 pub fn render(catalog: &Catalog, input: &Input) -> Result<String, ToolError> {
     let views = catalog.views(input.server.as_deref()).map_err(ToolError::UnknownServer)?;
-    let all: Vec<&ResourceTemplate> = views.iter().flat_map(|v| v.templates.iter()).collect();
+    render_page("resourceTemplates", views.into_iter().map(|v| (v.name, v.templates, v.failure)).collect(), input)
+}
+
+/// Renders the resources tool's output: [`render`]'s twin over each server's concrete resources
+/// (`uri, name, title?, description?, mimeType?, size?, annotations?, server`).
+pub fn render_resources(catalog: &Catalog, input: &Input) -> Result<String, ToolError> {
+    let views = catalog.resource_views(input.server.as_deref()).map_err(ToolError::UnknownServer)?;
+    render_page("resources", views.into_iter().map(|(v, resources)| (v.name, resources, v.failure)).collect(), input)
+}
+
+/// One page of either listing: `{key: [...], failures, total, nextOffset?}`, within the cap.
+fn render_page<T: Serialize>(
+    key: &'static str,
+    servers: Vec<(String, Vec<T>, Option<Failure>)>,
+    input: &Input,
+) -> Result<String, ToolError> {
+    let all: Vec<&T> = servers.iter().flat_map(|(_, items, _)| items.iter()).collect();
     let total = all.len();
     let offset = usize::try_from(input.offset.unwrap_or(0)).unwrap_or(usize::MAX).min(total);
     let limit = input.limit.map_or(DEFAULT_LIMIT, |l| l as usize).clamp(1, MAX_LIMIT);
     let end = offset.saturating_add(limit).min(total);
     let page = &all[offset..end];
-    let failures: Vec<FailureRow<'_>> = views
+    let failures: Vec<FailureRow<'_>> = servers
         .iter()
-        .filter_map(|v| v.failure.as_ref().map(|f| FailureRow { server: &v.name, code: &f.code, message: &f.message }))
+        .filter_map(|(name, _, f)| f.as_ref().map(|f| FailureRow { server: name, code: &f.code, message: &f.message }))
         .collect();
 
     let mut out = Vec::with_capacity(256 + page.len() * 256);
     let mut ser = serde_json::Serializer::new(&mut out);
     let mut map = ser.serialize_map(None).expect("writing to a Vec cannot fail");
-    map.serialize_entry("resourceTemplates", page).expect("writing to a Vec cannot fail");
+    map.serialize_entry(key, page).expect("writing to a Vec cannot fail");
     map.serialize_entry("failures", &failures).expect("writing to a Vec cannot fail");
     map.serialize_entry("total", &total).expect("writing to a Vec cannot fail");
     if end < total {
@@ -214,4 +254,9 @@ pub fn render(catalog: &Catalog, input: &Input) -> Result<String, ToolError> {
 /// [`render`] from the model's input as JSON text.
 pub fn call(catalog: &Catalog, input_json: &str) -> Result<String, ToolError> {
     render(catalog, &Input::from_json(input_json)?)
+}
+
+/// [`render_resources`] from the model's input as JSON text.
+pub fn call_resources(catalog: &Catalog, input_json: &str) -> Result<String, ToolError> {
+    render_resources(catalog, &Input::from_json(input_json)?)
 }

@@ -111,3 +111,36 @@ fn tool_output_is_byte_identical_across_runs_and_catalogs() {
         .collect();
     assert_eq!(servers, ["zeta", "alpha", "mid"]);
 }
+
+#[test]
+fn resources_tool_spec_is_the_templates_tools_twin() {
+    let (r, t) = (tool::resources_spec(), tool::spec());
+    assert_eq!(r.name, "ListMcpResourcesTool");
+    assert!(r.deferred);
+    assert_eq!(r.annotations["readOnlyHint"], true);
+    let keys =
+        |s: &tool::ToolSpec| s.input_schema["properties"].as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&r), keys(&t));
+    assert_eq!(r.input_schema["properties"]["limit"]["maximum"], 1000);
+    assert_eq!(r.input_schema["additionalProperties"], false);
+    assert!(r.description.contains("offer no concrete resources, not that a server has no tools."));
+    assert!(t.description.contains("offer no resource templates, not that a server has no tools."));
+}
+
+#[test]
+fn resources_tool_output_is_byte_identical_across_runs() {
+    let c = Catalog::new();
+    for s in ["zeta", "alpha"] {
+        let (r, t) = pair(s);
+        let ticket = c.begin_refresh(s);
+        c.commit(&ticket, &r, &t, Duration::ZERO).unwrap();
+    }
+    let first = tool::call_resources(&c, "{}").unwrap();
+    assert_eq!(
+        first,
+        r#"{"resources":[{"uri":"x:1","name":"one","server":"zeta"},{"uri":"x:1","name":"one","server":"alpha"}],"failures":[],"total":2}"#
+    );
+    for _ in 0..5 {
+        assert_eq!(tool::call_resources(&c, "{}").unwrap(), first);
+    }
+}

@@ -65,6 +65,11 @@ fn uri_template() {
 }
 
 #[test]
+fn template() {
+    replay("template", checks::check_template_ops);
+}
+
+#[test]
 fn tracking_event() {
     replay("tracking_event", checks::check_tracking_event);
 }

@@ -288,6 +288,18 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
                 Ok(text) => check("tool", json!(text)),
                 Err(e) => check_error(&mut bad, i, op, e.code(), &e.to_string()),
             },
+            "resourcesTool" => {
+                match tool::Input::from_value(op["input"].clone())
+                    .and_then(|inp| tool::render_resources(&catalog, &inp))
+                {
+                    Ok(text) => check("resourcesTool", json!(text)),
+                    Err(e) => check_error(&mut bad, i, op, e.code(), &e.to_string()),
+                }
+            }
+            "matchUri" => match catalog.match_uri(op["uri"].as_str().unwrap()) {
+                Ok(found) => check("matchUri", serde_json::to_value(&found).unwrap()),
+                Err(e) => check_error(&mut bad, i, op, e.code(), &e.to_string()),
+            },
             other => panic!("unknown op {other}"),
         }
     }
@@ -307,11 +319,21 @@ fn check_error(bad: &mut Vec<String>, i: usize, op: &Value, code: &str, message:
 
 #[test]
 fn catalog_vectors() {
-    let dir = vectors_dir("catalog");
+    replay_catalog_dir("catalog", 30);
+}
+
+/// `ListMcpResourcesTool` and `Catalog::match_uri`, in the catalog format.
+#[test]
+fn catalog_tool_vectors() {
+    replay_catalog_dir("catalog_tools", 15);
+}
+
+fn replay_catalog_dir(sub: &str, at_least: usize) {
+    let dir = vectors_dir(sub);
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "json"));
     files.sort();
-    assert!(files.len() >= 30, "only {} catalog vectors", files.len());
+    assert!(files.len() >= at_least, "only {} {sub} vectors", files.len());
     let mut failures = Vec::new();
     for f in &files {
         let case: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();

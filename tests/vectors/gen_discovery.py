@@ -422,13 +422,14 @@ ok("sanitize_cap_after_removal", "removed characters do not count toward the cap
 # ---------------------------------------------------------------- URI templates and URIs
 bad_templates = ["file:///{path", "a b/{x}", "x://{=reserved}", "x://{a\u200eb}", "x://\u202e{a}", "x://{x:0}",
                  "x://{x:10000}", "x://%zz/{a}", "x://{a}}", "x://{}", "x://" + "a" * 2042 + "{x}",
-                 "x://\u0007{a}", "x://<{a}>", "x://{a,}"]
+                 "x://\u0007{a}", "x://<{a}>", "x://{a,}", 'x://"{a}"', "x://{a}`"]
 ok("invalid_uri_templates_dropped", "invalid RFC 6570 templates are dropped whole and counted, never altered",
    [{"page": page([wire(u, "bad") for u in bad_templates] + [A])}], [req()], [EA],
    diagnostics=diag(1, 1, [EA], dropped_items={"invalid_uri_template": len(bad_templates)}))
 good = ["http://e.com/{+path}/here{?q,lang}{&x*}{#frag:3}", "{/list*}{;keys}{.dom}", "x://{var.sub}/{a%20b}",
-        "caf\u00e9://{x}", "x://" + "a" * 2041 + "{x}", "%41{x:9999}"]
-ok("valid_uri_templates_kept_exactly", "valid level 1-4 templates are kept byte for byte",
+        "caf\u00e9://{x}", "x://" + "a" * 2041 + "{x}", "%41{x:9999}", "x://{a}/it's", "'{var}'"]
+ok("valid_uri_templates_kept_exactly", "valid level 1-4 templates are kept byte for byte; ' is a literal "
+   "(docs/templates.md)",
    [{"page": page([wire(u, "ok") for u in good])}], [req()], [t(u, "ok") for u in good])
 ok("lone_surrogate_uri_template_dropped", "a template holding a lone surrogate is dropped, not repaired",
    [{"page": '{"resourceTemplates":[{"uriTemplate":"x://\\udc00{a}","name":"n"},' + compact(A) + "]}"}],

@@ -8,6 +8,7 @@ themselves.
 from mcplens._catalog import Catalog, Watch
 from mcplens._core import (
     LIST_RESOURCE_TEMPLATES_TOOL,
+    LIST_RESOURCES_TOOL,
     Annotations,
     CatalogError,
     Completion,
@@ -21,13 +22,18 @@ from mcplens._core import (
     Resource,
     ResourceTemplate,
     ServerStatus,
+    TemplateError,
     Ticket,
     ToolError,
     ToolSpec,
     __version__,
+    expand,
     has_resources_capability,
+    matches,
+    variables,
 )
 from mcplens._mcp import list_resource_templates, list_resources
+from mcplens._template import CatalogMatches, TemplateMatch, TemplateValue, TemplateVariable
 from mcplens._tracking import (
     CallbackExporter,
     ExporterStats,
@@ -64,6 +70,18 @@ __all__ = [
     "has_resources_capability",
     "list_resource_templates",
     "list_resources",
+]
+# URI templates.
+__all__ += [
+    "LIST_RESOURCES_TOOL",
+    "CatalogMatches",
+    "TemplateError",
+    "TemplateMatch",
+    "TemplateValue",
+    "TemplateVariable",
+    "expand",
+    "matches",
+    "variables",
 ]
 # Server tracking.
 __all__ += [

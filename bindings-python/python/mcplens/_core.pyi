@@ -6,7 +6,10 @@ from typing import Any, Literal, TypeAlias, final
 
 from typing_extensions import Self, disjoint_base
 
+from mcplens._template import CatalogMatches, TemplateValue, TemplateVariable
+
 __all__ = [
+    "LIST_RESOURCES_TOOL",
     "LIST_RESOURCE_TEMPLATES_TOOL",
     "Annotations",
     "Catalog",
@@ -28,6 +31,8 @@ __all__ = [
     "__version__",
     "has_resources_capability",
 ]
+# URI templates.
+__all__ += ["TemplateError", "expand", "matches", "variables"]
 # Server tracking.
 __all__ += [
     "TRACKED_METHODS",
@@ -66,6 +71,10 @@ class CatalogError(McplensError):
 
 class ToolError(McplensError):
     """The listing tool refused its input (`unknown_server`, `invalid_argument`, `output_too_large`)."""
+
+class TemplateError(McplensError):
+    """A URI template or its values were refused (`invalid_uri_template`, `invalid_value`,
+    `prefix_on_composite`, `output_too_large`, `invalid_argument`, `match_limit`)."""
 
 @final
 class Limits:
@@ -301,6 +310,8 @@ class Catalog:
     def templates(self, server: str | None = None) -> list[ResourceTemplate]: ...
     def resources(self, server: str | None = None) -> list[Resource]: ...
     def call_list_templates_tool(self, arguments: Mapping[str, Any] | str | None = None) -> str: ...
+    def call_list_resources_tool(self, arguments: Mapping[str, Any] | str | None = None) -> str: ...
+    def match_uri(self, uri: str) -> CatalogMatches: ...
 
 @final
 class ToolSpec:
@@ -322,7 +333,17 @@ class ToolSpec:
 LIST_RESOURCE_TEMPLATES_TOOL: ToolSpec
 """`ListMcpResourceTemplatesTool`: register it with the model; answer it with `Catalog.call_list_templates_tool`."""
 
+LIST_RESOURCES_TOOL: ToolSpec
+"""`ListMcpResourcesTool`: register it with the model; answer it with `Catalog.call_list_resources_tool`."""
+
 def has_resources_capability(capabilities_json: str) -> bool: ...
+
+# ---------------------------------------------------------------------------------------------
+# URI templates (RFC 6570; `docs/templates.md`).
+
+def variables(template: str) -> list[TemplateVariable]: ...
+def expand(template: str, values: Mapping[str, Any]) -> str: ...
+def matches(template: str, uri: str) -> dict[str, TemplateValue] | None: ...
 
 # ---------------------------------------------------------------------------------------------
 # Server tracking (the glue is `mcplens._tracking`).

@@ -487,6 +487,25 @@ impl Catalog {
             .collect();
         Ok(views)
     }
+
+    /// [`Catalog::views`] for the resources tool: each server's resources and failure.
+    pub(crate) fn resource_views(
+        &self,
+        server: Option<&str>,
+    ) -> Result<Vec<(ServerView, Vec<Resource>)>, CatalogError> {
+        let inner = self.lock();
+        let views = select(&inner, server)?
+            .map(|e| {
+                let view = ServerView {
+                    name: e.name.clone(),
+                    templates: Vec::new(),
+                    failure: if e.failed { e.last_error.clone() } else { None },
+                };
+                (view, e.pair.as_ref().map(|p| p.resources.clone()).unwrap_or_default())
+            })
+            .collect();
+        Ok(views)
+    }
 }
 
 fn select<'a>(inner: &'a Inner, server: Option<&str>) -> Result<impl Iterator<Item = &'a Entry>, CatalogError> {

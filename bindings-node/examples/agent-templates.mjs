@@ -1,0 +1,34 @@
+// A model fills in a listed resource template; the agent builds the URI with `expand` and routes the
+// read back to the right server with `catalog.matchUri`. The two MCP servers are in-process SDK
+// McpServers; an agent would use its own connected clients.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { Catalog, expand, variables } from 'mcplens';
+
+const catalog = new Catalog();
+const clients = new Map(); // the agent's connections, by server name
+for (const [name, template, text] of [['docs', 'docs://pages/{slug}', 'page'], ['crm', 'crm://customers/{id}', 'customer']]) {
+  const server = new McpServer({ name, version: '1.0.0' });
+  server.registerResource(name, new ResourceTemplate(template, { list: undefined }), {}, async (uri, values) => ({
+    contents: [{ uri: uri.href, text: `${text} ${JSON.stringify(values)}` }],
+  }));
+  server.registerResource('index', `${name}://index`, { mimeType: 'text/plain' }, async (uri) => ({ contents: [{ uri: uri.href, text: 'index' }] }));
+  const client = new Client({ name: 'agent', version: '1.0.0' });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  clients.set(name, client);
+  await catalog.refresh(name, client);
+}
+
+// The model lists concrete resources and templates (both tools answer from the catalog) ...
+console.log(catalog.callListResourcesTool({ server: 'crm' }));
+const { uriTemplate } = JSON.parse(catalog.callListTemplatesTool({ server: 'crm' })).resourceTemplates[0];
+// ... and fills in the template it picked: one value per variable, then the URI.
+const uri = expand(uriTemplate, Object.fromEntries(variables(uriTemplate).map((v) => [v.name, 42])));
+// The agent routes the read to the server whose template the URI fits (most specific first).
+const [route] = catalog.matchUri(uri).matches;
+console.log(`${uri} -> ${route.server} ${JSON.stringify(route.values)}`);
+const { contents } = await clients.get(route.server).readResource({ uri });
+console.log(contents[0].text);
+for (const client of clients.values()) await client.close();
