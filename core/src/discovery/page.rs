@@ -617,7 +617,7 @@ impl<'p> Sink<'p> {
     fn clean(
         &mut self,
         s: Cow<'_, str>,
-        sanitize: fn(&str) -> Cow<'_, str>,
+        sanitize: impl Fn(&str) -> Cow<'_, str>,
         len: &mut ObjectLen,
         key: &'static str,
     ) -> String {
@@ -642,7 +642,7 @@ impl<'p> Sink<'p> {
         &mut self,
         v: Field<Cow<'_, str>>,
         field: Lenient,
-        sanitize: fn(&str) -> Cow<'_, str>,
+        sanitize: impl Fn(&str) -> Cow<'_, str>,
         len: &mut ObjectLen,
         key: &'static str,
     ) -> Option<String> {
