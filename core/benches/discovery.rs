@@ -9,23 +9,8 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use mcplens::discovery::{Limits, ListKind, Outcome, Pager};
 use mcplens::sanitize;
 
-/// The baseline workload: template i with a description padded to 200 characters.
-fn page(start: usize, n: usize, next: Option<&str>, accent: bool) -> String {
-    let items: Vec<String> = (start..start + n)
-        .map(|i| {
-            let mut d = format!("Template {i} resolves files under {{path}}; {}", if accent { "é " } else { "" });
-            while d.len() < 200 {
-                d.push_str("Lorem ipsum dolor sit amet. ");
-            }
-            d.truncate(200);
-            format!(
-                r#"{{"uriTemplate":"file:///{{path}}/x{i}","name":"template-{i}","title":"Template {i}","description":"{d}","mimeType":"text/plain","annotations":{{"audience":["user","assistant"],"priority":0.5,"lastModified":"2025-01-01T00:00:00Z"}}}}"#
-            )
-        })
-        .collect();
-    let cursor = next.map(|c| format!(r#","nextCursor":"{c}""#)).unwrap_or_default();
-    format!(r#"{{"resourceTemplates":[{}]{cursor}}}"#, items.join(","))
-}
+mod common;
+use common::page;
 
 fn one_page(text: &str) -> usize {
     let mut p = Pager::new(ListKind::ResourceTemplates, "bench", true, Limits::default(), Duration::ZERO).unwrap();

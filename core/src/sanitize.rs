@@ -55,8 +55,27 @@ fn candidate(b: u8) -> bool {
     (b < 0x20) | (b == 0x7F) | (b == 0xC2) | (b == 0xD8) | (b == 0xE2) | (b == 0xEF) | (b >= 0xF0)
 }
 
+/// In free text `\n` and `\t` are kept, so they are no candidates there.
+#[inline(always)]
+fn text_candidate(b: u8) -> bool {
+    candidate(b) & (b != b'\n') & (b != b'\t')
+}
+
+/// True when sanitizing may change the bytes. Printable ASCII, the common case, is settled by one
+/// branch-free pass that vectorises to a few instructions per 16 bytes; other text goes on to the
+/// candidate scan.
+fn may_change(bytes: &[u8], mode: Mode) -> bool {
+    let unprintable = bytes.iter().fold(0u8, |acc, &b| acc | u8::from(b.wrapping_sub(0x20) > 0x5E));
+    unprintable != 0
+        && match mode {
+            Mode::Label => has_candidate(bytes, candidate),
+            Mode::Text => has_candidate(bytes, text_candidate),
+        }
+}
+
 /// Chunked, branch-free scan (the early-exit form does not vectorise).
-fn has_candidate(bytes: &[u8]) -> bool {
+#[inline(always)]
+fn has_candidate(bytes: &[u8], candidate: impl Fn(u8) -> bool) -> bool {
     let mut chunks = bytes.chunks_exact(32);
     for chunk in &mut chunks {
         let mut any = 0u8;
@@ -85,7 +104,7 @@ pub fn is_noncharacter(c: char) -> bool {
 }
 
 fn sanitize(s: &str, mode: Mode) -> Cow<'_, str> {
-    if !has_candidate(s.as_bytes()) && (s.len() <= MAX_CHARS || s.chars().count() <= MAX_CHARS) {
+    if !may_change(s.as_bytes(), mode) && (s.len() <= MAX_CHARS || s.chars().count() <= MAX_CHARS) {
         return Cow::Borrowed(s);
     }
     let out = clean(s, mode);

@@ -186,7 +186,7 @@ fn annotations_len(a: &Annotations) -> usize {
 }
 
 /// Length of a finite f64 as serde_json writes it.
-fn f64_len(p: f64) -> usize {
+pub(crate) fn f64_len(p: f64) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {

@@ -429,6 +429,8 @@ enum State {
 pub struct Pager {
     kind: ListKind,
     server: String,
+    /// The compact JSON length of `server`, part of every item's projected bytes.
+    server_len: usize,
     limits: Limits,
     started: Duration,
     state: State,
@@ -463,6 +465,7 @@ impl Pager {
         }
         Ok(Pager {
             kind,
+            server_len: item::json_str_len(&server),
             server,
             limits,
             started: now,
@@ -559,69 +562,77 @@ impl Pager {
         };
         let fixed = page::replace_lone_surrogates(text);
         let text = fixed.as_deref().unwrap_or(text);
-        let ctx = page::Ctx { kind: self.kind, problem: Default::default() };
-        let raw = page::parse(text, &ctx).map_err(|why| self.malformed(why))?;
+        // Parsing projects the items into `self.items` as it goes; a failure below fails the
+        // traversal, and `accept` then drops every item.
+        let before = self.items.len();
+        let room = self.limits.max_items.saturating_sub(self.seen_items);
+        let mut sink = page::Sink::new(self.kind, &self.server, self.server_len, room, &mut self.items);
+        let parsed = page::parse(text, &mut sink);
+        let page::Sink { count, bytes, item_problem, counts, .. } = sink;
+        let raw = parsed.map_err(|why| self.malformed(why))?;
 
         // 1. Item bound, on the server's array length, before anything else.
-        if self.seen_items + raw.items.len() > self.limits.max_items {
+        if count > room {
             return Err(DiscoveryError::ItemLimit {
                 server: self.server.clone(),
                 list: self.kind,
                 max: self.limits.max_items,
             });
         }
-        self.seen_items += raw.items.len();
+        self.seen_items += count;
 
         // 2. Result-level fields.
         match &raw.result_type {
-            None => {}
-            Some(page::Loose::Str(s)) if s == "complete" => {}
-            Some(_) => return Err(self.malformed("the result is not complete (resultType)")),
+            page::Field::Absent => {}
+            page::Field::Valid(s) if s == "complete" => {}
+            _ => return Err(self.malformed("the result is not complete (resultType)")),
         }
         let next = match raw.next_cursor {
-            None | Some(page::Loose::Null) => None,
-            Some(page::Loose::Str(s)) => {
+            page::Field::Absent | page::Field::Valid(None) => None,
+            page::Field::Valid(Some(s)) => {
                 if fixed.is_some() && s.contains('\u{FFFD}') {
                     return Err(self.malformed("nextCursor cannot be sent back exactly"));
                 }
                 Some(s.into_owned())
             }
-            Some(_) => return Err(self.malformed("nextCursor is not a string")),
+            page::Field::Invalid => return Err(self.malformed("nextCursor is not a string")),
         };
-        match raw.ttl_ms.as_ref().map(page::Loose::as_integer) {
-            None => {}
-            Some(Some(v)) => {
+        match raw.ttl_ms {
+            page::Field::Absent => {}
+            page::Field::Valid(v) => {
                 let v = v.clamp(0, i128::from(u64::MAX)) as u64;
                 self.ttl_ms = Some(self.ttl_ms.map_or(v, |t| t.min(v)));
             }
-            Some(None) => page::drop_field(&mut self.diagnostics, "ttlMs"),
+            page::Field::Invalid => page::drop_field(&mut self.diagnostics, "ttlMs"),
         }
         match raw.cache_scope {
-            None => {}
-            Some(page::Loose::Str(s))
+            page::Field::Absent => {}
+            page::Field::Valid(s)
                 if !s.is_empty()
                     && s.len() <= 32
                     && s.bytes().all(|b| b.is_ascii_lowercase() || b == b'_' || b == b'-') =>
             {
                 self.cache_scope.get_or_insert_with(|| s.into_owned());
             }
-            Some(_) => page::drop_field(&mut self.diagnostics, "cacheScope"),
+            _ => page::drop_field(&mut self.diagnostics, "cacheScope"),
         }
 
-        // 3. Items: strict structure, lenient optional fields, projection, byte budget.
-        let projected = page::project(self.kind, &self.server, raw.items, &mut self.diagnostics)
-            .map_err(|why| self.malformed(why))?;
-        if self.diagnostics.bytes + projected.bytes > self.limits.max_bytes {
+        // 3. Items: strict structure (the first broken item fails the page, with what the items
+        // before it counted), lenient optional fields, the byte budget.
+        counts.merge_into(self.kind, &mut self.diagnostics);
+        if let Some(why) = item_problem {
+            return Err(self.malformed(why));
+        }
+        if self.diagnostics.bytes + bytes > self.limits.max_bytes {
             return Err(DiscoveryError::ByteLimit {
                 server: self.server.clone(),
                 list: self.kind,
                 max: self.limits.max_bytes,
             });
         }
-        self.diagnostics.bytes += projected.bytes;
-        self.diagnostics.items += projected.items.len();
+        self.diagnostics.bytes += bytes;
+        self.diagnostics.items += self.items.len() - before;
         self.diagnostics.pages += 1;
-        self.items.extend(projected.items);
 
         // 4. Cursor rules: end, repeat, page bound.
         let Some(cursor) = next else { return Ok(true) };

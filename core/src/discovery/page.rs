@@ -1,144 +1,394 @@
-//! One page: strict structure, lenient optional fields, projection and sanitizing.
+//! One page in one pass: strict structure, lenient optional fields, projection, sanitizing and
+//! byte counting.
 //!
-//! The page is parsed into borrowed loose values (no `serde_json::Value`), so the structure can
-//! be checked strictly while optional fields are checked one by one. Problems are reported as
-//! static strings, never with server text.
+//! serde_json reads the page into typed visitors that borrow every string from the page text: no
+//! `serde_json::Value`, no intermediate tree, no per-page vector of raw items. Each item is
+//! validated, sanitized and projected into the pager's list as soon as its object ends, so a
+//! string is copied once, into the item that keeps it. Its compact-JSON size is counted as it is
+//! projected, without serializing: a string borrowed from the page had no escapes there (serde_json
+//! hands out a slice only then, and raw controls are invalid JSON), so its JSON form is its bytes
+//! in quotes; only strings that were unescaped or changed by sanitizing are scanned.
+//!
+//! Field values are dispatched on their JSON type (`deserialize_any`, the only serde entry that
+//! reads a value whose type decides the rule), straight into the typed value the rule needs.
+//!
+//! The rules' precedence is the pager's (`Pager::accept`): an item that breaks the structure
+//! (no string identifier or name) is recorded, not failed on, so a JSON or structure error later
+//! in the page, the item bound and the result-level fields still come first. Items after it, and
+//! items past the item bound, are parsed but not projected: the page fails either way. Problems
+//! are static strings, never server text.
 
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::item::{Annotations, Item, Resource, ResourceTemplate, Role};
+use super::item::{self, Annotations, Item, Resource, ResourceTemplate, Role};
 use super::{Diagnostics, ListKind};
 use crate::sanitize;
 
-/// A JSON value as far as the projection needs to know it.
-#[derive(Debug)]
-pub(crate) enum Loose<'a> {
-    Str(Cow<'a, str>),
-    Null,
-    /// A number that fits an `i64`/`u64` (kept as its value) …
-    Int(i128),
-    /// … or any other number.
-    Float(f64),
-    Bool,
-    Arr(Vec<Loose<'a>>),
-    Obj,
+/// A field as the rules see it.
+#[derive(Debug, Default)]
+pub(crate) enum Field<T> {
+    /// The key is not there.
+    #[default]
+    Absent,
+    /// The value has the type the rule reads.
+    Valid(T),
+    /// Any other value (lenient fields drop it and count the drop).
+    Invalid,
 }
 
-impl Loose<'_> {
-    /// An integer, including a whole-number float such as `3.0` (JSON Schema counts it as an
-    /// integer, and hosts whose SDK parses JSON first cannot tell the two apart).
-    pub(crate) fn as_integer(&self) -> Option<i128> {
-        match *self {
-            Loose::Int(v) => Some(v),
-            Loose::Float(f) if f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15 => Some(f as i128),
-            _ => None,
+/// The visitor methods for the JSON types a visitor does not read: the value is consumed and
+/// becomes `$other`. Arrays are read one level deep (scalars parsed, containers skipped without
+/// recursion), objects skipped: no nesting depth can fail the page through an optional field.
+macro_rules! other_types {
+    ($other:expr) => {
+        other_types!($other; str unit bool num seq map);
+    };
+    ($other:expr; $($t:ident)*) => {
+        $(other_types!(@$t $other);)*
+    };
+    (@str $other:expr) => {
+        fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Self::Value, E> {
+            Ok($other)
         }
-    }
-}
-
-impl<'de> de::Deserialize<'de> for Loose<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(LooseVisitor)
-    }
-}
-
-struct LooseVisitor;
-
-impl<'de> Visitor<'de> for LooseVisitor {
-    type Value = Loose<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
-    }
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Loose::Str(Cow::Borrowed(v)))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Loose::Str(Cow::Owned(v.to_owned())))
-    }
-    fn visit_string<E>(self, v: String) -> Result<Self::Value, E> {
-        Ok(Loose::Str(Cow::Owned(v)))
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(Loose::Null)
-    }
-    fn visit_none<E>(self) -> Result<Self::Value, E> {
-        Ok(Loose::Null)
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(Loose::Bool)
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Loose::Int(v as i128))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Loose::Int(v as i128))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(Loose::Float(v))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        // Only short arrays are of interest (audience); longer ones are consumed and marked.
-        // Elements are read one level deep only (strings kept, anything else skipped without
-        // recursion), so no nesting depth can fail the page through an optional field.
-        let mut out = Vec::new();
-        while let Some(v) = seq.next_element::<Leaf<'de>>()? {
-            out.push(v.0);
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok($other)
         }
-        Ok(Loose::Arr(out))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(Loose::Obj)
-    }
+    };
+    (@unit $other:expr) => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+    };
+    (@bool $other:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+    };
+    (@num $other:expr) => {
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($other)
+        }
+    };
+    (@seq $other:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<Skip>()?.is_some() {}
+            Ok($other)
+        }
+    };
+    (@map $other:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            Ok($other)
+        }
+    };
 }
 
-/// An array element: a string, or anything else skipped without recursion.
-struct Leaf<'a>(Loose<'a>);
+/// The visitor methods for the JSON types a structural visitor refuses: the page fails with
+/// `$why`.
+macro_rules! refuse_types {
+    ($why:expr; $($t:ident)*) => {
+        $(refuse_types!(@$t $why);)*
+    };
+    (@str $why:expr) => {
+        fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Self::Value, E> {
+            Err(self.0.fail($why))
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Err(self.0.fail($why))
+        }
+    };
+    (@unit $why:expr) => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Err(self.0.fail($why))
+        }
+    };
+    (@bool $why:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Err(self.0.fail($why))
+        }
+    };
+    (@num $why:expr) => {
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Err(self.0.fail($why))
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Err(self.0.fail($why))
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Err(self.0.fail($why))
+        }
+    };
+    (@seq $why:expr) => {
+        fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            Err(self.0.fail($why))
+        }
+    };
+    (@map $why:expr) => {
+        fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            Err(self.0.fail($why))
+        }
+    };
+}
 
-impl<'de> de::Deserialize<'de> for Leaf<'de> {
+/// An array element inside a value that is not read: scalars are parsed (so a number serde_json
+/// cannot represent still fails the page, as anywhere else), containers skipped.
+struct Skip;
+
+impl<'de> de::Deserialize<'de> for Skip {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Leaf<'de>;
+            type Value = Skip;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("any JSON value")
             }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Leaf(Loose::Str(Cow::Borrowed(v))))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Leaf(Loose::Str(Cow::Owned(v.to_owned()))))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Leaf(Loose::Null))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Leaf(Loose::Bool))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Leaf(Loose::Obj))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Leaf(Loose::Obj))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Leaf(Loose::Obj))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Leaf(Loose::Obj))
+                Ok(Skip)
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Leaf(Loose::Obj))
-            }
+            other_types!(Skip; str unit bool num map);
         }
         d.deserialize_any(V)
     }
+}
+
+/// A string field: borrowed from the page when it has no escapes.
+struct Text<'a>(Field<Cow<'a, str>>);
+
+impl<'de> de::Deserialize<'de> for Text<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Text(Field::Valid(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Field::Valid(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Text(Field::Valid(Cow::Owned(v))))
+            }
+            other_types!(Text(Field::Invalid); unit bool num seq map);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `nextCursor`: a string, or `null` (the end), or anything else.
+struct Cursor<'a>(Field<Option<Cow<'a, str>>>);
+
+impl<'de> de::Deserialize<'de> for Cursor<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Cursor<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Cursor(Field::Valid(Some(Cow::Borrowed(v)))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Cursor(Field::Valid(Some(Cow::Owned(v.to_owned())))))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Cursor(Field::Valid(None)))
+            }
+            other_types!(Cursor(Field::Invalid); bool num seq map);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// An integer (`size`, `ttlMs`), including a whole-number float such as `3.0`: JSON Schema counts
+/// it as an integer, and hosts whose SDK parses JSON first cannot tell the two apart.
+struct Integer(Field<i128>);
+
+impl<'de> de::Deserialize<'de> for Integer {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Integer;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Integer(Field::Valid(i128::from(v))))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Integer(Field::Valid(i128::from(v))))
+            }
+            fn visit_f64<E: de::Error>(self, f: f64) -> Result<Self::Value, E> {
+                let whole = f.fract() == 0.0 && f.abs() < 9.007_199_254_740_992e15;
+                Ok(Integer(if whole { Field::Valid(f as i128) } else { Field::Invalid }))
+            }
+            other_types!(Integer(Field::Invalid); str unit bool seq map);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Any number (`annotations.priority`).
+struct Number(Field<f64>);
+
+impl<'de> de::Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Number;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Number(Field::Valid(v as f64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Number(Field::Valid(v as f64)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Number(Field::Valid(v)))
+            }
+            other_types!(Number(Field::Invalid); str unit bool seq map);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `annotations.audience`: valid when it is an array of `"user"` / `"assistant"` only.
+struct Audience(Field<Vec<Role>>);
+
+impl<'de> de::Deserialize<'de> for Audience {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// One element: a role, or `None` for any other value (read one level deep).
+        struct Element(Option<Role>);
+        impl<'de> de::Deserialize<'de> for Element {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = Element;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str("any JSON value")
+                    }
+                    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                        Ok(Element(Role::parse(v)))
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                        Ok(Element(Role::parse(v)))
+                    }
+                    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                        while seq.next_element::<IgnoredAny>()?.is_some() {}
+                        Ok(Element(None))
+                    }
+                    other_types!(Element(None); unit bool num map);
+                }
+                d.deserialize_any(V)
+            }
+        }
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Audience;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut roles = Some(Vec::new());
+                while let Some(Element(role)) = seq.next_element::<Element>()? {
+                    match (&mut roles, role) {
+                        (Some(roles), Some(role)) => roles.push(role),
+                        (roles, _) => *roles = None,
+                    }
+                }
+                Ok(Audience(roles.map_or(Field::Invalid, Field::Valid)))
+            }
+            other_types!(Audience(Field::Invalid); str unit bool num map);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `annotations`: an object of lenient fields, or any other value (dropped whole).
+enum RawAnnotations<'a> {
+    NotObject,
+    Object { audience: Field<Vec<Role>>, priority: Field<f64>, last_modified: Field<Cow<'a, str>> },
+}
+
+impl<'de> de::Deserialize<'de> for RawAnnotations<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawAnnotations<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("annotations")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let (mut audience, mut priority, mut last_modified) = (Field::Absent, Field::Absent, Field::Absent);
+                while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+                    let fresh = match &*key {
+                        "audience" => read::<_, Audience>(&mut map, &mut audience)?,
+                        "priority" => read::<_, Number>(&mut map, &mut priority)?,
+                        "lastModified" => read::<_, Text<'de>>(&mut map, &mut last_modified)?,
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                            true
+                        }
+                    };
+                    if !fresh {
+                        return Err(de::Error::custom("duplicate key"));
+                    }
+                }
+                Ok(RawAnnotations::Object { audience, priority, last_modified })
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(RawAnnotations::NotObject)
+            }
+            other_types!(RawAnnotations::NotObject; str unit bool num);
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A value type read into a [`Field`].
+trait FieldValue<'de>: de::Deserialize<'de> {
+    type Out;
+    fn field(self) -> Field<Self::Out>;
+}
+
+macro_rules! field_value {
+    ($($t:ty => $out:ty),*) => {$(
+        impl<'de> FieldValue<'de> for $t {
+            type Out = $out;
+            fn field(self) -> Field<$out> {
+                self.0
+            }
+        }
+    )*};
+}
+
+field_value!(Text<'de> => Cow<'de, str>, Cursor<'de> => Option<Cow<'de, str>>, Integer => i128, Number => f64, Audience => Vec<Role>);
+
+/// Reads the value of a key into `slot`. Returns false, reading nothing, when the key was
+/// already there (a duplicate key: the caller fails before looking at the value).
+#[inline(always)]
+fn read<'de, A: MapAccess<'de>, V: FieldValue<'de>>(map: &mut A, slot: &mut Field<V::Out>) -> Result<bool, A::Error> {
+    if !matches!(slot, Field::Absent) {
+        return Ok(false);
+    }
+    *slot = map.next_value::<V>()?.field();
+    Ok(true)
 }
 
 /// A map key, borrowed when it has no escapes.
@@ -163,400 +413,180 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
     }
 }
 
-/// The raw fields of one item, before validation.
+/// The fields of one item as parsed, before the rules.
 #[derive(Default)]
-pub(crate) struct RawItem<'a> {
-    id: Option<Loose<'a>>,
-    name: Option<Loose<'a>>,
-    title: Option<Loose<'a>>,
-    description: Option<Loose<'a>>,
-    mime_type: Option<Loose<'a>>,
-    size: Option<Loose<'a>>,
+struct RawItem<'a> {
+    id: Field<Cow<'a, str>>,
+    name: Field<Cow<'a, str>>,
+    title: Field<Cow<'a, str>>,
+    description: Field<Cow<'a, str>>,
+    mime_type: Field<Cow<'a, str>>,
+    size: Field<i128>,
     annotations: Option<RawAnnotations<'a>>,
     ignored_keys: u32,
 }
 
-pub(crate) enum RawAnnotations<'a> {
-    NotObject,
-    Obj { audience: Option<Loose<'a>>, priority: Option<Loose<'a>>, last_modified: Option<Loose<'a>> },
+/// The lenient fields a drop is counted under, in [`Counts::dropped`] order.
+#[derive(Clone, Copy)]
+enum Lenient {
+    Title,
+    Description,
+    MimeType,
+    Size,
+    Annotations,
+    Audience,
+    Priority,
+    LastModified,
 }
 
-impl<'de> de::Deserialize<'de> for RawAnnotations<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawAnnotations<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("annotations")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let (mut audience, mut priority, mut last_modified) = (None, None, None);
-                while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
-                    let slot = match &*k {
-                        "audience" => &mut audience,
-                        "priority" => &mut priority,
-                        "lastModified" => &mut last_modified,
-                        _ => {
-                            map.next_value::<IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    if slot.is_some() {
-                        return Err(de::Error::custom("duplicate key"));
-                    }
-                    *slot = Some(map.next_value::<Loose<'de>>()?);
-                }
-                Ok(RawAnnotations::Obj { audience, priority, last_modified })
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(RawAnnotations::NotObject)
-            }
-            fn visit_borrowed_str<E>(self, _: &'de str) -> Result<Self::Value, E> {
-                Ok(RawAnnotations::NotObject)
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(RawAnnotations::NotObject)
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(RawAnnotations::NotObject)
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(RawAnnotations::NotObject)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(RawAnnotations::NotObject)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(RawAnnotations::NotObject)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(RawAnnotations::NotObject)
+const LENIENT_NAMES: [&str; 8] = [
+    "title",
+    "description",
+    "mimeType",
+    "size",
+    "annotations",
+    "annotations.audience",
+    "annotations.priority",
+    "annotations.lastModified",
+];
+
+/// What one page's items add to the diagnostics, merged by the pager once the page's fate is known.
+#[derive(Default)]
+pub(crate) struct Counts {
+    ignored_keys: u64,
+    sanitized_strings: u64,
+    invalid_ids: u64,
+    dropped: [u64; LENIENT_NAMES.len()],
+}
+
+impl Counts {
+    fn drop_field(&mut self, field: Lenient) {
+        self.dropped[field as usize] += 1;
+    }
+
+    /// Adds these counts to `diag`.
+    pub(crate) fn merge_into(&self, kind: ListKind, diag: &mut Diagnostics) {
+        diag.ignored_keys += self.ignored_keys;
+        diag.sanitized_strings += self.sanitized_strings;
+        if self.invalid_ids > 0 {
+            *diag.dropped_items.entry(kind.invalid_id_reason()).or_default() += self.invalid_ids;
+        }
+        for (&n, name) in self.dropped.iter().zip(LENIENT_NAMES) {
+            if n > 0 {
+                *diag.dropped_fields.entry(name).or_default() += n;
             }
         }
-        d.deserialize_any(V)
     }
 }
 
-/// Shared parse context: which list, and the first structural problem found (static text only).
-pub(crate) struct Ctx {
-    pub kind: ListKind,
-    pub problem: Cell<Option<&'static str>>,
+/// Counts a dropped result-level field (`ttlMs`, `cacheScope`).
+pub(crate) fn drop_field(diag: &mut Diagnostics, field: &'static str) {
+    *diag.dropped_fields.entry(field).or_default() += 1;
 }
 
-impl Ctx {
-    fn fail<E: de::Error>(&self, why: &'static str) -> E {
-        if self.problem.get().is_none() {
-            self.problem.set(Some(why));
+/// Where a page's items go: validated, sanitized, projected and counted as they are parsed.
+pub(crate) struct Sink<'p> {
+    kind: ListKind,
+    server: &'p str,
+    /// The compact JSON length of `server` (the same for every item).
+    server_len: usize,
+    /// How many more items the item bound allows.
+    room: usize,
+    /// The pager's items: this page's are appended (a failed traversal drops them all).
+    items: &'p mut Vec<Item>,
+    /// Items in the page's array (the server's count, dropped items included).
+    pub count: usize,
+    /// Projected bytes of this page's kept items.
+    pub bytes: usize,
+    /// The first item without a string identifier or name.
+    pub item_problem: Option<&'static str>,
+    /// Drops and changes, counted over the items before `item_problem`.
+    pub counts: Counts,
+    /// The first structural problem of the page (fails the parse).
+    problem: Option<&'static str>,
+    /// The last kept `priority` (its bits) and its JSON length: pages tend to repeat one value.
+    priority_len: Option<(u64, usize)>,
+}
+
+impl<'p> Sink<'p> {
+    pub(crate) fn new(
+        kind: ListKind,
+        server: &'p str,
+        server_len: usize,
+        room: usize,
+        items: &'p mut Vec<Item>,
+    ) -> Sink<'p> {
+        Sink {
+            kind,
+            server,
+            server_len,
+            room,
+            items,
+            count: 0,
+            bytes: 0,
+            item_problem: None,
+            counts: Counts::default(),
+            problem: None,
+            priority_len: None,
         }
+    }
+
+    fn fail<E: de::Error>(&mut self, why: &'static str) -> E {
+        self.problem.get_or_insert(why);
         E::custom(why)
     }
-}
 
-struct ItemSeed<'c>(&'c Ctx);
-
-impl<'de> DeserializeSeed<'de> for ItemSeed<'_> {
-    type Value = RawItem<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ItemSeed<'_> {
-    type Value = RawItem<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an item object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let id_key = self.0.kind.id_key();
-        let mut item = RawItem::default();
-        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
-            let slot = match &*k {
-                k if k == id_key => &mut item.id,
-                "name" => &mut item.name,
-                "title" => &mut item.title,
-                "description" => &mut item.description,
-                "mimeType" => &mut item.mime_type,
-                "size" if self.0.kind == ListKind::Resources => &mut item.size,
-                "annotations" => {
-                    if item.annotations.is_some() {
-                        return Err(self.0.fail("an item has a duplicate key"));
-                    }
-                    item.annotations = Some(map.next_value::<RawAnnotations<'de>>()?);
-                    continue;
-                }
-                _ => {
-                    item.ignored_keys += 1;
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            if slot.is_some() {
-                return Err(self.0.fail("an item has a duplicate key"));
-            }
-            *slot = Some(map.next_value::<Loose<'de>>()?);
+    /// Applies the item rules to one parsed item and keeps it when it survives.
+    fn take(&mut self, r: RawItem<'_>) {
+        self.count += 1;
+        // After a broken item, or past the item bound, the page fails whatever follows.
+        if self.item_problem.is_some() || self.count > self.room {
+            return;
         }
-        Ok(item)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(self.0.fail("an item is not an object"))
-    }
-    fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Self::Value, E> {
-        Err(self.0.fail("an item is not an object"))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(self.0.fail("an item is not an object"))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Err(self.0.fail("an item is not an object"))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(self.0.fail("an item is not an object"))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(self.0.fail("an item is not an object"))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(self.0.fail("an item is not an object"))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(self.0.fail("an item is not an object"))
-    }
-}
-
-struct ItemsSeed<'c>(&'c Ctx);
-
-impl<'de> DeserializeSeed<'de> for ItemsSeed<'_> {
-    type Value = Vec<RawItem<'de>>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ItemsSeed<'_> {
-    type Value = Vec<RawItem<'de>>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of items")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
-        while let Some(item) = seq.next_element_seed(ItemSeed(self.0))? {
-            out.push(item);
-        }
-        Ok(out)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(self.0.fail("the item list is not an array"))
-    }
-    fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Self::Value, E> {
-        Err(self.0.fail("the item list is not an array"))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(self.0.fail("the item list is not an array"))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Err(self.0.fail("the item list is not an array"))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(self.0.fail("the item list is not an array"))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(self.0.fail("the item list is not an array"))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(self.0.fail("the item list is not an array"))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(self.0.fail("the item list is not an array"))
-    }
-}
-
-/// A parsed page before projection.
-pub(crate) struct RawPage<'a> {
-    pub items: Vec<RawItem<'a>>,
-    pub next_cursor: Option<Loose<'a>>,
-    pub result_type: Option<Loose<'a>>,
-    pub ttl_ms: Option<Loose<'a>>,
-    pub cache_scope: Option<Loose<'a>>,
-}
-
-struct PageSeed<'c>(&'c Ctx);
-
-impl<'de> DeserializeSeed<'de> for PageSeed<'_> {
-    type Value = RawPage<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for PageSeed<'_> {
-    type Value = RawPage<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a result object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let list_key = self.0.kind.list_key();
-        let mut items = None;
-        let (mut next_cursor, mut result_type, mut ttl_ms, mut cache_scope) = (None, None, None, None);
-        while let Some(Key(k)) = map.next_key::<Key<'de>>()? {
-            let slot = match &*k {
-                k if k == list_key => {
-                    if items.is_some() {
-                        return Err(self.0.fail("the result has a duplicate key"));
-                    }
-                    items = Some(map.next_value_seed(ItemsSeed(self.0))?);
-                    continue;
-                }
-                "nextCursor" => &mut next_cursor,
-                "resultType" => &mut result_type,
-                "ttlMs" => &mut ttl_ms,
-                "cacheScope" => &mut cache_scope,
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            if slot.is_some() {
-                return Err(self.0.fail("the result has a duplicate key"));
-            }
-            *slot = Some(map.next_value::<Loose<'de>>()?);
-        }
-        let Some(items) = items else {
-            return Err(self.0.fail("the result has no item list"));
+        let Field::Valid(id) = r.id else {
+            self.item_problem = Some(match self.kind {
+                ListKind::ResourceTemplates => "an item has no string \"uriTemplate\"",
+                ListKind::Resources => "an item has no string \"uri\"",
+            });
+            return;
         };
-        Ok(RawPage { items, next_cursor, result_type, ttl_ms, cache_scope })
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
-        Err(self.0.fail("the result is not an object"))
-    }
-    fn visit_borrowed_str<E: de::Error>(self, _: &'de str) -> Result<Self::Value, E> {
-        Err(self.0.fail("the result is not an object"))
-    }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Err(self.0.fail("the result is not an object"))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Err(self.0.fail("the result is not an object"))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Err(self.0.fail("the result is not an object"))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Err(self.0.fail("the result is not an object"))
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Err(self.0.fail("the result is not an object"))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Err(self.0.fail("the result is not an object"))
-    }
-}
-
-/// Replaces every lone UTF-16 surrogate escape (`\uD800`…`\uDFFF` not part of a valid pair) with
-/// `\uFFFD`. Returns `None` when the text has none (the common case: no copy).
-pub(crate) fn replace_lone_surrogates(text: &str) -> Option<String> {
-    let b = text.as_bytes();
-    let mut first = text.find('\\')?; // memchr: pages without escapes cost one fast scan
-    let hex4 = |i: usize| -> Option<u16> {
-        let s = text.get(i..i + 4)?;
-        u16::from_str_radix(s, 16).ok().filter(|_| s.bytes().all(|c| c.is_ascii_hexdigit()))
-    };
-    // Collect the byte offsets of lone-surrogate escapes (each 6 bytes long).
-    let mut lone = Vec::new();
-    let mut i = first;
-    while i < b.len() {
-        if b[i] != b'\\' {
-            i += 1;
-            continue;
-        }
-        if b.get(i + 1) != Some(&b'u') {
-            i += 2; // any other escape, including "\\"
-            continue;
-        }
-        match hex4(i + 2) {
-            Some(u @ 0xD800..=0xDBFF) => {
-                let low = if b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u') { hex4(i + 8) } else { None };
-                if matches!(low, Some(0xDC00..=0xDFFF)) {
-                    i += 12;
-                } else {
-                    let _ = u;
-                    lone.push(i);
-                    i += 6;
-                }
-            }
-            Some(0xDC00..=0xDFFF) => {
-                lone.push(i);
-                i += 6;
-            }
-            _ => i += 2,
-        }
-    }
-    if lone.is_empty() {
-        return None;
-    }
-    let mut out = String::with_capacity(text.len());
-    first = 0;
-    for at in lone {
-        out.push_str(&text[first..at]);
-        out.push_str("\\uFFFD");
-        first = at + 6;
-    }
-    out.push_str(&text[first..]);
-    Some(out)
-}
-
-/// Parses a page. On a structural problem returns the static reason.
-pub(crate) fn parse<'a>(text: &'a str, ctx: &Ctx) -> Result<RawPage<'a>, &'static str> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let page = PageSeed(ctx).deserialize(&mut de).and_then(|p| de.end().map(|()| p));
-    page.map_err(|_| ctx.problem.get().unwrap_or("the page is not valid JSON"))
-}
-
-/// The outcome of projecting one page's items.
-pub(crate) struct Projected {
-    pub items: Vec<Item>,
-    pub bytes: usize,
-}
-
-/// Validates and projects the items of one page. A structural problem (missing or non-string
-/// identifier or name) fails the page; lenient fields are dropped and counted.
-pub(crate) fn project(
-    kind: ListKind,
-    server: &str,
-    raw: Vec<RawItem<'_>>,
-    diag: &mut Diagnostics,
-) -> Result<Projected, &'static str> {
-    let mut items = Vec::with_capacity(raw.len());
-    let mut bytes = 0usize;
-    for r in raw {
-        let id = match r.id {
-            Some(Loose::Str(s)) => s,
-            _ => {
-                return Err(match kind {
-                    ListKind::ResourceTemplates => "an item has no string \"uriTemplate\"",
-                    ListKind::Resources => "an item has no string \"uri\"",
-                })
-            }
+        let Field::Valid(name) = r.name else {
+            self.item_problem = Some("an item has no string \"name\"");
+            return;
         };
-        let name = match r.name {
-            Some(Loose::Str(s)) => s,
-            _ => return Err("an item has no string \"name\""),
-        };
-        diag.ignored_keys += u64::from(r.ignored_keys);
-        let id_ok = match kind {
+        self.counts.ignored_keys += u64::from(r.ignored_keys);
+        let id_ok = match self.kind {
             ListKind::ResourceTemplates => sanitize::check_uri_template(&id).is_ok(),
             ListKind::Resources => !id.is_empty() && sanitize::check_uri_chars(&id).is_ok(),
         };
         if !id_ok {
-            *diag.dropped_items.entry(kind.invalid_id_reason()).or_default() += 1;
-            continue;
+            self.counts.invalid_ids += 1;
+            return;
         }
-        let name = owned(sanitize::label(&name), diag);
-        let title = opt_text(r.title, "title", sanitize::label, diag);
-        let description = opt_text(r.description, "description", sanitize::text, diag);
-        let mime_type = opt_text(r.mime_type, "mimeType", sanitize::label, diag);
-        let annotations = r.annotations.and_then(|a| annotations(a, diag));
-        let item = match kind {
+        let mut len = ObjectLen::default();
+        len.field(self.kind.id_key(), raw_len(&id));
+        let name = self.clean(name, sanitize::label, &mut len, "name");
+        let title = self.clean_opt(r.title, Lenient::Title, sanitize::label, &mut len, "title");
+        let description = self.clean_opt(r.description, Lenient::Description, sanitize::text, &mut len, "description");
+        let mime_type = self.clean_opt(r.mime_type, Lenient::MimeType, sanitize::label, &mut len, "mimeType");
+        let size = match (self.kind, r.size) {
+            (ListKind::ResourceTemplates, _) | (_, Field::Absent) => None,
+            (_, Field::Valid(v)) if (0..=i128::from(u64::MAX)).contains(&v) => {
+                len.field("size", decimal_len(v as u64));
+                Some(v as u64)
+            }
+            _ => {
+                self.counts.drop_field(Lenient::Size);
+                None
+            }
+        };
+        let annotations = r.annotations.and_then(|a| self.annotations(a));
+        if let Some((_, a_len)) = &annotations {
+            len.field("annotations", *a_len);
+        }
+        len.field("server", self.server_len);
+        let annotations = annotations.map(|(a, _)| a);
+        let item = match self.kind {
             ListKind::ResourceTemplates => Item::Template(ResourceTemplate {
                 uri_template: id.into_owned(),
                 name,
@@ -564,107 +594,342 @@ pub(crate) fn project(
                 description,
                 mime_type,
                 annotations,
-                server: server.to_owned(),
+                server: self.server.to_owned(),
             }),
-            ListKind::Resources => {
-                let size = match r.size {
-                    None => None,
-                    Some(v) => match v.as_integer() {
-                        Some(v) if (0..=i128::from(u64::MAX)).contains(&v) => Some(v as u64),
-                        _ => {
-                            drop_field(diag, "size");
-                            None
-                        }
-                    },
-                };
-                Item::Resource(Resource {
-                    uri: id.into_owned(),
-                    name,
-                    title,
-                    description,
-                    mime_type,
-                    size,
-                    annotations,
-                    server: server.to_owned(),
-                })
+            ListKind::Resources => Item::Resource(Resource {
+                uri: id.into_owned(),
+                name,
+                title,
+                description,
+                mime_type,
+                size,
+                annotations,
+                server: self.server.to_owned(),
+            }),
+        };
+        debug_assert_eq!(len.total(), item.json_len(), "byte count without serializing");
+        self.bytes += len.total();
+        self.items.push(item);
+    }
+
+    /// Sanitizes a string and owns it (moved when the page's text was unescaped, copied once
+    /// otherwise), counting a change and its JSON length.
+    fn clean(
+        &mut self,
+        s: Cow<'_, str>,
+        sanitize: impl Fn(&str) -> Cow<'_, str>,
+        len: &mut ObjectLen,
+        key: &'static str,
+    ) -> String {
+        let changed = match sanitize(&s) {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(o) => Some(o),
+        };
+        match changed {
+            None => {
+                len.field(key, raw_len(&s));
+                s.into_owned()
             }
-        };
-        bytes += item.json_len();
-        items.push(item);
-    }
-    Ok(Projected { items, bytes })
-}
-
-fn owned(s: Cow<'_, str>, diag: &mut Diagnostics) -> String {
-    match s {
-        Cow::Borrowed(b) => b.to_owned(),
-        Cow::Owned(o) => {
-            diag.sanitized_strings += 1;
-            o
+            Some(o) => {
+                self.counts.sanitized_strings += 1;
+                len.field(key, item::json_str_len(&o));
+                o
+            }
         }
     }
-}
 
-pub(crate) fn drop_field(diag: &mut Diagnostics, field: &'static str) {
-    *diag.dropped_fields.entry(field).or_default() += 1;
-}
-
-fn opt_text(
-    v: Option<Loose<'_>>,
-    field: &'static str,
-    clean: fn(&str) -> Cow<'_, str>,
-    diag: &mut Diagnostics,
-) -> Option<String> {
-    match v {
-        None => None,
-        Some(Loose::Str(s)) => Some(owned(clean(&s), diag)),
-        Some(_) => {
-            drop_field(diag, field);
-            None
-        }
-    }
-}
-
-fn annotations(a: RawAnnotations<'_>, diag: &mut Diagnostics) -> Option<Annotations> {
-    let RawAnnotations::Obj { audience, priority, last_modified } = a else {
-        drop_field(diag, "annotations");
-        return None;
-    };
-    let mut out = Annotations::default();
-    if let Some(v) = audience {
-        let roles = match v {
-            Loose::Arr(xs) => xs
-                .iter()
-                .map(|x| match x {
-                    Loose::Str(s) => Role::parse(s),
-                    _ => None,
-                })
-                .collect::<Option<Vec<_>>>(),
-            _ => None,
-        };
-        match roles {
-            Some(r) => out.audience = Some(r),
-            None => drop_field(diag, "annotations.audience"),
-        }
-    }
-    if let Some(v) = priority {
-        let p = match v {
-            Loose::Int(i) => Some(i as f64),
-            Loose::Float(f) => Some(f),
-            _ => None,
-        };
-        match p.filter(|p| (0.0..=1.0).contains(p)) {
-            Some(p) => out.priority = Some(p),
-            None => drop_field(diag, "annotations.priority"),
-        }
-    }
-    if let Some(v) = last_modified {
+    fn clean_opt(
+        &mut self,
+        v: Field<Cow<'_, str>>,
+        field: Lenient,
+        sanitize: impl Fn(&str) -> Cow<'_, str>,
+        len: &mut ObjectLen,
+        key: &'static str,
+    ) -> Option<String> {
         match v {
-            Loose::Str(s) if is_rfc3339_date_time(&s) => out.last_modified = Some(s.into_owned()),
-            _ => drop_field(diag, "annotations.lastModified"),
+            Field::Absent => None,
+            Field::Valid(s) => Some(self.clean(s, sanitize, len, key)),
+            Field::Invalid => {
+                self.counts.drop_field(field);
+                None
+            }
         }
     }
-    (!out.is_empty()).then_some(out)
+
+    /// The kept annotations and their JSON length; `None` when none survived.
+    fn annotations(&mut self, a: RawAnnotations<'_>) -> Option<(Annotations, usize)> {
+        let RawAnnotations::Object { audience, priority, last_modified } = a else {
+            self.counts.drop_field(Lenient::Annotations);
+            return None;
+        };
+        let mut out = Annotations::default();
+        let mut len = ObjectLen::default();
+        match audience {
+            Field::Absent => {}
+            Field::Valid(roles) => {
+                let inner: usize = roles.iter().map(|r| if *r == Role::User { 6 } else { 11 }).sum();
+                len.field("audience", 2 + inner + roles.len().saturating_sub(1));
+                out.audience = Some(roles);
+            }
+            Field::Invalid => self.counts.drop_field(Lenient::Audience),
+        }
+        match priority {
+            Field::Absent => {}
+            Field::Valid(p) if (0.0..=1.0).contains(&p) => {
+                let p_len = match self.priority_len {
+                    Some((bits, n)) if bits == p.to_bits() => n,
+                    _ => {
+                        let n = item::f64_len(p);
+                        self.priority_len = Some((p.to_bits(), n));
+                        n
+                    }
+                };
+                len.field("priority", p_len);
+                out.priority = Some(p);
+            }
+            _ => self.counts.drop_field(Lenient::Priority),
+        }
+        match last_modified {
+            Field::Valid(s) if is_rfc3339_date_time(&s) => {
+                len.field("lastModified", raw_len(&s));
+                out.last_modified = Some(s.into_owned());
+            }
+            Field::Absent => {}
+            _ => self.counts.drop_field(Lenient::LastModified),
+        }
+        (!out.is_empty()).then(|| (out, len.total()))
+    }
+}
+
+/// The compact JSON length of a string as parsed: a slice of the page (no escapes there, so
+/// nothing to escape) is its bytes in quotes; an unescaped one is scanned.
+#[allow(clippy::ptr_arg)] // which variant the `Cow` is, is the point
+fn raw_len(s: &Cow<'_, str>) -> usize {
+    match s {
+        Cow::Borrowed(b) => b.len() + 2,
+        Cow::Owned(o) => item::json_str_len(o),
+    }
+}
+
+fn decimal_len(v: u64) -> usize {
+    v.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// The length of a compact JSON object, field by field.
+#[derive(Default)]
+struct ObjectLen {
+    n: usize,
+    fields: usize,
+}
+
+impl ObjectLen {
+    fn field(&mut self, key: &str, value_len: usize) {
+        self.n += key.len() + 3 + value_len; // "key":value
+        self.fields += 1;
+    }
+
+    fn total(&self) -> usize {
+        2 + self.n + self.fields.saturating_sub(1) // braces and commas
+    }
+}
+
+/// One item: fields read by key, each value into the type its rule reads.
+struct ItemSeed<'s, 'p>(&'s mut Sink<'p>);
+
+impl<'de> DeserializeSeed<'de> for ItemSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ItemSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an item object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let kind = self.0.kind;
+        let mut item = RawItem::default();
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let fresh = match &*key {
+                "uriTemplate" if kind == ListKind::ResourceTemplates => read::<_, Text<'de>>(&mut map, &mut item.id)?,
+                "uri" if kind == ListKind::Resources => read::<_, Text<'de>>(&mut map, &mut item.id)?,
+                "name" => read::<_, Text<'de>>(&mut map, &mut item.name)?,
+                "title" => read::<_, Text<'de>>(&mut map, &mut item.title)?,
+                "description" => read::<_, Text<'de>>(&mut map, &mut item.description)?,
+                "mimeType" => read::<_, Text<'de>>(&mut map, &mut item.mime_type)?,
+                "size" if kind == ListKind::Resources => read::<_, Integer>(&mut map, &mut item.size)?,
+                "annotations" => {
+                    if item.annotations.is_some() {
+                        return Err(self.0.fail("an item has a duplicate key"));
+                    }
+                    item.annotations = Some(map.next_value::<RawAnnotations<'de>>()?);
+                    true
+                }
+                _ => {
+                    item.ignored_keys += 1;
+                    map.next_value::<IgnoredAny>()?;
+                    true
+                }
+            };
+            if !fresh {
+                return Err(self.0.fail("an item has a duplicate key"));
+            }
+        }
+        self.0.take(item);
+        Ok(())
+    }
+    refuse_types!("an item is not an object"; str unit bool num seq);
+}
+
+/// The item array: each element projected as soon as it is read.
+struct ItemsSeed<'s, 'p>(&'s mut Sink<'p>);
+
+impl<'de> DeserializeSeed<'de> for ItemsSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ItemsSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of items")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(ItemSeed(&mut *self.0))?.is_some() {}
+        Ok(())
+    }
+    refuse_types!("the item list is not an array"; str unit bool num map);
+}
+
+/// The result-level fields of a page (its items went to the [`Sink`]).
+pub(crate) struct Page<'a> {
+    pub next_cursor: Field<Option<Cow<'a, str>>>,
+    pub result_type: Field<Cow<'a, str>>,
+    pub ttl_ms: Field<i128>,
+    pub cache_scope: Field<Cow<'a, str>>,
+}
+
+struct PageSeed<'s, 'p>(&'s mut Sink<'p>);
+
+impl<'de> DeserializeSeed<'de> for PageSeed<'_, '_> {
+    type Value = Page<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PageSeed<'_, '_> {
+    type Value = Page<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a result object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let list_key = self.0.kind.list_key();
+        let mut has_items = false;
+        let mut page = Page {
+            next_cursor: Field::Absent,
+            result_type: Field::Absent,
+            ttl_ms: Field::Absent,
+            cache_scope: Field::Absent,
+        };
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            let fresh = match &*key {
+                k if k == list_key => {
+                    if has_items {
+                        return Err(self.0.fail("the result has a duplicate key"));
+                    }
+                    has_items = true;
+                    map.next_value_seed(ItemsSeed(&mut *self.0))?;
+                    true
+                }
+                "nextCursor" => read::<_, Cursor<'de>>(&mut map, &mut page.next_cursor)?,
+                "resultType" => read::<_, Text<'de>>(&mut map, &mut page.result_type)?,
+                "ttlMs" => read::<_, Integer>(&mut map, &mut page.ttl_ms)?,
+                "cacheScope" => read::<_, Text<'de>>(&mut map, &mut page.cache_scope)?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                    true
+                }
+            };
+            if !fresh {
+                return Err(self.0.fail("the result has a duplicate key"));
+            }
+        }
+        if !has_items {
+            return Err(self.0.fail("the result has no item list"));
+        }
+        Ok(page)
+    }
+    refuse_types!("the result is not an object"; str unit bool num seq);
+}
+
+/// Parses a page, projecting its items into `sink`. On a structural problem returns the static
+/// reason.
+pub(crate) fn parse<'a>(text: &'a str, sink: &mut Sink<'_>) -> Result<Page<'a>, &'static str> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let page = PageSeed(&mut *sink).deserialize(&mut de).and_then(|p| de.end().map(|()| p));
+    page.map_err(|_| sink.problem.unwrap_or("the page is not valid JSON"))
+}
+
+/// Replaces every lone UTF-16 surrogate escape (`\uD800`…`\uDFFF` not part of a valid pair) with
+/// `\uFFFD`. Returns `None` when the text has none (the common case: no copy). Jumps from one
+/// backslash to the next (memchr): a page without escapes costs one vectorised scan.
+pub(crate) fn replace_lone_surrogates(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let hex4 = |i: usize| -> Option<u16> {
+        let s = b.get(i..i + 4)?;
+        s.iter().all(u8::is_ascii_hexdigit).then(|| s.iter().fold(0u16, |a, &d| (a << 4) | hex_digit(d)))
+    };
+    // The byte offsets of lone-surrogate escapes (each 6 bytes long).
+    let mut lone = Vec::new();
+    let mut i = memchr::memchr(b'\\', b)?;
+    loop {
+        // `b[i]` is a backslash that starts an escape.
+        let step = match (b.get(i + 1), hex4(i + 2)) {
+            (Some(b'u'), Some(0xD800..=0xDBFF)) => {
+                let low = if b.get(i + 6) == Some(&b'\\') && b.get(i + 7) == Some(&b'u') { hex4(i + 8) } else { None };
+                if matches!(low, Some(0xDC00..=0xDFFF)) {
+                    12
+                } else {
+                    lone.push(i);
+                    6
+                }
+            }
+            (Some(b'u'), Some(0xDC00..=0xDFFF)) => {
+                lone.push(i);
+                6
+            }
+            _ => 2, // any other escape, including "\\"
+        };
+        match b.get(i + step..).and_then(|rest| memchr::memchr(b'\\', rest)) {
+            Some(next) => i += step + next,
+            None => break,
+        }
+    }
+    if lone.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for at in lone {
+        out.push_str(&text[from..at]);
+        out.push_str("\\uFFFD");
+        from = at + 6;
+    }
+    out.push_str(&text[from..]);
+    Some(out)
+}
+
+fn hex_digit(d: u8) -> u16 {
+    u16::from(match d {
+        b'0'..=b'9' => d - b'0',
+        b'a'..=b'f' => d - b'a' + 10,
+        _ => d - b'A' + 10,
+    })
 }
 
 /// RFC 3339 `date-time` (ISO 8601 with a time zone): `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`.
@@ -672,18 +937,22 @@ fn annotations(a: RawAnnotations<'_>, diag: &mut Diagnostics) -> Option<Annotati
 /// allowed as `:60`), days against the month and leap years.
 pub fn is_rfc3339_date_time(s: &str) -> bool {
     let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<u32> {
-        let part = b.get(r)?;
-        part.iter().all(u8::is_ascii_digit).then(|| part.iter().fold(0, |a, d| a * 10 + u32::from(d - b'0')))
-    };
-    let (Some(year), Some(month), Some(day), Some(hour), Some(min), Some(sec)) =
-        (num(0..4), num(5..7), num(8..10), num(11..13), num(14..16), num(17..19))
-    else {
-        return false;
+    // Two ASCII digits at `i`, as a number; `None` past the end or on anything else.
+    let two = |i: usize| -> Option<u32> {
+        match *b.get(i..i + 2)? {
+            [x @ b'0'..=b'9', y @ b'0'..=b'9'] => Some(u32::from(x - b'0') * 10 + u32::from(y - b'0')),
+            _ => None,
+        }
     };
     if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
         return false;
     }
+    let (Some(century), Some(yy), Some(month), Some(day), Some(hour), Some(min), Some(sec)) =
+        (two(0), two(2), two(5), two(8), two(11), two(14), two(17))
+    else {
+        return false;
+    };
+    let year = century * 100 + yy;
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     let days = match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
@@ -709,7 +978,7 @@ pub fn is_rfc3339_date_time(s: &str) -> bool {
     match b.get(i) {
         Some(b'Z' | b'z') => i + 1 == b.len(),
         Some(b'+' | b'-') => {
-            let (Some(oh), Some(om)) = (num(i + 1..i + 3), num(i + 4..i + 6)) else { return false };
+            let (Some(oh), Some(om)) = (two(i + 1), two(i + 4)) else { return false };
             b.get(i + 3) == Some(&b':') && i + 6 == b.len() && oh <= 23 && om <= 59
         }
         _ => false,
