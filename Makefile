@@ -11,6 +11,8 @@ CARGO ?= cargo
 -include tests/rules.mk
 -include tests/soak.mk
 -include tests/conformance/rules.mk
+-include tests/dashboard/rules.mk
+-include tests/phoenix/rules.mk
 
 .PHONY: help build test test-rust lint lint-rust fmt bench bench-rust demo demo-build test-demo test-readme clean
 
