@@ -195,7 +195,10 @@ struct ReportView {
 }
 
 impl ReportView {
-    fn resolve(&self, files: Vec<std::path::PathBuf>) -> Result<(report::files::FileSet, report::Options, report::Templates), Stop> {
+    fn resolve(
+        &self,
+        files: Vec<std::path::PathBuf>,
+    ) -> Result<(report::files::FileSet, report::Options, report::Templates), Stop> {
         if self.top == 0 || self.max_keys == 0 {
             return Err(Stop::usage("--top and --max-keys must be at least 1"));
         }
@@ -287,7 +290,8 @@ fn serve_command(cmd: EventsCommand, runtime: &tokio::runtime::Runtime) -> Resul
         message: e.message,
     };
     let listener = serve::bind(bind, port, allow_remote).map_err(stop)?;
-    let addr = listener.local_addr().map_err(|e| Stop { code: "io_error", message: e.to_string(), exit: exit::FAILED })?;
+    let addr =
+        listener.local_addr().map_err(|e| Stop { code: "io_error", message: e.to_string(), exit: exit::FAILED })?;
     if !bind.is_loopback() {
         eprintln!("warning: serving on {addr}, which is not a loopback address: anyone who can reach it can read these events");
     }

@@ -103,7 +103,7 @@ impl Bar {
     /// `bytes` more read, `lines` read in all so far.
     pub fn advance(&mut self, bytes: u64, lines: u64) {
         self.done += bytes;
-        if !self.enabled || lines % 1024 != 0 {
+        if !self.enabled || !lines.is_multiple_of(1024) {
             return;
         }
         let now = Instant::now();

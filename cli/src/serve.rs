@@ -203,11 +203,16 @@ fn respond<B>(req: &Request<B>, snap: Option<Snapshot>, loopback: bool) -> Respo
             .body(Full::new(body))
             .expect("static headers are valid")
     };
-    let text = |status: StatusCode, body: &'static str| reply(status, "text/plain; charset=utf-8", Bytes::from_static(body.as_bytes()));
+    let text = |status: StatusCode, body: &'static str| {
+        reply(status, "text/plain; charset=utf-8", Bytes::from_static(body.as_bytes()))
+    };
     if loopback {
         let host = req.headers().get(hyper::header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
         if !loopback_host(host) {
-            return text(StatusCode::FORBIDDEN, "forbidden: this server answers only requests addressed to a loopback host\n");
+            return text(
+                StatusCode::FORBIDDEN,
+                "forbidden: this server answers only requests addressed to a loopback host\n",
+            );
         }
     }
     if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {

@@ -68,7 +68,9 @@ fn report_figures_equal_those_of_events_summary() {
     for (kind, f) in summary["byType"].as_object().unwrap() {
         let anchor = &html[html.find("id=\"methods\"").unwrap()..];
         let key = format!("data-key=\"{kind}\"");
-        for (k, field) in [("count", "count"), ("errors", "errors"), ("p50", "p50Ms"), ("p95", "p95Ms"), ("p99", "p99Ms")] {
+        for (k, field) in
+            [("count", "count"), ("errors", "errors"), ("p50", "p50Ms"), ("p95", "p95Ms"), ("p99", "p99Ms")]
+        {
             let v: f64 = value_after(anchor, &key, &format!("data-k=\"{k}\"")).parse().unwrap();
             assert_eq!(v, f[field].as_f64().unwrap(), "{kind} {k}");
         }
@@ -100,13 +102,22 @@ fn planted_html_script_and_bidi_text_is_never_live() {
     ];
     let mut text = String::new();
     let client = serde_json::json!({ "name": planted[3].1, "version": "<i>1</i>" }).to_string();
-    text += &event("mcp:tools/call", 1.0, "ses_<a>", &format!(",\"resourceName\":{},\"client\":{client}", serde_json::json!(planted[0].1)));
-    text += &event("mcp:resources/read", 2.0, "ses_a", &format!(",\"resourceName\":{}", serde_json::json!(planted[1].1)));
+    text += &event(
+        "mcp:tools/call",
+        1.0,
+        "ses_<a>",
+        &format!(",\"resourceName\":{},\"client\":{client}", serde_json::json!(planted[0].1)),
+    );
+    text +=
+        &event("mcp:resources/read", 2.0, "ses_a", &format!(",\"resourceName\":{}", serde_json::json!(planted[1].1)));
     text += &event(
         "mcp:tools/call",
         3.0,
         "ses_a",
-        &format!(",\"resourceName\":\"t\",\"error\":{{\"type\":\"tool_error\",\"message\":{}}}", serde_json::json!(planted[2].1)),
+        &format!(
+            ",\"resourceName\":\"t\",\"error\":{{\"type\":\"tool_error\",\"message\":{}}}",
+            serde_json::json!(planted[2].1)
+        ),
     )
     .replace("\"isError\":false", "\"isError\":true");
     text += &event("mcp:prompts/get", 4.0, "ses_a", &format!(",\"resourceName\":{}", serde_json::json!(planted[4].1)));
@@ -147,7 +158,8 @@ fn rotated_and_multiple_files_are_read_together_and_bad_lines_counted() {
     std::fs::write(with(2), event("mcp:tools/list", 1.0, "ses_1", "")).unwrap();
     std::fs::write(with(1), event("mcp:tools/list", 2.0, "ses_2", "") + "garbage\n").unwrap();
     std::fs::write(&base, event("mcp:tools/list", 3.0, "ses_3", "") + "{\"type\":\"mcp:tools/list\"}\n").unwrap();
-    std::fs::write(&other, event("mcp:tools/list", 4.0, "ses_1", "") + &event("mcp:tools/list", 5.0, "ses_4", "")).unwrap();
+    std::fs::write(&other, event("mcp:tools/list", 4.0, "ses_1", "") + &event("mcp:tools/list", 5.0, "ses_4", ""))
+        .unwrap();
     // A file named twice (and a rotated sibling named too) is read once.
     let (html, err) = report_of(&[&base, &other, &with(1)], &[]);
     assert!(err.contains(": 5 events from 4 files (2 lines were not events)"), "{err}");
@@ -157,10 +169,11 @@ fn rotated_and_multiple_files_are_read_together_and_bad_lines_counted() {
     let p50: f64 = value_after(&html, "data-key=\"mcp:tools/list\"", "data-k=\"p50\"").parse().unwrap();
     assert_eq!(p50, 3.0);
     let files = &html[html.find("id=\"sources\"").unwrap()..];
-    let order: Vec<usize> = ["mcplens-events.jsonl.2<", "mcplens-events.jsonl.1<", "mcplens-events.jsonl<", "other.jsonl<"]
-        .iter()
-        .map(|f| files.find(f).unwrap_or_else(|| panic!("{f} listed")))
-        .collect();
+    let order: Vec<usize> =
+        ["mcplens-events.jsonl.2<", "mcplens-events.jsonl.1<", "mcplens-events.jsonl<", "other.jsonl<"]
+            .iter()
+            .map(|f| files.find(f).unwrap_or_else(|| panic!("{f} listed")))
+            .collect();
     assert!(order.windows(2).all(|w| w[0] < w[1]), "oldest first: {order:?}");
     assert!(files.contains(&format!("{}:2</td><td>not JSON", with(1).display())), "bad line shown with its place");
     assert!(files.contains(":2</td><td>not an event (a field is missing or of the wrong type)"));
@@ -193,7 +206,8 @@ fn progress_bar_on_request() {
     let frame = err.split("\r\x1b[2K").nth(1).unwrap_or_else(|| panic!("no progress frame: {err:?}"));
     assert!(frame.starts_with("reading events [") && frame.contains("% ") && frame.contains(" MB "), "{frame:?}");
     assert!(err.contains("\r\x1b[2K") && err.trim_end().ends_with(" s"), "erased, then the account: {err:?}");
-    let (_, _, err) = mcplens(&["events", "report", f.to_str().unwrap(), "-o", out.to_str().unwrap(), "--progress", "never"]);
+    let (_, _, err) =
+        mcplens(&["events", "report", f.to_str().unwrap(), "-o", out.to_str().unwrap(), "--progress", "never"]);
     assert!(!err.contains('\x1b'));
 }
 
@@ -253,13 +267,20 @@ fn serve_is_live_read_only_and_loopback_only() {
     let (status, head, page) = http(s.port, "GET", "/", &host);
     assert_eq!(status, 200);
     assert!(head.contains("content-type: text/html; charset=utf-8"));
-    assert!(page.contains("script-src 'self'; connect-src 'self'") && page.contains("<script src=\"live.js\"></script>"));
+    assert!(
+        page.contains("script-src 'self'; connect-src 'self'") && page.contains("<script src=\"live.js\"></script>")
+    );
     assert_eq!(value_after(&page, "id=\"overview\"", "data-metric=\"events\""), "1");
     let (status, _, js) = http(s.port, "GET", "/live.js", &host);
     assert!(status == 200 && js.contains("fetch(\"version\""));
     let version = http(s.port, "GET", "/version", &host).2;
     // Appended events show up, also across a rotation.
-    std::fs::OpenOptions::new().append(true).open(&f).unwrap().write_all(event("mcp:tools/list", 2.0, "ses_b", "").as_bytes()).unwrap();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&f)
+        .unwrap()
+        .write_all(event("mcp:tools/list", 2.0, "ses_b", "").as_bytes())
+        .unwrap();
     eventually("the appended event", || http(s.port, "GET", "/version", &host).2 != version);
     let (_, head, main) = http(s.port, "GET", "/main", &host);
     assert!(head.contains("x-report-version:"));

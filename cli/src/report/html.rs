@@ -22,8 +22,10 @@ pub enum Mode {
     },
 }
 
-const COLORS: [&str; 12] =
-    ["#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#bab0ac", "#ff9da7", "#86bcb6", "#8cd17d", "#d4a6c8"];
+const COLORS: [&str; 12] = [
+    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#bab0ac", "#ff9da7", "#86bcb6",
+    "#8cd17d", "#d4a6c8",
+];
 const ERROR_COLOR: &str = "#e15759";
 
 const CSS: &str = "
@@ -62,7 +64,7 @@ pub fn int(n: u64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -174,7 +176,9 @@ pub fn main(s: &Stats, files: &[FileInfo]) -> String {
         &s.read_groups.top(top),
         &|k| match k.split_at(1) {
             ("T", t) => format!("{}<span class=\"note\"> template</span>", esc(t)),
-            (_, o) => format!("{}<span class=\"note\"> no known template matched: by scheme and authority</span>", esc(o)),
+            (_, o) => {
+                format!("{}<span class=\"note\"> no known template matched: by scheme and authority</span>", esc(o))
+            }
         },
     );
     let known = s.templates.list().len();
@@ -312,7 +316,8 @@ fn over_time(h: &mut String, s: &Stats) {
     for (i, b) in [lo, lo + (hi - lo) / 2, hi].into_iter().enumerate() {
         let x = left + (b - lo) as f64 * bw + if i == 2 { bw } else { 0.0 };
         let anchor = ["start", "middle", "end"][i];
-        let _ = write!(h, "<text x=\"{x:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text>", ht - 6.0, utc(b * s.bucket_ms));
+        let _ =
+            write!(h, "<text x=\"{x:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text>", ht - 6.0, utc(b * s.bucket_ms));
     }
     let _ = write!(
         h,
@@ -438,8 +443,11 @@ fn named_table(
     label: &dyn Fn(&str) -> String,
 ) {
     let _ = write!(h, "<section id=\"{id}\"><h2>{title}</h2>");
-    let series: Vec<(String, f64, String)> =
-        top.rows.iter().map(|(k, r)| (short(k.get(usize::from(id == "templates")..).unwrap_or(k)), r.count as f64, int(r.count))).collect();
+    let series: Vec<(String, f64, String)> = top
+        .rows
+        .iter()
+        .map(|(k, r)| (short(k.get(usize::from(id == "templates")..).unwrap_or(k)), r.count as f64, int(r.count)))
+        .collect();
     bars(h, id, &series, &COLORS);
     let _ = write!(
         h,
@@ -447,7 +455,11 @@ fn named_table(
          <th class=\"n\">P95 MS</th><th class=\"n\">P99 MS</th></tr></thead><tbody>"
     );
     for (k, r) in &top.rows {
-        let dagger = if r.before > 0 { format!(" <span class=\"note\">† up to {} more</span>", int(r.before)) } else { String::new() };
+        let dagger = if r.before > 0 {
+            format!(" <span class=\"note\">† up to {} more</span>", int(r.before))
+        } else {
+            String::new()
+        };
         let _ = write!(h, "<tr data-key=\"{}\"><td class=\"s\">{}{dagger}</td>{}</tr>", esc(k), label(k), row_cells(r));
     }
     if top.rest.count > 0 {
@@ -482,7 +494,11 @@ fn errors(h: &mut String, s: &Stats) {
     h.push_str("<table><thead><tr><th>CODE</th><th>MESSAGE</th><th class=\"n\">COUNT</th></tr></thead><tbody>");
     for (k, r) in &top.rows {
         let (code, msg) = k.split_once('\0').unwrap_or((k, ""));
-        let dagger = if r.before > 0 { format!(" <span class=\"note\">† up to {} more</span>", int(r.before)) } else { String::new() };
+        let dagger = if r.before > 0 {
+            format!(" <span class=\"note\">† up to {} more</span>", int(r.before))
+        } else {
+            String::new()
+        };
         let _ = write!(
             h,
             "<tr data-key=\"{}\"><td>{}</td><td class=\"s\">{}{dagger}</td>{}</tr>",
@@ -595,7 +611,8 @@ fn sources(h: &mut String, s: &Stats, files: &[FileInfo]) {
             let _ = write!(h, "<tr><td class=\"s\">{}:{}</td><td>{}</td></tr>", esc(&b.file), b.line, esc(&b.reason));
         }
         if s.bad_lines > s.bad_listed.len() as u64 {
-            let _ = write!(h, "<tr><td colspan=\"2\">and {} more</td></tr>", int(s.bad_lines - s.bad_listed.len() as u64));
+            let _ =
+                write!(h, "<tr><td colspan=\"2\">and {} more</td></tr>", int(s.bad_lines - s.bad_listed.len() as u64));
         }
         h.push_str("</tbody></table>");
     }
@@ -614,7 +631,10 @@ mod tests {
 
     #[test]
     fn numbers_read_well() {
-        assert_eq!((int(0), int(999), int(1000), int(1_234_567)), ("0".into(), "999".into(), "1,000".into(), "1,234,567".into()));
+        assert_eq!(
+            (int(0), int(999), int(1000), int(1_234_567)),
+            ("0".into(), "999".into(), "1,000".into(), "1,234,567".into())
+        );
         assert_eq!(human_span(3_599_000), "59 min 59 s");
         assert_eq!(utc(0), "1970-01-01 00:00:00Z");
     }

@@ -33,8 +33,21 @@ pub const BAD_LINES_LISTED: usize = 10;
 pub const OTHER_TYPES: &str = "(other types)";
 
 /// Bucket widths of the time chart, in ms: each divides the next, so buckets merge exactly.
-const WIDTHS_MS: [i64; 13] =
-    [1_000, 5_000, 10_000, 30_000, 60_000, 300_000, 600_000, 1_800_000, 3_600_000, 21_600_000, 43_200_000, 86_400_000, 604_800_000];
+const WIDTHS_MS: [i64; 13] = [
+    1_000,
+    5_000,
+    10_000,
+    30_000,
+    60_000,
+    300_000,
+    600_000,
+    1_800_000,
+    3_600_000,
+    21_600_000,
+    43_200_000,
+    86_400_000,
+    604_800_000,
+];
 
 /// How the report is made.
 #[derive(Debug, Clone)]
@@ -614,14 +627,13 @@ pub fn templates_from_file(text: &str) -> Vec<String> {
         List(Vec<String>),
     }
     match serde_json::from_str::<Given>(text) {
-        Ok(Given::Tool { resource_templates }) => resource_templates.into_iter().filter_map(|t| t.uri_template).collect(),
+        Ok(Given::Tool { resource_templates }) => {
+            resource_templates.into_iter().filter_map(|t| t.uri_template).collect()
+        }
         Ok(Given::List(l)) => l,
-        Err(_) => text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(str::to_owned)
-            .collect(),
+        Err(_) => {
+            text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned).collect()
+        }
     }
 }
 
