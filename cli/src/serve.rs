@@ -137,6 +137,7 @@ fn watch(set: FileSet, options: Options, templates: Templates, out: &Mutex<Snaps
     let mut version = 0u64;
     let mut stats: Option<report::Stats> = None;
     let mut known = templates.clone();
+    let mut last_error: Option<String> = None;
     loop {
         let changed = match stats.as_mut() {
             None => match report::collect(&mut set, &options, known.clone(), true, |t| {
@@ -146,7 +147,15 @@ fn watch(set: FileSet, options: Options, templates: Templates, out: &Mutex<Snaps
                     stats = Some(s);
                     true
                 }
-                Err(_) => false,
+                Err(e) => {
+                    // Said once per distinct error; tried again at every poll.
+                    let message = e.to_string();
+                    if last_error.as_deref() != Some(message.as_str()) {
+                        eprintln!("error: io_error: {message} (trying again)");
+                        last_error = Some(message);
+                    }
+                    false
+                }
             },
             Some(s) => {
                 let paths = set.paths(false).unwrap_or_default();

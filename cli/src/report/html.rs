@@ -418,6 +418,15 @@ fn exactness_note(top: &Top) -> String {
     note
 }
 
+/// The mark of a row that may miss earlier events (see [`exactness_note`]).
+fn dagger(r: &Row) -> String {
+    if r.before > 0 {
+        format!(" <span class=\"note\">† up to {} more</span>", int(r.before))
+    } else {
+        String::new()
+    }
+}
+
 fn row_cells(r: &Row) -> String {
     let mut cells = format!("{}{}", num("count", r.count, &int(r.count)), num("errors", r.errors, &int(r.errors)));
     for (k, q) in [("p50", 0.50), ("p95", 0.95), ("p99", 0.99)] {
@@ -455,11 +464,7 @@ fn named_table(
          <th class=\"n\">P95 MS</th><th class=\"n\">P99 MS</th></tr></thead><tbody>"
     );
     for (k, r) in &top.rows {
-        let dagger = if r.before > 0 {
-            format!(" <span class=\"note\">† up to {} more</span>", int(r.before))
-        } else {
-            String::new()
-        };
+        let dagger = dagger(r);
         let _ = write!(h, "<tr data-key=\"{}\"><td class=\"s\">{}{dagger}</td>{}</tr>", esc(k), label(k), row_cells(r));
     }
     if top.rest.count > 0 {
@@ -494,11 +499,7 @@ fn errors(h: &mut String, s: &Stats) {
     h.push_str("<table><thead><tr><th>CODE</th><th>MESSAGE</th><th class=\"n\">COUNT</th></tr></thead><tbody>");
     for (k, r) in &top.rows {
         let (code, msg) = k.split_once('\0').unwrap_or((k, ""));
-        let dagger = if r.before > 0 {
-            format!(" <span class=\"note\">† up to {} more</span>", int(r.before))
-        } else {
-            String::new()
-        };
+        let dagger = dagger(r);
         let _ = write!(
             h,
             "<tr data-key=\"{}\"><td>{}</td><td class=\"s\">{}{dagger}</td>{}</tr>",

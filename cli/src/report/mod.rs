@@ -159,11 +159,11 @@ pub fn read_group<'t>(templates: &'t [String], uri: &str) -> ReadGroup<'t> {
 
 /// Whether the URI `uri` is an expansion of the RFC 6570 template `template`.
 ///
-/// THE ONE PLACE for `mcplens::template::matches` (templates issue): after merging it, the body
-/// becomes `mcplens::template::matches(template, uri)` reduced to a bool (a match → true; no
-/// match or an error → false). Until then nothing matches and every read is grouped by its
-/// scheme and authority, the issue's fallback; the test
-/// `report::tests::reads_group_by_matching_template` (ignored until then) checks the real path.
+/// THE ONE PLACE for `mcplens::template::matches` (templates issue). After merging it, the body
+/// becomes `matches!(mcplens::template::matches(template, uri), Ok(Some(_)))` (no match or an
+/// error → false: the read falls back to its scheme and authority), and the `#[ignore]` of
+/// `report::tests::reads_group_by_matching_template` goes. Until then nothing matches and every
+/// read is grouped by its scheme and authority, the issue's fallback.
 fn template_matches(template: &str, uri: &str) -> bool {
     let _ = (template, uri);
     false
