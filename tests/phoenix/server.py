@@ -6,11 +6,12 @@ spans with).
     python server.py PORT EVENTS.jsonl OTLP_ENDPOINT
 
 Runs until its standard input closes, then stops uvicorn, flushes and shuts the tracker down
-(uvicorn re-raises SIGTERM, so a signal would skip that).
+(uvicorn re-raises SIGTERM, so a signal would skip that), and prints the tracker's stats as JSON.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -44,6 +45,7 @@ def main(port: int, events: str, endpoint: str) -> None:
     anyio.run(serve, uvicorn.Server(config))
     tracker.flush(30)
     tracker.shutdown(10)
+    print(json.dumps(tracker.stats()), flush=True)
 
 
 if __name__ == "__main__":
