@@ -4,7 +4,8 @@ import json
 import re
 import sys
 
-out = open(sys.argv[1], encoding="utf-8").read()
+with open(sys.argv[1], encoding="utf-8") as f:
+    out = f.read()
 checks = [
     ("the agent discovered the templates", r"catalog status ok, 1 templates, 1 resources"),
     ("the tool output lists the template", r'\{"resourceTemplates":\[\{"uriTemplate":"notes://\{topic\}/\{id\}"'),
@@ -29,7 +30,8 @@ for line in out.splitlines():
 report = re.search(r"report of the demo's own events: (\S+)\s*$", out)
 summarized = re.search(r"^(\d+) events$", out, re.M)
 if report and summarized:
-    page = open(report.group(1), encoding="utf-8").read()
+    with open(report.group(1), encoding="utf-8") as f:
+        page = f.read()
     shown = re.search(r'data-metric="events" data-value="(\d+)"', page)
     if not shown or int(shown.group(1)) < int(summarized.group(1)):
         failed.append(f"a report of at least {summarized.group(1)} events (it shows {shown and shown.group(1)})")

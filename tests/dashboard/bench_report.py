@@ -45,7 +45,8 @@ def main() -> None:
     gen = HERE / "gen_events.py"
     if not events.exists() or events.stat().st_mtime < gen.stat().st_mtime:
         print(f"generating {a.events:,} events into {events} …", flush=True)
-        subprocess.run([sys.executable, str(gen), str(events), "--events", str(a.events), "--bad-lines", "10"], check=True)
+        cmd = [sys.executable, str(gen), str(events), "--events", str(a.events), "--bad-lines", "10"]
+        subprocess.run(cmd, check=True)
     size = events.stat().st_size / 1e6
     print(f"events file: {a.events:,} events + 10 bad lines, {size:,.0f} MB ({events})")
     report = out / "report.html"

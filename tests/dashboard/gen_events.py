@@ -137,8 +137,12 @@ def main() -> None:
                     elif kind == "resources/read":
                         e["response"] = {
                             "contents": [
-                                {"uri": uri, "mimeType": "text/markdown", "textBytes": rng.randrange(50, 5000),
-                                 "sha256": f"{rng.getrandbits(256):064x}"}
+                                {
+                                    "uri": uri,
+                                    "mimeType": "text/markdown",
+                                    "textBytes": rng.randrange(50, 5000),
+                                    "sha256": f"{rng.getrandbits(256):064x}",
+                                }
                             ]
                         }
                 elif kind == "resources/templates/list":

@@ -20,9 +20,9 @@ import uvicorn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bindings-python" / "tests" / "servers"))
 
-import tracked_server  # noqa: E402
+import tracked_server
 
-import mcplens  # noqa: E402
+import mcplens
 
 
 async def serve(server: uvicorn.Server) -> None:

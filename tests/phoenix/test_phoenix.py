@@ -29,6 +29,7 @@ import anyio
 import pytest
 from mcp import ClientSession, types
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import McpError
 
 HERE = Path(__file__).resolve().parent
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -109,7 +110,7 @@ async def operations(url: str) -> None:
             await session.list_resources()
             await session.list_resource_templates()
             await session.read_resource("note://7")  # type: ignore[arg-type]
-            with pytest.raises(Exception):
+            with pytest.raises(McpError, match="Unknown resource"):
                 await session.read_resource("nope://missing")  # type: ignore[arg-type]
             await session.get_prompt("greet", {"who": "Phoenix"})
 
@@ -199,7 +200,11 @@ def test_spans_reach_phoenix_as_sent(phoenix: str, tmp_path: Path) -> None:
     assert attrs(spans[by_type["mcp:prompts/get"]["spanId"]])["gen_ai.prompt.name"] == "greet"
     (fail,) = [s for s in spans.values() if s["name"] == "tools/call fail"]
     assert attrs(fail)["error.type"] == "tool_error"
-    reads = sorted((attrs(spans[e["spanId"]])["mcp.resource.uri"], e["isError"]) for e in events if e["type"] == "mcp:resources/read")
+    reads = sorted(
+        (attrs(spans[e["spanId"]])["mcp.resource.uri"], e["isError"])
+        for e in events
+        if e["type"] == "mcp:resources/read"
+    )
     assert reads == [("nope://missing", True), ("note://7", False)]
     assert len({e["sessionId"] for e in events}) == 1, "one legacy-handshake session"
 
