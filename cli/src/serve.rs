@@ -143,6 +143,11 @@ fn watch(set: FileSet, options: Options, templates: Templates, out: &Mutex<Snaps
             None => match report::collect(&mut set, &options, known.clone(), true, |t| {
                 crate::progress::Bar::new(false, Duration::ZERO, "", t)
             }) {
+                Ok(s) if s.templates_changed => {
+                    known = s.templates.clone();
+                    set = fresh.clone();
+                    continue;
+                }
                 Ok(s) => {
                     stats = Some(s);
                     true

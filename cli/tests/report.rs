@@ -290,6 +290,19 @@ fn serve_is_live_read_only_and_loopback_only() {
     eventually("the event after rotation", || {
         value_after(&http(s.port, "GET", "/main", &host).2, "id=\"overview\"", "data-metric=\"events\"") == "3"
     });
+    // A templates list naming a new template: everything is read again with it.
+    let listing = ",\"response\":{\"resourceTemplates\":[{\"uriTemplate\":\"note://{id}\",\"name\":\"n\"}]}";
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&f)
+        .unwrap()
+        .write_all(event("mcp:resources/templates/list", 1.0, "ses_c", listing).as_bytes())
+        .unwrap();
+    eventually("the new template", || {
+        let main = http(s.port, "GET", "/main", &host).2;
+        value_after(&main, "id=\"templates-known\"", "data-value") == "1"
+            && value_after(&main, "id=\"overview\"", "data-metric=\"events\"") == "4"
+    });
     // Read-only, nothing else served, loopback names only.
     assert_eq!(http(s.port, "POST", "/", &host).0, 405);
     assert_eq!(http(s.port, "GET", "/etc/passwd", &host).0, 404);

@@ -664,7 +664,7 @@ pub fn scan_templates(paths: &[std::path::PathBuf], templates: &mut Templates) -
 }
 
 /// Reads every file of `set` (a first pass for templates, then every line) into new stats, with
-/// a progress bar.
+/// a progress bar (the bar covers the second pass, which takes nearly all the time).
 pub fn collect(
     set: &mut files::FileSet,
     options: &Options,
@@ -682,7 +682,8 @@ pub fn collect(
         bar.advance(b, lines);
     })?;
     bar.finish();
-    stats.templates_changed = false;
+    // `templates_changed` now means: a template appeared after the first pass (a live file grew
+    // in between), so some reads were grouped without it.
     Ok(stats)
 }
 
