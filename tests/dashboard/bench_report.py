@@ -21,8 +21,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 
-def measure(cmd: list[str]) -> tuple[float, float]:
-    """(seconds, peak RSS in MB) of one run of `cmd`."""
+def measure(cmd: list[str]) -> tuple[float, float, float]:
+    """(wall seconds, CPU seconds (user + system), peak RSS in MB) of one run of `cmd`."""
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -30,7 +30,7 @@ def measure(cmd: list[str]) -> tuple[float, float]:
     err = proc.stderr.read().decode() if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{err}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
 def main() -> None:
@@ -55,10 +55,10 @@ def main() -> None:
             ("events report ", [a.cli, "events", "report", str(events), "-o", str(report), "--progress", "never"]),
             ("events summary", [a.cli, "events", "summary", str(events)]),
         ]:
-            seconds, rss = measure(cmd)
+            seconds, cpu, rss = measure(cmd)
             print(
-                f"run {run}: {name}: {seconds:6.2f} s, {a.events / seconds / 1e3:7.0f} k events/s, "
-                f"{size / seconds:6.0f} MB/s, peak RSS {rss:6.1f} MB"
+                f"run {run}: {name}: {seconds:6.2f} s wall, {cpu:6.2f} s CPU ({a.events / cpu / 1e3:4.0f} k events/s, "
+                f"{size / cpu:4.0f} MB/s of CPU), peak RSS {rss:6.1f} MB"
             )
     print(f"report: {report} ({report.stat().st_size / 1e3:,.0f} kB)")
 
