@@ -11,6 +11,8 @@ CARGO ?= cargo
 -include tests/rules.mk
 -include tests/soak.mk
 -include tests/conformance/rules.mk
+-include tests/dashboard/rules.mk
+-include tests/phoenix/rules.mk
 
 .PHONY: help build test test-rust lint lint-rust fmt bench bench-start bench-core-page bench-rust demo demo-build test-demo test-readme clean
 
@@ -63,11 +65,8 @@ demo-build: build-python $(DEMO_VENV)/.requirements node-install
 	$(CARGO) build -q -p mcplens-cli
 	$(CARGO) build -q -p mcplens --example discover --all-features
 
-demo: demo-build ## Build, then run the main job end to end: tracked Python server, Node agent, CLI
-	demo/run.sh $(CURDIR)/$(DEMO_VENV)/bin/python $(DEMO_CLI)
-	@echo
-	@echo "== 5. The Rust driver (rmcp) against a well-behaved and a hostile in-process server"
-	$(CARGO) run -q -p mcplens --example discover --all-features
+demo: demo-build ## Build, then run the main job end to end: tracked Python server, Node agent, CLI, the events report
+	demo/run.sh $(CURDIR)/$(DEMO_VENV)/bin/python $(DEMO_CLI) $(CARGO_TARGET_DIR)/debug/examples/discover
 
 test-demo: demo-build ## The demo, with its output checked for the key lines
 	demo/run.sh $(CURDIR)/$(DEMO_VENV)/bin/python $(DEMO_CLI) > .build/demo.out 2>&1 || { cat .build/demo.out; exit 1; }

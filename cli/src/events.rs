@@ -84,7 +84,7 @@ impl Group {
     fn figures(mut self) -> Figures {
         self.durations.sort_by(f64::total_cmp);
         let n = self.durations.len();
-        let rank = |q: f64| self.durations[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+        let rank = |q: f64| nearest_rank(&self.durations, q);
         Figures {
             count: n,
             errors: self.errors,
@@ -94,6 +94,13 @@ impl Group {
             p99_ms: rank(0.99),
         }
     }
+}
+
+/// The nearest-rank `q` percentile (q in (0, 1]) of sorted, non-empty `sorted`: the ⌈q·n⌉-th
+/// smallest value. `events report` uses the same definition.
+pub(crate) fn nearest_rank(sorted: &[f64], q: f64) -> f64 {
+    let n = sorted.len();
+    sorted[((q * n as f64).ceil() as usize).clamp(1, n) - 1]
 }
 
 /// Summarizes the events in `reader`.

@@ -23,6 +23,8 @@ mod check;
 mod connect;
 mod events;
 mod progress;
+mod report;
+mod serve;
 mod table;
 
 use connect::{ConnectError, Connection, Endpoint, RequestCounter};
@@ -139,6 +141,79 @@ enum EventsCommand {
         #[arg(short = 'n', long, default_value_t = 10)]
         lines: usize,
     },
+    /// Write one self-contained HTML report (no network, no script) of one or more events files
+    Report {
+        /// The events files (each read with its rotated siblings FILE.1 … FILE.N)
+        #[arg(default_value = "mcplens-events.jsonl")]
+        files: Vec<std::path::PathBuf>,
+        /// Where to write the page (`-` for stdout)
+        #[arg(short, long, value_name = "PATH", default_value = "mcplens-report.html")]
+        output: std::path::PathBuf,
+        #[command(flatten)]
+        view: ReportView,
+        /// Progress bar on stderr while reading
+        #[arg(long, value_enum, value_name = "WHEN", default_value_t = ProgressMode::Auto)]
+        progress: ProgressMode,
+    },
+    /// Serve the report live on 127.0.0.1, updated as the files grow (read-only)
+    Serve {
+        /// The events files (each read with its rotated siblings; they may not exist yet)
+        #[arg(default_value = "mcplens-events.jsonl")]
+        files: Vec<std::path::PathBuf>,
+        /// The port (0: any free port; the URL is printed)
+        #[arg(long, default_value_t = 8765)]
+        port: u16,
+        /// The address to listen on; anything but a loopback address needs --allow-remote
+        #[arg(long, value_name = "IP", default_value = "127.0.0.1")]
+        bind: std::net::IpAddr,
+        /// Allow a non-loopback --bind: whoever reaches it sees every tool name, URI and error
+        /// message in the events
+        #[arg(long)]
+        allow_remote: bool,
+        #[command(flatten)]
+        view: ReportView,
+    },
+}
+
+/// What the report shows (shared by `report` and `serve`).
+#[derive(Debug, Args)]
+struct ReportView {
+    /// Resource templates to group reads by, besides those in resources/templates/list events:
+    /// a file with `mcplens templates --json` output, a JSON array, or one template per line
+    #[arg(long, value_name = "FILE")]
+    templates: Option<std::path::PathBuf>,
+    /// Rows per table (the rest summed in one row)
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    top: usize,
+    /// Keys kept per table of tools, URIs, templates, prompts, errors and clients (past it,
+    /// counts carry a stated bound)
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    max_keys: usize,
+    /// Read only the files named, not their rotated siblings
+    #[arg(long)]
+    no_rotated: bool,
+}
+
+impl ReportView {
+    fn resolve(
+        &self,
+        files: Vec<std::path::PathBuf>,
+    ) -> Result<(report::files::FileSet, report::Options, report::Templates), Stop> {
+        if self.top == 0 || self.max_keys == 0 {
+            return Err(Stop::usage("--top and --max-keys must be at least 1"));
+        }
+        let mut templates = report::Templates::default();
+        if let Some(path) = &self.templates {
+            let text = std::fs::read_to_string(path).map_err(|e| Stop {
+                code: "io_error",
+                message: format!("cannot read {}: {}", path.display(), e.kind()),
+                exit: exit::FAILED,
+            })?;
+            templates.extend(report::templates_from_file(&text));
+        }
+        let options = report::Options { top: self.top, max_keys: self.max_keys.max(self.top) };
+        Ok((report::files::FileSet::new(files, !self.no_rotated), options, templates))
+    }
 }
 
 fn events_command(cmd: EventsCommand) -> Result<u8, Stop> {
@@ -166,7 +241,65 @@ fn events_command(cmd: EventsCommand) -> Result<u8, Stop> {
             events::tail(&mut out, &file, lines, follow).map_err(|e| io(&file, e))?;
             Ok(exit::OK)
         }
+        EventsCommand::Report { files, output, view, progress } => {
+            let (mut set, options, templates) = view.resolve(files)?;
+            let (enabled, first) = match progress {
+                ProgressMode::Auto => (std::io::stderr().is_terminal(), progress::FIRST_DRAW),
+                ProgressMode::Always => (true, Duration::ZERO),
+                ProgressMode::Never => (false, Duration::ZERO),
+            };
+            let started = Instant::now();
+            let fail = |e: std::io::Error| Stop { code: "io_error", message: e.to_string(), exit: exit::FAILED };
+            let stats = report::collect(&mut set, &options, templates, false, |total| {
+                progress::Bar::new(enabled, first, "reading events", total)
+            })
+            .map_err(fail)?;
+            let files = set.files();
+            let page = report::html::report(&stats, &files);
+            if output.as_os_str() == "-" {
+                out.write_all(page.as_bytes()).map_err(fail)?;
+            } else {
+                std::fs::write(&output, page.as_bytes()).map_err(|e| Stop {
+                    code: "io_error",
+                    message: format!("cannot write {}: {}", output.display(), e.kind()),
+                    exit: exit::FAILED,
+                })?;
+            }
+            eprintln!(
+                "{}: {} events from {} {} ({} {} not events) in {:.2} s",
+                if output.as_os_str() == "-" { "report".to_owned() } else { output.display().to_string() },
+                report::html::int(stats.events),
+                files.len(),
+                if files.len() == 1 { "file" } else { "files" },
+                report::html::int(stats.bad_lines),
+                if stats.bad_lines == 1 { "line was" } else { "lines were" },
+                started.elapsed().as_secs_f64()
+            );
+            Ok(exit::OK)
+        }
+        EventsCommand::Serve { .. } => unreachable!("served by serve_command"),
     }
+}
+
+fn serve_command(cmd: EventsCommand, runtime: &tokio::runtime::Runtime) -> Result<u8, Stop> {
+    let EventsCommand::Serve { files, port, bind, allow_remote, view } = cmd else { unreachable!() };
+    let (set, options, templates) = view.resolve(files)?;
+    let stop = |e: serve::ServeError| Stop {
+        code: e.code,
+        exit: if e.code == "invalid_argument" { exit::USAGE } else { exit::FAILED },
+        message: e.message,
+    };
+    let listener = serve::bind(bind, port, allow_remote).map_err(stop)?;
+    let addr =
+        listener.local_addr().map_err(|e| Stop { code: "io_error", message: e.to_string(), exit: exit::FAILED })?;
+    if !bind.is_loopback() {
+        eprintln!("warning: serving on {addr}, which is not a loopback address: anyone who can reach it can read these events");
+    }
+    let host = if addr.is_ipv6() { format!("[{}]", addr.ip()) } else { addr.ip().to_string() };
+    println!("serving http://{host}:{}/ (read-only; Ctrl-C to stop)", addr.port());
+    let _ = std::io::stdout().flush();
+    serve::run(listener, set, options, templates, runtime).map_err(stop)?;
+    Ok(exit::OK)
 }
 
 /// Which server, and the bounds of each traversal.
@@ -342,14 +475,17 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::FAILED);
         }
     };
-    let code = runtime.block_on(run(cli));
+    let code = match cli.command {
+        Command::Events(cmd @ EventsCommand::Serve { .. }) => finish(serve_command(cmd, &runtime)),
+        command => runtime.block_on(run(command)),
+    };
     // Do not wait for a stdio server that ignores end of input: it is killed on drop.
     runtime.shutdown_timeout(Duration::from_millis(500));
     ExitCode::from(code)
 }
 
-async fn run(cli: Cli) -> u8 {
-    let result = match cli.command {
+async fn run(command: Command) -> u8 {
+    let result = match command {
         Command::Templates { target, json, offset, limit } => {
             // The tool's own input rules (e.g. limit 1..=1000), checked before connecting.
             let input = serde_json::json!({ "offset": offset, "limit": limit });
@@ -364,6 +500,11 @@ async fn run(cli: Cli) -> u8 {
         Command::Check { target, json } => check_command(&target, json).await,
         Command::Events(cmd) => events_command(cmd),
     };
+    finish(result)
+}
+
+/// The exit code of a command, its error printed.
+fn finish(result: Result<u8, Stop>) -> u8 {
     match result {
         Ok(code) => code,
         Err(stop) => {

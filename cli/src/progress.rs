@@ -12,7 +12,7 @@ use tokio::task::JoinHandle;
 use crate::connect::RequestCounter;
 
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
-const FIRST_DRAW: Duration = Duration::from_millis(200);
+pub const FIRST_DRAW: Duration = Duration::from_millis(200);
 const TICK: Duration = Duration::from_millis(100);
 
 /// A running progress line; [`Progress::finish`] erases it.
@@ -74,6 +74,69 @@ impl Progress {
         }
         if let Some(task) = self.task.take() {
             let _ = task.await;
+        }
+    }
+}
+
+/// A progress bar on stderr for reading files (`events report`): drawn only when enabled, first
+/// after `first_draw` ([`FIRST_DRAW`] on a terminal, at once with `--progress always`), then at
+/// most every [`TICK`]; erased by [`Bar::finish`].
+pub struct Bar {
+    enabled: bool,
+    label: &'static str,
+    total: u64,
+    done: u64,
+    started: Instant,
+    next_draw: Instant,
+    drawn: bool,
+    width: usize,
+}
+
+impl Bar {
+    /// A bar for `total` bytes.
+    pub fn new(enabled: bool, first_draw: Duration, label: &'static str, total: u64) -> Bar {
+        let started = Instant::now();
+        let width = terminal_size::terminal_size_of(std::io::stderr()).map_or(80, |(w, _)| usize::from(w.0));
+        Bar { enabled, label, total, done: 0, started, next_draw: started + first_draw, drawn: false, width }
+    }
+
+    /// `bytes` more read, `lines` read in all so far.
+    pub fn advance(&mut self, bytes: u64, lines: u64) {
+        self.done += bytes;
+        if !self.enabled || !lines.is_multiple_of(1024) {
+            return;
+        }
+        let now = Instant::now();
+        if now < self.next_draw {
+            return;
+        }
+        self.next_draw = now + TICK;
+        let frac = if self.total == 0 { 1.0 } else { (self.done as f64 / self.total as f64).min(1.0) };
+        let cells = 24usize;
+        let full = (frac * cells as f64) as usize;
+        let text = format!(
+            "{} [{}{}] {:>3.0}%  {:.1}/{:.1} MB  {lines} lines  {:.1} s",
+            self.label,
+            "#".repeat(full),
+            "-".repeat(cells - full),
+            frac * 100.0,
+            self.done as f64 / 1e6,
+            self.total as f64 / 1e6,
+            self.started.elapsed().as_secs_f64()
+        );
+        let text: String = text.chars().take(self.width.saturating_sub(1)).collect();
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "\r\x1b[2K{text}");
+        let _ = err.flush();
+        self.drawn = true;
+    }
+
+    /// Erases the bar.
+    pub fn finish(self) {
+        if self.drawn {
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(b"\r\x1b[2K");
+            let _ = err.flush();
         }
     }
 }

@@ -1,0 +1,25 @@
+# The events report in a real browser, and its benchmark. Included by the top Makefile.
+#
+# test-dashboard: Debian's Chromium (installed with apt when /usr/bin/chromium is missing; CI runs
+# as root) driven by playwright-core (pinned in the root package.json, `npm ci`) opens the report
+# and the live page of `mcplens events serve`; screenshots in .build/dashboard/.
+# bench-report: time and peak memory of `mcplens events report` on 1,000,000 events (release).
+
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: test-dashboard bench-report
+
+$(CHROMIUM):
+	apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
+
+test-dashboard: node-install $(CHROMIUM) ## The events report and the live page in headless Chromium (screenshots in .build/dashboard/)
+	$(CARGO) build -q -p mcplens-cli
+	MCPLENS_CLI=$(CARGO_TARGET_DIR)/debug/mcplens node --test tests/dashboard/browser.test.mjs
+
+bench-report: ## events report on 1,000,000 events: time and peak memory (release; beside events summary)
+	$(CARGO) build -q --release -p mcplens-cli
+	$(PYTHON) tests/dashboard/bench_report.py $(CARGO_TARGET_DIR)/release/mcplens
+
+TEST_EXTRA += test-dashboard
+BENCH_EXTRA += bench-report
