@@ -157,16 +157,11 @@ pub fn read_group<'t>(templates: &'t [String], uri: &str) -> ReadGroup<'t> {
     }
 }
 
-/// Whether the URI `uri` is an expansion of the RFC 6570 template `template`.
-///
-/// THE ONE PLACE for `mcplens::template::matches` (templates issue). After merging it, the body
-/// becomes `matches!(mcplens::template::matches(template, uri), Ok(Some(_)))` (no match or an
-/// error → false: the read falls back to its scheme and authority), and the `#[ignore]` of
-/// `report::tests::reads_group_by_matching_template` goes. Until then nothing matches and every
-/// read is grouped by its scheme and authority, the issue's fallback.
+/// Whether the URI `uri` is an expansion of the RFC 6570 template `template` (the core's
+/// `template::matches`). No match, or an error (an invalid template, the match step budget): false,
+/// and the read falls back to its scheme and authority.
 fn template_matches(template: &str, uri: &str) -> bool {
-    let _ = (template, uri);
-    false
+    matches!(mcplens::template::matches(template, uri), Ok(Some(_)))
 }
 
 /// `scheme://authority` of a URI (userinfo left out), `scheme:` for one without an authority,
@@ -715,7 +710,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "enable after merging the templates branch: template_matches calls mcplens::template::matches"]
     fn reads_group_by_matching_template() {
         let mut t = Templates::default();
         t.extend(["notes://{topic}/{id}".to_owned(), "notes://rust/{id}".to_owned(), "file:///{+path}".to_owned()]);
