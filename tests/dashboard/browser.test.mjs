@@ -44,6 +44,7 @@ function nearestRank(sorted, q) {
 function expected(file) {
   const byType = new Map();
   const byTool = new Map();
+  const reads = new Map();
   const sessions = new Set();
   let events = 0;
   let errors = 0;
@@ -62,6 +63,7 @@ function expected(file) {
       continue;
     }
     events++;
+    if (e.type === "mcp:resources/read") reads.set(readGroup(e.resourceName), (reads.get(readGroup(e.resourceName)) ?? 0) + 1);
     if (e.isError) errors++;
     if (e.sessionId) sessions.add(e.sessionId);
     for (const [map, key] of [[byType, e.type], [byTool, e.type === "mcp:tools/call" ? e.resourceName : null]]) {
@@ -79,7 +81,19 @@ function expected(file) {
         return [k, { count: d.length, errors: g.errors, p50: nearestRank(d, 0.5), p95: nearestRank(d, 0.95), p99: nearestRank(d, 0.99) }];
       }),
     );
-  return { events, errors, bad, sessions: sessions.size, types: figures(byType), tools: figures(byTool) };
+  return { events, errors, bad, sessions: sessions.size, types: figures(byType), tools: figures(byTool), reads };
+}
+
+// What a simple-string RFC 6570 expansion can produce: unreserved characters and pct-triplets.
+const SIMPLE = "(?:[A-Za-z0-9._~-]|%[0-9A-Fa-f]{2})+";
+
+/** The read group of a URI for gen_events.py's two templates, worked out here by pattern (not by
+ * the core's matcher): the template it expands, else `O` + its scheme and authority. */
+function readGroup(uri) {
+  if (new RegExp(`^notes://${SIMPLE}/${SIMPLE}$`).test(uri)) return "Tnotes://{topic}/{id}";
+  if (new RegExp(`^file:///docs/${SIMPLE}$`).test(uri)) return "Tfile:///docs/{name}";
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)/.exec(uri);
+  return m ? `O${m[1]}://${m[2].replace(/^.*@/, "")}` : "O(no scheme)";
 }
 
 /** A browser page that records console errors, page errors, dialogs and any request off loopback. */
@@ -160,9 +174,14 @@ test("the report and the live page in Chromium", async (t) => {
         else assert.equal(v, f[k], `${tool} ${k}`);
       }
     }
-    // Reads grouped: until template matching lands, by scheme and authority (the fallback).
+    // Reads grouped by the template they expand (the planted URI matches none: its origin).
     const groups = await page.$$eval("#templates tr[data-key]", (rows) => rows.map((r) => r.dataset.key));
-    assert.ok(groups.length > 0 && groups.every((k) => k === "(rest)" || k.startsWith("O") || k.startsWith("T")), `${groups}`);
+    assert.deepEqual(new Set(groups), new Set(want.reads.keys()), `${groups}`);
+    assert.ok(want.reads.get("Tnotes://{topic}/{id}") > 0 && want.reads.get("Tfile:///docs/{name}") > 0);
+    for (const [key, count] of want.reads) {
+      const r = await row(page, "templates", key);
+      assert.equal(r.count[0], count, `reads of ${key}`);
+    }
     assert.equal(await page.$eval("#templates-known", (el) => el.dataset.value), "2");
 
     // Every chart is drawn.
