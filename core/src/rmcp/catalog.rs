@@ -548,8 +548,10 @@ impl Shared {
                 state.machine.epoch(server).filter(|e| state.conns.get(e).is_some_and(|c| c.handler.is_none()))
             })
         };
-        if let Some(epoch) = epoch {
-            self.list_changed(server, epoch);
+        match epoch {
+            Some(epoch) => self.list_changed(server, epoch),
+            // A replaced connection's handler, or an unknown server.
+            None => self.emit(DriverEvent::ListChanged { server: server.to_owned(), decision: ListChanged::Ignored }),
         }
     }
 
