@@ -379,6 +379,7 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
             let want: Want = serde_json::from_value(step["want"].clone()).unwrap();
             match machine.request(&s("request"), want, now) {
                 Ok(id) => {
+                    expect(bad, i, "request", json!(step.get("expectError").is_some()), Some(&json!(false)));
                     callers.insert(id.0, s("caller"));
                 }
                 Err(e) => check_error(bad, i, step, e.code(), &e.to_string()),
