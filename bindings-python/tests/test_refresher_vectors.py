@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_catalog_vectors import status_value, traverse
 
 import mcplens
-from test_catalog_vectors import status_value, traverse
 
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "refresher"
 FILES = sorted(VECTORS.glob("*.json"))

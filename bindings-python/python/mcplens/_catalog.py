@@ -17,6 +17,7 @@ detaches the connection. On a 2.x 2026-07-28 connection the watch holds `subscri
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import secrets
 import time
@@ -121,10 +122,8 @@ class Catalog(_core.Catalog):
         status and the tool's `failures`, not as exceptions."""
         callers = [(s, self._machine.request(s, "current")) for s in ([server] if server else self.servers())]
         for name, caller in callers:
-            try:
+            with contextlib.suppress(DiscoveryError):
                 await self._wait(name, caller)
-            except DiscoveryError:
-                pass
 
     def watch(self, server: str, session: Any) -> Watch:
         """Keeps `server` current on `session`: each `notifications/resources/list_changed` goes to
@@ -191,7 +190,9 @@ class Catalog(_core.Catalog):
             err.code, err.server = "invalid_argument", server
             raise err
         caps = sdk.capabilities(client_session)
-        declares = caps is not None and _core.has_resources_capability(caps.model_dump_json(by_alias=True, exclude_none=True))
+        declares = caps is not None and _core.has_resources_capability(
+            caps.model_dump_json(by_alias=True, exclude_none=True)
+        )
         if current is not None:
             self._forget(current)
         conn = _Connection(server, self._machine.attach(server, declares), session, task_group)
@@ -320,7 +321,9 @@ class Catalog(_core.Catalog):
         finally:
             self._closed(conn, watch, reason)
 
-    def _closed(self, conn: _Connection, watch: Watch, reason: Literal["connection_closed", "other"] = "connection_closed") -> None:
+    def _closed(
+        self, conn: _Connection, watch: Watch, reason: Literal["connection_closed", "other"] = "connection_closed"
+    ) -> None:
         if watch._stop() and conn.watch is watch:
             self._forget(conn)
             self._machine.detach(conn.server, conn.epoch, reason)

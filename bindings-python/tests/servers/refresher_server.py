@@ -61,8 +61,6 @@ def _v1_error() -> Exception:
     return McpError(types.ErrorData(code=-32603, message="scripted"))
 
 
-
-
 def build_v1(state: State) -> Any:
     from mcp.server.lowlevel import Server
 
@@ -90,7 +88,9 @@ def build_v1(state: State) -> Any:
         return types.ServerResult(types.CallToolResult(content=[types.TextContent(type="text", text="ok")]))
 
     async def list_tools(req: types.ListToolsRequest) -> types.ServerResult:
-        return types.ServerResult(types.ListToolsResult(tools=[types.Tool(name="control", inputSchema={"type": "object"})]))
+        return types.ServerResult(
+            types.ListToolsResult(tools=[types.Tool(name="control", inputSchema={"type": "object"})])
+        )
 
     async def refuse(req: Any) -> types.ServerResult:
         raise _v1_error()
@@ -118,7 +118,9 @@ def build_v2(state: State) -> Any:
         return await call_next(ctx)
 
     async def templates(ctx: Any, params: Any) -> Any:
-        return types.ListResourceTemplatesResult.model_validate(state.page("resourceTemplates", params.cursor if params else None))
+        return types.ListResourceTemplatesResult.model_validate(
+            state.page("resourceTemplates", params.cursor if params else None)
+        )
 
     async def resources(ctx: Any, params: Any) -> Any:
         return types.ListResourcesResult.model_validate(state.page("resources", params.cursor if params else None))
