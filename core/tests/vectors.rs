@@ -191,22 +191,28 @@ fn secrets(case: &Value) -> Vec<String> {
     out
 }
 
-#[test]
-fn discovery_vectors() {
-    let dir = vectors_dir("discovery");
+/// Runs `run` on every vector of `tests/vectors/<sub>/` (at least `minimum` of them); fails with
+/// every mismatch.
+fn replay(sub: &str, minimum: usize, run: fn(&Value) -> Vec<String>) {
+    let dir = vectors_dir(sub);
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "json"));
     files.sort();
-    assert!(files.len() >= 60, "only {} discovery vectors", files.len());
+    assert!(files.len() >= minimum, "only {} {sub} vectors", files.len());
     let mut failures = Vec::new();
     for f in &files {
         let case: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
         assert_eq!(case["name"].as_str(), f.file_stem().and_then(|s| s.to_str()), "name must match the file");
-        for b in run_case(&case) {
+        for b in run(&case) {
             failures.push(format!("{}: {b}", f.file_name().unwrap().to_string_lossy()));
         }
     }
     assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn discovery_vectors() {
+    replay("discovery", 60, run_case);
 }
 
 /// One refresh's traversals from a catalog vector: `{"capabilities"?, "answers": [...]}` per list.
@@ -311,19 +317,7 @@ fn check_error(bad: &mut Vec<String>, i: usize, op: &Value, code: &str, message:
 
 #[test]
 fn catalog_vectors() {
-    let dir = vectors_dir("catalog");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    files.sort();
-    assert!(files.len() >= 30, "only {} catalog vectors", files.len());
-    let mut failures = Vec::new();
-    for f in &files {
-        let case: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-        for b in run_catalog_case(&case) {
-            failures.push(format!("{}: {b}", f.file_name().unwrap().to_string_lossy()));
-        }
-    }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    replay("catalog", 30, run_catalog_case);
 }
 
 /// One traversal pair of a refresher vector: both listings, or the first error (resources
@@ -437,18 +431,5 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
 
 #[test]
 fn refresher_vectors() {
-    let dir = vectors_dir("refresher");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    files.sort();
-    assert!(files.len() >= 40, "only {} refresher vectors", files.len());
-    let mut failures = Vec::new();
-    for f in &files {
-        let case: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-        assert_eq!(case["name"].as_str(), f.file_stem().and_then(|s| s.to_str()), "name must match the file");
-        for b in run_refresher_case(&case) {
-            failures.push(format!("{}: {b}", f.file_name().unwrap().to_string_lossy()));
-        }
-    }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    replay("refresher", 40, run_refresher_case);
 }

@@ -365,16 +365,21 @@ case("stale_then_list_changed_keeps_pair", "list_changed keeps a stale pair too 
 ])
 
 
-def main() -> None:
-    if OUT.exists():
-        shutil.rmtree(OUT)
-    OUT.mkdir(parents=True)
+def write(out: pathlib.Path, cases: list[dict], what: str) -> None:
+    """Replaces `out` with one `<name>.json` per case (names unique)."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
     names = set()
-    for c in CASES:
+    for c in cases:
         assert c["name"] not in names, c["name"]
         names.add(c["name"])
-        (OUT / f"{c['name']}.json").write_text(json.dumps(c, indent=1, ensure_ascii=False) + "\n")
-    print(f"{len(CASES)} catalog vectors written to {OUT}")
+        (out / f"{c['name']}.json").write_text(json.dumps(c, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(cases)} {what} vectors written to {out}")
+
+
+def main() -> None:
+    write(OUT, CASES, "catalog")
 
 
 if __name__ == "__main__":

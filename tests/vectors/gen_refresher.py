@@ -10,12 +10,10 @@ Run: python3 tests/vectors/gen_refresher.py
 
 from __future__ import annotations
 
-import json
 import pathlib
-import shutil
 from typing import Any
 
-from gen_catalog import compact, out, status
+from gen_catalog import compact, out, status, write
 
 OUT = pathlib.Path(__file__).parent / "refresher"
 CASES: list[dict[str, Any]] = []
@@ -641,15 +639,7 @@ case("visibility_learned_from_a_commit", "a commit says whether the server decla
 
 
 def main() -> None:
-    if OUT.exists():
-        shutil.rmtree(OUT)
-    OUT.mkdir(parents=True)
-    names = set()
-    for c in CASES:
-        assert c["name"] not in names, c["name"]
-        names.add(c["name"])
-        (OUT / f"{c['name']}.json").write_text(json.dumps(c, indent=1, ensure_ascii=False) + "\n")
-    print(f"{len(CASES)} refresher vectors written to {OUT}")
+    write(OUT, CASES, "refresher")
 
 
 if __name__ == "__main__":
