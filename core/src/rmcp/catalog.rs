@@ -579,8 +579,12 @@ impl Shared {
                     let peer = state.conns.get(&epoch).map(|c| c.peer.clone());
                     match (&runtime, peer) {
                         (Some(runtime), Some(peer)) => {
-                            let task = Traversal { shared: self.clone(), server, epoch, id: traversal, done: false };
-                            runtime.spawn(task.run(peer));
+                            // Built inside the task: a future dropped unpolled (the runtime shutting
+                            // down) must not report from within this lock.
+                            let shared = self.clone();
+                            runtime.spawn(async move {
+                                Traversal { shared, server, epoch, id: traversal, done: false }.run(peer).await;
+                            });
                         }
                         // No runtime to run it on (the host's runtime is gone): it cannot happen.
                         _ => {
@@ -625,7 +629,9 @@ impl Shared {
             tokio::time::sleep_until(deadline).await;
             if let Some(shared) = shared.upgrade() {
                 let mut state = shared.lock();
-                state.timer = None;
+                if state.timer.as_ref().is_some_and(|(due, _)| *due == at) {
+                    state.timer = None;
+                }
                 state.machine.handle_timeout(shared.now());
                 shared.drain(&mut state, None);
             }
