@@ -189,10 +189,7 @@ class Catalog(_core.Catalog):
             err = CatalogError(f'server "{server}": invalid argument: the session must be entered')
             err.code, err.server = "invalid_argument", server
             raise err
-        caps = sdk.capabilities(client_session)
-        declares = caps is not None and _core.has_resources_capability(
-            caps.model_dump_json(by_alias=True, exclude_none=True)
-        )
+        declares = sdk.declares_resources(client_session)
         if current is not None:
             self._forget(current)
         conn = _Connection(server, self._machine.attach(server, declares), session, task_group)
