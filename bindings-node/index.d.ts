@@ -13,6 +13,12 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class NativeCatalog {
   /** An empty catalog. */
   constructor()
+  /** The listing tools to offer the model now: both while a server declares `resources`. */
+  visibleTools(): Array<string>
+  /** Catalog-wide change counter: compare it with the last value seen to learn of a change. */
+  generation(): number
+  /** Records whether `server` declares the `resources` capability (for `visibleTools`). */
+  declareResources(server: string, declares: boolean): void
   /** Registers a server (idempotent); servers are listed in registration order. */
   addServer(server: string): void
   /** The registered servers, in registration order. */
@@ -61,6 +67,43 @@ export declare class NativeCatalog {
 export declare class NativeListing {
   /** The listing as JSON text (`{kind, server, items, support, ttlMs?, cacheScope?, diagnostics}`). */
   toJson(): string
+}
+
+/** The refresh state machine over a [`NativeCatalog`] (see `mcplens::catalog::Refresher`). */
+export declare class NativeRefresher {
+  /**
+   * A refresher over `catalog`; `configJson`: `{retryBaseMs, retryMaxMs, minTtlMs,
+   * shrinkMinItems}` (missing keys take the defaults); `seed` feeds the retry jitter.
+   */
+  constructor(catalog: NativeCatalog, configJson: string | undefined | null, seed: bigint)
+  /** A connection of `server` (registering it): its epoch. */
+  attach(server: string, resourcesCapability: boolean): number
+  /** Connection `epoch` of `server` ended: both lists cleared. False for an old epoch. */
+  detach(server: string, epoch: number, reason: string): boolean
+  /** `server`'s current connection, if any. */
+  epoch(server: string): number | null
+  /** A list_changed on connection `epoch`: `refresh_now`, `queued`, `already_queued` or `ignored`. */
+  onListChanged(server: string, epoch: number, nowMs: number): string
+  /** A caller wants `server`'s listing (`want`: `current`, `refresh` or `force`): its id. */
+  request(server: string, want: string, nowMs: number): number
+  /** Traversal `traversal` gave both listings. */
+  traversed(traversal: number, resources: NativeListing, templates: NativeListing, nowMs: number): string
+  /** Traversal `traversal` failed: the first error's code, message and JSON-RPC code. */
+  traversalFailed(traversal: number, code: string, message: string, rpcCode: number | undefined | null, nowMs: number): string
+  /** Traversal `traversal` will not complete. */
+  traversalAbandoned(traversal: number, nowMs: number): string
+  /** Starts the retries due at `nowMs`. */
+  handleTimeout(nowMs: number): void
+  /** Every pending action, as a JSON array (`{"traverse": …}` / `{"resolve": …}`). */
+  pollActions(): string
+  /** When `handleTimeout` is due next (milliseconds of the host's clock), or null. */
+  pollTimeout(): number | null
+  /** True while a traversal of `server` (or of any server) is in flight or queued. */
+  isBusy(server?: string | undefined | null): boolean
+  /** Forgets `server` (catalog entry included). */
+  remove(server: string): boolean
+  /** Forgets every server. */
+  clear(): void
 }
 
 /** Proof that a refresh was started; hand it back to `commit` or `fail`. */

@@ -837,6 +837,7 @@ module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __n
 module.exports = nativeBinding
 module.exports.NativeCatalog = nativeBinding.NativeCatalog
 module.exports.NativeListing = nativeBinding.NativeListing
+module.exports.NativeRefresher = nativeBinding.NativeRefresher
 module.exports.NativeTicket = nativeBinding.NativeTicket
 module.exports.Pager = nativeBinding.Pager
 module.exports.callListResourcesTool = nativeBinding.callListResourcesTool

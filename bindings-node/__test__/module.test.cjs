@@ -9,6 +9,7 @@ const API = [
   'McplensError',
   'Pager',
   'RefreshTicket',
+  'Refresher',
   'coreVersion',
   'hasResourcesCapability',
   'listResourceTemplates',

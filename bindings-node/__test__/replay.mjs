@@ -49,13 +49,14 @@ export function drive({ kind, server, capabilities, limits, startMs, answers }) 
         else throw new Error(`unknown answer ${JSON.stringify(a)}`);
       } catch (e) {
         if (!(e instanceof McplensError)) throw e;
-        break; // the pager has failed; finish() reports the same error
+        error = e; // the pager has failed; finish() reports the same error (without the rpcCode)
+        break;
       }
     }
     listing = pager.finish();
   } catch (e) {
     if (!(e instanceof McplensError)) throw e;
-    error = e;
+    error ??= e;
   }
   return { requests, used, ranOut, listing, error };
 }

@@ -3,18 +3,22 @@
  * transaction over an `@modelcontextprotocol/sdk` 1.x `Client`, kept current by list_changed, and
  * the model-facing listing tool rendered from it.
  *
- * Every rule (tickets, coalescing, staleness, TTL, rendering, the output cap) is the Rust core's
- * (`mcplens::catalog`, `mcplens::tool`). This facade runs the traversals, reads the clock,
- * serializes refreshes per server, and hooks the SDK client's notifications and `onclose`.
+ * Every rule — joining, queueing, connection epochs, retries with backoff, `ttlMs`, the shrink
+ * guard, commits, staleness, rendering — is the Rust core's (`mcplens::catalog::Refresher`,
+ * `mcplens::tool`). This facade performs the refresher's actions: it runs the traversals, wakes the
+ * waiting callers, arms one timer, reads the clock, and hooks the SDK client's notifications and
+ * `onclose`.
  */
 import { performance } from 'node:perf_hooks';
 
 import * as native from '../index.js';
 import {
   McplensError,
+  hasResourcesCapability,
   nativeOf,
   rethrow,
   traverse,
+  type ErrorCode,
   type Limits,
   type Listing,
   type McpClient,
@@ -24,7 +28,7 @@ import {
 import type { CatalogMatches } from './template.js';
 
 /** A server's catalog status (see `docs/catalog.md`). */
-export type Status = 'unknown' | 'ok' | 'unsupported' | 'failed' | 'stale';
+export type Status = 'unknown' | 'ok' | 'unsupported' | 'outdated' | 'failed' | 'stale';
 
 /** A failed refresh as the catalog keeps it: a stable code and mcplens' own message. */
 export interface Failure {
@@ -107,10 +111,24 @@ export interface WatchableClient extends McpClient {
   onclose?: (() => void) | undefined;
 }
 
+/** The refresher's settings (milliseconds); missing keys take the defaults. */
+export interface RefreshOptions {
+  /** The ceiling of the first retry after a transient failure (default 1,000); doubles per failure. */
+  retryBaseMs?: number;
+  /** The largest retry ceiling (default 300,000). */
+  retryMaxMs?: number;
+  /** The shortest `ttlMs` honoured when deciding to traverse (default 10,000). */
+  minTtlMs?: number;
+  /** The shrink guard applies to lists of at least this many items (default 10). */
+  shrinkMinItems?: number;
+}
+
 /** Options of `new Catalog`. */
 export interface CatalogOptions {
   /** Bounds on every traversal the catalog runs (both lists of every refresh). */
   limits?: Limits;
+  /** The refresher's settings: retry backoff (full jitter), the `ttlMs` floor, the shrink guard. */
+  refresh?: RefreshOptions;
 }
 
 const LIST_CHANGED = 'notifications/resources/list_changed';
@@ -129,15 +147,127 @@ export class RefreshTicket {
 /** The core's ticket behind each facade ticket. */
 const TICKETS = new WeakMap<RefreshTicket, native.NativeTicket>();
 
-/** The per-server serialization of refreshes: one running, at most one waiting (shared by its callers). */
-interface Slot {
-  tail: Promise<ServerStatus>;
-  next?: { client: McpClient; promise: Promise<ServerStatus>; start: () => void };
+/** What became of a caller's request (the refresher's `resolve` outcome). */
+export type RefreshOutcome = 'cached' | 'committed' | 'discarded' | { failed: { failure: Failure; rpcCode?: number } };
+
+/** What the host must do: run both traversals over that epoch's connection, or wake those callers. */
+export type RefresherAction =
+  | { traverse: { server: string; epoch: number; traversal: number } }
+  | { resolve: { server: string; callers: number[]; outcome: RefreshOutcome; traversal?: number } };
+
+/** What the refresher did with a traversal's result. */
+export type Disposition = 'committed' | 'confirming' | 'failed' | 'discarded' | 'ignored';
+
+/** What a caller asks for: a current listing (a tool call), a refresh (joins one under way), or a fresh traversal. */
+export type Want = 'current' | 'refresh' | 'force';
+
+/** The core's catalog behind a `Catalog` (for `Refresher`). */
+let nativeCatalog: (catalog: Catalog) => native.NativeCatalog;
+
+function call<T>(server: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    rethrow(e, server);
+  }
 }
 
-interface Watch {
-  client: WatchableClient;
-  active: boolean;
+/**
+ * The refresh state machine over a `Catalog` (sans-IO; `mcplens::catalog::Refresher`): events in,
+ * actions out (`pollActions`), `pollTimeout` for the one timer; `now` is `performance.now()` unless
+ * given. `Catalog` drives one over SDK 1.x clients; hosts on other SDKs drive their own.
+ */
+export class Refresher {
+  readonly #native: native.NativeRefresher;
+
+  /** `seed` feeds the retry jitter (default: random). */
+  constructor(catalog: Catalog, options: RefreshOptions = {}, seed?: bigint) {
+    const s = seed ?? crypto.getRandomValues(new BigUint64Array(1))[0]!;
+    this.#native = call('', () => new native.NativeRefresher(nativeCatalog(catalog), JSON.stringify(options), s));
+  }
+
+  /** A connection of `server` (registering it): its epoch; it replaces the server's previous connection. */
+  attach(server: string, resourcesCapability: boolean): number {
+    return this.#native.attach(server, resourcesCapability);
+  }
+
+  /** Connection `epoch` of `server` ended: both lists cleared. False for an old epoch. */
+  detach(server: string, epoch: number, reason: InvalidateReason = 'connection_closed'): boolean {
+    return call(server, () => this.#native.detach(server, epoch, reason));
+  }
+
+  /** `server`'s current connection, if any. */
+  epoch(server: string): number | null {
+    return this.#native.epoch(server) ?? null;
+  }
+
+  /** A list_changed on connection `epoch` of `server`. */
+  onListChanged(server: string, epoch: number, now: number = performance.now()): ListChangedDecision {
+    return call(server, () => this.#native.onListChanged(server, epoch, now)) as ListChangedDecision;
+  }
+
+  /** A caller wants `server`'s listing: its id, answered by a `resolve` action. */
+  request(server: string, want: Want = 'refresh', now: number = performance.now()): number {
+    return call(server, () => this.#native.request(server, want, now));
+  }
+
+  /** Traversal `traversal` gave both listings (`traverse`'s, or ones this package returned). */
+  traversed(traversal: number, resources: Listing | native.NativeListing, templates: Listing | native.NativeListing, now: number = performance.now()): Disposition {
+    const [r, t] = [resources, templates].map((l) => (l instanceof native.NativeListing ? l : nativeOf(l)));
+    if (r === undefined || t === undefined) {
+      throw new McplensError('invalid_argument', '', 'invalid argument: traversed takes listings returned by mcplens');
+    }
+    return call('', () => this.#native.traversed(traversal, r, t, now)) as Disposition;
+  }
+
+  /** Traversal `traversal` failed with this (the first) error. */
+  traversalFailed(traversal: number, failure: Failure & { rpcCode?: number }, now: number = performance.now()): Disposition {
+    return call('', () => this.#native.traversalFailed(traversal, failure.code, failure.message, failure.rpcCode ?? null, now)) as Disposition;
+  }
+
+  /** Traversal `traversal` will not complete (a host error). */
+  traversalAbandoned(traversal: number, now: number = performance.now()): Disposition {
+    return call('', () => this.#native.traversalAbandoned(traversal, now)) as Disposition;
+  }
+
+  /** Starts the retries that are due. */
+  handleTimeout(now: number = performance.now()): void {
+    call('', () => this.#native.handleTimeout(now));
+  }
+
+  /** Every pending action, in order (drain after every event). */
+  pollActions(): RefresherAction[] {
+    return JSON.parse(this.#native.pollActions()) as RefresherAction[];
+  }
+
+  /** When `handleTimeout` is due next (`performance.now()` milliseconds), or null. */
+  pollTimeout(): number | null {
+    return this.#native.pollTimeout() ?? null;
+  }
+
+  /** True while a traversal of `server` (or of any server) is in flight or queued. */
+  isBusy(server?: string): boolean {
+    return this.#native.isBusy(server);
+  }
+
+  /** Forgets `server` (catalog entry included). */
+  remove(server: string): boolean {
+    return this.#native.remove(server);
+  }
+
+  /** Forgets every server. */
+  clear(): void {
+    this.#native.clear();
+  }
+}
+
+/** One client of one server: the refresher's epoch. */
+interface Connection {
+  server: string;
+  epoch: number;
+  client: McpClient;
+  /** The current `watch` of this connection (a newer one replaces it). */
+  watch?: object;
 }
 
 /**
@@ -146,45 +276,63 @@ interface Watch {
  * ```js
  * const catalog = new Catalog();
  * await catalog.refresh('docs', client);   // both lists, committed together, or the error
- * catalog.watch('docs', client);           // list_changed → refresh; onclose → invalidate
+ * catalog.watch('docs', client);           // list_changed → refresh; onclose → both lists cleared
+ * await catalog.ensureFresh();             // before answering the model: traverses what is due
  * catalog.callListTemplatesTool({ server: 'docs' });   // the model's listing, compact JSON
  * ```
  *
- * At most one refresh per server runs at a time. Sans-IO hosts use `beginRefresh` → their own
- * traversals (`Pager`) → `commit` / `fail`, and `onListChanged`, with time passed in.
+ * Sans-IO hosts use `beginRefresh` → their own traversals (`Pager`) → `commit` / `fail`, and
+ * `onListChanged`, with time passed in; `Refresher` is the state machine itself.
  */
 export class Catalog {
   readonly #native = new native.NativeCatalog();
+  readonly #machine: Refresher;
   readonly #limits: Limits | undefined;
-  readonly #slots = new Map<string, Slot>();
-  /** The client each server was last refreshed or watched with: follow-up refreshes use it. */
-  readonly #clients = new Map<string, McpClient>();
-  readonly #watches = new Map<string, Watch>();
+  readonly #connections = new Map<number, Connection>();
+  readonly #waiters = new Map<number, (outcome: RefreshOutcome) => void>();
+  #timer: { due: number; handle: ReturnType<typeof setTimeout> } | undefined;
+  #settled: Array<() => void> = [];
+
+  static {
+    nativeCatalog = (catalog) => catalog.#native;
+  }
 
   constructor(options: CatalogOptions = {}) {
     this.#limits = options.limits;
+    this.#machine = new Refresher(this, options.refresh);
   }
 
   /**
-   * Refreshes `server` over `client`: resources, then templates are traversed and committed
-   * together, or the refresh fails with the first error (resources first) and the
-   * previous pair is kept (status `stale`). Resolves with the server's status once no follow-up
-   * refresh is due; rejects with the `McplensError` of a failed refresh (also recorded in the
-   * catalog). A call while a refresh of `server` runs waits for it, then refreshes once more
-   * (callers arriving meanwhile share that refresh).
+   * Refreshes `server` over `client` (another client under that name replaces the previous
+   * connection): joins a refresh under way, else starts one; `force` asks for one that begins
+   * after this call. Resolves with the status once both lists committed (or nothing came of it:
+   * the connection closed); rejects with the `McplensError` of a failed traversal (the catalog keeps
+   * the previous pair, status `stale`).
    */
-  refresh(server: string, client: McpClient): Promise<ServerStatus> {
-    this.#clients.set(server, client);
-    return this.#schedule(server, client);
+  async refresh(server: string, client: McpClient, options: { force?: boolean } = {}): Promise<ServerStatus> {
+    this.#connect(server, client);
+    return this.#wait(server, options.force ? 'force' : 'refresh');
   }
 
   /**
-   * Keeps `server` current on `client`: a `notifications/resources/list_changed` invalidates it and,
-   * as the core decides, refreshes it (a burst during a refresh causes exactly one more); the
-   * connection closing invalidates it. Chains onto the client's existing list_changed handler and
-   * `onclose` (both still run, after mcplens'). Call it after `client.connect()` and after the
-   * app's own `setNotificationHandler` for that method (a later one replaces the chain). It does
-   * not refresh by itself: call `refresh` for the first listing.
+   * Makes `server`'s listing (or every server's) current: traverses only a server that has no pair
+   * yet, is outdated by list_changed, or whose `ttlMs` ran out. Failures show in the status and the
+   * tool's `failures`.
+   */
+  async ensureFresh(server?: string): Promise<void> {
+    const servers = server === undefined ? this.servers() : [server];
+    const waits = servers.map((s) => this.#wait(s, 'current').catch((e: unknown) => {
+      if (!(e instanceof McplensError) || e.code === 'unknown_server') throw e;
+    }));
+    await Promise.all(waits);
+  }
+
+  /**
+   * Keeps `server` current on `client`: a `notifications/resources/list_changed` goes to the
+   * refresher (which keeps the last pair listed, outdated, and refreshes); the connection closing
+   * clears both lists. Chains onto the client's existing list_changed handler and `onclose` (both
+   * still run, after mcplens'). Call it after `client.connect()` and after the app's own
+   * `setNotificationHandler` for that method. It does not refresh by itself.
    */
   watch(server: string, client: WatchableClient): void {
     const handlers = (client as { _notificationHandlers?: unknown })._notificationHandlers;
@@ -195,43 +343,50 @@ export class Catalog {
         `server "${server}": invalid argument: watch needs an @modelcontextprotocol/sdk 1.x Client (no notification handler map to chain onto)`,
       );
     }
-    this.addServer(server);
-    this.#clients.set(server, client);
-    const old = this.#watches.get(server);
-    if (old !== undefined) old.active = false;
-    const watch: Watch = { client, active: true };
-    this.#watches.set(server, watch);
-
+    const conn = this.#connect(server, client);
+    const watch = (conn.watch = {});
+    const current = () => conn.watch === watch && this.#connections.get(conn.epoch) === conn;
     const previous = handlers.get(LIST_CHANGED) as ((notification: unknown) => unknown) | undefined;
     handlers.set(LIST_CHANGED, (notification: unknown) => {
-      if (watch.active) this.#listChanged(server, client);
+      try {
+        if (current()) this.#machine.onListChanged(server, conn.epoch);
+        this.#drive();
+      } catch {
+        // never throws into the SDK
+      }
       return previous?.(notification);
     });
     const previousOnclose = client.onclose;
     client.onclose = () => {
       try {
-        if (watch.active) this.#native.invalidate(server, 'connection_closed');
+        if (current() && this.#machine.detach(server, conn.epoch, 'connection_closed')) {
+          this.#connections.delete(conn.epoch);
+        }
+        this.#drive();
       } finally {
         previousOnclose?.call(client);
       }
     };
   }
 
-  /** Clears `server`'s resources and templates together; a refresh in flight is discarded. */
+  /** Invalidates `server`: `list_changed` keeps the pair (outdated); every other reason clears both lists. */
   invalidate(server: string, reason: InvalidateReason = 'other'): void {
-    this.#call(server, () => this.#native.invalidate(server, reason));
+    call(server, () => this.#native.invalidate(server, reason));
   }
 
-  /** Forgets `server` (entries, watch, client); a refresh in flight is discarded. Returns whether it was known. */
+  /** Forgets `server` (entries, connection, watch); a refresh still waiting rejects with `unknown_server`. Returns whether it was known. */
   remove(server: string): boolean {
-    this.#unwatch(server);
-    return this.#call(server, () => this.#native.remove(server));
+    for (const [epoch, conn] of this.#connections) if (conn.server === server) this.#connections.delete(epoch);
+    const known = this.#machine.remove(server);
+    this.#drive();
+    return known;
   }
 
   /** Forgets every server. */
   clear(): void {
-    for (const server of [...this.#watches.keys(), ...this.#clients.keys()]) this.#unwatch(server);
-    this.#native.clear();
+    this.#connections.clear();
+    this.#machine.clear();
+    this.#drive();
   }
 
   /** The registered servers, in registration order. */
@@ -241,29 +396,44 @@ export class Catalog {
 
   /** Registers a server without refreshing it (idempotent); the tool lists servers in registration order. */
   addServer(server: string): void {
-    this.#call(server, () => this.#native.addServer(server));
+    call(server, () => this.#native.addServer(server));
   }
 
   /** Cached templates: every server's in registration order, or one server's. */
   templates(options: { server?: string } = {}): ResourceTemplate[] {
     const { server } = options;
-    return JSON.parse(this.#call(server ?? '', () => this.#native.templates(server))) as ResourceTemplate[];
+    return JSON.parse(call(server ?? '', () => this.#native.templates(server))) as ResourceTemplate[];
   }
 
   /** Cached resources: every server's in registration order, or one server's. */
   resources(options: { server?: string } = {}): Resource[] {
     const { server } = options;
-    return JSON.parse(this.#call(server ?? '', () => this.#native.resources(server))) as Resource[];
+    return JSON.parse(call(server ?? '', () => this.#native.resources(server))) as Resource[];
   }
 
   /** `server`'s status at `now` (default: now). Throws `unknown_server` for a server never added. */
   status(server: string, now: number = performance.now()): ServerStatus {
-    return JSON.parse(this.#call(server, () => this.#native.status(server, now))) as ServerStatus;
+    return JSON.parse(call(server, () => this.#native.status(server, now))) as ServerStatus;
   }
 
-  /** True when `server` has no current pair at `now` and no refresh is running. */
+  /** True when `server` has no current pair at `now` (unknown, outdated, failed, stale, expired). */
   needsRefresh(server: string, now: number = performance.now()): boolean {
-    return this.#call(server, () => this.#native.needsRefresh(server, now));
+    return call(server, () => this.#native.needsRefresh(server, now));
+  }
+
+  /** The listing tools to offer the model now: both while an attached server declares `resources`, neither otherwise. */
+  visibleTools(): string[] {
+    return this.#native.visibleTools();
+  }
+
+  /** Catalog-wide change counter: when it moves, ask `visibleTools()` (and re-render) again. */
+  get generation(): number {
+    return this.#native.generation();
+  }
+
+  /** Records whether `server` declares the `resources` capability (for `visibleTools`; sans-IO hosts). */
+  declareResources(server: string, declares: boolean): void {
+    this.#native.declareResources(server, declares);
   }
 
   /**
@@ -285,17 +455,12 @@ export class Catalog {
    * route a read to `matches[0].server`. Throws `invalid_argument` for a URI over 8,192 bytes.
    */
   matchUri(uri: string): CatalogMatches {
-    return JSON.parse(this.#call('', () => native.catalogMatchUri(this.#native, uri))) as CatalogMatches;
+    return JSON.parse(call('', () => native.catalogMatchUri(this.#native, uri))) as CatalogMatches;
   }
 
-  /** Resolves once no refresh of `server` (or of any server) is running or waiting. */
+  /** Resolves once no traversal of `server` (or of any server) is in flight or queued. */
   async settled(server?: string): Promise<void> {
-    for (;;) {
-      const slots = server === undefined ? [...this.#slots.values()] : [this.#slots.get(server)];
-      const tails = slots.filter((s) => s !== undefined).map((s) => s.tail);
-      if (tails.length === 0) return;
-      await Promise.allSettled(tails);
-    }
+    while (this.#machine.isBusy(server)) await new Promise<void>((resolve) => this.#settled.push(resolve));
   }
 
   // --- sans-IO: for hosts that run their own traversals (`Pager`) and read their own clock ---
@@ -303,7 +468,7 @@ export class Catalog {
   /** Starts a refresh of `server` (registering it): its newest ticket; older tickets' commits are discarded. */
   beginRefresh(server: string): RefreshTicket {
     const ticket = new RefreshTicket(server);
-    TICKETS.set(ticket, this.#call(server, () => this.#native.beginRefresh(server)));
+    TICKETS.set(ticket, call(server, () => this.#native.beginRefresh(server)));
     return ticket;
   }
 
@@ -329,14 +494,14 @@ export class Catalog {
         `server "${server}": invalid argument: commit takes listings returned by mcplens (Pager.finish, listResources, listResourceTemplates)`,
       );
     }
-    return this.#call(server, () => this.#native.commit(t, r, p, now));
+    return call(server, () => this.#native.commit(t, r, p, now));
   }
 
   /** Records a failed refresh (usually a `McplensError`'s `code` and `message`); the previous pair is kept. */
   fail(ticket: RefreshTicket, failure: Failure): Completion {
     const server = String(ticket?.server);
     const t = this.#ticket(ticket);
-    return this.#call(server, () => this.#native.fail(t, failure.code, failure.message));
+    return call(server, () => this.#native.fail(t, failure.code, failure.message));
   }
 
   /** Ends a refresh that will not complete (cancelled, host failure) without changing data. */
@@ -345,12 +510,12 @@ export class Catalog {
     return this.#native.abandon(t);
   }
 
-  /** A list_changed from `server`: invalidates it and says whether to refresh now (`beginRefresh` before the next notification). */
+  /** A list_changed from `server`: marks it outdated and says whether to refresh now (`beginRefresh` before the next notification). */
   onListChanged(server: string): ListChangedDecision {
-    return this.#call(server, () => this.#native.onListChanged(server)) as ListChangedDecision;
+    return call(server, () => this.#native.onListChanged(server)) as ListChangedDecision;
   }
 
-  // --- internals ---
+  // --- internals: performing the refresher's actions ---
 
   /** Either listing tool on the model's input (an object, or its JSON text). */
   #tool(args: unknown, f: (input: string) => string): string {
@@ -362,7 +527,7 @@ export class Catalog {
     } catch {
       throw new McplensError('invalid_argument', server, 'invalid input: the input is not a JSON object');
     }
-    return this.#call(server, () => f(input));
+    return call(server, () => f(input));
   }
 
   #ticket(ticket: RefreshTicket): native.NativeTicket {
@@ -374,99 +539,81 @@ export class Catalog {
     return t;
   }
 
-  #call<T>(server: string, f: () => T): T {
-    try {
-      return f();
-    } catch (e) {
-      rethrow(e, server);
-    }
+  /** The connection of `client` for `server`, attaching it if new (replacing another client's). */
+  #connect(server: string, client: McpClient): Connection {
+    const current = this.#connections.get(this.#machine.epoch(server) ?? -1);
+    if (current !== undefined && current.client === client) return current;
+    const declares = hasResourcesCapability(client.getServerCapabilities());
+    if (current !== undefined) this.#connections.delete(current.epoch);
+    const conn = { server, epoch: this.#machine.attach(server, declares), client };
+    this.#connections.set(conn.epoch, conn);
+    this.#drive();
+    return conn;
   }
 
-  #unwatch(server: string): void {
-    const watch = this.#watches.get(server);
-    if (watch !== undefined) watch.active = false;
-    this.#watches.delete(server);
-    this.#clients.delete(server);
+  async #wait(server: string, want: 'current' | 'refresh' | 'force'): Promise<ServerStatus> {
+    const caller = this.#machine.request(server, want);
+    const outcome = new Promise<RefreshOutcome>((resolve) => this.#waiters.set(caller, resolve));
+    this.#drive();
+    const o = await outcome;
+    if (typeof o === 'object') {
+      const { failure, rpcCode } = o.failed;
+      throw new McplensError(failure.code as ErrorCode, server, failure.message, { rpcCode });
+    }
+    return this.status(server);
   }
 
-  /** The list_changed handler's part: never throws into the SDK. */
-  #listChanged(server: string, client: McpClient): void {
-    let decision: string;
-    try {
-      decision = this.#native.onListChanged(server);
-    } catch {
-      return;
-    }
-    // Queued / already_queued: the running refresh's completion says refreshAgain.
-    if (decision === 'refresh_now') this.#schedule(server, client).catch(() => {});
-  }
-
-  /** Runs a refresh now, or once the running one is over (joining an already waiting one). */
-  #schedule(server: string, client: McpClient): Promise<ServerStatus> {
-    const slot = this.#slots.get(server);
-    if (slot === undefined) {
-      const fresh = {} as Slot;
-      this.#slots.set(server, fresh);
-      fresh.tail = this.#run(server, client, fresh);
-      return fresh.tail;
-    }
-    if (slot.next !== undefined) {
-      slot.next.client = client;
-      return slot.next.promise;
-    }
-    let start!: () => void;
-    const promise = new Promise<ServerStatus>((resolve, reject) => {
-      start = () => this.#run(server, next.client, slot).then(resolve, reject);
-    });
-    const next = { client, promise, start };
-    slot.next = next;
-    slot.tail = promise;
-    return promise;
-  }
-
-  /** One refresh plus the follow-ups the core asks for; then hands the slot to the waiting refresh. */
-  async #run(server: string, client: McpClient, slot: Slot): Promise<ServerStatus> {
-    try {
-      for (;;) {
-        const ticket = this.#native.beginRefresh(server);
-        const { completion, failed, error } = await this.#once(ticket, server, client);
-        if (completion.refreshAgain) {
-          client = this.#clients.get(server) ?? client;
-          // A closed connection (the SDK unsets `transport`) has been invalidated: nothing to ask.
-          if (!('transport' in client && client.transport === undefined)) continue;
+  /** Performs every pending action, then arms the timer. */
+  #drive(): void {
+    for (let actions = this.#poll(); actions.length > 0; actions = this.#poll()) {
+      for (const action of actions) {
+        if ('traverse' in action) {
+          const conn = this.#connections.get(action.traverse.epoch);
+          if (conn === undefined) this.#machine.traversalAbandoned(action.traverse.traversal);
+          else void this.#traverse(conn, action.traverse.traversal);
+        } else {
+          for (const caller of action.resolve.callers) {
+            this.#waiters.get(caller)?.(action.resolve.outcome);
+            this.#waiters.delete(caller);
+          }
         }
-        if (failed) throw error;
-        return this.status(server);
       }
-    } finally {
-      const next = slot.next;
-      slot.next = undefined;
-      if (next !== undefined) next.start();
-      else if (this.#slots.get(server) === slot) this.#slots.delete(server);
     }
+    this.#arm();
+    for (const wake of this.#settled.splice(0)) wake();
   }
 
-  /**
-   * Resources, then templates (as the Rust and Python drivers do, so every language records the same
-   * error); commit both, or fail with the first error.
-   */
-  async #once(
-    ticket: native.NativeTicket,
-    server: string,
-    client: McpClient,
-  ): Promise<{ completion: native.Completion; failed: boolean; error?: unknown }> {
-    const options = { server, limits: this.#limits };
-    let resources: native.NativeListing;
-    let templates: native.NativeListing;
+  #poll(): RefresherAction[] {
+    return this.#machine.pollActions();
+  }
+
+  /** Both traversals (resources, then templates), reported back; a host error abandons it. */
+  async #traverse(conn: Connection, traversal: number): Promise<void> {
+    const options = { server: conn.server, limits: this.#limits };
     try {
-      resources = await traverse('resources', client, options);
-      templates = await traverse('resource_templates', client, options);
+      const resources = await traverse('resources', conn.client, options);
+      const templates = await traverse('resource_templates', conn.client, options);
+      this.#machine.traversed(traversal, resources, templates);
     } catch (error) {
-      // Not a traversal's failure (a bug or a broken client in the host): the refresh is abandoned.
-      if (!(error instanceof McplensError)) return { completion: this.#native.abandon(ticket), failed: true, error };
-      return { completion: this.#native.fail(ticket, error.code, error.message), failed: true, error };
+      if (error instanceof McplensError) this.#machine.traversalFailed(traversal, error);
+      else this.#machine.traversalAbandoned(traversal);
     }
-    const completion = this.#call(server, () => this.#native.commit(ticket, resources, templates, performance.now()));
-    return { completion, failed: false };
+    this.#drive();
+  }
+
+  /** One timer, re-armed whenever `pollTimeout` moves; it does not keep the process alive. */
+  #arm(): void {
+    const due = this.#machine.pollTimeout() ?? undefined;
+    if (due === this.#timer?.due) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer.handle);
+    this.#timer = undefined;
+    if (due === undefined) return;
+    const handle = setTimeout(() => {
+      this.#timer = undefined;
+      this.#machine.handleTimeout();
+      this.#drive();
+    }, Math.min(Math.max(0, due - performance.now()), 2 ** 31 - 1));
+    handle.unref();
+    this.#timer = { due, handle };
   }
 }

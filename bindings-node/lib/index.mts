@@ -4,6 +4,7 @@ export {
   McplensError,
   Pager,
   RefreshTicket,
+  Refresher,
   coreVersion,
   hasResourcesCapability,
   listResourceTemplates,

@@ -32,17 +32,23 @@ export {
 export {
   Catalog,
   RefreshTicket,
+  Refresher,
   listResourceTemplatesTool,
   listResourcesTool,
   type CatalogOptions,
   type Completion,
+  type Disposition,
   type Failure,
   type InvalidateReason,
   type ListChangedDecision,
   type ListTemplatesToolInput,
+  type RefreshOptions,
+  type RefreshOutcome,
+  type RefresherAction,
   type ServerStatus,
   type Status,
   type ToolSpec,
+  type Want,
   type WatchableClient,
 } from './catalog.js';
 export {

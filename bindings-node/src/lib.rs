@@ -10,6 +10,7 @@
 //! as `McplensError`.
 #![deny(clippy::all)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcplens::catalog::{self, CatalogError, Failure, Reason};
@@ -20,6 +21,7 @@ use napi::sys;
 use napi_derive::napi;
 
 pub mod template;
+pub mod refresher;
 pub mod tracking;
 
 /// The `code` of a thrown JS error: one of the core's stable codes.
@@ -292,7 +294,7 @@ fn wire_name(value: impl serde::Serialize) -> String {
 /// The core's per-server catalog (see `mcplens::catalog`). Sans-IO: the host runs the traversals.
 #[napi]
 pub struct NativeCatalog {
-    inner: catalog::Catalog,
+    inner: Arc<catalog::Catalog>,
 }
 
 #[napi]
@@ -301,7 +303,25 @@ impl NativeCatalog {
     #[napi(constructor)]
     #[allow(clippy::new_without_default)]
     pub fn new() -> Self {
-        NativeCatalog { inner: catalog::Catalog::new() }
+        NativeCatalog { inner: Arc::new(catalog::Catalog::new()) }
+    }
+
+    /// The listing tools to offer the model now: both while a server declares `resources`.
+    #[napi]
+    pub fn visible_tools(&self) -> Vec<&'static str> {
+        self.inner.visible_tools().to_vec()
+    }
+
+    /// Catalog-wide change counter: compare it with the last value seen to learn of a change.
+    #[napi]
+    pub fn generation(&self) -> f64 {
+        self.inner.generation() as f64
+    }
+
+    /// Records whether `server` declares the `resources` capability (for `visibleTools`).
+    #[napi]
+    pub fn declare_resources(&self, server: String, declares: bool) {
+        self.inner.declare_resources(&server, declares);
     }
 
     /// Registers a server (idempotent); servers are listed in registration order.

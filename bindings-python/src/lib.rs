@@ -6,8 +6,10 @@
 #![forbid(unsafe_code)]
 
 mod template;
+mod refresher;
 mod tracking;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcplens::catalog::{self, Catalog, ListChanged, Reason, ServerStatus, Status, Ticket};
@@ -707,13 +709,14 @@ impl PyServerStatus {
         &self.inner.server
     }
 
-    /// `"unknown"`, `"ok"`, `"unsupported"`, `"failed"` or `"stale"`.
+    /// `"unknown"`, `"ok"`, `"unsupported"`, `"outdated"`, `"failed"` or `"stale"`.
     #[getter]
     fn status(&self) -> &'static str {
         match self.inner.status {
             Status::Unknown => "unknown",
             Status::Ok => "ok",
             Status::Unsupported => "unsupported",
+            Status::Outdated => "outdated",
             Status::Failed => "failed",
             Status::Stale => "stale",
         }
@@ -774,16 +777,35 @@ fn parse_reason(py: Python<'_>, server: &str, reason: &str) -> PyResult<Reason> 
 /// (default: `time.monotonic()`). `mcplens.Catalog` adds the `mcp` SDK driving on top.
 #[pyclass(name = "Catalog", module = "mcplens._core", frozen, subclass)]
 struct PyCatalog {
-    inner: Catalog,
+    inner: Arc<Catalog>,
     limits: Option<PyLimits>,
+    /// The settings of the refresher that drives this catalog (`mcplens.Catalog`).
+    refresh: mcplens::catalog::RefreshConfig,
 }
 
 #[pymethods]
 impl PyCatalog {
     #[new]
-    #[pyo3(signature = (limits = None))]
-    fn new(limits: Option<PyRef<'_, PyLimits>>) -> Self {
-        PyCatalog { inner: Catalog::new(), limits: limits.map(|l| l.clone()) }
+    #[pyo3(signature = (limits = None, *, refresh = None))]
+    fn new(limits: Option<PyRef<'_, PyLimits>>, refresh: Option<PyRef<'_, refresher::PyRefreshConfig>>) -> Self {
+        let refresh = refresh.map(|r| r.inner).unwrap_or_default();
+        PyCatalog { inner: Arc::new(Catalog::new()), limits: limits.map(|l| l.clone()), refresh }
+    }
+
+    /// The listing tools to offer the model now: both while a server declares `resources`.
+    fn visible_tools(&self) -> Vec<&'static str> {
+        self.inner.visible_tools().to_vec()
+    }
+
+    /// Catalog-wide change counter: compare it with the last value seen to learn of a change.
+    #[getter]
+    fn generation(&self) -> u64 {
+        self.inner.generation()
+    }
+
+    /// Records whether `server` declares the `resources` capability (for `visible_tools`).
+    fn declare_resources(&self, server: &str, declares: bool) {
+        self.inner.declare_resources(server, declares);
     }
 
     /// The bounds of every traversal a refresh runs (None: the defaults).
@@ -1000,6 +1022,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LIST_RESOURCE_TEMPLATES_TOOL", PyToolSpec { inner: tool::spec() })?;
     m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
     template::register(m)?;
+    refresher::register(m)?;
     tracking::register(m)?;
     Ok(())
 }

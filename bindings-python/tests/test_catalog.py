@@ -310,12 +310,15 @@ async def test_watch_needs_an_entered_session() -> None:
     assert (info.value.code, info.value.server) == ("invalid_argument", "x")
 
 
-async def test_cancelled_refresh_is_abandoned() -> None:
+async def test_a_cancelled_caller_leaves_the_traversal_to_the_session() -> None:
+    """A caller that stops waiting does not stop the traversal (other callers may share it); the
+    session ending abandons it: nothing recorded, nothing left refreshing."""
     catalog = mcplens.Catalog()
     async with in_memory(sdk_server.build("slow")[0]) as session:
         with anyio.move_on_after(0.3):
             await catalog.refresh("slow", session)
-        status = catalog.status("slow")
+        assert catalog.status("slow").refreshing
+    status = catalog.status("slow")
     assert (status.status, status.refreshing, status.last_error) == ("unknown", False, None)
 
 
@@ -414,15 +417,23 @@ def test_sans_io_catalog_surface() -> None:
     assert (completion.applied, completion.refresh_again) == (False, True)
     assert catalog.needs_refresh("a")
     status = catalog.status("a", now=0)
+    # list_changed keeps the last good pair, marked outdated, until a newer refresh commits.
     assert status.to_dict() == {
         "server": "a",
-        "status": "unknown",
+        "status": "outdated",
         "generation": 1,
         "lastError": None,
         "resources": 0,
-        "templates": 0,
+        "templates": 3,
         "refreshing": False,
     }
     assert catalog.servers() == ["a"]
+    generation = catalog.generation
+    catalog.invalidate("a", "disabled")
+    assert (catalog.status("a").status, catalog.status("a").templates) == ("unknown", 0)
+    assert catalog.generation > generation
+    assert catalog.visible_tools() == []
+    catalog.declare_resources("a", True)
+    assert catalog.visible_tools() == ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]
     catalog.clear()
     assert catalog.servers() == []

@@ -248,14 +248,14 @@ async fn demo() -> Result<(), Box<dyn std::error::Error>> {
                 let decision = serde_json::to_value(decision)?;
                 println!("  core's decision for {server}: {}", decision.as_str().unwrap_or("?"));
             }
-            DriverEvent::RefreshCompleted { server, completion, error } if server == "docs" => {
+            DriverEvent::Traversed { server, disposition, error } if server == "docs" => {
+                let disposition = serde_json::to_value(disposition)?;
                 println!(
-                    "  refresh of docs: applied {}, refresh again {}{}",
-                    completion.applied,
-                    completion.refresh_again,
+                    "  traversal of docs: {}{}",
+                    disposition.as_str().unwrap_or("?"),
                     error.map(|e| format!(", error {e}")).unwrap_or_default()
                 );
-                if !completion.refresh_again {
+                if disposition != "confirming" {
                     break;
                 }
             }

@@ -144,3 +144,61 @@ fn resources_tool_output_is_byte_identical_across_runs() {
         assert_eq!(tool::call_resources(&c, "{}").unwrap(), first);
     }
 }
+
+#[test]
+fn refresher_can_live_behind_a_drivers_mutex() {
+    fn assert_send<T: Send>() {}
+    assert_send::<mcplens::catalog::Refresher>();
+}
+
+#[test]
+fn refresh_config_reads_json_with_defaults_and_validates() {
+    use mcplens::catalog::RefreshConfig;
+    let config: RefreshConfig = serde_json::from_str(r#"{"retryBaseMs": 250}"#).unwrap();
+    assert_eq!(config, RefreshConfig { retry_base: Duration::from_millis(250), ..RefreshConfig::default() });
+    let defaults = RefreshConfig::default();
+    assert_eq!(
+        (defaults.retry_base, defaults.retry_max, defaults.min_ttl, defaults.shrink_min_items),
+        (Duration::from_secs(1), Duration::from_secs(300), Duration::from_secs(10), 10)
+    );
+    assert!(serde_json::from_str::<RefreshConfig>(r#"{"retryBase": 1}"#).is_err(), "unknown keys are refused");
+    let zero = RefreshConfig { retry_base: Duration::ZERO, ..defaults };
+    assert!(zero.validate().is_err());
+    let inverted = RefreshConfig { retry_max: Duration::from_millis(10), ..defaults };
+    assert!(inverted.validate().is_err());
+    assert!(defaults.validate().is_ok());
+}
+
+#[test]
+fn the_generation_moves_on_changes_not_on_reads() {
+    let catalog = Catalog::new();
+    let mut seen = catalog.generation();
+    let mut moved = |catalog: &Catalog| {
+        let now = catalog.generation();
+        let moved = now != seen;
+        seen = now;
+        moved
+    };
+    catalog.add_server("a");
+    assert!(moved(&catalog), "a server added");
+    catalog.add_server("a");
+    let _ = (catalog.status("a", Duration::ZERO), catalog.templates(None), catalog.visible_tools());
+    assert!(!moved(&catalog), "reads and an idempotent add change nothing");
+    catalog.declare_resources("a", true);
+    assert!(moved(&catalog));
+    assert_eq!(catalog.visible_tools(), ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]);
+    catalog.declare_resources("a", true);
+    assert!(!moved(&catalog));
+    let (r, t) = pair("a");
+    let ticket = catalog.begin_refresh("a");
+    assert!(!moved(&catalog), "beginning a refresh lists nothing new");
+    catalog.commit(&ticket, &r, &t, Duration::ZERO).unwrap();
+    assert!(moved(&catalog), "a commit");
+    assert_eq!(catalog.on_list_changed("a"), ListChanged::RefreshNow);
+    assert!(moved(&catalog), "list_changed: the status is now outdated");
+    catalog.invalidate("a", mcplens::catalog::Reason::ConnectionClosed);
+    assert!(moved(&catalog));
+    assert!(catalog.visible_tools().is_empty(), "a cleared server no longer declares anything");
+    assert!(catalog.remove("a"));
+    assert!(moved(&catalog));
+}

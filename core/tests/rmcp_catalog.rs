@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcplens::catalog::{ListChanged, Reason, Status};
+use mcplens::catalog::{Catalog, Disposition, ListChanged, Reason, RefreshConfig, Status};
 use mcplens::discovery::Limits;
 use mcplens::rmcp::{CatalogDriver, Connection, DriverEvent, RefreshOutcome};
 use rmcp::model::{
@@ -239,8 +239,14 @@ async fn plain_client(book: &Arc<Book>) -> (RunningService<RoleClient, ()>, Serv
     (client.expect("client handshake"), server)
 }
 
+/// A driver whose retry timer never fires during a test (retries have tests of their own).
 fn driver() -> CatalogDriver {
-    CatalogDriver::new(Limits::default())
+    let config = RefreshConfig {
+        retry_base: Duration::from_secs(3600),
+        retry_max: Duration::from_secs(3600),
+        ..RefreshConfig::default()
+    };
+    CatalogDriver::with_catalog(Arc::new(Catalog::new()), Limits::default(), config)
 }
 
 /// Turns a hang into a failure; not a timing assertion.
@@ -319,8 +325,13 @@ async fn ttl_expiry_makes_the_next_ensure_traverse_again() {
     assert_eq!(driver.ensure_fresh("ttl").await, Ok(RefreshOutcome::CacheHit));
     assert_eq!(book.lists(), 2);
 
+    // Past its ttlMs the pair is stale, but the refresher's floor (minTtl, 10 s) holds the next
+    // traversal back.
     tokio::time::advance(Duration::from_millis(600)).await;
     assert_eq!(driver.status("ttl").unwrap().status, Status::Stale);
+    assert_eq!(driver.ensure_fresh("ttl").await, Ok(RefreshOutcome::CacheHit));
+    assert_eq!(book.lists(), 2);
+    tokio::time::advance(Duration::from_secs(9)).await;
     assert_eq!(driver.ensure_fresh("ttl").await, Ok(RefreshOutcome::Committed));
     assert_eq!(book.lists(), 4);
     assert_eq!(driver.status("ttl").unwrap().status, Status::Ok);
@@ -330,25 +341,38 @@ async fn ttl_expiry_makes_the_next_ensure_traverse_again() {
 // Failures
 // ---------------------------------------------------------------------------------------------
 
-#[tokio::test]
-async fn a_failure_is_not_sticky() {
+#[tokio::test(start_paused = true)]
+async fn a_transient_failure_is_retried_by_the_timer_and_recovers() {
     let book = Book::new(templates("t", 2), resources("r", 1), 10);
-    book.fail_templates.store(1, Ordering::SeqCst);
-    let driver = driver();
+    book.fail_templates.store(2, Ordering::SeqCst);
+    let driver = CatalogDriver::new(Limits::default());
     let (_conn, _server) = connect(&driver, "flaky", &book).await;
+    let mut events = driver.subscribe();
 
     let err = driver.ensure_fresh("flaky").await.unwrap_err();
     assert_eq!(err.code(), "server_error");
     let status = driver.status("flaky").unwrap();
     assert_eq!(status.status, Status::Failed);
     assert_eq!(status.last_error.as_ref().unwrap().code, "server_error");
+    // A tool call during the backoff is answered from the catalog: the failure is listed and
+    // nothing is sent (the timer is what retries).
     let output = tool_output(&driver.call_tool("{}").await.unwrap());
-    // The tool call tried again (the failure is not cached as "nothing"), and this time it worked.
+    assert_eq!(output["failures"][0]["code"], "server_error");
+    assert_eq!(book.count(TEMPLATES), 1);
+
+    // The timer retries on its own (the paused clock jumps to it): once more failing, then good.
+    let first = next_event(&mut events, |e| matches!(e, DriverEvent::Traversed { .. })).await;
+    assert!(matches!(first, DriverEvent::Traversed { disposition: Disposition::Failed, .. }), "{first:?}");
+    let failed = next_event(&mut events, |e| matches!(e, DriverEvent::Traversed { .. })).await;
+    assert!(matches!(failed, DriverEvent::Traversed { disposition: Disposition::Failed, .. }), "{failed:?}");
+    let good = next_event(&mut events, |e| matches!(e, DriverEvent::Traversed { .. })).await;
+    assert!(matches!(good, DriverEvent::Traversed { disposition: Disposition::Committed, .. }), "{good:?}");
+    let output = tool_output(&driver.call_tool("{}").await.unwrap());
     assert_eq!(tool_names(&output), names("t", 2));
     assert_eq!(output["failures"], json!([]));
     let status = driver.status("flaky").unwrap();
     assert_eq!((status.status, status.last_error), (Status::Ok, None));
-    assert_eq!(book.count(TEMPLATES), 2);
+    assert_eq!(book.count(TEMPLATES), 3);
 }
 
 #[tokio::test]
@@ -417,19 +441,19 @@ async fn list_changed_during_a_slow_refresh_discards_it_and_refreshes_once_more(
     server.peer().notify_resource_list_changed().await.unwrap();
     let event = next_event(&mut events, |e| matches!(e, DriverEvent::ListChanged { .. })).await;
     assert_eq!(event, DriverEvent::ListChanged { server: "docs".to_owned(), decision: ListChanged::Queued });
-    // The invalidation cleared the entry at once: nothing stale is served meanwhile.
-    assert_eq!(driver.status("docs").unwrap().status, Status::Unknown);
+    // The last good pair is still listed, marked outdated, while the refresh runs.
+    assert_eq!(driver.status("docs").unwrap().status, Status::Outdated);
+    assert_eq!(template_names(&driver, "docs"), names("old", 2));
 
     book.release.notify_one();
     assert_eq!(guard("the slow refresh", slow).await.unwrap(), Ok(RefreshOutcome::Committed));
 
     // The slow (old) result was discarded, and exactly one more refresh ran and committed.
-    let first = next_event(&mut events, |e| matches!(e, DriverEvent::RefreshCompleted { .. })).await;
-    let DriverEvent::RefreshCompleted { completion, .. } = first else { unreachable!() };
-    assert!(!completion.applied && completion.refresh_again);
-    let second = next_event(&mut events, |e| matches!(e, DriverEvent::RefreshCompleted { .. })).await;
-    let DriverEvent::RefreshCompleted { completion, .. } = second else { unreachable!() };
-    assert!(completion.applied && !completion.refresh_again);
+    let traversed = |e: &DriverEvent| matches!(e, DriverEvent::Traversed { .. });
+    let first = next_event(&mut events, traversed).await;
+    assert!(matches!(first, DriverEvent::Traversed { disposition: Disposition::Discarded, .. }), "{first:?}");
+    let second = next_event(&mut events, traversed).await;
+    assert!(matches!(second, DriverEvent::Traversed { disposition: Disposition::Committed, .. }), "{second:?}");
     assert_eq!(template_names(&driver, "docs"), names("new", 3));
     assert_eq!(book.count(TEMPLATES), 3);
 }
@@ -450,15 +474,20 @@ async fn a_refresh_on_a_replaced_peer_cannot_overwrite_the_new_peers_result() {
     });
     guard("the held request", old_book.arrived.notified()).await;
 
-    // Reconfiguration: a new peer for the same server, refreshed at once.
+    // Reconfiguration: a new peer for the same server. The waiting caller is served over it (one
+    // traversal, which a second caller joins).
     driver.add_server("docs", new_client.peer().clone());
     assert_eq!(driver.status("docs").unwrap().status, Status::Unknown);
     assert_eq!(driver.refresh("docs").await, Ok(RefreshOutcome::Committed));
+    assert_eq!(guard("the first caller", slow).await.unwrap(), Ok(RefreshOutcome::Committed));
     assert_eq!(template_names(&driver, "docs"), names("new", 3));
+    assert_eq!(new_book.lists(), 2);
 
-    // The old peer's traversal finishes afterwards, successfully, with the old list: discarded.
+    // The old peer's traversal finishes afterwards, successfully, with the old list: ignored.
+    let mut events = driver.subscribe();
     old_book.release.notify_one();
-    assert_eq!(guard("the old refresh", slow).await.unwrap(), Ok(RefreshOutcome::Discarded));
+    let late = next_event(&mut events, |e| matches!(e, DriverEvent::Traversed { .. })).await;
+    assert!(matches!(late, DriverEvent::Traversed { disposition: Disposition::Ignored, .. }), "{late:?}");
     assert_eq!(template_names(&driver, "docs"), names("new", 3));
     assert_eq!(driver.status("docs").unwrap().status, Status::Ok);
     assert_eq!(driver.servers(), ["docs"]);
@@ -524,9 +553,9 @@ async fn list_changed_while_idle_refreshes_in_the_background() {
     server.peer().notify_resource_list_changed().await.unwrap();
     let event = next_event(&mut events, |e| matches!(e, DriverEvent::ListChanged { .. })).await;
     assert_eq!(event, DriverEvent::ListChanged { server: "docs".to_owned(), decision: ListChanged::RefreshNow });
-    let done = next_event(&mut events, |e| matches!(e, DriverEvent::RefreshCompleted { .. })).await;
-    let DriverEvent::RefreshCompleted { completion, error, .. } = done else { unreachable!() };
-    assert!(completion.applied && error.is_none());
+    let done = next_event(&mut events, |e| matches!(e, DriverEvent::Traversed { .. })).await;
+    let DriverEvent::Traversed { disposition, error, .. } = done else { unreachable!() };
+    assert!(disposition == Disposition::Committed && error.is_none());
     assert_eq!(template_names(&driver, "docs"), names("new", 2));
     assert_eq!(book.count(TEMPLATES), 2);
 }
@@ -562,8 +591,7 @@ async fn connection_close_clears_that_servers_entries_only() {
     assert_eq!(tool_names(&output), names("a", 2));
     assert_eq!(
         output["failures"],
-        json!([{ "server": "b", "code": "transport_error",
-        "message": "server \"b\": resources/list failed: the transport failed" }])
+        json!([{ "server": "b", "code": "transport_error", "message": "server \"b\": no connection is attached" }])
     );
     assert_eq!(a.lists(), 2);
 }
@@ -772,7 +800,7 @@ async fn discovery_and_rendering_never_read_complete_or_expand() {
     driver.refresh("docs").await.unwrap();
     let mut events = driver.subscribe();
     server.peer().notify_resource_list_changed().await.unwrap();
-    next_event(&mut events, |e| matches!(e, DriverEvent::RefreshCompleted { .. })).await;
+    next_event(&mut events, |e| matches!(e, DriverEvent::Traversed { .. })).await;
     driver.call_tool("{}").await.unwrap();
     conn.close();
     guard("the close", conn.closed()).await;
@@ -804,4 +832,31 @@ async fn add_server_with_a_caller_managed_peer_works_like_connect() {
     );
     let diagnostics = driver.diagnostics("docs").unwrap();
     assert_eq!((diagnostics.templates.items, diagnostics.resources.items), (2, 0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tool visibility
+// ---------------------------------------------------------------------------------------------
+
+#[tokio::test]
+async fn visible_tools_follow_the_attached_servers_capabilities() {
+    let docs = Book::new(templates("t", 1), vec![], 10);
+    let tools_only = Book::new(vec![], vec![], 10);
+    let driver = driver();
+    assert!(driver.catalog().visible_tools().is_empty());
+    let tools = ServerCapabilities::builder().enable_tools().build();
+    let (_c1, _s1) = connect_with(&driver, "tools", &tools_only, tools).await;
+    assert!(driver.catalog().visible_tools().is_empty(), "a server without resources shows no listing tool");
+
+    let seen = driver.catalog().generation();
+    let (conn, _s2) = connect(&driver, "docs", &docs).await;
+    assert_ne!(driver.catalog().generation(), seen, "the host learns of the change from the generation");
+    assert_eq!(driver.catalog().visible_tools(), ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]);
+    assert_eq!(docs.lists(), 0, "known from the handshake, before any traversal");
+
+    let seen = driver.catalog().generation();
+    conn.close();
+    guard("the close", conn.closed()).await;
+    assert_ne!(driver.catalog().generation(), seen);
+    assert!(driver.catalog().visible_tools().is_empty(), "a closed connection no longer counts");
 }

@@ -5,7 +5,11 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcplens::catalog::{Catalog, Completion, Failure, Ticket};
+use std::sync::Arc;
+
+use mcplens::catalog::{
+    Action, Catalog, Completion, Epoch, Failure, RefreshConfig, Refresher, Ticket, TraversalError, TraversalId, Want,
+};
 use mcplens::discovery::{has_resources_capability, DiscoveryError, Limits, ListKind, Listing, Outcome, Pager};
 use mcplens::tool;
 use serde_json::{json, Value};
@@ -187,22 +191,28 @@ fn secrets(case: &Value) -> Vec<String> {
     out
 }
 
-#[test]
-fn discovery_vectors() {
-    let dir = vectors_dir("discovery");
+/// Runs `run` on every vector of `tests/vectors/<sub>/` (at least `minimum` of them); fails with
+/// every mismatch.
+fn replay(sub: &str, minimum: usize, run: fn(&Value) -> Vec<String>) {
+    let dir = vectors_dir(sub);
     let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.retain(|p| p.extension().is_some_and(|e| e == "json"));
     files.sort();
-    assert!(files.len() >= 60, "only {} discovery vectors", files.len());
+    assert!(files.len() >= minimum, "only {} {sub} vectors", files.len());
     let mut failures = Vec::new();
     for f in &files {
         let case: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
         assert_eq!(case["name"].as_str(), f.file_stem().and_then(|s| s.to_str()), "name must match the file");
-        for b in run_case(&case) {
+        for b in run(&case) {
             failures.push(format!("{}: {b}", f.file_name().unwrap().to_string_lossy()));
         }
     }
     assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn discovery_vectors() {
+    replay("discovery", 60, run_case);
 }
 
 /// One refresh's traversals from a catalog vector: `{"capabilities"?, "answers": [...]}` per list.
@@ -319,27 +329,125 @@ fn check_error(bad: &mut Vec<String>, i: usize, op: &Value, code: &str, message:
 
 #[test]
 fn catalog_vectors() {
-    replay_catalog_dir("catalog", 30);
+    replay("catalog", 30, run_catalog_case);
 }
 
 /// `ListMcpResourcesTool` and `Catalog::match_uri`, in the catalog format.
 #[test]
 fn catalog_tool_vectors() {
-    replay_catalog_dir("catalog_tools", 15);
+    replay("catalog_tools", 15, run_catalog_case);
 }
 
-fn replay_catalog_dir(sub: &str, at_least: usize) {
-    let dir = vectors_dir(sub);
-    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.retain(|p| p.extension().is_some_and(|e| e == "json"));
-    files.sort();
-    assert!(files.len() >= at_least, "only {} {sub} vectors", files.len());
-    let mut failures = Vec::new();
-    for f in &files {
-        let case: Value = serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
-        for b in run_catalog_case(&case) {
-            failures.push(format!("{}: {b}", f.file_name().unwrap().to_string_lossy()));
+/// One traversal pair of a refresher vector: both listings, or the first error (resources
+/// first; `templates` is absent after a resources failure), or abandoned.
+fn traversal_result(server: &str, step: &Value, now: Duration) -> Result<(Listing, Listing), TraversalError> {
+    if step.get("abandoned").is_some() {
+        return Err(TraversalError::Abandoned);
+    }
+    let resources =
+        traverse(ListKind::Resources, server, &step["resources"], now).map_err(|e| TraversalError::from(&e))?;
+    let templates =
+        traverse(ListKind::ResourceTemplates, server, &step["templates"], now).map_err(|e| TraversalError::from(&e))?;
+    Ok((resources, templates))
+}
+
+/// A status as the catalog vectors compare it (`lastError` reduced to its code, no `server`).
+fn status_value(s: &mcplens::catalog::ServerStatus) -> Value {
+    let mut v = serde_json::to_value(s).unwrap();
+    let obj = v.as_object_mut().unwrap();
+    obj.remove("server");
+    obj.insert("lastError".into(), s.last_error.as_ref().map(|f| json!(f.code)).unwrap_or(Value::Null));
+    v
+}
+
+fn expect(bad: &mut Vec<String>, i: usize, what: &str, got: Value, want: Option<&Value>) {
+    if want != Some(&got) {
+        bad.push(format!("step {i} ({what}): got {got}, want {}", want.unwrap_or(&Value::Null)));
+    }
+}
+
+fn run_refresher_case(case: &Value) -> Vec<String> {
+    let mut bad = Vec::new();
+    let config: RefreshConfig = serde_json::from_value(case.get("config").cloned().unwrap_or(json!({}))).unwrap();
+    let catalog = Arc::new(Catalog::new());
+    let mut machine = Refresher::new(catalog.clone(), config, case["seed"].as_u64().unwrap_or(0));
+    let mut callers: HashMap<u64, String> = HashMap::new();
+    let mut traversals: HashMap<u64, String> = HashMap::new();
+    let mut now = Duration::ZERO;
+    for (i, step) in case["steps"].as_array().unwrap().iter().enumerate() {
+        if let Some(ms) = step.get("atMs").and_then(Value::as_u64) {
+            now = Duration::from_millis(ms);
+        }
+        let s = |key: &str| step[key].as_str().unwrap_or_default().to_owned();
+        let bad = &mut bad;
+        if step.get("attach").is_some() {
+            let epoch = machine.attach(&s("attach"), step["resources"].as_bool().unwrap());
+            expect(bad, i, "attach", json!(epoch), step.get("epoch"));
+        } else if step.get("detach").is_some() {
+            let reason = serde_json::from_value(step["reason"].clone()).unwrap();
+            let detached = machine.detach(&s("detach"), Epoch(step["epoch"].as_u64().unwrap()), reason);
+            expect(bad, i, "detach", json!(detached), step.get("detached"));
+        } else if step.get("request").is_some() {
+            let want: Want = serde_json::from_value(step["want"].clone()).unwrap();
+            match machine.request(&s("request"), want, now) {
+                Ok(id) => {
+                    expect(bad, i, "request", json!(step.get("expectError").is_some()), Some(&json!(false)));
+                    callers.insert(id.0, s("caller"));
+                }
+                Err(e) => check_error(bad, i, step, e.code(), &e.to_string()),
+            }
+        } else if step.get("listChanged").is_some() {
+            let epoch = Epoch(step["epoch"].as_u64().unwrap());
+            let decision = machine.on_list_changed(&s("listChanged"), epoch, now);
+            expect(bad, i, "listChanged", serde_json::to_value(decision).unwrap(), step.get("decision"));
+        } else if let Some(id) = step.get("traversed").and_then(Value::as_u64) {
+            // The server is the one its Traverse action named (any name for an unknown traversal).
+            let server = traversals.get(&id).cloned().unwrap_or_else(|| "a".to_owned());
+            let result = traversal_result(&server, step, now);
+            let result = result.as_ref().map(|(r, t)| (r, t)).map_err(Clone::clone);
+            let disposition = machine.traversed(TraversalId(id), result, now);
+            expect(bad, i, "traversed", serde_json::to_value(disposition).unwrap(), step.get("disposition"));
+        } else if step.get("timeout").is_some() {
+            machine.handle_timeout(now);
+        } else if step.get("remove").is_some() {
+            expect(bad, i, "remove", json!(machine.remove(&s("remove"))), step.get("removed"));
+        } else if step.get("clear").is_some() {
+            machine.clear();
+        }
+        if let Some(want) = step.get("actions") {
+            let mut got = Vec::new();
+            while let Some(action) = machine.poll_action() {
+                if let Action::Traverse { server, traversal, .. } = &action {
+                    traversals.insert(traversal.0, server.clone());
+                }
+                let mut v = serde_json::to_value(&action).unwrap();
+                if let Some(list) = v.pointer_mut("/resolve/callers") {
+                    *list = list.as_array().unwrap().iter().map(|c| json!(callers[&c.as_u64().unwrap()])).collect();
+                }
+                got.push(v);
+            }
+            expect(bad, i, "actions", Value::Array(got), Some(want));
+        }
+        if let Some(want) = step.get("timeoutMs") {
+            let got = json!(machine.poll_timeout().map(|t| t.as_millis() as u64));
+            expect(bad, i, "timeoutMs", got, Some(want));
+        }
+        for (server, want) in step.get("status").and_then(Value::as_object).into_iter().flatten() {
+            let got = status_value(&catalog.status(server, now).unwrap());
+            expect(bad, i, &format!("status {server}"), got, Some(want));
+        }
+        if let Some(input) = step.get("tool") {
+            let text = tool::Input::from_value(input.clone()).and_then(|inp| tool::render(&catalog, &inp)).unwrap();
+            expect(bad, i, "tool", json!(text), step.get("expect"));
+        }
+        if let Some(want) = step.get("visible") {
+            expect(bad, i, "visible", json!(catalog.visible_tools()), Some(want));
         }
     }
-    assert!(failures.is_empty(), "{} mismatches:\n{}", failures.len(), failures.join("\n"));
+    bad
+}
+
+#[test]
+fn refresher_vectors() {
+    replay("refresher", 40, run_refresher_case);
 }

@@ -129,11 +129,26 @@ case("resources_failed_templates_kept", "templates ok + resources failed: the ne
     {"op": "tool", "input": {}, "expect": out([e(FA, "a")], [
         {"server": "a", "code": "server_error", "message": rpc_msg("a", RL, -32603)}])},
 ])
-case("list_changed_idle", "list_changed with no refresh running: invalidate, refresh now", [
+case("list_changed_idle", "list_changed with no refresh running: the pair is kept (outdated), refresh now", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
     {"op": "listChanged", "server": "a", "expect": "refresh_now"},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1)},
+    {"op": "needsRefresh", "server": "a", "expect": True},
+    {"op": "tool", "input": {}, "expect": out([e(FA, "a")])},
+])
+case("list_changed_then_failure_keeps_previous", "list_changed, then the refresh fails: the previous pair stays, stale, failure listed", [
+    {"op": "refresh", "server": "a", **lists(resources=[RES], templates=[FA]), "expect": OK},
+    {"op": "listChanged", "server": "a", "expect": "refresh_now"},
+    {"op": "refresh", "server": "a", **ERR_T, "expect": {**OK, "failure": "server_error"}},
+    {"op": "status", "server": "a", "expect": status("stale", 1, resources=1, templates=1, last_error="server_error")},
+    {"op": "tool", "input": {}, "expect": out([e(FA, "a")], [FAIL_T])},
+])
+case("invalidate_list_changed_reason_keeps_pair", "invalidate(list_changed) marks outdated and keeps listing; other reasons clear", [
+    {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
+    {"op": "invalidate", "server": "a", "reason": "list_changed"},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1)},
+    {"op": "invalidate", "server": "a", "reason": "other"},
     {"op": "status", "server": "a", "expect": status("unknown", 1)},
-    {"op": "tool", "input": {}, "expect": out([])},
 ])
 case("list_changed_during_refresh", "a burst during a running refresh yields exactly one more refresh", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
@@ -141,8 +156,10 @@ case("list_changed_during_refresh", "a burst during a running refresh yields exa
     {"op": "listChanged", "server": "a", "expect": "queued"},
     {"op": "listChanged", "server": "a", "expect": "already_queued"},
     {"op": "listChanged", "server": "a", "expect": "already_queued"},
-    {"op": "status", "server": "a", "expect": status("unknown", 1, refreshing=True)},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1, refreshing=True)},
+    {"op": "tool", "input": {}, "expect": out([e(FA, "a")])},
     {"op": "complete", "ticket": "t1", **lists(templates=[FA]), "expect": {"applied": False, "refreshAgain": True}},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1)},
     {"op": "begin", "server": "a", "ticket": "t2"},
     {"op": "complete", "ticket": "t2", **lists(templates=[FA, FB]), "expect": OK},
     {"op": "status", "server": "a", "expect": status("ok", 2, templates=2)},
@@ -327,7 +344,7 @@ case("abandon_hands_out_queued_refresh", "an abandoned refresh changes nothing b
     {"op": "begin", "server": "a", "ticket": "t2"},
     {"op": "listChanged", "server": "a", "expect": "queued"},
     {"op": "abandon", "ticket": "t2", "expect": {"applied": False, "refreshAgain": True}},
-    {"op": "status", "server": "a", "expect": status("unknown", 1)},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1)},
     {"op": "needsRefresh", "server": "a", "expect": True},
 ])
 case("needs_refresh_while_outdated_refresh_runs", "a running but invalidated refresh does not hide the need to refresh", [
@@ -337,25 +354,32 @@ case("needs_refresh_while_outdated_refresh_runs", "a running but invalidated ref
     {"op": "invalidate", "server": "a", "reason": "configuration_changed"},
     {"op": "needsRefresh", "server": "a", "expect": True},
 ])
-case("stale_then_list_changed_clears", "list_changed clears even a stale pair", [
+case("stale_then_list_changed_keeps_pair", "list_changed keeps a stale pair too (outdated), and its last failure stays listed", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
     {"op": "refresh", "server": "a", **ERR_T, "expect": {**OK, "failure": "server_error"}},
     {"op": "listChanged", "server": "a", "expect": "refresh_now"},
-    {"op": "status", "server": "a", "expect": status("unknown", 1, last_error="server_error")},
-    {"op": "tool", "input": {}, "expect": out([])},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1, last_error="server_error")},
+    {"op": "tool", "input": {}, "expect": out([e(FA, "a")], [FAIL_T])},
+    {"op": "refresh", "server": "a", **lists(templates=[FA, FB]), "expect": OK},
+    {"op": "status", "server": "a", "expect": status("ok", 2, templates=2)},
 ])
 
 
-def main() -> None:
-    if OUT.exists():
-        shutil.rmtree(OUT)
-    OUT.mkdir(parents=True)
+def write(out: pathlib.Path, cases: list[dict], what: str) -> None:
+    """Replaces `out` with one `<name>.json` per case (names unique)."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
     names = set()
-    for c in CASES:
+    for c in cases:
         assert c["name"] not in names, c["name"]
         names.add(c["name"])
-        (OUT / f"{c['name']}.json").write_text(json.dumps(c, indent=1, ensure_ascii=False) + "\n")
-    print(f"{len(CASES)} catalog vectors written to {OUT}")
+        (out / f"{c['name']}.json").write_text(json.dumps(c, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(cases)} {what} vectors written to {out}")
+
+
+def main() -> None:
+    write(OUT, CASES, "catalog")
 
 
 if __name__ == "__main__":

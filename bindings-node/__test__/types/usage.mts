@@ -6,6 +6,7 @@ import {
   Catalog,
   McplensError,
   Pager,
+  Refresher,
   listResources,
   listResourceTemplates,
   listResourceTemplatesTool,
@@ -13,8 +14,10 @@ import {
   type Diagnostics,
   type ErrorCode,
   type Limits,
+  type Disposition,
   type ListChangedDecision,
   type Listing,
+  type RefresherAction,
   type Resource,
   type ResourceTemplate,
   type ServerStatus,
@@ -60,7 +63,7 @@ export function drive(fetchPage: (params: { cursor: string } | undefined) => str
 
 // An agent: one catalog for every connected server, kept current, and the model-facing tool.
 export async function agent(clients: Map<string, Client>): Promise<string> {
-  const catalog = new Catalog({ limits: { deadlineMs: 10_000 } });
+  const catalog = new Catalog({ limits: { deadlineMs: 10_000 }, refresh: { retryBaseMs: 500, minTtlMs: 30_000 } });
   for (const [server, client] of clients) {
     catalog.watch(server, client); // the SDK Client is accepted as it is
     try {
@@ -78,6 +81,9 @@ export async function agent(clients: Map<string, Client>): Promise<string> {
   const resources: Resource[] = catalog.resources();
   console.log(templates.length, resources.length, catalog.servers(), catalog.needsRefresh('docs'));
   const modelArgs: Record<string, unknown> = { server: 'docs', limit: 10 };
+  await catalog.ensureFresh();
+  const offered: string[] = catalog.visibleTools();
+  console.log(offered, catalog.generation, (await catalog.refresh('docs', clients.get('docs')!, { force: true })).status);
   catalog.invalidate('docs', 'configuration_changed');
   const removed: boolean = catalog.remove('old');
   console.log(removed);
@@ -103,4 +109,22 @@ export function hostRefresh(catalog: Catalog, fetchPage: (method: string) => str
   } catch (e) {
     return catalog.fail(ticket, { code: 'malformed_result', message: String(e) });
   }
+}
+
+// A host on another SDK drives the refresh state machine itself.
+export function otherHost(catalog: Catalog, traverse: (server: string, epoch: number) => [Listing, Listing]): Disposition[] {
+  const machine = new Refresher(catalog, { shrinkMinItems: 20 }, 7n);
+  const epoch: number = machine.attach('x', true);
+  const caller: number = machine.request('x', 'current');
+  const done: Disposition[] = [];
+  for (const action of machine.pollActions() satisfies RefresherAction[]) {
+    if ('traverse' in action) {
+      const [resources, templates] = traverse(action.traverse.server, action.traverse.epoch);
+      done.push(machine.traversed(action.traverse.traversal, resources, templates));
+    } else if (action.resolve.callers.includes(caller) && typeof action.resolve.outcome === 'object') {
+      console.error(action.resolve.outcome.failed.failure.code, action.resolve.outcome.failed.rpcCode);
+    }
+  }
+  console.log(machine.pollTimeout(), machine.isBusy('x'), machine.onListChanged('x', epoch), machine.detach('x', epoch));
+  return done;
 }

@@ -1,28 +1,30 @@
-"""`mcplens.Catalog`: the core's catalog (`mcplens._core.Catalog`) driven over `mcp` SDK sessions.
+"""`mcplens.Catalog`: the core's catalog and refresh state machine driven over `mcp` SDK sessions.
 
-Every rule (tickets, coalescing, staleness, TTL, rendering, the output cap) is the core's. This
-module runs the two traversals of a refresh, reads the clock, spawns refresh tasks and hooks the
-session's notifications:
+Every rule (joining, queueing, connection epochs, retries with backoff, `ttlMs`, the shrink guard,
+commits, staleness, rendering) is the core's `Refresher` (`mcplens._core.Refresher`). This module
+performs its actions and nothing else:
 
-- `refresh`: resources then templates (`_traverse`), committed together, or `fail` with the first
-  error (the previous pair is kept), or `abandon` when cancelled.
-- `watch`: a list_changed goes to the core's `on_list_changed`; on `"refresh_now"` the handler
-  calls `begin_refresh` in the same step (no await in between, so the next notification already
-  sees the refresh running) and spawns the refresh in the session's task group; `"queued"` and
-  `"already_queued"` do nothing, because the running refresh's completion then says
-  `refresh_again`, and the task that ran it starts exactly one more.
-- Connection closed: the session's task group ending (the session exited) or its receive loop
-  closing its read stream (end of stream) invalidates the server with `"connection_closed"`.
+- `traverse`: both traversals (resources, then templates) run in a task of the connection's own
+  task group, and the result (listings, the first error, or abandoned) is handed back;
+- `resolve`: the waiting callers wake up with the outcome;
+- one timer task sleeps until `poll_timeout()` and calls `handle_timeout`.
+
+Connections: each session a server is refreshed or watched over is one connection (an epoch);
+another session under the same name replaces it. `watch` chains onto the session's message handler
+(list_changed → `on_list_changed`), and the session's receive loop ending, or its task group ending,
+detaches the connection. On a 2.x 2026-07-28 connection the watch holds `subscriptions/listen`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import secrets
 import time
 from typing import Any, Literal
 
 from mcplens import _core
-from mcplens._core import CatalogError, Completion, DiscoveryError, Limits, ServerStatus, Ticket
+from mcplens._core import CatalogError, DiscoveryError, Limits, RefreshConfig, ServerStatus
 from mcplens._mcp import _sdk, _traverse
 
 __all__ = ["Catalog", "Watch"]
@@ -33,10 +35,9 @@ logger = logging.getLogger("mcplens")
 class Watch:
     """One `Catalog.watch(server, session)`: keeps `server` current while active."""
 
-    def __init__(self, server: str, session: Any, task_group: Any) -> None:
+    def __init__(self, server: str, session: Any) -> None:
         self.server = server
         self.session = session
-        self._task_group = task_group
         self._active = True
         self._ready = _sdk().anyio.Event()
         self._scope: Any = None  # the cancel scope of the watch's task, once it runs
@@ -64,166 +65,233 @@ class Watch:
         return f"<Watch server={self.server!r} active={self._active}>"
 
 
+class _Connection:
+    """One session of one server, as the refresher's epoch."""
+
+    def __init__(self, server: str, epoch: int, session: Any, task_group: Any) -> None:
+        self.server, self.epoch, self.session, self.task_group = server, epoch, session, task_group
+        self.watch: Watch | None = None
+
+
+class _Waiter:
+    def __init__(self) -> None:
+        self.event = _sdk().anyio.Event()
+        self.outcome: Any = None
+
+
 class Catalog(_core.Catalog):
     """Per-server resources and templates, refreshed as one transaction over `mcp` sessions.
 
     ```python
     catalog = mcplens.Catalog()
     await catalog.refresh("docs", session)   # both lists committed together, or DiscoveryError
-    catalog.watch("docs", session)           # list_changed → coalesced refresh; close → invalidate
+    catalog.watch("docs", session)           # list_changed → refresh; close → both lists cleared
+    await catalog.ensure_fresh()             # before answering the model: traverses what is due
     catalog.call_list_templates_tool({"server": "docs"})   # the model's listing, compact JSON
     ```
 
-    `session` is an initialized `mcp.ClientSession` (1.x or 2.x) or an entered 2.x `mcp.Client`.
-    The sans-IO methods of `mcplens._core.Catalog` (`begin_refresh`, `commit`, `fail`, `abandon`,
-    `on_list_changed`, `needs_refresh`, ...) are available for hosts that run their own traversals.
+    `session` is an initialized, entered `mcp.ClientSession` (1.x or 2.x) or an entered 2.x
+    `mcp.Client`. `refresh` (`mcplens.RefreshConfig`) sets the retry backoff, the `ttlMs` floor and
+    the shrink guard. The sans-IO methods of `mcplens._core.Catalog` (`begin_refresh`, `commit`,
+    `fail`, ...) remain for hosts that run their own traversals; `mcplens.Refresher` is the state
+    machine itself, for hosts on other SDKs.
     """
 
-    def __init__(self, limits: Limits | None = None) -> None:
-        # `limits` is taken by the native constructor (`self.limits`); the `mcp` SDK (and anyio)
+    def __init__(self, limits: Limits | None = None, *, refresh: RefreshConfig | None = None) -> None:
+        # `limits` and `refresh` are taken by the native constructor; the `mcp` SDK (and anyio)
         # are imported on first use, so the sans-IO methods work without them.
-        self._sessions: dict[str, Any] = {}
-        self._watches: dict[str, Watch] = {}
-        self._running: dict[str, int] = {}
+        self._machine = _core.Refresher(self, seed=secrets.randbits(64))
+        self._connections: dict[int, _Connection] = {}  # by epoch
+        self._waiters: dict[int, _Waiter] = {}  # by caller id
+        self._timer: tuple[float, int] | None = None  # (due, token) of the armed timer
+        self._timer_token = 0
+        self._timer_scope: Any = None
         self._changed: Any = None  # an anyio.Event while `settled` waits
 
-    async def refresh(self, server: str, session: Any) -> ServerStatus:
-        """Refreshes `server` over `session`: resources, then templates, committed together; or the
-        first error is recorded (`status` `stale`, previous pair kept) and raised as
-        `DiscoveryError`. When a list_changed made this refresh outdated, it also runs the one
-        more refresh the core asks for (further ones run in the background of a watched session).
-        """
-        self._sessions[server] = session
-        completion, error = await self._once(server, session, self.begin_refresh(server))
-        if completion.refresh_again:
-            completion, error = await self._once(server, session, self.begin_refresh(server))
-            if completion.refresh_again:
-                self._follow_up(server)
-        if error is not None:
-            raise error
-        return self.status(server)
+    async def refresh(self, server: str, session: Any, *, force: bool = False) -> ServerStatus:
+        """Refreshes `server` over `session` (a new session under that name replaces the previous
+        connection): joins a refresh under way, else starts one; `force` asks for one that begins
+        after this call. Returns the status once both lists committed; raises `DiscoveryError` when
+        the traversal failed (the catalog keeps the previous pair, status `stale`)."""
+        self._connect(server, session)
+        return await self._wait(server, self._machine.request(server, "force" if force else "refresh"))
+
+    async def ensure_fresh(self, server: str | None = None) -> None:
+        """Makes `server`'s listing (or every server's) current: traverses only a server that has
+        no pair yet, is outdated by list_changed, or whose `ttlMs` ran out. Failures show in the
+        status and the tool's `failures`, not as exceptions."""
+        callers = [(s, self._machine.request(s, "current")) for s in ([server] if server else self.servers())]
+        for name, caller in callers:
+            with contextlib.suppress(DiscoveryError):
+                await self._wait(name, caller)
 
     def watch(self, server: str, session: Any) -> Watch:
-        """Keeps `server` current on `session` (entered and initialized): each
-        `notifications/resources/list_changed` invalidates it and, as the core decides, refreshes
-        it in the session's task group (a burst during a refresh causes exactly one more); the
-        connection closing invalidates it. Chains onto the session's message handler, which still
-        sees every message. Does not refresh by itself: `await refresh(...)` for the first listing.
-        """
+        """Keeps `server` current on `session`: each `notifications/resources/list_changed` goes to
+        the refresher (which keeps the last pair listed, outdated, and refreshes); the connection
+        closing clears both lists. Chains onto the session's message handler, which still sees
+        every message. Does not refresh by itself: `await refresh(...)` for the first listing."""
         sdk = _sdk()
+        conn = self._connect(server, session)
+        if conn.watch is not None:
+            conn.watch._stop()
+        watch = conn.watch = Watch(server, session)
         client_session = sdk.client_session(session)
-        task_group = getattr(client_session, "_task_group", None)
-        if task_group is None:
-            err = CatalogError(f'server "{server}": invalid argument: watch needs an entered session')
-            err.code, err.server = "invalid_argument", server
-            raise err
-        self.add_server(server)
-        self._sessions[server] = session
-        if (old := self._watches.get(server)) is not None:
-            old._stop()
-        watch = self._watches[server] = Watch(server, session, task_group)
         previous = client_session._message_handler
 
         async def message_handler(message: Any) -> None:
             try:
                 if watch.active and sdk.is_list_changed(message):
-                    self._list_changed(watch)
+                    self._machine.on_list_changed(server, conn.epoch)
+                    self._drive()
+            except Exception:
+                logger.exception("mcplens: list_changed of %r", server)
             finally:
                 await previous(message)
 
         client_session._message_handler = message_handler
-        sdk.on_receive_closed(client_session, lambda: self._closed(watch))
-        task_group.start_soon(self._listen, watch, name=f"mcplens watch {server}")
+        sdk.on_receive_closed(client_session, lambda: self._closed(conn, watch))
+        conn.task_group.start_soon(self._listen, conn, watch, name=f"mcplens watch {server}")
         return watch
 
     def remove(self, server: str) -> bool:
-        """Forgets `server` (entries, watch, session); a refresh in flight is discarded."""
-        if (watch := self._watches.pop(server, None)) is not None:
-            watch._stop()
-        self._sessions.pop(server, None)
-        return super().remove(server)
+        """Forgets `server` (entries, connection, watch); a refresh still waiting raises `unknown_server`."""
+        for conn in [c for c in self._connections.values() if c.server == server]:
+            self._forget(conn)
+        known = self._machine.remove(server)
+        self._drive()
+        return known
 
     def clear(self) -> None:
         """Forgets every server."""
-        for watch in self._watches.values():
-            watch._stop()
-        self._watches.clear()
-        self._sessions.clear()
-        super().clear()
+        for conn in list(self._connections.values()):
+            self._forget(conn)
+        self._machine.clear()
+        self._drive()
 
     async def settled(self, server: str | None = None) -> None:
-        """Returns once no background refresh (of `server`, or of any server) is running."""
-        while any(n for s, n in self._running.items() if server is None or s == server):
+        """Returns once no traversal of `server` (or of any server) is in flight or queued."""
+        while self._machine.is_busy(server):
             if self._changed is None:
                 self._changed = _sdk().anyio.Event()
             await self._changed.wait()
 
-    # --- internals ---
+    # --- internals: performing the machine's actions ---
 
-    async def _once(self, server: str, session: Any, ticket: Ticket) -> tuple[Completion, DiscoveryError | None]:
-        """Both traversals, then commit, fail or (cancelled, host error) abandon."""
+    def _connect(self, server: str, session: Any) -> _Connection:
+        """The connection of `session` for `server`, attaching it if new."""
+        current = self._connections.get(self._machine.epoch(server) or 0)
+        if current is not None and current.session is session:
+            return current
+        sdk = _sdk()
+        client_session = sdk.client_session(session)
+        task_group = getattr(client_session, "_task_group", None)
+        if task_group is None:
+            err = CatalogError(f'server "{server}": invalid argument: the session must be entered')
+            err.code, err.server = "invalid_argument", server
+            raise err
+        declares = sdk.declares_resources(client_session)
+        if current is not None:
+            self._forget(current)
+        conn = _Connection(server, self._machine.attach(server, declares), session, task_group)
+        self._connections[conn.epoch] = conn
+        self._drive()
+        return conn
+
+    def _forget(self, conn: _Connection) -> None:
+        self._connections.pop(conn.epoch, None)
+        if conn.watch is not None:
+            conn.watch._stop()
+
+    async def _wait(self, server: str, caller: int) -> ServerStatus:
+        waiter = self._waiters[caller] = _Waiter()
         try:
-            resources = await _traverse(session, "resources", server, self.limits)
-            templates = await _traverse(session, "resource_templates", server, self.limits)
-        except DiscoveryError as e:
-            return self.fail(ticket, e.code, str(e)), e
-        except BaseException:
-            if self.abandon(ticket).refresh_again:
-                self._follow_up(server)
-            raise
-        return self.commit(ticket, resources, templates, time.monotonic()), None
-
-    def _list_changed(self, watch: Watch) -> None:
-        """The message handler's part: the core decides; never raises into the SDK."""
-        try:
-            if self.on_list_changed(watch.server) == "refresh_now":
-                self._spawn(watch, self.begin_refresh(watch.server))
-        except Exception:
-            logger.exception("mcplens: list_changed of %r", watch.server)
-
-    def _follow_up(self, server: str) -> None:
-        """The one more refresh the core asked for, in the background of the server's watch."""
-        watch = self._watches.get(server)
-        if watch is not None and watch.active and not watch._task_group.cancel_scope.cancel_called:
-            self._spawn(watch, self.begin_refresh(server))
-
-    def _spawn(self, watch: Watch, ticket: Ticket) -> None:
-        self._running[watch.server] = self._running.get(watch.server, 0) + 1
-        try:
-            watch._task_group.start_soon(self._chain, watch.server, ticket, name=f"mcplens refresh {watch.server}")
-        except BaseException:
-            self.abandon(ticket)
-            self._done(watch.server)
-            raise
-
-    async def _chain(self, server: str, ticket: Ticket) -> None:
-        """A refresh, then exactly one more each time a completion says `refresh_again`."""
-        try:
-            while True:
-                session = self._sessions.get(server)
-                if session is None:  # removed meanwhile
-                    self.abandon(ticket)
-                    return
-                completion, _error = await self._once(server, session, ticket)
-                if not completion.refresh_again:
-                    return
-                ticket = self.begin_refresh(server)
-        except Exception:
-            logger.exception("mcplens: background refresh of %r", server)
+            self._drive()
+            await waiter.event.wait()
         finally:
-            self._done(server)
+            self._waiters.pop(caller, None)
+        failed = waiter.outcome.get("failed") if isinstance(waiter.outcome, dict) else None
+        if failed is not None:
+            err = DiscoveryError(failed["failure"]["message"])
+            err.code, err.server, err.rpc_code = failed["failure"]["code"], server, failed.get("rpcCode")
+            raise err
+        return self.status(server)
 
-    def _done(self, server: str) -> None:
-        self._running[server] -= 1
-        if not self._running[server]:
-            del self._running[server]
+    def _drive(self) -> None:
+        """Performs every pending action, then arms the timer."""
+        while actions := self._machine.poll_actions():
+            for action in actions:
+                if "traverse" in action:
+                    self._spawn(action["traverse"]["epoch"], action["traverse"]["traversal"])
+                else:
+                    for caller in action["resolve"]["callers"]:
+                        if (waiter := self._waiters.get(caller)) is not None:
+                            waiter.outcome = action["resolve"]["outcome"]
+                            waiter.event.set()
+        self._arm()
         if self._changed is not None:
             self._changed.set()
             self._changed = None
 
-    async def _listen(self, watch: Watch) -> None:
+    def _spawn(self, epoch: int, traversal: int) -> None:
+        conn = self._connections.get(epoch)
+        try:
+            if conn is None or conn.task_group.cancel_scope.cancel_called:
+                raise RuntimeError("the session is closing")
+            conn.task_group.start_soon(self._traverse, conn, traversal, name=f"mcplens refresh {conn.server}")
+        except RuntimeError:  # the session's task group is closed or closing
+            self._machine.traversal_abandoned(traversal)
+
+    async def _traverse(self, conn: _Connection, traversal: int) -> None:
+        try:
+            resources = await _traverse(conn.session, "resources", conn.server, self.limits)
+            templates = await _traverse(conn.session, "resource_templates", conn.server, self.limits)
+        except DiscoveryError as e:
+            self._machine.traversal_failed(traversal, e.code, str(e), e.rpc_code)
+        except BaseException:
+            self._machine.traversal_abandoned(traversal)
+            self._drive()
+            raise
+        else:
+            self._machine.traversed(traversal, resources, templates)
+        self._drive()
+
+    def _arm(self) -> None:
+        """One timer: re-armed in a live connection's task group whenever `poll_timeout` moves."""
+        due = self._machine.poll_timeout()
+        if due == (self._timer[0] if self._timer else None):
+            return
+        if self._timer_scope is not None:
+            self._timer_scope.cancel()
+        self._timer, self._timer_scope = None, None
+        if due is None:
+            return
+        self._timer_token += 1
+        for conn in reversed(self._connections.values()):
+            if not conn.task_group.cancel_scope.cancel_called:
+                self._timer = (due, self._timer_token)
+                conn.task_group.start_soon(self._sleep, due, self._timer_token, name="mcplens timer")
+                return
+
+    async def _sleep(self, due: float, token: int) -> None:
+        anyio = _sdk().anyio
+        fired = False
+        try:
+            with anyio.CancelScope() as scope:
+                if self._timer is None or self._timer[1] != token:
+                    return
+                self._timer_scope = scope
+                await anyio.sleep(max(0.0, due - time.monotonic()))
+                fired = True
+        finally:
+            if self._timer is not None and self._timer[1] == token:
+                self._timer, self._timer_scope = None, None
+                if fired:
+                    self._machine.handle_timeout()
+                self._drive()  # fired: perform the retries; cancelled with its task group: re-arm
+
+    async def _listen(self, conn: _Connection, watch: Watch) -> None:
         """Lives as long as the watch: holds the 2026-07-28 listen stream; its end, or the session's
-        task group ending, is the connection's close."""
+        task group ending, is the connection's end."""
         reason: Literal["connection_closed", "other"] = "connection_closed"
         sdk = _sdk()
         try:
@@ -248,8 +316,12 @@ class Catalog(_core.Catalog):
                 watch._ready.set()
                 await sdk.anyio.sleep_forever()
         finally:
-            self._closed(watch, reason)
+            self._closed(conn, watch, reason)
 
-    def _closed(self, watch: Watch, reason: Literal["connection_closed", "other"] = "connection_closed") -> None:
-        if watch._stop() and self._watches.get(watch.server) is watch:
-            self.invalidate(watch.server, reason)
+    def _closed(
+        self, conn: _Connection, watch: Watch, reason: Literal["connection_closed", "other"] = "connection_closed"
+    ) -> None:
+        if watch._stop() and conn.watch is watch:
+            self._forget(conn)
+            self._machine.detach(conn.server, conn.epoch, reason)
+            self._drive()

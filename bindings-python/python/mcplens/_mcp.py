@@ -57,11 +57,7 @@ async def _traverse(
         err.code, err.server = "invalid_argument", server
         raise err
     pager = Pager(
-        kind,
-        server,
-        resources_capability=has_resources_capability(capabilities.model_dump_json(by_alias=True, exclude_none=True)),
-        limits=limits,
-        now=time.monotonic(),
+        kind, server, resources_capability=sdk.declares_resources(session), limits=limits, now=time.monotonic()
     )
     while (request := pager.next_request()) is not None:
         with sdk.anyio.move_on_after(pager.remaining(time.monotonic())) as scope:
@@ -158,6 +154,11 @@ class _Sdk:
 
     def capabilities(self, session: Any) -> Any:
         return session.server_capabilities if self.v2 else session.get_server_capabilities()
+
+    def declares_resources(self, session: Any) -> bool:
+        """The core's rule on the initialized session's capabilities (False before `initialize`)."""
+        caps = self.capabilities(session)
+        return caps is not None and has_resources_capability(caps.model_dump_json(by_alias=True, exclude_none=True))
 
     async def fetch(self, session: Any, request: Request) -> tuple[str, Any]:
         """One request: ("page", JSON text) | ("rpc", code) | ("malformed", None) | ("transport", None)."""

@@ -17,8 +17,9 @@
 //! A commit is discarded when its ticket is older than the server's latest ticket or latest
 //! invalidation: an older traversal never overwrites a newer state.
 //!
-//! `notifications/resources/list_changed` goes through [`Catalog::on_list_changed`], which
-//! invalidates and decides the coalescing (see `docs/catalog.md`):
+//! `notifications/resources/list_changed` goes through [`Catalog::on_list_changed`], which marks the
+//! pair outdated — still listed, status `outdated` — until a refresh that began after it commits
+//! (or fails: the previous pair stays, `stale`), and decides the coalescing:
 //!
 //! ```text
 //!             list_changed                      list_changed (any number)
@@ -27,6 +28,18 @@
 //!    │    calls begin_refresh)    │   └── completion, refresh_again ───┘
 //!    └──── completion ────────────┘       (host calls begin_refresh once more)
 //! ```
+//!
+//! Hosts that do not want to run that policy themselves drive a [`Refresher`]: the refresh state
+//! machine (one traversal pair in flight and one queued per server, joining, connection epochs,
+//! retry with backoff and jitter, `ttlMs`, the shrink guard) over this catalog.
+
+mod refresher;
+mod visibility;
+
+pub use refresher::{
+    Action, CallerId, Disposition, Epoch, Outcome, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
+};
+pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL};
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -49,6 +62,9 @@ pub enum Status {
     Ok,
     /// The server does not declare the `resources` capability.
     Unsupported,
+    /// The server announced a change (`list_changed`): the previous pair is still listed until a
+    /// refresh that began after the announcement commits.
+    Outdated,
     /// The last refresh failed and there is no earlier pair.
     Failed,
     /// A pair is cached but the last refresh failed, or its `ttlMs` has run out.
@@ -59,7 +75,7 @@ pub enum Status {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
-    /// `notifications/resources/list_changed`.
+    /// `notifications/resources/list_changed`: marks the pair outdated, keeps listing it.
     ListChanged,
     /// The connection closed.
     ConnectionClosed,
@@ -184,6 +200,8 @@ struct Pair {
     resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
     unsupported: bool,
+    /// When it committed (the refresher's `ttlMs` floor counts from here).
+    committed_at: Duration,
     expires_at: Option<Duration>,
 }
 
@@ -197,8 +215,12 @@ struct Entry {
     failed: bool,
     /// The newest ticket issued (0 = none).
     latest_ticket: u64,
-    /// The sequence number of the last invalidation.
+    /// The sequence number of the last invalidation (clearing, or list_changed).
     invalidated: u64,
+    /// A list_changed came after the last refresh that applied: the pair is kept but outdated.
+    outdated: bool,
+    /// Whether the server declares the `resources` capability (`None`: not known).
+    declares_resources: Option<bool>,
     refreshing: bool,
     queued: bool,
 }
@@ -213,15 +235,33 @@ impl Entry {
             failed: false,
             latest_ticket: 0,
             invalidated: 0,
+            outdated: false,
+            declares_resources: None,
             refreshing: false,
             queued: false,
         }
+    }
+
+    /// Clears both lists at once (and what is known of the connection's capabilities).
+    fn clear(&mut self, seq: u64) {
+        self.invalidated = seq;
+        self.pair = None;
+        self.failed = false;
+        self.outdated = false;
+        self.declares_resources = None;
+    }
+
+    /// Marks the pair outdated (kept and listed) after a list_changed.
+    fn mark_changed(&mut self, seq: u64) {
+        self.invalidated = seq;
+        self.outdated = true;
     }
 
     fn status(&self, now: Duration) -> Status {
         match &self.pair {
             None if self.failed => Status::Failed,
             None => Status::Unknown,
+            Some(_) if self.outdated => Status::Outdated,
             Some(p) if p.unsupported && !self.failed => Status::Unsupported,
             Some(p) => {
                 let expired = p.expires_at.is_some_and(|t| now >= t);
@@ -240,6 +280,8 @@ struct Inner {
     /// Registration order.
     entries: Vec<Entry>,
     seq: u64,
+    /// Catalog-wide: bumped on every change of what is listed, a status or the visible tools.
+    generation: u64,
 }
 
 impl Inner {
@@ -255,6 +297,7 @@ impl Inner {
         match self.entries.iter().position(|e| e.name == server) {
             Some(i) => &mut self.entries[i],
             None => {
+                self.generation += 1;
                 self.entries.push(Entry::new(server));
                 self.entries.last_mut().expect("just pushed")
             }
@@ -264,6 +307,11 @@ impl Inner {
     fn next_seq(&mut self) -> u64 {
         self.seq += 1;
         self.seq
+    }
+
+    /// A change readers may want to see (see [`Catalog::generation`]).
+    fn changed(&mut self) {
+        self.generation += 1;
     }
 
     fn unknown(&self, server: &str) -> CatalogError {
@@ -349,16 +397,22 @@ impl Catalog {
             return Ok(c);
         }
         let ttl = [resources.ttl_ms, templates.ttl_ms].into_iter().flatten().min();
+        let unsupported = resources.support == Support::NoCapability;
         e.pair = Some(Pair {
             resources: resources.resources().cloned().collect(),
             templates: templates.templates().cloned().collect(),
-            unsupported: resources.support == Support::NoCapability,
+            unsupported,
+            committed_at: now,
             expires_at: ttl.map(|ms| now + Duration::from_millis(ms).min(MAX_TTL)),
         });
         e.generation += 1;
         e.failed = false;
+        e.outdated = false;
         e.last_error = None;
-        Ok(finish(e))
+        e.declares_resources = Some(!unsupported);
+        let c = finish(e);
+        inner.changed();
+        Ok(c)
     }
 
     /// Records a failed refresh. The previous pair, if any, is kept (status `stale`).
@@ -369,8 +423,11 @@ impl Catalog {
             return c;
         }
         e.failed = true;
+        e.outdated = false;
         e.last_error = Some(failure);
-        finish(e)
+        let c = finish(e);
+        inner.changed();
+        c
     }
 
     /// Ends a refresh that will not complete (cancelled, or its task dropped) without changing
@@ -384,39 +441,43 @@ impl Catalog {
         Completion { applied: false, ..finish(e) }
     }
 
-    /// Clears `server`'s resources and templates together; a refresh in flight will be discarded.
-    /// Unknown servers are ignored. The reason is for the host's logs; every reason clears alike.
-    pub fn invalidate(&self, server: &str, _reason: Reason) {
+    /// Invalidates `server`; a refresh in flight will be discarded. [`Reason::ListChanged`] marks
+    /// the pair outdated (still listed until a newer refresh commits); every other reason clears
+    /// resources and templates together at once. Unknown servers are ignored.
+    pub fn invalidate(&self, server: &str, reason: Reason) {
         let mut inner = self.lock();
         let seq = inner.next_seq();
         if let Some(e) = inner.find_mut(server) {
-            e.invalidated = seq;
-            e.pair = None;
-            e.failed = false;
+            match reason {
+                Reason::ListChanged => e.mark_changed(seq),
+                _ => e.clear(seq),
+            }
+            inner.changed();
         }
     }
 
-    /// A `notifications/resources/list_changed` from `server`: invalidates, then decides whether
-    /// the host starts a refresh now. A burst during a running refresh yields exactly one more.
+    /// A `notifications/resources/list_changed` from `server`: marks the pair outdated (kept and
+    /// listed), then decides whether the host starts a refresh now. A burst during a running
+    /// refresh yields exactly one more.
     ///
     /// On [`ListChanged::RefreshNow`] the host calls [`Catalog::begin_refresh`] before it handles
     /// the next notification (single-threaded hosts do so naturally; a multi-threaded host holds
-    /// its own per-server guard, as the rmcp driver does).
+    /// its own per-server guard). A [`Refresher`] makes these decisions itself.
     pub fn on_list_changed(&self, server: &str) -> ListChanged {
         let mut inner = self.lock();
         let seq = inner.next_seq();
         let Some(e) = inner.find_mut(server) else { return ListChanged::Ignored };
-        e.invalidated = seq;
-        e.pair = None;
-        e.failed = false;
-        match (e.refreshing, e.queued) {
+        e.mark_changed(seq);
+        let decision = match (e.refreshing, e.queued) {
             (false, _) => ListChanged::RefreshNow,
             (true, false) => {
                 e.queued = true;
                 ListChanged::Queued
             }
             (true, true) => ListChanged::AlreadyQueued,
-        }
+        };
+        inner.changed();
+        decision
     }
 
     /// Forgets `server` entirely; its tickets become stale. Returns whether it was known.
@@ -424,12 +485,43 @@ impl Catalog {
         let mut inner = self.lock();
         let before = inner.entries.len();
         inner.entries.retain(|e| e.name != server);
-        inner.entries.len() != before
+        let removed = inner.entries.len() != before;
+        if removed {
+            inner.changed();
+        }
+        removed
     }
 
     /// Forgets every server.
     pub fn clear(&self) {
-        self.lock().entries.clear();
+        let mut inner = self.lock();
+        if !inner.entries.is_empty() {
+            inner.entries.clear();
+            inner.changed();
+        }
+    }
+
+    /// Catalog-wide change counter: it moves on every change of what the catalog lists, of a
+    /// server's status (commits, failures, invalidations, list_changed, servers added or removed)
+    /// and of which tools [`visible_tools`](Self::visible_tools) names. A `ttlMs` running out
+    /// does not move it (that is a matter of time, see [`status`](Self::status)). Hosts compare
+    /// it with the value they last saw to learn that the tools they offer may have to change.
+    pub fn generation(&self) -> u64 {
+        self.lock().generation
+    }
+
+    /// Records whether `server` declares the `resources` capability (from its `initialize` or
+    /// `server/discover` result), so [`visible_tools`](Self::visible_tools) knows before the
+    /// first refresh. A commit records it too; clearing the server forgets it. Unknown servers
+    /// are ignored.
+    pub fn declare_resources(&self, server: &str, declares: bool) {
+        let mut inner = self.lock();
+        if let Some(e) = inner.find_mut(server) {
+            if e.declares_resources != Some(declares) {
+                e.declares_resources = Some(declares);
+                inner.changed();
+            }
+        }
     }
 
     /// `server`'s status at `now`.
@@ -447,9 +539,10 @@ impl Catalog {
         })
     }
 
-    /// True when `server` has no current pair at `now` (unknown, failed, stale or expired): the
-    /// host should refresh before serving. A running refresh does not count (it may already be
-    /// outdated by an invalidation); hosts serialize refreshes per server themselves.
+    /// True when `server` has no current pair at `now` (unknown, outdated, failed, stale or
+    /// expired): the host should refresh before serving. A running refresh does not count (it
+    /// may already be outdated by an invalidation); hosts serialize refreshes per server
+    /// themselves.
     pub fn needs_refresh(&self, server: &str, now: Duration) -> bool {
         let inner = self.lock();
         inner.find(server).is_none_or(|e| !matches!(e.status(now), Status::Ok | Status::Unsupported))

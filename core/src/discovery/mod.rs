@@ -100,7 +100,7 @@ pub struct Limits {
     pub deadline: Duration,
 }
 
-mod millis {
+pub(crate) mod millis {
     use std::time::Duration;
 
     use serde::{Deserialize, Deserializer, Serializer};

@@ -2,17 +2,21 @@
 //! The documentation is on [`CatalogDriver`] (this module is private; its items are re-exported
 //! from `mcplens::rmcp`).
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use ::rmcp::model::ClientConfig;
+use ::rmcp::model::{ClientConfig, ProtocolVersion, ServerNotification, SubscriptionFilter};
 use ::rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
 use ::rmcp::transport::IntoTransport;
 use ::rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
 use tokio::sync::{broadcast, oneshot, watch, Notify};
 
-use super::list;
-use crate::catalog::{Catalog, CatalogError, Completion, Failure, ListChanged, Reason, Status, Ticket};
+use super::{declares_resources, list};
+use crate::catalog::{
+    Action, CallerId, Catalog, CatalogError, Disposition, Epoch, ListChanged, Outcome, Reason, RefreshConfig,
+    Refresher, ServerStatus, TraversalError, TraversalId, Want,
+};
 use crate::discovery::{Diagnostics, DiscoveryError, Limits, ListKind, Listing};
 use crate::tool::{self, Input, ToolError};
 
@@ -27,8 +31,8 @@ pub enum RefreshOutcome {
     CacheHit,
     /// Both listings were committed to the catalog.
     Committed,
-    /// The result was discarded: the server was invalidated (and no follow-up refresh committed
-    /// in time for this call), reconfigured or removed while the traversals ran.
+    /// Nothing came of it: the connection closed or was replaced, the server was removed, or two
+    /// list_changed in a row outdated the traversals this call waited for.
     Discarded,
 }
 
@@ -42,6 +46,14 @@ pub enum RefreshError {
     /// A traversal failed; the catalog recorded the failure and keeps the last good pair.
     #[error(transparent)]
     Discovery(DiscoveryError),
+    /// The server has no connection (it closed); the catalog recorded a `transport_error`.
+    #[error("{message}")]
+    NotConnected {
+        /// The server.
+        server: String,
+        /// mcplens' message.
+        message: String,
+    },
 }
 
 impl RefreshError {
@@ -50,6 +62,7 @@ impl RefreshError {
         match self {
             RefreshError::Catalog(e) => e.code(),
             RefreshError::Discovery(e) => e.code(),
+            RefreshError::NotConnected { .. } => "transport_error",
         }
     }
 }
@@ -67,23 +80,23 @@ pub struct ServerDiagnostics {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DriverEvent {
-    /// A `notifications/resources/list_changed` from `server` reached the catalog.
+    /// A `notifications/resources/list_changed` from `server` reached the refresher.
     ListChanged {
         /// The server.
         server: String,
-        /// The core's coalescing decision.
+        /// The refresher's decision.
         decision: ListChanged,
     },
-    /// A refresh (both traversals) of `server` ended.
-    RefreshCompleted {
+    /// A traversal pair of `server` ended.
+    Traversed {
         /// The server.
         server: String,
-        /// The catalog's answer to the commit or failure.
-        completion: Completion,
+        /// What the refresher did with it.
+        disposition: Disposition,
         /// The failure's code, when a traversal failed.
         error: Option<&'static str>,
     },
-    /// `server`'s entries were invalidated by the driver.
+    /// `server`'s connection ended (closed, replaced, disabled): both lists were cleared.
     Invalidated {
         /// The server.
         server: String,
@@ -94,12 +107,12 @@ pub enum DriverEvent {
 
 /// Keeps a [`Catalog`] of several rmcp servers current (feature `rmcp`).
 ///
-/// [`CatalogDriver`] owns one rmcp client [`Peer`] per server name over one shared
-/// [`Arc<Catalog>`]. It runs the two traversals of a refresh with [`list`] (resources, then
-/// templates) and hands the core the outcome as one transaction: [`Catalog::commit`] of both
-/// listings, or [`Catalog::fail`] with the first error (the catalog keeps the last good pair).
-/// Every rule — which commit wins, what a failure keeps, how list_changed notifications are
-/// coalesced — is the core's; the driver only does the I/O and the scheduling the core asks for.
+/// [`CatalogDriver`] performs the actions of the core's [`Refresher`] (every rule — joining,
+/// queueing, connection epochs, retries with backoff, `ttlMs`, the shrink guard — is the
+/// machine's; see `docs/catalog.md`) with rmcp's I/O: a [`Action::Traverse`] runs [`list`]
+/// for resources, then templates, over the peer of that connection in a spawned task; an
+/// [`Action::Resolve`] wakes the waiting callers; one timer task sleeps until
+/// [`Refresher::poll_timeout`].
 ///
 /// ```no_run
 /// # async fn demo(io: tokio::io::DuplexStream) -> Result<(), Box<dyn std::error::Error>> {
@@ -107,7 +120,7 @@ pub enum DriverEvent {
 /// use mcplens::rmcp::CatalogDriver;
 ///
 /// let driver = CatalogDriver::new(Limits::default());
-/// // Serves a `CatalogClientHandler` over the transport, registers the peer, watches the connection.
+/// // Serves a `CatalogClientHandler` over the transport, attaches the connection, watches it.
 /// let _docs = driver.connect("docs", io).await?;
 /// // What the model's `ListMcpResourceTemplatesTool` call returns (stale servers refreshed first).
 /// let output = driver.call_tool(r#"{"server":"docs"}"#).await?;
@@ -117,75 +130,44 @@ pub enum DriverEvent {
 ///
 /// # Servers and connections
 ///
-/// - [`CatalogDriver::connect`] serves a [`CatalogClientHandler`] over a transport (the
-///   `initialize` handshake), then [`attach`](CatalogDriver::attach)es the running service: the
-///   driver registers its peer and takes the connection over (see *Connection closed* below).
-/// - [`CatalogDriver::attach`] does the same for a `RunningService` the caller built from
-///   [`CatalogDriver::client_handler`].
-/// - [`CatalogDriver::add_server`] registers a bare [`Peer`] whose connection the caller keeps
-///   managing. A [`CatalogClientHandler`] of this driver with the same server name still feeds its
-///   list_changed notifications in; closure is the caller's to report, with
-///   [`invalidate`](CatalogDriver::invalidate)`(name, Reason::ConnectionClosed)`.
+/// - [`connect`](Self::connect) serves a [`CatalogClientHandler`] over a transport (the
+///   `initialize` or `server/discover` handshake), then [`attach`](Self::attach)es the running
+///   service: a new connection (epoch) of that server, which the driver owns and watches.
+/// - [`add_server`](Self::add_server) attaches a bare [`Peer`] whose connection the caller keeps
+///   managing; it reports the end with [`detach`](Self::detach)`(server, epoch, reason)`.
 ///
-/// Servers are listed by the tool in registration order. Registering a name again is a
-/// **reconfiguration**: the new peer replaces the old one, the catalog entry is invalidated with
-/// [`Reason::ConfigurationChanged`] (a refresh still running on the old peer is discarded by the
-/// catalog), and a connection the driver owned for the old peer is closed. The server keeps its
-/// place in the order. [`remove`](CatalogDriver::remove) forgets a server (catalog entry
-/// included, so a refresh still running is discarded) and closes a connection the driver owned.
+/// A new connection under a name that has one **replaces** it: the old pair is cleared at once,
+/// a connection the driver owned for it is closed, and everything the old connection does later
+/// (its close, its list_changed, a traversal finishing) changes nothing. Callers waiting on the
+/// old connection are served over the new one. Servers are listed by the tool in the order they
+/// were first attached.
 ///
 /// # Refreshes
 ///
-/// - [`refresh`](CatalogDriver::refresh) always traverses;
-///   [`ensure_fresh`](CatalogDriver::ensure_fresh) and
-///   [`ensure_all_fresh`](CatalogDriver::ensure_all_fresh) traverse only when the server has no
-///   current pair (status not `ok`/`unsupported`: never refreshed, invalidated, failed, stale, or
-///   past its `ttlMs`); a cache hit sends nothing.
-/// - Refreshes of one server (one connection) are **serialized**: each runs in its own spawned task
-///   that holds the server's refresh lock (a fair tokio mutex) for the whole traversal pair, so a
-///   caller that drops its future never leaves a ticket open. An ensure that finds a refresh
-///   running waits for it and then decides.
-/// - When a completion reports `refresh_again`, the task that ran it starts exactly one more
-///   refresh (after releasing and re-taking the lock, so waiting callers are not starved by a
-///   server that keeps notifying); that follow-up is skipped if another refresh has committed
-///   meanwhile, which by the core's rule began after the notification.
-/// - The awaited result is that of the caller's own refresh; when that one was discarded because
-///   a list_changed arrived meanwhile, the caller also waits for the one follow-up refresh (but no
-///   further, so a server that keeps notifying cannot hold a caller forever). Each traversal is
-///   bounded by the driver's [`Limits`] (`deadline` included), so every wait is bounded.
-/// - [`call_tool`](CatalogDriver::call_tool) parses the model's input, then ensures the selected
-///   server (or every server) is fresh within the traversal bounds, then renders from the catalog
-///   with [`tool::render`]. A `server` filter naming an unknown server refreshes nothing and
-///   returns the core's `unknown_server` error.
+/// - [`refresh`](Self::refresh) asks for a traversal ([`Want::Refresh`]): it joins one in flight
+///   (while no list_changed came during it), else the queued one, else starts one.
+///   [`force_refresh`](Self::force_refresh) asks for one that begins after the call.
+/// - [`ensure_fresh`](Self::ensure_fresh) / [`ensure_all_fresh`](Self::ensure_all_fresh)
+///   ([`Want::Current`]) traverse only when the server has no pair yet, is outdated, or its
+///   `ttlMs` ran out; a failed server is answered from the catalog until its retry.
+/// - [`call_tool`](Self::call_tool) parses the model's input, ensures the selected server (or
+///   every server) is current, then renders from the catalog with [`tool::render`].
 ///
 /// # `notifications/resources/list_changed`
 ///
-/// [`CatalogClientHandler::on_resource_list_changed`] calls [`Catalog::on_list_changed`] for its
-/// server, whether or not the server advertised `resources.listChanged`, and acts on the core's
-/// answer: [`ListChanged::RefreshNow`] spawns a refresh; [`ListChanged::Queued`] and
-/// [`ListChanged::AlreadyQueued`] do nothing, because the running refresh's completion reports
-/// `refresh_again` and the task that ran it starts exactly one more. rmcp runs each inbound
-/// notification in its own task, so the driver takes the core's decision and marks the spawned
-/// refresh as pending under one lock: a second notification that arrives before that refresh has
-/// begun is already covered by it. A notification for a server the driver does not (or no longer)
-/// hold is ignored. On a `2026-07-28` connection rmcp delivers list_changed notifications routed
-/// to a `listen` subscription to that subscription, not to the handler; the driver opens none.
+/// [`CatalogClientHandler::on_resource_list_changed`] hands each notification of its connection
+/// to [`Refresher::on_list_changed`], whether or not the server advertised `listChanged`. On a
+/// `2026-07-28` connection rmcp routes list_changed only to a `subscriptions/listen`
+/// subscription, so the driver opens one ([`Peer::listen`] with `resourcesListChanged`) for every
+/// connection it attaches in that era; the subscription ending while the connection lives
+/// detaches the server (changes would go unseen).
 ///
 /// # Connection closed
 ///
-/// rmcp 3.11 has no close callback on `Service`/`ClientHandler`, its
-/// `RunningServiceCancellationToken` can only cancel (it cannot be awaited), and end-of-stream
-/// does not cancel the service's external token. The serve loop's end is observable only through
-/// [`RunningService::waiting`] (it resolves with `QuitReason::Closed` on end of stream and
-/// `Cancelled` after a cancel) and, by polling, `Peer::is_transport_closed`. So a connection the
-/// driver owns ([`connect`](CatalogDriver::connect) / [`attach`](CatalogDriver::attach)) is moved
-/// into a watcher task that awaits `waiting()`; when it resolves, the driver invalidates the
-/// server with [`Reason::ConnectionClosed`] — unless the server has been replaced or removed
-/// since (connections are told apart by an id, so an old connection's closure never clears a new
-/// one's entries). The [`Connection`] handle returned closes the connection on demand and tells
-/// when it has closed. Later refreshes of a closed peer fail fast with `transport_error`.
-///
-/// One server's failure, closure or removal never touches another server's entries.
+/// rmcp 3.11 has no close callback on `Service`/`ClientHandler`; the serve loop's end is
+/// observable through [`RunningService::waiting`]. So a connection the driver owns is moved into
+/// a watcher task that awaits it and then detaches that epoch. The [`Connection`] handle closes
+/// the connection on demand and tells when it has closed.
 ///
 /// Cheap to clone: all clones drive the same catalog.
 #[derive(Clone)]
@@ -206,59 +188,37 @@ struct Shared {
     catalog: Arc<Catalog>,
     limits: Limits,
     /// The catalog's clock: `now` is the time since this instant (a paused tokio clock works).
-    epoch: tokio::time::Instant,
+    clock: tokio::time::Instant,
     state: Mutex<State>,
     events: broadcast::Sender<DriverEvent>,
 }
 
-#[derive(Default)]
 struct State {
-    /// Registration order.
-    slots: Vec<Slot>,
-    next_id: u64,
+    machine: Refresher,
+    /// The current connection of every attached server.
+    conns: HashMap<Epoch, Conn>,
+    waiters: HashMap<CallerId, Waiter>,
+    /// The armed timer: its deadline and task.
+    timer: Option<(Duration, tokio::task::JoinHandle<()>)>,
+    next_handler: u64,
 }
 
-impl State {
-    fn next_id(&mut self) -> u64 {
-        self.next_id += 1;
-        self.next_id
-    }
+/// A caller's reply channel.
+type Waiter = oneshot::Sender<Result<RefreshOutcome, RefreshError>>;
 
-    fn slot(&self, server: &str) -> Option<&Slot> {
-        self.slots.iter().find(|s| s.name == server)
-    }
-
-    fn slot_mut(&mut self, server: &str) -> Option<&mut Slot> {
-        self.slots.iter_mut().find(|s| s.name == server)
-    }
-
-    fn unknown(&self, server: &str) -> CatalogError {
-        let mut available: Vec<String> = self.slots.iter().map(|s| s.name.clone()).collect();
-        available.sort();
-        CatalogError::UnknownServer { server: server.to_owned(), available }
-    }
-}
-
-/// One server as the driver holds it.
-struct Slot {
-    name: String,
+/// One connection as the driver holds it.
+struct Conn {
+    server: String,
     peer: Peer<RoleClient>,
-    /// This registration's id: tells an old connection's refreshes and closure from the current's.
-    conn: u64,
-    /// The [`CatalogClientHandler`] whose notifications count (`None`: any of this driver's
-    /// handlers with this server name).
+    /// The [`CatalogClientHandler`] whose notifications count (`None`: a caller-managed peer).
     handler: Option<u64>,
-    /// Held by the refresh running on this connection.
-    serial: Arc<tokio::sync::Mutex<()>>,
-    /// A list_changed refresh was spawned and has not begun yet.
-    pending: bool,
-    /// The connection the driver owns, if any; dropping the slot closes it.
+    /// The connection the driver owns, if any; dropping the `Conn` closes it.
     closer: Option<Arc<Closer>>,
     /// What the last committed refresh counted.
     diagnostics: Option<ServerDiagnostics>,
 }
 
-impl Drop for Slot {
+impl Drop for Conn {
     fn drop(&mut self) {
         if let Some(closer) = &self.closer {
             closer.close.notify_one();
@@ -271,33 +231,28 @@ struct Closer {
     closed: watch::Sender<bool>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    /// Traverse no matter what.
-    Always,
-    /// Traverse only when the server has no current pair.
-    IfNeeded,
-}
-
-type Reply = oneshot::Sender<Result<RefreshOutcome, RefreshError>>;
-
 impl CatalogDriver {
     /// A driver over a new, empty catalog; every traversal is bounded by `limits`.
     pub fn new(limits: Limits) -> CatalogDriver {
-        CatalogDriver::with_catalog(Arc::new(Catalog::new()), limits)
+        CatalogDriver::with_catalog(Arc::new(Catalog::new()), limits, RefreshConfig::default())
     }
 
-    /// A driver over an existing catalog (which may be shared with other readers). The driver
-    /// passes its own clock as `now` (see [`now`](Self::now)); readers asking the catalog for a
-    /// status should pass the same.
-    pub fn with_catalog(catalog: Arc<Catalog>, limits: Limits) -> CatalogDriver {
+    /// A driver over an existing catalog (which may be shared with other readers), with the
+    /// refresher's settings. The driver passes its own clock as `now` (see [`now`](Self::now));
+    /// readers asking the catalog for a status should pass the same. The retry jitter is seeded
+    /// from the process's hash randomness.
+    pub fn with_catalog(catalog: Arc<Catalog>, limits: Limits, config: RefreshConfig) -> CatalogDriver {
+        use std::hash::{BuildHasher, RandomState};
+        let seed = RandomState::new().hash_one(std::time::SystemTime::now());
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
+        let machine = Refresher::new(catalog.clone(), config, seed);
+        let state = State { machine, conns: HashMap::new(), waiters: HashMap::new(), timer: None, next_handler: 0 };
         CatalogDriver {
             shared: Arc::new(Shared {
                 catalog,
                 limits,
-                epoch: tokio::time::Instant::now(),
-                state: Mutex::new(State::default()),
+                clock: tokio::time::Instant::now(),
+                state: Mutex::new(state),
                 events,
             }),
         }
@@ -318,20 +273,21 @@ impl CatalogDriver {
         self.shared.now()
     }
 
-    /// The servers, in registration order.
+    /// The servers, in the order they were first attached.
     pub fn servers(&self) -> Vec<String> {
-        self.shared.lock().slots.iter().map(|s| s.name.clone()).collect()
+        self.shared.catalog.servers()
     }
 
-    /// The peer registered for `server`.
+    /// The peer of `server`'s current connection.
     pub fn peer(&self, server: &str) -> Option<Peer<RoleClient>> {
-        self.shared.lock().slot(server).map(|s| s.peer.clone())
+        let state = self.shared.lock();
+        state.current(server).map(|c| c.peer.clone())
     }
 
     /// What the last committed refresh of `server` counted (dropped fields, sanitized strings,
-    /// pages, …); `None` before the first commit on the current registration.
+    /// pages, …); `None` before the first commit on the current connection.
     pub fn diagnostics(&self, server: &str) -> Option<ServerDiagnostics> {
-        self.shared.lock().slot(server).and_then(|s| s.diagnostics.clone())
+        self.shared.lock().current(server).and_then(|c| c.diagnostics.clone())
     }
 
     /// Subscribes to the driver's [`DriverEvent`]s (from now on).
@@ -342,37 +298,35 @@ impl CatalogDriver {
     /// A client handler for `server`, to serve over a transport and then
     /// [`attach`](Self::attach) (or use [`connect`](Self::connect), which does both).
     pub fn client_handler(&self, server: &str) -> CatalogClientHandler {
-        let id = self.shared.lock().next_id();
+        let mut state = self.shared.lock();
+        state.next_handler += 1;
         CatalogClientHandler {
             driver: Arc::downgrade(&self.shared),
             server: server.to_owned(),
-            id,
+            id: state.next_handler,
             config: ClientConfig::default(),
         }
     }
 
-    /// Registers `server` with a peer whose connection the caller manages (registration order is
-    /// the tool's order). Registering a known name again is a reconfiguration: the catalog entry
-    /// is invalidated with [`Reason::ConfigurationChanged`] and a connection the driver owned for
-    /// the old peer is closed. Closure of this peer's connection is the caller's to report with
-    /// [`invalidate`](Self::invalidate)`(server, Reason::ConnectionClosed)`.
-    pub fn add_server(&self, server: &str, peer: Peer<RoleClient>) {
-        self.shared.register(server, peer, None, None);
+    /// Attaches `peer` as a new connection of `server`, managed by the caller: it reports the
+    /// connection's end with [`detach`](Self::detach) and the returned epoch. A
+    /// [`CatalogClientHandler`] of this driver named `server` that belongs to no other attached
+    /// connection feeds its list_changed notifications in.
+    pub fn add_server(&self, server: &str, peer: Peer<RoleClient>) -> Epoch {
+        self.shared.attach(server, peer, None, None)
     }
 
-    /// Registers the server of a running [`CatalogClientHandler`] (made by
+    /// Attaches the server of a running [`CatalogClientHandler`] (made by
     /// [`client_handler`](Self::client_handler)) and takes its connection over: a watcher task
-    /// awaits [`RunningService::waiting`] and invalidates the server with
-    /// [`Reason::ConnectionClosed`] when the connection ends. Must be called within a tokio
-    /// runtime. The handler must come from this driver: only its notifications reach this
-    /// driver, and only its id is accepted for this registration.
+    /// awaits [`RunningService::waiting`] and detaches the connection when it ends. Must be
+    /// called within a tokio runtime.
     pub fn attach(&self, running: RunningService<RoleClient, CatalogClientHandler>) -> Connection {
         let server = running.service().server.clone();
         let handler = running.service().id;
         let (closed, closed_rx) = watch::channel(false);
         let closer = Arc::new(Closer { close: Notify::new(), closed });
         let peer = running.peer().clone();
-        let conn = self.shared.register(&server, peer.clone(), Some(handler), Some(closer.clone()));
+        let epoch = self.shared.attach(&server, peer.clone(), Some(handler), Some(closer.clone()));
 
         let shared = Arc::downgrade(&self.shared);
         let token = running.cancellation_token();
@@ -389,11 +343,11 @@ impl CatalogDriver {
                 }
             }
             if let Some(shared) = shared.upgrade() {
-                shared.connection_closed(&name, conn);
+                shared.detach(&name, epoch, Reason::ConnectionClosed);
             }
             watched.closed.send_replace(true);
         });
-        Connection { server, peer, closer, closed: closed_rx }
+        Connection { server, epoch, peer, closer, closed: closed_rx }
     }
 
     /// Connects to `server` over `transport` with a [`CatalogClientHandler`] (the `initialize`
@@ -407,49 +361,65 @@ impl CatalogDriver {
         Ok(self.attach(running))
     }
 
-    /// Forgets `server`: its catalog entry goes (a refresh still running is discarded) and a
-    /// connection the driver owned is closed. Returns whether the driver knew it.
-    pub fn remove(&self, server: &str) -> bool {
-        let mut state = self.shared.lock();
-        let Some(i) = state.slots.iter().position(|s| s.name == server) else { return false };
-        let slot = state.slots.remove(i);
-        self.shared.catalog.remove(server);
-        drop(state);
-        drop(slot);
-        true
+    /// Ends connection `epoch` of `server` (closed, disabled, …): both lists are cleared at once,
+    /// waiting callers get [`RefreshOutcome::Discarded`]. False when `epoch` is not the current
+    /// connection (nothing changes).
+    pub fn detach(&self, server: &str, epoch: Epoch, reason: Reason) -> bool {
+        self.shared.detach(server, epoch, reason)
     }
 
-    /// Invalidates `server`'s entries (both lists) for `reason`; a refresh still running is
-    /// discarded. Unknown servers are ignored.
+    /// Forgets `server`: its catalog entry goes, waiting callers get
+    /// [`RefreshOutcome::Discarded`], and a connection the driver owned is closed. Returns
+    /// whether the driver knew it.
+    pub fn remove(&self, server: &str) -> bool {
+        let (known, gone) = {
+            let mut state = self.shared.lock();
+            let known = state.machine.remove(server);
+            let gone: Vec<Conn> = state.take_conns(server);
+            self.shared.drain(&mut state, None);
+            (known, gone)
+        };
+        drop(gone); // closes a connection the driver owned, outside the lock
+        known
+    }
+
+    /// Invalidates `server`: [`Reason::ListChanged`] is a list_changed on its current connection;
+    /// [`Reason::ConnectionClosed`] and [`Reason::Disabled`] detach the current connection; any
+    /// other reason clears both lists and keeps the connection (the next request traverses).
     pub fn invalidate(&self, server: &str, reason: Reason) {
-        let mut state = self.shared.lock();
-        if let Some(slot) = state.slot_mut(server) {
-            slot.diagnostics = None;
-            self.shared.catalog.invalidate(server, reason);
-            self.shared.emit(DriverEvent::Invalidated { server: server.to_owned(), reason });
+        let epoch = self.shared.lock().machine.epoch(server);
+        match (reason, epoch) {
+            (Reason::ListChanged, Some(epoch)) => self.shared.list_changed(server, epoch),
+            (Reason::ConnectionClosed | Reason::Disabled, Some(epoch)) => {
+                self.shared.detach(server, epoch, reason);
+            }
+            _ => self.shared.catalog.invalidate(server, reason),
         }
     }
 
-    /// Refreshes `server` now: both traversals, committed as one transaction, or the first error
-    /// (the catalog keeps the last good pair). Waits for a refresh already running first.
+    /// Asks for a traversal of `server` ([`Want::Refresh`]) and waits for its result: committed,
+    /// or the first error (the catalog keeps the last good pair).
     pub async fn refresh(&self, server: &str) -> Result<RefreshOutcome, RefreshError> {
-        self.shared.start(server, Mode::Always)?.await.unwrap_or(Ok(RefreshOutcome::Discarded))
+        self.shared.request(server, Want::Refresh)?.await.unwrap_or(Ok(RefreshOutcome::Discarded))
     }
 
-    /// Refreshes `server` only if it has no current pair; a cache hit sends nothing. Waits for a
-    /// refresh already running first.
+    /// Asks for a traversal of `server` that begins after this call ([`Want::Force`]).
+    pub async fn force_refresh(&self, server: &str) -> Result<RefreshOutcome, RefreshError> {
+        self.shared.request(server, Want::Force)?.await.unwrap_or(Ok(RefreshOutcome::Discarded))
+    }
+
+    /// Makes sure `server`'s listing is current ([`Want::Current`]); a cache hit sends nothing.
     pub async fn ensure_fresh(&self, server: &str) -> Result<RefreshOutcome, RefreshError> {
-        self.shared.start(server, Mode::IfNeeded)?.await.unwrap_or(Ok(RefreshOutcome::Discarded))
+        self.shared.request(server, Want::Current)?.await.unwrap_or(Ok(RefreshOutcome::Discarded))
     }
 
-    /// [`ensure_fresh`](Self::ensure_fresh) for every server, concurrently; the results in
-    /// registration order.
+    /// [`ensure_fresh`](Self::ensure_fresh) for every server, concurrently; the results in order.
     pub async fn ensure_all_fresh(&self) -> Vec<(String, Result<RefreshOutcome, RefreshError>)> {
-        let started: Vec<_> =
-            self.servers().into_iter().map(|name| (name.clone(), self.shared.start(&name, Mode::IfNeeded))).collect();
-        let mut results = Vec::with_capacity(started.len());
-        for (name, started) in started {
-            let result = match started {
+        let asked: Vec<_> =
+            self.servers().into_iter().map(|name| (name.clone(), self.shared.request(&name, Want::Current))).collect();
+        let mut results = Vec::with_capacity(asked.len());
+        for (name, asked) in asked {
+            let result = match asked {
                 Ok(reply) => reply.await.unwrap_or(Ok(RefreshOutcome::Discarded)),
                 Err(e) => Err(e),
             };
@@ -459,8 +429,8 @@ impl CatalogDriver {
     }
 
     /// The `ListMcpResourceTemplatesTool` call: parses `input_json`, ensures the selected server
-    /// (or every server) is fresh, and renders from the catalog. A refresh failure does not fail
-    /// the call: the server shows in `failures`, with its last good templates if any.
+    /// (or every server) is current, and renders from the catalog. A refresh failure does not
+    /// fail the call: the server shows in `failures`, with its last good templates if any.
     pub async fn call_tool(&self, input_json: &str) -> Result<String, ToolError> {
         let input = Input::from_json(input_json)?;
         self.render_tool(&input).await
@@ -470,9 +440,7 @@ impl CatalogDriver {
     pub async fn render_tool(&self, input: &Input) -> Result<String, ToolError> {
         match input.server.as_deref() {
             Some(server) => {
-                if let Ok(reply) = self.shared.start(server, Mode::IfNeeded) {
-                    let _ = reply.await;
-                }
+                let _ = self.ensure_fresh(server).await;
             }
             None => {
                 self.ensure_all_fresh().await;
@@ -482,8 +450,25 @@ impl CatalogDriver {
     }
 
     /// [`Catalog::status`] at the driver's clock.
-    pub fn status(&self, server: &str) -> Result<crate::catalog::ServerStatus, CatalogError> {
+    pub fn status(&self, server: &str) -> Result<ServerStatus, CatalogError> {
         self.shared.catalog.status(server, self.shared.now())
+    }
+
+    /// True while a traversal of `server` (or of any server) is in flight or queued.
+    pub fn is_busy(&self, server: Option<&str>) -> bool {
+        self.shared.lock().machine.is_busy(server)
+    }
+}
+
+impl State {
+    fn current(&self, server: &str) -> Option<&Conn> {
+        self.machine.epoch(server).and_then(|e| self.conns.get(&e))
+    }
+
+    /// Takes every connection of `server` out of the map (to drop outside the lock).
+    fn take_conns(&mut self, server: &str) -> Vec<Conn> {
+        let epochs: Vec<Epoch> = self.conns.iter().filter(|(_, c)| c.server == server).map(|(e, _)| *e).collect();
+        epochs.into_iter().filter_map(|e| self.conns.remove(&e)).collect()
     }
 }
 
@@ -494,7 +479,7 @@ impl Shared {
     }
 
     fn now(&self) -> Duration {
-        self.epoch.elapsed()
+        self.clock.elapsed()
     }
 
     fn emit(&self, event: DriverEvent) {
@@ -502,227 +487,204 @@ impl Shared {
         let _ = self.events.send(event);
     }
 
-    fn register(&self, server: &str, peer: Peer<RoleClient>, handler: Option<u64>, closer: Option<Arc<Closer>>) -> u64 {
-        let mut state = self.lock();
-        let conn = state.next_id();
-        let slot = Slot {
-            name: server.to_owned(),
-            peer,
-            conn,
-            handler,
-            serial: Arc::default(),
-            pending: false,
-            closer,
-            diagnostics: None,
-        };
-        let old = match state.slots.iter().position(|s| s.name == server) {
-            Some(i) => {
-                let old = std::mem::replace(&mut state.slots[i], slot);
-                self.catalog.invalidate(server, Reason::ConfigurationChanged);
-                self.emit(DriverEvent::Invalidated { server: server.to_owned(), reason: Reason::ConfigurationChanged });
-                Some(old)
-            }
-            None => {
-                state.slots.push(slot);
-                self.catalog.add_server(server);
-                None
-            }
-        };
-        drop(state);
-        // Closes a connection the driver owned for the old peer.
-        drop(old);
-        conn
-    }
-
-    /// The watcher saw connection `conn` of `server` end.
-    fn connection_closed(&self, server: &str, conn: u64) {
-        let mut state = self.lock();
-        if let Some(slot) = state.slot_mut(server).filter(|s| s.conn == conn) {
-            slot.diagnostics = None;
-            self.catalog.invalidate(server, Reason::ConnectionClosed);
-            self.emit(DriverEvent::Invalidated { server: server.to_owned(), reason: Reason::ConnectionClosed });
-        }
-    }
-
-    /// A list_changed from `server`, received by handler `handler`.
-    fn list_changed(self: &Arc<Self>, server: &str, handler: u64) {
-        let mut state = self.lock();
-        let Some(slot) = state.slot_mut(server) else { return };
-        if slot.handler.is_some_and(|h| h != handler) {
-            return;
-        }
-        let decision = self.catalog.on_list_changed(server);
-        self.emit(DriverEvent::ListChanged { server: server.to_owned(), decision });
-        if decision == ListChanged::RefreshNow && !slot.pending {
-            slot.pending = true;
-            self.spawn_chain(slot, Mode::IfNeeded, None);
-        }
-    }
-
-    /// Starts a refresh of `server` in its own task; the receiver gets the caller's result.
-    fn start(
+    fn attach(
         self: &Arc<Self>,
         server: &str,
-        mode: Mode,
+        peer: Peer<RoleClient>,
+        handler: Option<u64>,
+        closer: Option<Arc<Closer>>,
+    ) -> Epoch {
+        let modern = peer.peer_info().is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
+        let (epoch, old) = {
+            let mut state = self.lock();
+            let replaced = state.machine.epoch(server).is_some();
+            let epoch = state.machine.attach(server, declares_resources(&peer));
+            let old = state.take_conns(server);
+            let listen = modern.then(|| peer.clone()).zip(tokio::runtime::Handle::try_current().ok());
+            state.conns.insert(epoch, Conn { server: server.to_owned(), peer, handler, closer, diagnostics: None });
+            if replaced {
+                self.emit(DriverEvent::Invalidated { server: server.to_owned(), reason: Reason::ConfigurationChanged });
+            }
+            self.drain(&mut state, None);
+            if let Some((peer, runtime)) = listen {
+                runtime.spawn(listen_changes(Arc::downgrade(self), server.to_owned(), epoch, peer));
+            }
+            (epoch, old)
+        };
+        drop(old); // closes a connection the driver owned for the old peer, outside the lock
+        epoch
+    }
+
+    fn detach(self: &Arc<Self>, server: &str, epoch: Epoch, reason: Reason) -> bool {
+        let gone = {
+            let mut state = self.lock();
+            if !state.machine.detach(server, epoch, reason) {
+                return false;
+            }
+            self.emit(DriverEvent::Invalidated { server: server.to_owned(), reason });
+            let gone = state.conns.remove(&epoch);
+            self.drain(&mut state, None);
+            gone
+        };
+        drop(gone);
+        true
+    }
+
+    /// A list_changed from `server` on connection `epoch`.
+    fn list_changed(self: &Arc<Self>, server: &str, epoch: Epoch) {
+        let mut state = self.lock();
+        let decision = state.machine.on_list_changed(server, epoch, self.now());
+        self.emit(DriverEvent::ListChanged { server: server.to_owned(), decision });
+        self.drain(&mut state, None);
+    }
+
+    /// A list_changed delivered by handler `handler` named `server`: the connection it belongs to,
+    /// else a caller-managed current connection of that name.
+    fn handler_list_changed(self: &Arc<Self>, server: &str, handler: u64) {
+        let epoch = {
+            let state = self.lock();
+            let own = state.conns.iter().find(|(_, c)| c.handler == Some(handler)).map(|(e, _)| *e);
+            own.or_else(|| {
+                state.machine.epoch(server).filter(|e| state.conns.get(e).is_some_and(|c| c.handler.is_none()))
+            })
+        };
+        match epoch {
+            Some(epoch) => self.list_changed(server, epoch),
+            // A replaced connection's handler, or an unknown server.
+            None => self.emit(DriverEvent::ListChanged { server: server.to_owned(), decision: ListChanged::Ignored }),
+        }
+    }
+
+    /// A caller asks; the receiver gets the answer.
+    fn request(
+        self: &Arc<Self>,
+        server: &str,
+        want: Want,
     ) -> Result<oneshot::Receiver<Result<RefreshOutcome, RefreshError>>, RefreshError> {
-        let state = self.lock();
-        let Some(slot) = state.slot(server) else { return Err(RefreshError::Catalog(state.unknown(server))) };
+        let mut state = self.lock();
+        let id = state.machine.request(server, want, self.now()).map_err(RefreshError::Catalog)?;
         let (tx, rx) = oneshot::channel();
-        self.spawn_chain(slot, mode, Some(tx));
+        state.waiters.insert(id, tx);
+        self.drain(&mut state, None);
         Ok(rx)
     }
 
-    fn spawn_chain(self: &Arc<Self>, slot: &Slot, mode: Mode, reply: Option<Reply>) {
-        let chain = Chain {
-            shared: self.clone(),
-            server: slot.name.clone(),
-            conn: slot.conn,
-            serial: slot.serial.clone(),
-            mode,
-            reply,
-        };
-        tokio::spawn(chain.run());
-    }
-}
-
-/// One refresh and the follow-ups the core asks for, run in its own task.
-struct Chain {
-    shared: Arc<Shared>,
-    server: String,
-    conn: u64,
-    serial: Arc<tokio::sync::Mutex<()>>,
-    mode: Mode,
-    reply: Option<Reply>,
-}
-
-enum Begun {
-    /// The cached pair is current.
-    Fresh,
-    /// Go: traverse this peer, then complete this ticket.
-    Go(Peer<RoleClient>, Ticket),
-    /// The registration is gone (removed or replaced).
-    Gone,
-}
-
-impl Chain {
-    async fn run(mut self) {
-        let mut follow_up = false;
-        loop {
-            // Held for one traversal pair, released before a follow-up so that callers waiting
-            // for this server get their turn even while a server keeps notifying.
-            let serialized = self.serial.clone().lock_owned().await;
-            let (peer, ticket) = match self.begin(follow_up) {
-                Begun::Fresh => return self.answer(Ok(RefreshOutcome::CacheHit)),
-                Begun::Gone => return self.answer(Ok(RefreshOutcome::Discarded)),
-                Begun::Go(peer, ticket) => (peer, ticket),
-            };
-            let (result, completion) = self.refresh_once(&peer, ticket).await;
-            drop(serialized);
-            // The caller's own refresh, or its one follow-up when its result was discarded by a
-            // list_changed.
-            if follow_up || result != Ok(RefreshOutcome::Discarded) || !completion.refresh_again {
-                self.answer(result);
-            }
-            if !completion.refresh_again {
-                return;
-            }
-            follow_up = true;
-        }
-    }
-
-    fn answer(&mut self, result: Result<RefreshOutcome, RefreshError>) {
-        if let Some(reply) = self.reply.take() {
-            let _ = reply.send(result);
-        }
-    }
-
-    /// Under the driver lock: is the registration still current, is a traversal needed, and if
-    /// so the ticket (taken under the same lock as the membership check, so a removed server is
-    /// never re-registered by `begin_refresh`).
-    fn begin(&self, follow_up: bool) -> Begun {
-        let shared = &self.shared;
-        let mut state = shared.lock();
-        let Some(slot) = state.slot_mut(&self.server) else { return Begun::Gone };
-        if slot.conn != self.conn {
-            if follow_up {
-                // The core asked this chain for one more refresh: the current connection does it.
-                slot.pending = true;
-                shared.spawn_chain(slot, Mode::IfNeeded, None);
-            }
-            return Begun::Gone;
-        }
-        // Whatever begins now starts after every notification received so far.
-        slot.pending = false;
-        // A follow-up is skipped when another refresh committed since: a commit applies only if
-        // its ticket is newer than the latest invalidation, so it already saw the change.
-        if self.mode == Mode::IfNeeded || follow_up {
-            let current = shared
-                .catalog
-                .status(&self.server, shared.now())
-                .is_ok_and(|s| matches!(s.status, Status::Ok | Status::Unsupported));
-            if current {
-                return Begun::Fresh;
-            }
-        }
-        Begun::Go(slot.peer.clone(), shared.catalog.begin_refresh(&self.server))
-    }
-
-    /// Both traversals, then the commit or failure.
-    async fn refresh_once(
-        &self,
-        peer: &Peer<RoleClient>,
-        ticket: Ticket,
-    ) -> (Result<RefreshOutcome, RefreshError>, Completion) {
-        let shared = &self.shared;
-        let mut guard = TicketGuard { catalog: &shared.catalog, ticket: Some(ticket) };
-        let traversed = traverse(peer, &self.server, shared.limits).await;
-        let ticket = guard.ticket.take().expect("taken once");
-        let (result, completion, error) = match traversed {
-            Ok((resources, templates)) => {
-                match shared.catalog.commit(&ticket, &resources, &templates, shared.now()) {
-                    Ok(c) if c.applied => {
-                        let mut state = shared.lock();
-                        if let Some(slot) = state.slot_mut(&self.server).filter(|s| s.conn == self.conn) {
-                            slot.diagnostics = Some(ServerDiagnostics {
-                                resources: resources.diagnostics,
-                                templates: templates.diagnostics,
+    /// Performs the machine's actions, then arms the timer. `failed`: the error of the traversal
+    /// just reported, for its callers.
+    fn drain(self: &Arc<Self>, state: &mut State, failed: Option<(TraversalId, &DiscoveryError)>) {
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        while let Some(action) = state.machine.poll_action() {
+            match action {
+                Action::Traverse { server, epoch, traversal } => {
+                    let peer = state.conns.get(&epoch).map(|c| c.peer.clone());
+                    match (&runtime, peer) {
+                        (Some(runtime), Some(peer)) => {
+                            // Built inside the task: a future dropped unpolled (the runtime shutting
+                            // down) must not report from within this lock.
+                            let shared = self.clone();
+                            runtime.spawn(async move {
+                                Traversal { shared, server, epoch, id: traversal, done: false }.run(peer).await;
                             });
                         }
-                        (Ok(RefreshOutcome::Committed), c, None)
+                        // No runtime to run it on (the host's runtime is gone): it cannot happen.
+                        _ => {
+                            state.machine.traversed(traversal, Err(TraversalError::Abandoned), self.now());
+                        }
                     }
-                    Ok(c) => (Ok(RefreshOutcome::Discarded), c, None),
-                    Err(e) => {
-                        // Cannot happen (the listings are this server's, of the right kinds);
-                        // still end the ticket so the server is never stuck "refreshing".
-                        let failure = Failure { code: e.code().to_owned(), message: e.to_string() };
-                        let c = shared.catalog.fail(&ticket, failure);
-                        (Err(RefreshError::Catalog(e)), c, None)
+                }
+                Action::Resolve { server, callers, outcome, traversal } => {
+                    let answer = match outcome {
+                        Outcome::Cached => Ok(RefreshOutcome::CacheHit),
+                        Outcome::Committed => Ok(RefreshOutcome::Committed),
+                        Outcome::Discarded => Ok(RefreshOutcome::Discarded),
+                        Outcome::Failed { failure, .. } => match failed {
+                            Some((id, e)) if Some(id) == traversal => Err(RefreshError::Discovery(e.clone())),
+                            _ => Err(RefreshError::NotConnected { server, message: failure.message }),
+                        },
+                    };
+                    for caller in callers {
+                        if let Some(waiter) = state.waiters.remove(&caller) {
+                            let _ = waiter.send(answer.clone());
+                        }
                     }
                 }
             }
-            Err(e) => {
-                let c = shared.catalog.fail(&ticket, Failure::from(&e));
-                let code = e.code();
-                let result = if c.applied { Err(RefreshError::Discovery(e)) } else { Ok(RefreshOutcome::Discarded) };
-                (result, c, Some(code))
+        }
+        self.arm(state);
+    }
+
+    /// One timer for the whole machine: re-armed whenever `poll_timeout` moves.
+    fn arm(self: &Arc<Self>, state: &mut State) {
+        let due = state.machine.poll_timeout();
+        if state.timer.as_ref().map(|(at, _)| *at) == due {
+            return;
+        }
+        if let Some((_, task)) = state.timer.take() {
+            task.abort();
+        }
+        let (Some(at), Ok(runtime)) = (due, tokio::runtime::Handle::try_current()) else { return };
+        let shared = Arc::downgrade(self);
+        let deadline = self.clock + at;
+        let task = runtime.spawn(async move {
+            tokio::time::sleep_until(deadline).await;
+            if let Some(shared) = shared.upgrade() {
+                let mut state = shared.lock();
+                if state.timer.as_ref().is_some_and(|(due, _)| *due == at) {
+                    state.timer = None;
+                }
+                state.machine.handle_timeout(shared.now());
+                shared.drain(&mut state, None);
             }
-        };
-        shared.emit(DriverEvent::RefreshCompleted { server: self.server.clone(), completion, error });
-        (result, completion)
+        });
+        state.timer = Some((at, task));
     }
 }
 
-/// Ends a ticket whose traversal was abandoned (the task was dropped, e.g. at runtime shutdown),
-/// so the server never stays "refreshing".
-struct TicketGuard<'a> {
-    catalog: &'a Catalog,
-    ticket: Option<Ticket>,
+/// One [`Action::Traverse`], run in its own task. Dropped before it reports (runtime shutdown),
+/// it reports itself abandoned.
+struct Traversal {
+    shared: Arc<Shared>,
+    server: String,
+    epoch: Epoch,
+    id: TraversalId,
+    done: bool,
 }
 
-impl Drop for TicketGuard<'_> {
+impl Traversal {
+    async fn run(mut self, peer: Peer<RoleClient>) {
+        let result = traverse(&peer, &self.server, self.shared.limits).await;
+        self.done = true;
+        let shared = self.shared.clone();
+        let mut state = shared.lock();
+        let now = shared.now();
+        let (disposition, error) = match &result {
+            Ok((resources, templates)) => {
+                let d = state.machine.traversed(self.id, Ok((resources, templates)), now);
+                if d == Disposition::Committed {
+                    if let Some(conn) = state.conns.get_mut(&self.epoch) {
+                        let diagnostics = ServerDiagnostics {
+                            resources: resources.diagnostics.clone(),
+                            templates: templates.diagnostics.clone(),
+                        };
+                        conn.diagnostics = Some(diagnostics);
+                    }
+                }
+                (d, None)
+            }
+            Err(e) => (state.machine.traversed(self.id, Err(TraversalError::from(e)), now), Some(e.code())),
+        };
+        shared.emit(DriverEvent::Traversed { server: self.server.clone(), disposition, error });
+        let failed = result.as_ref().err().map(|e| (self.id, e));
+        shared.drain(&mut state, failed);
+    }
+}
+
+impl Drop for Traversal {
     fn drop(&mut self) {
-        if let Some(ticket) = self.ticket.take() {
-            self.catalog.abandon(&ticket);
+        if !self.done {
+            let mut state = self.shared.lock();
+            state.machine.traversed(self.id, Err(TraversalError::Abandoned), self.shared.now());
+            self.shared.drain(&mut state, None);
         }
     }
 }
@@ -734,6 +696,24 @@ async fn traverse(peer: &Peer<RoleClient>, server: &str, limits: Limits) -> Resu
     Ok((resources, templates))
 }
 
+/// The `subscriptions/listen` stream of a 2026-07-28 connection: each resources list_changed goes
+/// to the refresher; the stream ending detaches the connection.
+/// A server that refuses the subscription sends no changes: the connection stays attached.
+async fn listen_changes(shared: Weak<Shared>, server: String, epoch: Epoch, peer: Peer<RoleClient>) {
+    let filter = SubscriptionFilter::builder().resources_list_changed().build();
+    let Ok(mut subscription) = peer.listen(filter).await else { return };
+    while let Ok(Some(notification)) = subscription.next().await {
+        let Some(shared) = shared.upgrade() else { return };
+        if matches!(notification, ServerNotification::ResourceListChangedNotification(_)) {
+            shared.list_changed(&server, epoch);
+        }
+    }
+    // A closed connection is the watcher's to report (or the caller's, for a caller-managed peer).
+    if let Some(shared) = shared.upgrade().filter(|_| !peer.is_transport_closed()) {
+        shared.detach(&server, epoch, Reason::Other);
+    }
+}
+
 /// A connection the driver owns (from [`CatalogDriver::connect`] or [`CatalogDriver::attach`]).
 ///
 /// Dropping the handle leaves the connection open; it closes on [`close`](Self::close), when
@@ -741,6 +721,7 @@ async fn traverse(peer: &Peer<RoleClient>, server: &str, limits: Limits) -> Resu
 #[derive(Debug)]
 pub struct Connection {
     server: String,
+    epoch: Epoch,
     peer: Peer<RoleClient>,
     closer: Arc<Closer>,
     closed: watch::Receiver<bool>,
@@ -758,6 +739,11 @@ impl Connection {
         &self.server
     }
 
+    /// This connection's epoch.
+    pub fn epoch(&self) -> Epoch {
+        self.epoch
+    }
+
     /// The client peer (for the host's other requests, e.g. `resources/read`).
     pub fn peer(&self) -> &Peer<RoleClient> {
         &self.peer
@@ -768,12 +754,12 @@ impl Connection {
         self.closer.close.notify_one();
     }
 
-    /// True once the connection has ended and the driver has invalidated the server.
+    /// True once the connection has ended and the driver has detached it.
     pub fn is_closed(&self) -> bool {
         *self.closed.borrow()
     }
 
-    /// Waits until the connection has ended and the driver has invalidated the server.
+    /// Waits until the connection has ended and the driver has detached it.
     pub async fn closed(&self) {
         let mut closed = self.closed.clone();
         // The sender lives in the watcher task until after it sends `true`.
@@ -781,10 +767,10 @@ impl Connection {
     }
 }
 
-/// The rmcp client handler of one server of a [`CatalogDriver`] (made by
-/// [`CatalogDriver::client_handler`]): turns `notifications/resources/list_changed` into the
-/// core's [`Catalog::on_list_changed`] and the coalesced refresh it asks for, whether or not the
-/// server advertised `listChanged`. Holds the driver weakly.
+/// The rmcp client handler of one connection of a [`CatalogDriver`] (made by
+/// [`CatalogDriver::client_handler`]): hands `notifications/resources/list_changed` of its
+/// connection to the refresher, whether or not the server advertised `listChanged`. Holds the
+/// driver weakly.
 #[derive(Debug, Clone)]
 pub struct CatalogClientHandler {
     driver: Weak<Shared>,
@@ -809,7 +795,7 @@ impl CatalogClientHandler {
 impl ClientHandler for CatalogClientHandler {
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
         if let Some(shared) = self.driver.upgrade() {
-            shared.list_changed(&self.server, self.id);
+            shared.handler_list_changed(&self.server, self.id);
         }
     }
 

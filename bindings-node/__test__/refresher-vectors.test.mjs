@@ -1,0 +1,105 @@
+// Replays every shared vector in tests/vectors/refresher/ (format: tests/vectors/README.md) through
+// the package's Refresher, mirroring core/tests/vectors.rs `run_refresher_case`: the exact actions,
+// timeouts, statuses and byte-identical tool output.
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { test } from 'node:test';
+
+import { Catalog, McplensError, Refresher } from 'mcplens';
+
+import { drive } from './replay.mjs';
+
+const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'refresher');
+const files = readdirSync(DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
+
+/** One list of a traversal pair: `{capabilities?, answers}`, default limits. */
+function traverse(kind, server, spec, now) {
+  const answers = spec?.answers ?? [];
+  const capabilities = spec !== undefined && 'capabilities' in spec ? spec.capabilities : { resources: {} };
+  const run = drive({ kind, server, capabilities, limits: undefined, startMs: now, answers });
+  assert.ok(!run.ranOut && run.used === answers.length, `${server}: answers do not match the requests`);
+  return run;
+}
+
+function traversed(machine, server, step, now) {
+  if (step.abandoned) return machine.traversalAbandoned(step.traversed, now);
+  const resources = traverse('resources', server, step.resources, now);
+  if (resources.error !== undefined) return machine.traversalFailed(step.traversed, resources.error, now);
+  const templates = traverse('resource_templates', server, step.templates, now);
+  if (templates.error !== undefined) return machine.traversalFailed(step.traversed, templates.error, now);
+  return machine.traversed(step.traversed, resources.listing, templates.listing, now);
+}
+
+function statusValue(catalog, server, now) {
+  const { server: _, lastError, ...rest } = catalog.status(server, now);
+  return { ...rest, lastError: lastError?.code ?? null };
+}
+
+function runCase(c) {
+  const bad = [];
+  const catalog = new Catalog();
+  const machine = new Refresher(catalog, c.config ?? {}, BigInt(c.seed ?? 0));
+  const callers = new Map();
+  const traversals = new Map();
+  let now = 0;
+  c.steps.forEach((step, i) => {
+    if (step.atMs !== undefined) now = step.atMs;
+    const expect = (what, got, want) => {
+      try {
+        assert.deepStrictEqual(got, want);
+      } catch {
+        bad.push(`step ${i} (${what}): got ${JSON.stringify(got)}, want ${JSON.stringify(want ?? null)}`);
+      }
+    };
+    if ('attach' in step) expect('attach', machine.attach(step.attach, step.resources), step.epoch);
+    else if ('detach' in step) expect('detach', machine.detach(step.detach, step.epoch, step.reason), step.detached);
+    else if ('request' in step) {
+      try {
+        const caller = machine.request(step.request, step.want, now);
+        expect('request', 'expectError' in step, false);
+        callers.set(caller, step.caller);
+      } catch (e) {
+        if (!(e instanceof McplensError)) throw e;
+        expect('error', [e.code, e.message], [step.expectError, step.expectMessage]);
+      }
+    } else if ('listChanged' in step) {
+      expect('listChanged', machine.onListChanged(step.listChanged, step.epoch, now), step.decision);
+    } else if ('traversed' in step) {
+      const server = traversals.get(step.traversed) ?? 'a';
+      expect('traversed', traversed(machine, server, step, now), step.disposition);
+    } else if ('timeout' in step) machine.handleTimeout(now);
+    else if ('remove' in step) expect('remove', machine.remove(step.remove), step.removed);
+    else if ('clear' in step) machine.clear();
+    if ('actions' in step) {
+      const actions = machine.pollActions();
+      for (const action of actions) {
+        if ('traverse' in action) traversals.set(action.traverse.traversal, action.traverse.server);
+        else action.resolve.callers = action.resolve.callers.map((id) => callers.get(id));
+      }
+      expect('actions', actions, step.actions);
+    }
+    if ('timeoutMs' in step) expect('timeoutMs', machine.pollTimeout(), step.timeoutMs);
+    for (const [server, want] of Object.entries(step.status ?? {})) {
+      expect(`status ${server}`, statusValue(catalog, server, now), want);
+    }
+    if ('tool' in step) expect('tool', catalog.callListTemplatesTool(step.tool), step.expect);
+    if ('visible' in step) expect('visible', catalog.visibleTools(), step.visible);
+  });
+  return bad;
+}
+
+test('the shared refresher vectors are there', () => {
+  assert.ok(files.length >= 40, `only ${files.length} refresher vectors in ${DIR}`);
+});
+
+for (const file of files) {
+  test(`refresher vector ${file}`, () => {
+    const c = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
+    assert.equal(c.name, basename(file, '.json'), 'name must match the file');
+    const bad = runCase(c);
+    assert.deepEqual(bad, [], bad.join('\n'));
+  });
+}

@@ -1,0 +1,151 @@
+//! The core's refresh state machine for Node: [`NativeRefresher`]. Values are converted and
+//! nothing else: ids are numbers, times are milliseconds of the host's monotonic clock, actions
+//! cross as JSON text (the core's wire form).
+
+use mcplens::catalog::{Epoch, Failure, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
+use napi::bindgen_prelude::BigInt;
+use napi_derive::napi;
+
+use crate::{catalog_error, instant, invalid_argument, wire_name, JsonText, NativeCatalog, NativeListing, Result};
+
+/// The refresh state machine over a [`NativeCatalog`] (see `mcplens::catalog::Refresher`).
+#[napi]
+pub struct NativeRefresher {
+    inner: Refresher,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(server: &str, value: &str, what: &str) -> Result<T> {
+    serde_json::from_value(serde_json::Value::String(value.to_owned())).map_err(|_| invalid_argument(server, what))
+}
+
+#[napi]
+impl NativeRefresher {
+    /// A refresher over `catalog`; `configJson`: `{retryBaseMs, retryMaxMs, minTtlMs,
+    /// shrinkMinItems}` (missing keys take the defaults); `seed` feeds the retry jitter.
+    #[napi(constructor)]
+    pub fn new(catalog: &NativeCatalog, config_json: Option<String>, seed: BigInt) -> Result<Self> {
+        let config: RefreshConfig = match config_json.as_deref() {
+            None => RefreshConfig::default(),
+            Some(text) => serde_json::from_str(text).map_err(|_| {
+                invalid_argument("", "refresh options must be {retryBaseMs, retryMaxMs, minTtlMs, shrinkMinItems}")
+            })?,
+        };
+        config.validate().map_err(|why| invalid_argument("", why))?;
+        let (_, seed, _) = seed.get_u64();
+        Ok(NativeRefresher { inner: Refresher::new(catalog.inner.clone(), config, seed) })
+    }
+
+    /// A connection of `server` (registering it): its epoch.
+    #[napi]
+    pub fn attach(&mut self, server: String, resources_capability: bool) -> i64 {
+        self.inner.attach(&server, resources_capability).0 as i64
+    }
+
+    /// Connection `epoch` of `server` ended: both lists cleared. False for an old epoch.
+    #[napi]
+    pub fn detach(&mut self, server: String, epoch: i64, reason: String) -> Result<bool> {
+        let reason =
+            parse(&server, &reason, "`reason` must be connection_closed, disabled, configuration_changed or other")?;
+        Ok(self.inner.detach(&server, Epoch(epoch as u64), reason))
+    }
+
+    /// `server`'s current connection, if any.
+    #[napi]
+    pub fn epoch(&self, server: String) -> Option<i64> {
+        self.inner.epoch(&server).map(|e| e.0 as i64)
+    }
+
+    /// A list_changed on connection `epoch`: `refresh_now`, `queued`, `already_queued` or `ignored`.
+    #[napi]
+    pub fn on_list_changed(&mut self, server: String, epoch: i64, now_ms: f64) -> Result<String> {
+        let now = instant(&server, now_ms)?;
+        Ok(wire_name(self.inner.on_list_changed(&server, Epoch(epoch as u64), now)))
+    }
+
+    /// A caller wants `server`'s listing (`want`: `current`, `refresh` or `force`): its id.
+    #[napi]
+    pub fn request(&mut self, server: String, want: String, now_ms: f64) -> Result<i64> {
+        let want: Want = parse(&server, &want, "`want` must be current, refresh or force")?;
+        let now = instant(&server, now_ms)?;
+        self.inner.request(&server, want, now).map(|id| id.0 as i64).map_err(catalog_error)
+    }
+
+    /// Traversal `traversal` gave both listings.
+    #[napi]
+    pub fn traversed(
+        &mut self,
+        traversal: i64,
+        resources: &NativeListing,
+        templates: &NativeListing,
+        now_ms: f64,
+    ) -> Result<String> {
+        self.report(traversal, Ok((&resources.inner, &templates.inner)), now_ms)
+    }
+
+    /// Traversal `traversal` failed: the first error's code, message and JSON-RPC code.
+    #[napi]
+    pub fn traversal_failed(
+        &mut self,
+        traversal: i64,
+        code: String,
+        message: String,
+        rpc_code: Option<i64>,
+        now_ms: f64,
+    ) -> Result<String> {
+        self.report(traversal, Err(TraversalError::Failed { failure: Failure { code, message }, rpc_code }), now_ms)
+    }
+
+    /// Traversal `traversal` will not complete.
+    #[napi]
+    pub fn traversal_abandoned(&mut self, traversal: i64, now_ms: f64) -> Result<String> {
+        self.report(traversal, Err(TraversalError::Abandoned), now_ms)
+    }
+
+    /// Starts the retries due at `nowMs`.
+    #[napi]
+    pub fn handle_timeout(&mut self, now_ms: f64) -> Result<()> {
+        self.inner.handle_timeout(instant("", now_ms)?);
+        Ok(())
+    }
+
+    /// Every pending action, as a JSON array (`{"traverse": …}` / `{"resolve": …}`).
+    #[napi(ts_return_type = "string")]
+    pub fn poll_actions(&mut self) -> JsonText {
+        let actions: Vec<_> = std::iter::from_fn(|| self.inner.poll_action()).collect();
+        JsonText(serde_json::to_string(&actions).expect("actions always serialize"))
+    }
+
+    /// When `handleTimeout` is due next (milliseconds of the host's clock), or null.
+    #[napi]
+    pub fn poll_timeout(&self) -> Option<f64> {
+        self.inner.poll_timeout().map(|t| t.as_nanos() as f64 / 1e6)
+    }
+
+    /// True while a traversal of `server` (or of any server) is in flight or queued.
+    #[napi]
+    pub fn is_busy(&self, server: Option<String>) -> bool {
+        self.inner.is_busy(server.as_deref())
+    }
+
+    /// Forgets `server` (catalog entry included).
+    #[napi]
+    pub fn remove(&mut self, server: String) -> bool {
+        self.inner.remove(&server)
+    }
+
+    /// Forgets every server.
+    #[napi]
+    pub fn clear(&mut self) {
+        self.inner.clear();
+    }
+
+    fn report(
+        &mut self,
+        traversal: i64,
+        result: std::result::Result<(&mcplens::discovery::Listing, &mcplens::discovery::Listing), TraversalError>,
+        now_ms: f64,
+    ) -> Result<String> {
+        let now = instant("", now_ms)?;
+        Ok(wire_name(self.inner.traversed(TraversalId(traversal as u64), result, now)))
+    }
+}

@@ -1,0 +1,248 @@
+//! The core's refresh state machine for Python: `mcplens.RefreshConfig` and `mcplens._core.Refresher`.
+//!
+//! Values are converted and nothing else: ids are ints, times are seconds on the caller's
+//! monotonic clock (default `time.monotonic()`), actions come out as dicts with the core's wire
+//! keys (`{"traverse": {...}}` / `{"resolve": {...}}`).
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use mcplens::catalog::{self, Epoch, Failure, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
+use pyo3::prelude::*;
+
+use crate::{
+    catalog_error, duration, error, instant, parse_reason, pythonize, CatalogError, McplensError, PyCatalog, PyListing,
+};
+
+/// The refresher's settings (defaults: retries from 1 s doubling to 5 min, `ttlMs` honoured down to
+/// 10 s, the shrink guard from 10 items).
+#[pyclass(name = "RefreshConfig", module = "mcplens._core", frozen, eq)]
+#[derive(Clone, PartialEq)]
+pub(crate) struct PyRefreshConfig {
+    pub(crate) inner: RefreshConfig,
+}
+
+#[pymethods]
+impl PyRefreshConfig {
+    #[new]
+    #[pyo3(signature = (*, retry_base_seconds = 1.0, retry_max_seconds = 300.0, min_ttl_seconds = 10.0, shrink_min_items = 10))]
+    fn new(
+        py: Python<'_>,
+        retry_base_seconds: f64,
+        retry_max_seconds: f64,
+        min_ttl_seconds: f64,
+        shrink_min_items: usize,
+    ) -> PyResult<Self> {
+        let invalid = |why: &str| {
+            error::<McplensError>(py, format!("invalid refresh config: {why}"), "invalid_argument", None, None)
+        };
+        let seconds =
+            |s: f64| duration(s).ok_or_else(|| invalid("times must be finite, non-negative numbers of seconds"));
+        let inner = RefreshConfig {
+            retry_base: seconds(retry_base_seconds)?,
+            retry_max: seconds(retry_max_seconds)?,
+            min_ttl: seconds(min_ttl_seconds)?,
+            shrink_min_items,
+        };
+        inner.validate().map_err(invalid)?;
+        Ok(PyRefreshConfig { inner })
+    }
+
+    #[getter]
+    fn retry_base_seconds(&self) -> f64 {
+        self.inner.retry_base.as_secs_f64()
+    }
+
+    #[getter]
+    fn retry_max_seconds(&self) -> f64 {
+        self.inner.retry_max.as_secs_f64()
+    }
+
+    #[getter]
+    fn min_ttl_seconds(&self) -> f64 {
+        self.inner.min_ttl.as_secs_f64()
+    }
+
+    #[getter]
+    fn shrink_min_items(&self) -> usize {
+        self.inner.shrink_min_items
+    }
+
+    fn __repr__(&self) -> String {
+        let c = self.inner;
+        format!(
+            "RefreshConfig(retry_base_seconds={:?}, retry_max_seconds={:?}, min_ttl_seconds={:?}, shrink_min_items={})",
+            c.retry_base.as_secs_f64(),
+            c.retry_max.as_secs_f64(),
+            c.min_ttl.as_secs_f64(),
+            c.shrink_min_items
+        )
+    }
+}
+
+/// The refresh state machine over a catalog (sans-IO): events in, actions out (`poll_actions`),
+/// `poll_timeout` for the one timer. `mcplens.Catalog` drives one over `mcp` sessions.
+#[pyclass(name = "Refresher", module = "mcplens._core", frozen)]
+struct PyRefresher {
+    inner: Mutex<Refresher>,
+}
+
+fn wire<'py, T: serde::Serialize>(py: Python<'py>, value: T) -> PyResult<Bound<'py, PyAny>> {
+    pythonize(py, &value)
+}
+
+impl PyRefresher {
+    fn lock(&self) -> MutexGuard<'_, Refresher> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn report<'py>(
+        &self,
+        py: Python<'py>,
+        traversal: u64,
+        result: Result<(&PyListing, &PyListing), TraversalError>,
+        now: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let now = instant(py, now)?;
+        let result = result.map(|(r, t)| (&r.inner, &t.inner));
+        wire(py, self.lock().traversed(TraversalId(traversal), result, now))
+    }
+}
+
+#[pymethods]
+impl PyRefresher {
+    /// A refresher over `catalog` (its `refresh` settings); `seed` feeds the retry jitter.
+    #[new]
+    #[pyo3(signature = (catalog, *, seed))]
+    fn new(catalog: PyRef<'_, PyCatalog>, seed: u64) -> Self {
+        let machine = Refresher::new(Arc::clone(&catalog.inner), catalog.refresh, seed);
+        PyRefresher { inner: Mutex::new(machine) }
+    }
+
+    /// A connection of `server` (registering it): its epoch. A connection already attached under
+    /// that name is replaced (its pair cleared first).
+    fn attach(&self, server: &str, resources_capability: bool) -> u64 {
+        self.lock().attach(server, resources_capability).0
+    }
+
+    /// Connection `epoch` of `server` ended: both lists cleared. False for an old epoch.
+    #[pyo3(signature = (server, epoch, reason = "connection_closed"))]
+    fn detach(&self, py: Python<'_>, server: &str, epoch: u64, reason: &str) -> PyResult<bool> {
+        let reason = parse_reason(py, server, reason)?;
+        Ok(self.lock().detach(server, Epoch(epoch), reason))
+    }
+
+    /// `server`'s current connection, if any.
+    fn epoch(&self, server: &str) -> Option<u64> {
+        self.lock().epoch(server).map(|e| e.0)
+    }
+
+    /// A list_changed on connection `epoch`: `"refresh_now"`, `"queued"`, `"already_queued"` or
+    /// `"ignored"`.
+    #[pyo3(signature = (server, epoch, now = None))]
+    fn on_list_changed<'py>(
+        &self,
+        py: Python<'py>,
+        server: &str,
+        epoch: u64,
+        now: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let now = instant(py, now)?;
+        wire(py, self.lock().on_list_changed(server, Epoch(epoch), now))
+    }
+
+    /// A caller wants `server`'s listing (`want`: `"current"`, `"refresh"` or `"force"`): its id,
+    /// answered by a `resolve` action.
+    #[pyo3(signature = (server, want = "refresh", now = None))]
+    fn request(&self, py: Python<'_>, server: &str, want: &str, now: Option<f64>) -> PyResult<u64> {
+        let want: Want = serde_json::from_value(serde_json::Value::String(want.to_owned())).map_err(|_| {
+            let message =
+                format!("server \"{server}\": invalid argument: want must be \"current\", \"refresh\" or \"force\"");
+            error::<CatalogError>(py, message, "invalid_argument", Some(server), None)
+        })?;
+        let now = instant(py, now)?;
+        let id = self.lock().request(server, want, now).map_err(|e| catalog_error(py, &e))?;
+        Ok(id.0)
+    }
+
+    /// Traversal `traversal` gave both listings: `"committed"`, `"confirming"`, `"discarded"` or
+    /// `"ignored"`.
+    #[pyo3(signature = (traversal, resources, templates, now = None))]
+    fn traversed<'py>(
+        &self,
+        py: Python<'py>,
+        traversal: u64,
+        resources: PyRef<'py, PyListing>,
+        templates: PyRef<'py, PyListing>,
+        now: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.report(py, traversal, Ok((&resources, &templates)), now)
+    }
+
+    /// Traversal `traversal` failed (the first error's code, message and JSON-RPC code).
+    #[pyo3(signature = (traversal, code, message, rpc_code = None, now = None))]
+    fn traversal_failed<'py>(
+        &self,
+        py: Python<'py>,
+        traversal: u64,
+        code: String,
+        message: String,
+        rpc_code: Option<i64>,
+        now: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let failure = TraversalError::Failed { failure: Failure { code, message }, rpc_code };
+        self.report(py, traversal, Err(failure), now)
+    }
+
+    /// Traversal `traversal` will not complete (cancelled, the host failed).
+    #[pyo3(signature = (traversal, now = None))]
+    fn traversal_abandoned<'py>(
+        &self,
+        py: Python<'py>,
+        traversal: u64,
+        now: Option<f64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.report(py, traversal, Err(TraversalError::Abandoned), now)
+    }
+
+    /// Starts the retries that are due at `now`.
+    #[pyo3(signature = (now = None))]
+    fn handle_timeout(&self, py: Python<'_>, now: Option<f64>) -> PyResult<()> {
+        let now = instant(py, now)?;
+        self.lock().handle_timeout(now);
+        Ok(())
+    }
+
+    /// Every pending action, in order (drain after every event).
+    fn poll_actions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let actions: Vec<catalog::Action> = std::iter::from_fn(|| self.lock().poll_action()).collect();
+        wire(py, actions)
+    }
+
+    /// When `handle_timeout` is due next (seconds on the caller's clock), or None.
+    fn poll_timeout(&self) -> Option<f64> {
+        self.lock().poll_timeout().map(|t: Duration| t.as_secs_f64())
+    }
+
+    /// True while a traversal of `server` (or of any server) is in flight or queued.
+    #[pyo3(signature = (server = None))]
+    fn is_busy(&self, server: Option<&str>) -> bool {
+        self.lock().is_busy(server)
+    }
+
+    /// Forgets `server` (catalog entry included); its callers are answered `discarded`.
+    fn remove(&self, server: &str) -> bool {
+        self.lock().remove(server)
+    }
+
+    /// Forgets every server.
+    fn clear(&self) {
+        self.lock().clear();
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyRefreshConfig>()?;
+    m.add_class::<PyRefresher>()?;
+    Ok(())
+}

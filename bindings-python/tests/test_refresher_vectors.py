@@ -1,0 +1,109 @@
+"""Replays every shared vector in `tests/vectors/refresher/` through `mcplens.Refresher`.
+
+The same runner as Rust's `run_refresher_case` (`core/tests/vectors.rs`; format in
+`tests/vectors/README.md`): the exact actions, timeouts, statuses and byte-identical tool output.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_catalog_vectors import status_value, traverse
+
+import mcplens
+
+VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "refresher"
+FILES = sorted(VECTORS.glob("*.json"))
+
+
+def config(spec: dict[str, Any]) -> mcplens.RefreshConfig:
+    default = mcplens.RefreshConfig()
+    seconds = {"retryBaseMs": "retry_base_seconds", "retryMaxMs": "retry_max_seconds", "minTtlMs": "min_ttl_seconds"}
+    kwargs: dict[str, Any] = {name: getattr(default, name) for name in seconds.values()}
+    kwargs.update({seconds[k]: v / 1000 for k, v in spec.items() if k in seconds})
+    kwargs["shrink_min_items"] = spec.get("shrinkMinItems", default.shrink_min_items)
+    return mcplens.RefreshConfig(**kwargs)
+
+
+def traversed(machine: mcplens.Refresher, server: str, step: dict[str, Any], now_ms: float) -> str:
+    if step.get("abandoned"):
+        return machine.traversal_abandoned(step["traversed"], now_ms / 1000)
+    listings = []
+    for kind, key in (("resources", "resources"), ("resource_templates", "templates")):
+        try:
+            listings.append(traverse(kind, server, step[key], now_ms))
+        except mcplens.DiscoveryError as e:
+            return machine.traversal_failed(step["traversed"], e.code, str(e), e.rpc_code, now_ms / 1000)
+    return machine.traversed(step["traversed"], listings[0], listings[1], now_ms / 1000)
+
+
+def run_case(case: dict[str, Any]) -> list[str]:
+    bad: list[str] = []
+    catalog = mcplens._core.Catalog(refresh=config(case.get("config", {})))
+    machine = mcplens.Refresher(catalog, seed=case.get("seed", 0))
+    callers: dict[int, str] = {}
+    traversals: dict[int, str] = {}
+    now_ms: float = 0
+    for i, step in enumerate(case["steps"]):
+        now_ms = step.get("atMs", now_ms)
+        now = now_ms / 1000
+
+        def expect(what: str, got: Any, want: Any, i: int = i) -> None:
+            if got != want:
+                bad.append(f"step {i} ({what}): got {got!r}, want {want!r}")
+
+        if "attach" in step:
+            expect("attach", machine.attach(step["attach"], step["resources"]), step["epoch"])
+        elif "detach" in step:
+            expect("detach", machine.detach(step["detach"], step["epoch"], step["reason"]), step["detached"])
+        elif "request" in step:
+            try:
+                caller = machine.request(step["request"], step["want"], now)
+                expect("request", "expectError" in step, False)
+                callers[caller] = step.get("caller", "")
+            except mcplens.CatalogError as e:
+                expect("error", (e.code, str(e)), (step.get("expectError"), step.get("expectMessage")))
+        elif "listChanged" in step:
+            got = machine.on_list_changed(step["listChanged"], step["epoch"], now)
+            expect("listChanged", got, step["decision"])
+        elif "traversed" in step:
+            server = traversals.get(step["traversed"], "a")
+            expect("traversed", traversed(machine, server, step, now_ms), step["disposition"])
+        elif "timeout" in step:
+            machine.handle_timeout(now)
+        elif "remove" in step:
+            expect("remove", machine.remove(step["remove"]), step["removed"])
+        elif "clear" in step:
+            machine.clear()
+        if "actions" in step:
+            got_actions = machine.poll_actions()
+            for action in got_actions:
+                if "traverse" in action:
+                    traversals[action["traverse"]["traversal"]] = action["traverse"]["server"]
+                else:
+                    action["resolve"]["callers"] = [callers[c] for c in action["resolve"]["callers"]]
+            expect("actions", got_actions, step["actions"])
+        if "timeoutMs" in step:
+            timeout = machine.poll_timeout()
+            expect("timeoutMs", None if timeout is None else round(timeout * 1000), step["timeoutMs"])
+        for server, want in step.get("status", {}).items():
+            expect(f"status {server}", status_value(catalog.status(server, now)), want)
+        if "tool" in step:
+            expect("tool", catalog.call_list_templates_tool(json.dumps(step["tool"])), step["expect"])
+        if "visible" in step:
+            expect("visible", catalog.visible_tools(), step["visible"])
+    return bad
+
+
+def test_vectors_present() -> None:
+    assert len(FILES) >= 40, f"only {len(FILES)} refresher vectors under {VECTORS}"
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_refresher_vector(path: Path) -> None:
+    case = json.loads(path.read_text(encoding="utf-8"))
+    assert case["name"] == path.stem, "name must match the file"
+    assert run_case(case) == []

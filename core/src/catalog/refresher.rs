@@ -1,0 +1,635 @@
+//! [`Refresher`]: when to traverse which server, as one sans-IO state machine over a [`Catalog`].
+//!
+//! Events go in (`attach`, `detach`, `on_list_changed`, `request`, `traversed`,
+//! `handle_timeout`), actions come out (`poll_action`), and `poll_timeout` says when the host
+//! must call `handle_timeout` next. Time and randomness are passed in: the machine reads no clock,
+//! draws its jitter from a seeded generator, spawns nothing and does no I/O. The host (a driver)
+//! performs the actions — runs the two traversals of a [`Action::Traverse`] over the connection
+//! of that epoch, wakes the callers of an [`Action::Resolve`], arms one timer — and holds no rule
+//! of its own.
+//!
+//! ```text
+//! epoch = refresher.attach(server, declares_resources)       // a connection
+//! caller = refresher.request(server, Want::Refresh, now)?     // a caller wants a listing
+//! loop {
+//!     while let Some(action) = refresher.poll_action() {
+//!         Traverse { server, epoch, traversal } → run resources/list + resources/templates/list,
+//!             then refresher.traversed(traversal, Ok((&resources, &templates)) | Err(e), now)
+//!         Resolve { callers, outcome, .. }      → wake those callers with the outcome
+//!     }
+//!     sleep until refresher.poll_timeout() (or the next event) → refresher.handle_timeout(now)
+//! }
+//! ```
+//!
+//! Rules (each pinned by `tests/vectors/refresher/`; written up in `docs/catalog.md`):
+//!
+//! - Per server at most one traversal pair in flight and at most one queued. A
+//!   [`Want::Current`] or [`Want::Refresh`] caller joins the traversal in flight while it is still
+//!   current, else the queued one; [`Want::Force`] and list_changed queue one more (once): any
+//!   number of list_changed during a traversal give exactly one more.
+//! - list_changed keeps the last good pair, status `outdated`, and makes the traversal in flight
+//!   non-current: its result is discarded (it may predate the change) and its callers wait for the
+//!   queued traversal (once; a caller already carried over is answered `discarded`).
+//! - Connections have epochs. [`attach`](Refresher::attach) under a name that has a connection
+//!   clears the old connection's pair first; every later event of an old epoch changes nothing.
+//!   [`detach`](Refresher::detach), [`remove`](Refresher::remove) clear both lists at once.
+//! - A transient failure (`transport_error`, `deadline`, `server_error`) is retried on a timer:
+//!   the n-th consecutive one waits a whole number of milliseconds drawn uniformly from
+//!   `1 ..= min(retry_max, retry_base · 2ⁿ⁻¹)` (full jitter). Any other failure waits for a
+//!   list_changed, a new connection or an explicit request.
+//! - [`Want::Current`] traverses only when the server has no pair yet (and no failure), is
+//!   outdated, or its `ttlMs` ran out — counted from the commit and never shorter than
+//!   `min_ttl`, so `ttlMs: 0` costs at most one traversal pair per `min_ttl`. A failed server is
+//!   answered from the catalog until its retry, list_changed or an explicit refresh.
+//! - Shrink guard, per list: a traversal that takes a list of at least `shrink_min_items` items to
+//!   fewer than a tenth of them (0 included) is confirmed by one more traversal pair before
+//!   anything commits; the confirming pair commits, whatever it holds.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Catalog, CatalogError, Failure, ListChanged, Reason, Ticket};
+use crate::discovery::millis;
+use crate::discovery::{DiscoveryError, Listing};
+
+/// The refresher's settings (all optional in JSON: `{retryBaseMs, retryMaxMs, minTtlMs,
+/// shrinkMinItems}`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct RefreshConfig {
+    /// The ceiling of the first retry after a transient failure (default 1 s); it doubles with
+    /// every further consecutive failure.
+    #[serde(rename = "retryBaseMs", with = "millis")]
+    pub retry_base: Duration,
+    /// The largest retry ceiling (default 5 min).
+    #[serde(rename = "retryMaxMs", with = "millis")]
+    pub retry_max: Duration,
+    /// The shortest `ttlMs` honoured (default 10 s): an expiry sooner after the commit counts as
+    /// this long after it, for deciding whether a [`Want::Current`] request traverses.
+    #[serde(rename = "minTtlMs", with = "millis")]
+    pub min_ttl: Duration,
+    /// The shrink guard applies to lists of at least this many items (default 10;
+    /// `usize::MAX` turns it off).
+    pub shrink_min_items: usize,
+}
+
+impl Default for RefreshConfig {
+    fn default() -> Self {
+        RefreshConfig {
+            retry_base: Duration::from_secs(1),
+            retry_max: Duration::from_secs(300),
+            min_ttl: Duration::from_secs(10),
+            shrink_min_items: 10,
+        }
+    }
+}
+
+impl RefreshConfig {
+    /// Checks the settings: a retry base of at least 1 ms, and a maximum not below it.
+    pub fn validate(&self) -> Result<(), &'static str> {
+        if self.retry_base < Duration::from_millis(1) {
+            return Err("retryBaseMs must be at least 1");
+        }
+        if self.retry_max < self.retry_base {
+            return Err("retryMaxMs must not be below retryBaseMs");
+        }
+        Ok(())
+    }
+}
+
+macro_rules! id {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub u64);
+    };
+}
+
+id!(
+    /// One connection of a server (from [`Refresher::attach`]); a new connection gets a new epoch.
+    Epoch
+);
+id!(
+    /// One traversal pair (from an [`Action::Traverse`]); hand it back to [`Refresher::traversed`].
+    TraversalId
+);
+id!(
+    /// One caller's request (from [`Refresher::request`]), answered by an [`Action::Resolve`].
+    CallerId
+);
+
+/// What a caller asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Want {
+    /// A listing that is current: answered from the catalog unless the server has no pair yet, is
+    /// outdated, or its `ttlMs` ran out (what a tool call asks for).
+    Current,
+    /// A traversal: joins the one in flight (while current) or the queued one, else starts one.
+    Refresh,
+    /// A traversal that begins after this request: joins the queued one, else queues one behind
+    /// the one in flight, else starts one.
+    Force,
+}
+
+/// What became of a caller's request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum Outcome {
+    /// Nothing was traversed: the catalog's state answers.
+    Cached,
+    /// A traversal pair committed.
+    Committed,
+    /// The traversal failed, or no connection is attached; the catalog recorded the failure and
+    /// keeps the previous pair (status `stale`), if any.
+    Failed {
+        /// The stable code and mcplens' message.
+        failure: Failure,
+        /// For `server_error`: the JSON-RPC error code.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        rpc_code: Option<i64>,
+    },
+    /// Nothing came of it: the connection closed or was replaced, the server was removed, or the
+    /// traversal was outdated twice by list_changed.
+    Discarded,
+}
+
+/// What the host must do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", rename_all_fields = "camelCase")]
+pub enum Action {
+    /// Run both traversals (resources, then templates) over the connection of `epoch`, then
+    /// report with [`Refresher::traversed`].
+    Traverse {
+        /// The server.
+        server: String,
+        /// The connection to use.
+        epoch: Epoch,
+        /// Hand this back.
+        traversal: TraversalId,
+    },
+    /// Wake these callers with this outcome.
+    Resolve {
+        /// The server they asked about.
+        server: String,
+        /// The callers, in the order they asked.
+        callers: Vec<CallerId>,
+        /// What became of their request.
+        outcome: Outcome,
+        /// The traversal whose end this is (none for answers that traversed nothing).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        traversal: Option<TraversalId>,
+    },
+}
+
+/// Why a traversal pair did not produce two listings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TraversalError {
+    /// It failed (the first error, resources first).
+    Failed {
+        /// The stable code and mcplens' message.
+        failure: Failure,
+        /// For `server_error`: the JSON-RPC error code.
+        rpc_code: Option<i64>,
+    },
+    /// It will not complete (cancelled, the host's task ended): nothing is recorded.
+    Abandoned,
+}
+
+impl From<&DiscoveryError> for TraversalError {
+    fn from(e: &DiscoveryError) -> Self {
+        TraversalError::Failed { failure: Failure::from(e), rpc_code: e.rpc_code() }
+    }
+}
+
+/// What [`Refresher::traversed`] did with a traversal's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Disposition {
+    /// Both listings committed.
+    Committed,
+    /// The shrink guard tripped: one more traversal pair confirms before anything commits.
+    Confirming,
+    /// The failure was recorded (the previous pair kept).
+    Failed,
+    /// Outdated (a list_changed came during it), abandoned, or refused by the catalog: no data
+    /// changed.
+    Discarded,
+    /// Not a traversal in flight (an old connection's, a removed server's, or unknown).
+    Ignored,
+}
+
+/// The codes retried on a timer.
+const TRANSIENT: [&str; 3] = ["transport_error", "deadline", "server_error"];
+
+#[derive(Debug, Clone, Copy)]
+struct Waiter {
+    id: CallerId,
+    /// Already moved once from an outdated traversal to the queued one.
+    carried: bool,
+}
+
+#[derive(Debug)]
+struct Flight {
+    id: TraversalId,
+    epoch: Epoch,
+    ticket: Ticket,
+    /// No list_changed since it began: its result may commit.
+    current: bool,
+    /// The shrink guard's second traversal pair.
+    confirming: bool,
+    callers: Vec<Waiter>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    name: String,
+    epoch: Option<Epoch>,
+    flight: Option<Flight>,
+    /// A traversal to start when the one in flight ends, with its callers.
+    queued: Option<Vec<Waiter>>,
+    /// When the timed retry is due.
+    retry_at: Option<Duration>,
+    /// Consecutive transient failures.
+    failures: u32,
+}
+
+/// The refresh state machine. See the [module docs](self).
+#[derive(Debug)]
+pub struct Refresher {
+    catalog: Arc<Catalog>,
+    config: RefreshConfig,
+    /// SplitMix64 state.
+    rng: u64,
+    /// Attach order.
+    slots: Vec<Slot>,
+    actions: VecDeque<Action>,
+    last_epoch: u64,
+    last_traversal: u64,
+    last_caller: u64,
+}
+
+impl Refresher {
+    /// A refresher over `catalog`. `seed` feeds the retry jitter (hosts pass OS randomness; tests
+    /// a constant, so every retry time is exact).
+    pub fn new(catalog: Arc<Catalog>, config: RefreshConfig, seed: u64) -> Refresher {
+        Refresher {
+            catalog,
+            config,
+            rng: seed,
+            slots: Vec::new(),
+            actions: VecDeque::new(),
+            last_epoch: 0,
+            last_traversal: 0,
+            last_caller: 0,
+        }
+    }
+
+    /// The catalog it keeps current.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The settings.
+    pub fn config(&self) -> RefreshConfig {
+        self.config
+    }
+
+    /// A connection to `server` (registering the server in the catalog if new). A connection
+    /// already attached under that name is replaced: its pair is cleared first, its traversal's
+    /// result and every later event of it will be ignored, and the callers waiting on it are
+    /// served by a traversal over the new connection. `declares_resources`: the server's
+    /// capabilities include `resources` (see [`Catalog::visible_tools`]). Nothing is traversed
+    /// until someone asks (or a list_changed comes).
+    pub fn attach(&mut self, server: &str, declares_resources: bool) -> Epoch {
+        self.last_epoch += 1;
+        let epoch = Epoch(self.last_epoch);
+        let i = match self.find(server) {
+            Some(i) => i,
+            None => {
+                self.slots.push(Slot {
+                    name: server.to_owned(),
+                    epoch: None,
+                    flight: None,
+                    queued: None,
+                    retry_at: None,
+                    failures: 0,
+                });
+                self.slots.len() - 1
+            }
+        };
+        let waiters = if self.slots[i].epoch.is_some() { self.end_connection(i) } else { Vec::new() };
+        self.catalog.add_server(server);
+        self.catalog.declare_resources(server, declares_resources);
+        let slot = &mut self.slots[i];
+        slot.epoch = Some(epoch);
+        slot.failures = 0;
+        if !waiters.is_empty() {
+            self.start(i, waiters);
+        }
+        epoch
+    }
+
+    /// The connection of `epoch` ended (`reason`: closed, disabled, …): both lists are cleared at
+    /// once and the callers waiting on it are answered `discarded`. Returns false (and changes
+    /// nothing) when `epoch` is not the server's current connection.
+    pub fn detach(&mut self, server: &str, epoch: Epoch, reason: Reason) -> bool {
+        let _ = reason; // every reason clears alike; it is the host's to log
+        let Some(i) = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch)) else { return false };
+        let waiters = self.end_connection(i);
+        self.slots[i].epoch = None;
+        self.slots[i].failures = 0;
+        self.resolve(i, waiters, Outcome::Discarded, None);
+        true
+    }
+
+    /// The server's current connection, if any.
+    pub fn epoch(&self, server: &str) -> Option<Epoch> {
+        self.find(server).and_then(|i| self.slots[i].epoch)
+    }
+
+    /// A `notifications/resources/list_changed` on connection `epoch` of `server`: the pair is
+    /// kept (status `outdated`) and a traversal starts now, or one is queued behind the one in
+    /// flight (whose result will be discarded). Notifications of an old connection are
+    /// [`ListChanged::Ignored`].
+    pub fn on_list_changed(&mut self, server: &str, epoch: Epoch, now: Duration) -> ListChanged {
+        let _ = now;
+        let Some(i) = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch)) else {
+            return ListChanged::Ignored;
+        };
+        self.catalog.invalidate(server, Reason::ListChanged);
+        let slot = &mut self.slots[i];
+        let Some(flight) = &mut slot.flight else {
+            self.start(i, Vec::new());
+            return ListChanged::RefreshNow;
+        };
+        flight.current = false;
+        if slot.queued.is_some() {
+            ListChanged::AlreadyQueued
+        } else {
+            slot.queued = Some(Vec::new());
+            ListChanged::Queued
+        }
+    }
+
+    /// A caller wants `server`'s listing. An [`Action::Resolve`] naming the returned id answers
+    /// it (at once when nothing needs traversing). A server the catalog does not know is an
+    /// `unknown_server` error; one without a connection is answered with a `transport_error`
+    /// failure (recorded in the catalog).
+    pub fn request(&mut self, server: &str, want: Want, now: Duration) -> Result<CallerId, CatalogError> {
+        self.last_caller += 1;
+        let id = CallerId(self.last_caller);
+        let waiter = Waiter { id, carried: false };
+        let attached = self.find(server).filter(|&i| self.slots[i].epoch.is_some());
+        let Some(i) = attached else {
+            let known = self.catalog.status(server, now)?;
+            let failure = Failure {
+                code: "transport_error".to_owned(),
+                message: format!("server \"{}\": no connection is attached", known.server),
+            };
+            let ticket = self.catalog.begin_refresh(server);
+            self.catalog.fail(&ticket, failure.clone());
+            self.push_resolve(server, vec![id], Outcome::Failed { failure, rpc_code: None }, None);
+            return Ok(id);
+        };
+        if want == Want::Current && !self.wants_traversal(server, now) {
+            self.push_resolve(server, vec![id], Outcome::Cached, None);
+            return Ok(id);
+        }
+        let slot = &mut self.slots[i];
+        match (&mut slot.flight, want) {
+            (None, _) => self.start(i, vec![waiter]),
+            (Some(flight), Want::Current | Want::Refresh) if flight.current => flight.callers.push(waiter),
+            (Some(_), _) => slot.queued.get_or_insert_with(Vec::new).push(waiter),
+        }
+        Ok(id)
+    }
+
+    /// The result of traversal `traversal`: both listings, or why not. Returns what became of it.
+    pub fn traversed(
+        &mut self,
+        traversal: TraversalId,
+        result: Result<(&Listing, &Listing), TraversalError>,
+        now: Duration,
+    ) -> Disposition {
+        let Some(i) = self.slots.iter().position(|s| s.flight.as_ref().is_some_and(|f| f.id == traversal)) else {
+            return Disposition::Ignored;
+        };
+        let flight = self.slots[i].flight.take().expect("found above");
+        let disposition = match result {
+            _ if !flight.current => self.discard(i, flight),
+            Err(TraversalError::Abandoned) => self.discard(i, flight),
+            Ok((resources, templates)) => {
+                if !flight.confirming && self.shrinks(i, resources, templates) {
+                    self.last_traversal += 1;
+                    let id = TraversalId(self.last_traversal);
+                    let server = self.slots[i].name.clone();
+                    self.actions.push_back(Action::Traverse { server, epoch: flight.epoch, traversal: id });
+                    self.slots[i].flight = Some(Flight { id, confirming: true, ..flight });
+                    return Disposition::Confirming;
+                }
+                match self.catalog.commit(&flight.ticket, resources, templates, now) {
+                    Ok(c) if c.applied => {
+                        let slot = &mut self.slots[i];
+                        slot.failures = 0;
+                        slot.retry_at = None;
+                        self.resolve(i, flight.callers, Outcome::Committed, Some(flight.id));
+                        Disposition::Committed
+                    }
+                    Ok(_) => self.discard(i, flight),
+                    Err(e) => {
+                        // The catalog refused the listings and recorded that as the failure.
+                        let failure = Failure { code: e.code().to_owned(), message: e.to_string() };
+                        self.resolve(i, flight.callers, Outcome::Failed { failure, rpc_code: None }, Some(flight.id));
+                        Disposition::Failed
+                    }
+                }
+            }
+            Err(TraversalError::Failed { failure, rpc_code }) => {
+                if !self.catalog.fail(&flight.ticket, failure.clone()).applied {
+                    self.discard(i, flight)
+                } else {
+                    if TRANSIENT.contains(&failure.code.as_str()) && self.slots[i].queued.is_none() {
+                        let delay = self.backoff(i);
+                        self.slots[i].retry_at = Some(now + delay);
+                    }
+                    self.resolve(i, flight.callers, Outcome::Failed { failure, rpc_code }, Some(flight.id));
+                    Disposition::Failed
+                }
+            }
+        };
+        if self.slots[i].flight.is_none() {
+            if let Some(waiters) = self.slots[i].queued.take() {
+                self.start(i, waiters);
+            }
+        }
+        disposition
+    }
+
+    /// Time has come ([`poll_timeout`](Self::poll_timeout)): starts the retries that are due.
+    pub fn handle_timeout(&mut self, now: Duration) {
+        for i in 0..self.slots.len() {
+            let slot = &mut self.slots[i];
+            if slot.retry_at.is_some_and(|at| at <= now) {
+                slot.retry_at = None;
+                if slot.flight.is_none() && slot.epoch.is_some() {
+                    self.start(i, Vec::new());
+                }
+            }
+        }
+    }
+
+    /// The next action, if any. Drain them after every event.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is due next (the earliest retry), if ever.
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        self.slots.iter().filter_map(|s| s.retry_at).min()
+    }
+
+    /// True while a traversal of `server` (or of any server) is in flight or queued.
+    pub fn is_busy(&self, server: Option<&str>) -> bool {
+        self.slots
+            .iter()
+            .filter(|s| server.is_none_or(|name| s.name == name))
+            .any(|s| s.flight.is_some() || s.queued.is_some())
+    }
+
+    /// Forgets `server` (its catalog entry included); its callers are answered `discarded`.
+    /// Returns whether it was known.
+    pub fn remove(&mut self, server: &str) -> bool {
+        let had_slot = match self.find(server) {
+            Some(i) => {
+                let waiters = self.waiters(i);
+                self.resolve(i, waiters, Outcome::Discarded, None);
+                self.slots.remove(i);
+                true
+            }
+            None => false,
+        };
+        self.catalog.remove(server) || had_slot
+    }
+
+    /// Forgets every server.
+    pub fn clear(&mut self) {
+        for i in 0..self.slots.len() {
+            let waiters = self.waiters(i);
+            self.resolve(i, waiters, Outcome::Discarded, None);
+        }
+        self.slots.clear();
+        self.catalog.clear();
+    }
+
+    // --- internals ---
+
+    fn find(&self, server: &str) -> Option<usize> {
+        self.slots.iter().position(|s| s.name == server)
+    }
+
+    /// Starts a traversal pair of slot `i` for `callers`.
+    fn start(&mut self, i: usize, callers: Vec<Waiter>) {
+        self.last_traversal += 1;
+        let id = TraversalId(self.last_traversal);
+        let slot = &mut self.slots[i];
+        let epoch = slot.epoch.expect("only attached servers traverse");
+        let ticket = self.catalog.begin_refresh(&slot.name);
+        slot.flight = Some(Flight { id, epoch, ticket, current: true, confirming: false, callers });
+        slot.retry_at = None;
+        self.actions.push_back(Action::Traverse { server: slot.name.clone(), epoch, traversal: id });
+    }
+
+    /// Ends a flight without data: its callers move to the queued traversal once, else are
+    /// answered `discarded`.
+    fn discard(&mut self, i: usize, flight: Flight) -> Disposition {
+        self.catalog.abandon(&flight.ticket);
+        let slot = &mut self.slots[i];
+        let mut dropped = Vec::new();
+        for w in flight.callers {
+            match &mut slot.queued {
+                Some(queued) if !w.carried => queued.push(Waiter { carried: true, ..w }),
+                _ => dropped.push(w),
+            }
+        }
+        self.resolve(i, dropped, Outcome::Discarded, Some(flight.id));
+        Disposition::Discarded
+    }
+
+    /// Ends slot `i`'s connection: clears its pair, ends its flight and queue; returns their callers.
+    fn end_connection(&mut self, i: usize) -> Vec<Waiter> {
+        let waiters = self.waiters(i);
+        let slot = &mut self.slots[i];
+        if let Some(flight) = slot.flight.take() {
+            self.catalog.abandon(&flight.ticket);
+        }
+        slot.retry_at = None;
+        self.catalog.invalidate(&slot.name, Reason::ConnectionClosed);
+        waiters
+    }
+
+    /// Takes every caller waiting on slot `i` (in flight, then queued).
+    fn waiters(&mut self, i: usize) -> Vec<Waiter> {
+        let slot = &mut self.slots[i];
+        let mut out = slot.flight.as_mut().map(|f| std::mem::take(&mut f.callers)).unwrap_or_default();
+        out.extend(slot.queued.take().unwrap_or_default());
+        out
+    }
+
+    fn resolve(&mut self, i: usize, callers: Vec<Waiter>, outcome: Outcome, traversal: Option<TraversalId>) {
+        if !callers.is_empty() {
+            let server = self.slots[i].name.clone();
+            self.push_resolve(&server, callers.iter().map(|w| w.id).collect(), outcome, traversal);
+        }
+    }
+
+    fn push_resolve(&mut self, server: &str, callers: Vec<CallerId>, outcome: Outcome, traversal: Option<TraversalId>) {
+        self.actions.push_back(Action::Resolve { server: server.to_owned(), callers, outcome, traversal });
+    }
+
+    /// Does a [`Want::Current`] request of `server` need a traversal at `now`?
+    fn wants_traversal(&self, server: &str, now: Duration) -> bool {
+        let inner = self.catalog.lock();
+        let Some(e) = inner.find(server) else { return true };
+        if e.outdated {
+            return true;
+        }
+        match &e.pair {
+            None => !e.failed,
+            Some(_) if e.failed => false,
+            Some(p) => p.expires_at.is_some_and(|t| now >= t.max(p.committed_at + self.config.min_ttl)),
+        }
+    }
+
+    /// The shrink guard: does either list fall from `shrink_min_items` or more to under a tenth?
+    fn shrinks(&self, i: usize, resources: &Listing, templates: &Listing) -> bool {
+        let inner = self.catalog.lock();
+        let Some(pair) = inner.find(&self.slots[i].name).and_then(|e| e.pair.as_ref()) else { return false };
+        let trips = |before: usize, after: usize| before >= self.config.shrink_min_items && after * 10 < before;
+        trips(pair.resources.len(), resources.items.len()) || trips(pair.templates.len(), templates.items.len())
+    }
+
+    /// The next retry delay of slot `i` (full jitter), counting this failure.
+    fn backoff(&mut self, i: usize) -> Duration {
+        let slot = &mut self.slots[i];
+        slot.failures = slot.failures.saturating_add(1);
+        let doublings = slot.failures.saturating_sub(1).min(63);
+        let base = u64::try_from(self.config.retry_base.as_millis()).unwrap_or(u64::MAX);
+        let max = u64::try_from(self.config.retry_max.as_millis()).unwrap_or(u64::MAX);
+        let ceiling = base.saturating_mul(1u64 << doublings).min(max).max(1);
+        Duration::from_millis(1 + self.next_random() % ceiling)
+    }
+
+    /// SplitMix64.
+    fn next_random(&mut self) -> u64 {
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
