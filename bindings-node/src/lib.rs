@@ -20,8 +20,8 @@ use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, ValueType};
 use napi::sys;
 use napi_derive::napi;
 
-pub mod template;
 pub mod refresher;
+pub mod template;
 pub mod tracking;
 
 /// The `code` of a thrown JS error: one of the core's stable codes.

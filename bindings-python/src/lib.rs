@@ -5,8 +5,8 @@
 //! clock when the caller passes no `now`. The `mcp` SDK glue lives in `python/mcplens/`.
 #![forbid(unsafe_code)]
 
-mod template;
 mod refresher;
+mod template;
 mod tracking;
 
 use std::sync::Arc;
