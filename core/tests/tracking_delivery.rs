@@ -13,7 +13,7 @@ use std::time::{Duration, SystemTime};
 
 use common::TempDir;
 use mcplens::tracking::{
-    Batch, Event, ExportPolicy, Identity, JsonlConfig, Method, Operation, Payload, PeerInfo, RequestId, Stats, Tracker,
+    Batch, Event, ExportError, ExportPolicy, Identity, JsonlConfig, Method, Operation, Payload, PeerInfo, RequestId, Stats, Tracker,
     TrackerBuilder, TrackingError, Transport, TruncationReason,
 };
 use serde_json::{json, Value};
@@ -90,11 +90,11 @@ fn flush_delivers_everything_queued_to_every_exporter() {
 
     let events = sink.lock().unwrap().clone();
     assert_eq!(ids(&events), (0..5_000).collect());
-    let from_a = events.iter().find(|e| e.session_id == a.id()).unwrap();
+    let from_a = events.iter().find(|e| e.session_id.as_deref() == Some(a.id())).unwrap();
     assert_eq!(from_a.client, Some(PeerInfo::new("client-a", Some("1.0"))));
     assert_eq!(from_a.protocol_version.as_deref(), Some("2025-06-18"));
     assert_eq!(from_a.transport, Some(Transport::Stdio));
-    let from_c = events.iter().find(|e| e.session_id == c.id()).unwrap();
+    let from_c = events.iter().find(|e| e.session_id.as_deref() == Some(c.id())).unwrap();
     assert_eq!(from_c.identity.as_ref().unwrap().id.as_deref(), Some("u-1"));
     assert_eq!(from_c.transport, Some(Transport::Http));
 
@@ -417,7 +417,7 @@ fn outage_then_recovery_every_event_exported_or_counted() {
         .callback("flaky", move |batch: &Batch<'_>| {
             a.fetch_add(1, Ordering::Relaxed);
             if d.load(Ordering::Acquire) {
-                return Err(TrackingError::retryable("flaky", "receiver down", 0));
+                return Err(ExportError::retryable("receiver down", 0));
             }
             s2.lock().unwrap().extend(batch.events().cloned());
             Ok(())
@@ -456,8 +456,8 @@ fn a_batch_given_up_is_counted_as_failed() {
     let policy = ExportPolicy { max_attempts: 3, ..fast_policy() };
     let t = Tracker::builder()
         .export_policy(policy)
-        .callback("broken", |_: &Batch<'_>| Err(TrackingError::retryable("broken", "nope", 0)))
-        .callback("rejecting", |b: &Batch<'_>| Err(TrackingError::permanent("rejecting", "400", b.len() / 2)))
+        .callback("broken", |_: &Batch<'_>| Err(ExportError::retryable("nope", 0)))
+        .callback("rejecting", |b: &Batch<'_>| Err(ExportError::permanent("400", b.len() / 2)))
         .build()
         .unwrap();
     let s = t.open_session(None, None);
@@ -537,7 +537,7 @@ fn shutdown_delivers_then_refuses() {
 fn shutdown_deadline_with_a_dead_exporter() {
     let t = Tracker::builder()
         .export_policy(fast_policy())
-        .callback("dead", |_: &Batch<'_>| Err(TrackingError::retryable("dead", "down", 0)))
+        .callback("dead", |_: &Batch<'_>| Err(ExportError::retryable("down", 0)))
         .build()
         .unwrap();
     let s = t.open_session(None, None);

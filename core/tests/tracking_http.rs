@@ -305,7 +305,7 @@ fn mcpcat_events_api_body_is_snake_case() {
     assert_eq!(read["server_version"], "0.3.0");
     assert_eq!(read["client_name"], "inspector");
     assert_eq!(read["client_version"], "1");
-    assert_eq!(read["sdk_language"], "rust");
+    assert_eq!(read["sdk_language"], "Rust");
     assert_eq!(read["tags"]["mcplens.request_id"], "r-1");
     assert!(read["id"].as_str().unwrap().starts_with("evt_"));
     assert!(read["timestamp"].as_str().unwrap().ends_with('Z'));
@@ -353,8 +353,8 @@ fn export_errors_never_name_the_url_a_header_or_the_payload() {
         mcpcat.base_url = url.clone();
         mcpcat.api_key = Some("PLANTED-API-KEY".to_owned());
         let errors = [
-            OtlpTracesExporter::new("otlp", otlp).unwrap().export(&batch).unwrap_err(),
-            McpcatExporter::new("mcpcat", mcpcat).unwrap().export(&batch).unwrap_err(),
+            OtlpTracesExporter::new(otlp).unwrap().export(&batch).unwrap_err(),
+            McpcatExporter::new(mcpcat).unwrap().export(&batch).unwrap_err(),
         ];
         for e in errors {
             let text = format!("{e} {e:?}");
