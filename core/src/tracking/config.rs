@@ -11,7 +11,7 @@
 //!  "maxBreadth": 100, "maxEventBytes": 102400}, "queueCapacity": 10000, "queueBytes": 67108864,
 //!  "export": {"maxEvents": 512, "maxDelayMs": 1000, "maxQueued": 10000,
 //!  "initialBackoffMs": 200, "maxBackoffMs": 30000, "maxAttempts": 8},
-//!  "identify": {"maxRecords": 1000, "timeoutMs": 5000}, "dropTimeoutMs": 2000,
+//!  "identifyMaxRecords": 1000, "identifyTimeoutMs": 5000, "dropTimeoutMs": 2000,
 //!  "sdkLanguage": "Rust", "seed": null,
 //!  "exporters": [{"type": "jsonl", "path": "mcplens-events.jsonl"}]}
 //! ```
@@ -42,14 +42,13 @@ pub(crate) fn option_at(at: &str, key: &str) -> String {
 
 /// How long a session's records wait for the host's identify hook (see
 /// [`Tracker::begin_identify`](super::Tracker::begin_identify)). Past either bound, or when the
-/// hook fails, they go on without an identity (counted as `unidentified`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+/// hook fails, they go on without an identity (counted as `unidentified`). In
+/// [`TrackerConfig`] JSON: `identifyMaxRecords`, `identifyTimeoutMs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdentifyLimits {
     /// Most records held per session (default 1,000).
     pub max_records: usize,
     /// Longest wait from the start of the identify call (default 5 s).
-    #[serde(rename = "timeoutMs", with = "millis")]
     pub timeout: Duration,
 }
 
@@ -309,8 +308,11 @@ pub struct TrackerConfig {
     pub queue_bytes: usize,
     /// Batching, per-exporter queue and retries.
     pub export: ExportPolicy,
-    /// How long records wait for identify.
-    pub identify: IdentifyLimits,
+    /// Most records of one session held while its identify hook runs (default 1,000).
+    pub identify_max_records: usize,
+    /// Longest they wait (default 5 s).
+    #[serde(rename = "identifyTimeoutMs", with = "millis")]
+    pub identify_timeout: Duration,
     /// How long dropping the last tracker handle waits for delivery (default 2 s).
     #[serde(rename = "dropTimeoutMs", with = "millis")]
     pub drop_timeout: Duration,
@@ -337,7 +339,8 @@ impl Default for TrackerConfig {
             queue_capacity: 10_000,
             queue_bytes: 64 * 1024 * 1024,
             export: ExportPolicy::default(),
-            identify: IdentifyLimits::default(),
+            identify_max_records: 1_000,
+            identify_timeout: Duration::from_secs(5),
             drop_timeout: Duration::from_secs(2),
             sdk_language: "Rust".to_owned(),
             seed: None,
@@ -375,6 +378,11 @@ impl TrackerConfig {
     /// As JSON text (the resolved form: every default filled in).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The identify bounds.
+    pub fn identify_limits(&self) -> IdentifyLimits {
+        IdentifyLimits { max_records: self.identify_max_records, timeout: self.identify_timeout }
     }
 
     /// The exporters, with the default JSONL file when none is configured.
@@ -421,8 +429,8 @@ impl TrackerConfig {
         if l.max_depth == 0 {
             return bad("limits.maxDepth", "must be at least 1");
         }
-        if self.identify.max_records == 0 {
-            return bad("identify.maxRecords", "must be at least 1");
+        if self.identify_max_records == 0 {
+            return bad("identifyMaxRecords", "must be at least 1");
         }
         if self.project_id.as_deref() == Some("") {
             return bad("projectId", "must not be empty");

@@ -801,7 +801,8 @@ impl TrackerBuilder {
 
     /// How long records wait for identify (defaults 1,000 records, 5 s).
     pub fn identify_limits(mut self, limits: IdentifyLimits) -> Self {
-        self.config.identify = limits;
+        self.config.identify_max_records = limits.max_records;
+        self.config.identify_timeout = limits.timeout;
         self
     }
 

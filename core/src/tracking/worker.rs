@@ -173,7 +173,7 @@ impl Worker {
 }
 
 pub(crate) fn run_builder(shared: Arc<Shared>, builder: EventBuilder, initial_capacity: usize) {
-    let limits = shared.config.identify;
+    let limits = shared.config.identify_limits();
     let max_held = shared.config.queue_capacity;
     let mut w = Worker {
         shared: shared.clone(),
