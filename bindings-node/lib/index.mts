@@ -10,6 +10,7 @@ export {
   listResourceTemplatesTool,
   listResources,
   Tracker,
+  TrackingSession,
   callbackExporter,
   jsonlExporter,
   mcpcatExporter,

@@ -45,6 +45,7 @@ export {
 } from './catalog.js';
 export {
   Tracker,
+  TrackingSession,
   callbackExporter,
   jsonlExporter,
   mcpcatExporter,
@@ -54,6 +55,7 @@ export {
   type ExporterStats,
   type Identity,
   type JsonRpcRequest,
+  type Outcome,
   type TrackedEvent,
   type TrackerOptions,
   type TrackerStats,

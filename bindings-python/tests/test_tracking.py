@@ -60,6 +60,11 @@ def raw_call_tool(name: str) -> Any:
     return request if V2 else types.ClientRequest(request)
 
 
+def exporter_stats(tracker: mcplens.Tracker, name: str) -> Any:
+    (found,) = [e for e in tracker.stats()["exporters"] if e["name"] == name]
+    return found
+
+
 def rpc_code(exc: BaseException) -> int:
     return int(exc.error.code)  # type: ignore[attr-defined]
 
@@ -116,7 +121,7 @@ async def test_one_event_per_request(kind: str, events: Events) -> None:
     assert ids == sorted(ids)
     assert len(set(ids)) == len(ids)
     assert all(e["protocolVersion"] for e in got)
-    assert events.tracker.stats()["exporters"]["callback"]["exported"] == len(got)
+    assert exporter_stats(events.tracker, "callback")["exported"] == len(got)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -355,7 +360,7 @@ async def test_user_redact_hook_runs_on_every_string() -> None:
     async with tracked("fast", failing) as session:
         await session.list_tools()
     assert failing.flushed() == []
-    assert failing.tracker.stats()["redaction_failed"] >= 1
+    assert failing.tracker.stats()["redactionFailed"] >= 1
     ev.tracker.shutdown(5)
     failing.tracker.shutdown(5)
 
@@ -468,30 +473,36 @@ async def test_traced_decorator(events: Events) -> None:
     assert isinstance(event["requestId"], int)
     assert event["client"]["name"] == "mcp"
     with pytest.raises(ValueError, match="method must be one of"):
-        events.tracker.traced("ping")
+        events.tracker.traced("sampling/createMessage")
 
 
 def test_options_are_checked(tmp_path: Any) -> None:
+    """Every option is the core's to check (the vectors in tests/vectors/tracking-config pin the
+    rules); the error names the option as the core's configuration calls it."""
     with pytest.raises(TypeError, match="exporters must be"):
         mcplens.Tracker(exporters=["events.jsonl"])  # type: ignore[list-item]
-    with pytest.raises(ValueError, match="queue_capacity"):
-        mcplens.Tracker(queue_capacity=0)
     with pytest.raises(mcplens.TrackingError) as caught:
-        mcplens.OtlpExporter("not a url")
-    assert caught.value.code == "invalid_argument"
+        mcplens.Tracker(queue_capacity=0)
+    assert (caught.value.code, caught.value.option) == ("invalid_argument", "queueCapacity")
+    with pytest.raises(mcplens.TrackingError) as caught:
+        mcplens.Tracker(exporters=[mcplens.OtlpExporter("not a url")])
+    assert (caught.value.code, caught.value.option) == ("invalid_argument", "exporters[0].endpoint")
     with pytest.raises(TypeError):
         mcplens.CallbackExporter(42)  # type: ignore[arg-type]
     assert mcplens.JsonlExporter().path == "mcplens-events.jsonl"
-    assert mcplens.McpcatExporter("proj").base_url == "https://api.mcpcat.io"
+    assert mcplens.McpcatExporter("proj").base_url == "https://api.agentcat.com"
     assert "secret" not in repr(mcplens.OtlpExporter("http://127.0.0.1:4318", headers={"x-key": "secret"}))
+    assert "k-1" not in repr(mcplens.McpcatExporter("proj", api_key="k-1"))
     tracker = mcplens.Tracker(exporters=[mcplens.JsonlExporter(tmp_path / "e.jsonl")])
+    zero = {"exported": 0, "dropped": 0, "failed": 0, "skipped": 0, "pending": 0}
     assert tracker.stats() == {
         "recorded": 0,
         "dropped": 0,
         "filtered": 0,
-        "redaction_failed": 0,
+        "redactionFailed": 0,
+        "unidentified": 0,
         "queued": 0,
-        "exporters": {},
+        "exporters": [{"name": "jsonl", **zero}],
     }
     tracker.flush(1)
     tracker.shutdown(1)
@@ -507,4 +518,37 @@ async def test_jsonl_default_exporter(tmp_path: Any, monkeypatch: pytest.MonkeyP
     tracker.shutdown(5)
     lines = (tmp_path / "mcplens-events.jsonl").read_text().splitlines()
     assert "mcp:tools/call" in [json.loads(line)["type"] for line in lines]
-    assert tracker.stats()["exporters"]["jsonl"]["exported"] == len(lines)
+    assert exporter_stats(tracker, "jsonl")["exported"] == len(lines)
+
+
+async def test_protocol_2026_07_28_requests_carry_no_session_id() -> None:
+    """mcp 2.x serves the sessionless 2026-07-28 revision: each request says its version (and
+    client) in `_meta`; its events take the version from the request and carry no session id."""
+    if not V2:
+        pytest.skip("protocol 2026-07-28 is served by mcp 2.x")
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+
+    got: list[dict[str, Any]] = []
+    server: Any = MCPServer("modern-server")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @server.resource("note://{id}")
+    def note(id: str) -> str:
+        return f"note {id}"
+
+    tracker = mcplens.Tracker(exporters=[mcplens.CallbackExporter(got.extend)])
+    mcplens.track(server, tracker)
+    async with Client(server, mode="2026-07-28") as client:  # type: ignore[attr-defined,unused-ignore]
+        await client.call_tool("echo", {"text": "hi"})
+        await client.read_resource("note://1")
+    tracker.flush(10)
+    assert {e["type"] for e in got} >= {"mcp:tools/call", "mcp:resources/read"}
+    assert all("sessionId" not in e and e["protocolVersion"] == "2026-07-28" for e in got), got
+    (read,) = [e for e in got if e["type"] == "mcp:resources/read"]
+    assert read["resourceName"] == "note://1"
+    assert read["client"]["name"] == "mcp"
+    tracker.shutdown(5)

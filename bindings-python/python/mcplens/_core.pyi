@@ -38,6 +38,7 @@ __all__ += [
     "TrackerCore",
     "TrackingError",
     "TrackingSession",
+    "check_tracker_options",
 ]
 
 __version__: str
@@ -335,12 +336,15 @@ class TrackingError(McplensError):
 
     pending: int | None
     """After a `timeout`: how many events were still undelivered."""
+    option: str | None
+    """After an `invalid_argument`: the option, as its path in the core's `TrackerConfig` JSON
+    (`queueCapacity`, `exporters[1].endpoint`)."""
 
 @final
 class JsonlExporter:
     """Append events as JSON lines to a file (the default exporter), rotated by size."""
 
-    def __new__(cls, path: str | os.PathLike[str] = "mcplens-events.jsonl") -> JsonlExporter: ...
+    def __new__(cls, path: str | os.PathLike[str] | None = None) -> JsonlExporter: ...
     @property
     def path(self) -> str: ...
 
@@ -357,10 +361,10 @@ class OtlpExporter:
 
 @final
 class McpcatExporter:
-    """An MCPcat-compatible events API: `POST {base_url}/v1/public/events/` (default
-    `https://api.mcpcat.io`), one event per request."""
+    """The agentcat (formerly MCPcat) events API: `POST {base_url}/v1/public/events/` (default
+    `https://api.agentcat.com`), one event per request, `Authorization: Token <api_key>` when set."""
 
-    def __new__(cls, project_id: str, base_url: str | None = None) -> McpcatExporter: ...
+    def __new__(cls, project_id: str, base_url: str | None = None, api_key: str | None = None) -> McpcatExporter: ...
     @property
     def project_id(self) -> str: ...
     @property
@@ -377,6 +381,10 @@ class CallbackExporter:
 
 _Exporter: TypeAlias = JsonlExporter | OtlpExporter | McpcatExporter | CallbackExporter
 
+def check_tracker_options(exporters: list[_Exporter], options: Mapping[str, object]) -> tuple[bool, str]:
+    """Check tracker options (the core's `TrackerConfig` names) as the core will; returns
+    whether tracing is on and the zero counters (JSON). Raises `TrackingError`."""
+
 @final
 class TrackingSession:
     """One client connection as the tracker knows it."""
@@ -390,19 +398,18 @@ class TrackerCore:
 
     def __new__(
         cls,
-        *,
         exporters: list[_Exporter],
-        enable_tracing: bool = True,
-        capture_parameters: bool = True,
-        capture_responses: bool = True,
-        capture_resource_text: bool = False,
-        redact: Callable[[str], str] | None = None,
-        queue_capacity: int = 10_000,
+        options: Mapping[str, object],
+        *,
         server_name: str | None = None,
         server_version: str | None = None,
+        redact: Callable[[str], str] | None = None,
+        seed: int | None = None,
     ) -> TrackerCore: ...
     @property
     def enabled(self) -> bool: ...
+    @property
+    def exporter_names(self) -> list[str]: ...
     def open_session(
         self, transport_session_id: str | None = None, transport: Literal["stdio", "http", "memory"] | None = None
     ) -> TrackingSession: ...
@@ -413,9 +420,9 @@ class TrackerCore:
         version: str | None = None,
         protocol_version: str | None = None,
     ) -> None: ...
-    def identify(
-        self, session: TrackingSession, id: str | None = None, name: str | None = None, data: object = None
-    ) -> None: ...
+    def begin_identify(self, session: TrackingSession) -> None: ...
+    def resolve_identity(self, session: TrackingSession, identity: object) -> None: ...
+    def identify_failed(self, session: TrackingSession) -> None: ...
     def close_session(self, session: TrackingSession) -> None: ...
     def record(
         self,
@@ -440,4 +447,5 @@ class TrackerCore:
     ) -> None: ...
     def flush(self, timeout_seconds: float) -> None: ...
     def shutdown(self, timeout_seconds: float) -> None: ...
-    def stats(self) -> dict[str, Any]: ...
+    def stats_json(self) -> str: ...
+    def _freeze_clock(self, started_unix_ns: int, duration_ns: int) -> None: ...

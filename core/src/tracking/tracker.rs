@@ -96,6 +96,14 @@ impl Stats {
         self.exporters.iter().find(|e| e.name == name)
     }
 
+    /// The counters of a tracker that has recorded nothing, with these exporters.
+    pub fn zero(names: &[String]) -> Stats {
+        Stats {
+            exporters: names.iter().map(|n| ExporterStats { name: n.clone(), ..ExporterStats::default() }).collect(),
+            ..Stats::default()
+        }
+    }
+
     /// As JSON text (what Python's and Node's `stats()` return, parsed).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
