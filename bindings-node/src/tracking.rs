@@ -158,7 +158,8 @@ pub fn tracking_create(
     if redact {
         let d = dispatch.clone().ok_or_else(needs_js)?;
         hooks.redact_strings = Some(Arc::new(move |strings: &mut [String]| {
-            let payload = serde_json::to_string(&*strings).map_err(|_| TrackingError::hook("unserializable strings"))?;
+            let payload =
+                serde_json::to_string(&*strings).map_err(|_| TrackingError::hook("unserializable strings"))?;
             let reply = ask_js(&d, "redact", 0, payload, REDACT_TIMEOUT).map_err(TrackingError::hook)?;
             let out: Vec<String> =
                 serde_json::from_str(&reply).map_err(|_| TrackingError::hook("redact must return a string"))?;

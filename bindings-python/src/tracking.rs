@@ -940,7 +940,12 @@ impl PyTrackerCore {
 
     /// Open a session for a new connection (`transport`: "stdio", "http", "memory" or None).
     #[pyo3(signature = (transport_session_id = None, transport = None))]
-    fn open_session(&self, py: Python<'_>, transport_session_id: Option<&str>, transport: Option<&str>) -> PyResult<PySession> {
+    fn open_session(
+        &self,
+        py: Python<'_>,
+        transport_session_id: Option<&str>,
+        transport: Option<&str>,
+    ) -> PyResult<PySession> {
         let transport = transport.map(Transport::from_name).transpose().map_err(|e| tracking_error(py, &e))?;
         Ok(PySession { inner: self.inner.open_session(transport_session_id, transport) })
     }

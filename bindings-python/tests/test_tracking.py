@@ -3,6 +3,8 @@ JSON-RPC streams, on whichever SDK major is installed (1.x `Server`/`FastMCP`, 2
 
 from __future__ import annotations
 
+import asyncio
+
 import copy
 import json
 import warnings
@@ -551,4 +553,33 @@ async def test_protocol_2026_07_28_requests_carry_no_session_id() -> None:
     (read,) = [e for e in got if e["type"] == "mcp:resources/read"]
     assert read["resourceName"] == "note://1"
     assert read["client"]["name"] == "mcp"
+    tracker.shutdown(5)
+
+
+@pytest.mark.parametrize("outcome", ["raises", "never_answers", "not_a_mapping"])
+async def test_identify_held_in_the_core_fails_open(outcome: str) -> None:
+    """The session's events wait for identify in the core; a hook that fails, never answers
+    (past `identify_timeout_seconds`) or answers something else lets them go on without an
+    identity, counted as `unidentified`. The request never waits for it."""
+    got: list[dict[str, Any]] = []
+
+    async def identify(ctx: Any) -> Any:
+        if outcome == "raises":
+            raise RuntimeError("directory down")
+        if outcome == "never_answers":
+            await asyncio.Event().wait()
+        return 42
+
+    tracker = mcplens.Tracker(
+        exporters=[mcplens.CallbackExporter(got.extend)], identify=identify, identify_timeout_seconds=0.05
+    )
+    server = tracked_server.build("lowlevel")
+    mcplens.track(server, tracker)
+    async with in_memory(server) as session:
+        await session.list_tools()
+        for _ in range(20):  # let an async hook run (and fail) before the flush blocks this loop
+            await asyncio.sleep(0)
+        tracker.flush(10)
+    assert got and all("identity" not in e for e in got)
+    assert tracker.stats()["unidentified"] == len(got)
     tracker.shutdown(5)

@@ -18,8 +18,8 @@ use mcplens::discovery::{DiscoveryError, Item, Limits, ListKind, Outcome, Pager}
 use mcplens::sanitize::{self, TemplateProblem, MAX_CHARS};
 use mcplens::tracking::ids::IdGen;
 use mcplens::tracking::{
-    BuildConfig, Event, EventBuilder, Identity, Method, Operation, Payload, PayloadLimits, PeerInfo, RequestId,
-    RpcError, SessionInfo, SessionKey, StringHook, TrackingError, string_hook,
+    string_hook, BuildConfig, Event, EventBuilder, Identity, Method, Operation, Payload, PayloadLimits, PeerInfo,
+    RequestId, RpcError, SessionInfo, SessionKey, StringHook, TrackingError,
 };
 use serde_json::{Map, Value};
 
@@ -1651,13 +1651,17 @@ fn builder(case: &TrackCase) -> EventBuilder {
     let hook: Option<StringHook> = match case.hook {
         Hook::None => None,
         Hook::Identity => Some(string_hook(|s: &str| Ok(s.to_owned()))),
-        Hook::FailsSometimes => Some(string_hook(|s: &str| {
-            if s.contains('!') {
-                Err(TrackingError::hook("a '!'"))
-            } else {
-                Ok(s.to_owned())
-            }
-        })),
+        Hook::FailsSometimes => {
+            Some(string_hook(
+                |s: &str| {
+                    if s.contains('!') {
+                        Err(TrackingError::hook("a '!'"))
+                    } else {
+                        Ok(s.to_owned())
+                    }
+                },
+            ))
+        }
     };
     let [capture_parameters, capture_responses, capture_resource_text, builtin_redaction] = case.flags;
     let config = BuildConfig {

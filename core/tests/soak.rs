@@ -45,8 +45,8 @@ use std::time::{Duration, Instant};
 use common::TempDir;
 use mcplens::rmcp::Tracked;
 use mcplens::tracking::{
-    Batch, Event, ExportPolicy, Exporter, JsonlConfig, JsonlExporter, OtlpConfig, OtlpMetricsExporter,
-    OtlpTracesExporter, Stats, Tracker, ExportError, Transport,
+    Batch, Event, ExportError, ExportPolicy, Exporter, JsonlConfig, JsonlExporter, OtlpConfig, OtlpMetricsExporter,
+    OtlpTracesExporter, Stats, Tracker, Transport,
 };
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -926,10 +926,7 @@ async fn soak(cfg: Config) {
         .export_policy(POLICY)
         .drop_timeout(LONG)
         .exporter("otlp", observed("otlp", OtlpTracesExporter::new(otlp.clone()).unwrap(), &row, &log))
-        .exporter(
-            "otlp-metrics",
-            observed("otlp-metrics", OtlpMetricsExporter::new(otlp).unwrap(), &row, &log),
-        )
+        .exporter("otlp-metrics", observed("otlp-metrics", OtlpMetricsExporter::new(otlp).unwrap(), &row, &log))
         .exporter("jsonl", observed("jsonl", JsonlExporter::open(jsonl).unwrap(), &row, &log))
         .build()
         .unwrap();

@@ -8,8 +8,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use mcplens::tracking::ids::IdGen;
 use mcplens::tracking::{
     string_hook, BuildConfig, ErrorInfo, Event, EventBuilder, ExportError, Identity, Method, NotBuilt, Operation,
-    Payload, PayloadLimits,
-    PeerInfo, RequestId, RpcError, SessionInfo, SessionKey, TrackingError, Transport, Truncation, TruncationReason,
+    Payload, PayloadLimits, PeerInfo, RequestId, RpcError, SessionInfo, SessionKey, TrackingError, Transport,
+    Truncation, TruncationReason,
 };
 use serde_json::{json, Value};
 
@@ -309,10 +309,8 @@ fn builtin_redaction_can_be_turned_off() {
 
 #[test]
 fn user_hooks() {
-    let strings = BuildConfig {
-        redact_string: Some(string_hook(|s: &str| Ok(s.replace("alice", "[user]")))),
-        ..config()
-    };
+    let strings =
+        BuildConfig { redact_string: Some(string_hook(|s: &str| Ok(s.replace("alice", "[user]")))), ..config() };
     let mut b = EventBuilder::new(strings, IdGen::seeded(1));
     let e = b
         .build(&op(Method::ResourcesRead, Payload::Json(r#"{"uri":"mail://alice/inbox"}"#), Payload::None), &session())

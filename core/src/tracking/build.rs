@@ -591,7 +591,11 @@ impl EventBuilder {
         }
         if resource_uris.len() > limits.max_breadth {
             resource_uris.truncate(limits.max_breadth);
-            cuts.push(Truncation { path: "/resourceUris".to_owned(), reason: TruncationReason::Breadth, original_bytes: None });
+            cuts.push(Truncation {
+                path: "/resourceUris".to_owned(),
+                reason: TruncationReason::Breadth,
+                original_bytes: None,
+            });
         }
 
         // Built-in redaction, then the user's string hook.
@@ -696,7 +700,11 @@ impl EventBuilder {
         cap_all(&mut event.parameters, &mut event.response, &mut event.identity, &limits, &[], &mut cuts);
         for_each_text(&mut event, |path, s| {
             if let Some(n) = truncate_string(s, limits.max_string_bytes) {
-                cuts.push(Truncation { path: path.into(), reason: TruncationReason::StringLength, original_bytes: Some(n as u64) });
+                cuts.push(Truncation {
+                    path: path.into(),
+                    reason: TruncationReason::StringLength,
+                    original_bytes: Some(n as u64),
+                });
             }
         });
         dedupe(&mut cuts);

@@ -24,11 +24,11 @@ use serde_json::{Map, Value};
 
 use super::caps::PayloadLimits;
 use super::event::{PeerInfo, Transport};
-use super::export::{millis, ExportPolicy, JsonlConfig};
 #[cfg(feature = "mcpcat")]
 use super::export::McpcatConfig;
 #[cfg(feature = "otlp")]
 use super::export::OtlpConfig;
+use super::export::{millis, ExportPolicy, JsonlConfig};
 use super::TrackingError;
 
 /// `at.key`, or `key` at the top.

@@ -173,12 +173,24 @@ enum ExportErrorKind {
 impl ExportError {
     /// A failure worth retrying, with `delivered` events of the batch already delivered.
     pub fn retryable(message: impl Into<String>, delivered: usize) -> ExportError {
-        ExportError { kind: ExportErrorKind::Failed, message: message.into(), retryable: true, delivered, retry_after: None }
+        ExportError {
+            kind: ExportErrorKind::Failed,
+            message: message.into(),
+            retryable: true,
+            delivered,
+            retry_after: None,
+        }
     }
 
     /// A failure not worth retrying (the rest of the batch counts as failed).
     pub fn permanent(message: impl Into<String>, delivered: usize) -> ExportError {
-        ExportError { kind: ExportErrorKind::Failed, message: message.into(), retryable: false, delivered, retry_after: None }
+        ExportError {
+            kind: ExportErrorKind::Failed,
+            message: message.into(),
+            retryable: false,
+            delivered,
+            retry_after: None,
+        }
     }
 
     /// The exporter panicked (not retried: the batch counts as failed).

@@ -14,7 +14,9 @@ use super::config::IdentifyLimits;
 /// carry the right `sessionId`, derived from the key, but lose client details).
 pub(crate) const MAX_SESSIONS: usize = 100_000;
 
-/// Where a session's identify hook stands, as the worker reads it.
+/// Where a session's identify hook stands, as the worker reads it. `unidentified` counts the
+/// records of a session that went on without the identity they waited for: held past a bound,
+/// or of a session whose hook failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum IdentifyState {
     /// Not asked, or answered (the identity, if any, is in the session's info).
@@ -139,7 +141,9 @@ impl IdentifyHolds {
                     self.holds.insert(key, Hold::GaveUp);
                     Offered::Build { unidentified: true }
                 }
-                _ => Offered::Build { unidentified: false },
+                // The hook failed: every record of the session goes on without an identity.
+                IdentifyState::Failed => Offered::Build { unidentified: true },
+                IdentifyState::Settled => Offered::Build { unidentified: false },
             };
         };
         match (hold, state) {
@@ -155,9 +159,9 @@ impl IdentifyHolds {
                 Offered::Release { records: self.take(key, None), unidentified: s == IdentifyState::Failed }
             }
             (Hold::GaveUp, IdentifyState::Pending(_)) => Offered::Build { unidentified: true },
-            (Hold::GaveUp, _) => {
+            (Hold::GaveUp, s) => {
                 self.holds.remove(&key);
-                Offered::Build { unidentified: false }
+                Offered::Build { unidentified: s == IdentifyState::Failed }
             }
         }
     }
@@ -185,7 +189,9 @@ impl IdentifyHolds {
         for key in keys {
             let state = state_of(key);
             match (self.holds.get(&key), state) {
-                (Some(Hold::Waiting { since, .. }), IdentifyState::Pending(_)) if now >= *since + self.limits.timeout => {
+                (Some(Hold::Waiting { since, .. }), IdentifyState::Pending(_))
+                    if now >= *since + self.limits.timeout =>
+                {
                     out.push((key, self.take(key, Some(Hold::GaveUp)), true));
                 }
                 (Some(Hold::Waiting { .. }), IdentifyState::Pending(_)) => {}
@@ -276,7 +282,8 @@ mod tests {
             Offered::Release { records, unidentified } => assert_eq!((seqs(&records), unidentified), (vec![0], true)),
             other => panic!("{other:?}"),
         }
-        assert_eq!(h.offer(1, IdentifyState::Failed, 2, b"c", t0), Offered::Build { unidentified: false });
+        assert_eq!(h.offer(1, IdentifyState::Failed, 2, b"c", t0), Offered::Build { unidentified: true }, "counted");
+        assert_eq!(h.offer(2, IdentifyState::Settled, 3, b"d", t0), Offered::Build { unidentified: false });
     }
 
     #[test]
@@ -286,7 +293,9 @@ mod tests {
         assert_eq!(h.offer(1, p, 0, b"a", t0), Offered::Held);
         assert_eq!(h.offer(1, p, 1, b"b", t0), Offered::Held);
         match h.offer(1, p, 2, b"c", t0) {
-            Offered::Release { records, unidentified } => assert_eq!((seqs(&records), unidentified), (vec![0, 1], true)),
+            Offered::Release { records, unidentified } => {
+                assert_eq!((seqs(&records), unidentified), (vec![0, 1], true))
+            }
             other => panic!("{other:?}"),
         }
         assert_eq!(h.offer(1, p, 3, b"d", t0), Offered::Build { unidentified: true }, "still pending: counted");
@@ -315,7 +324,10 @@ mod tests {
         h.offer(2, IdentifyState::Pending(t0), 1, b"b", t0);
         let mut all = h.release_all();
         all.sort_by_key(|r| r.0);
-        assert_eq!(all.iter().map(|r| (r.0, seqs(&r.1), r.2)).collect::<Vec<_>>(), [(1, vec![0], true), (2, vec![1], true)]);
+        assert_eq!(
+            all.iter().map(|r| (r.0, seqs(&r.1), r.2)).collect::<Vec<_>>(),
+            [(1, vec![0], true), (2, vec![1], true)]
+        );
         assert_eq!(h.len(), 0);
     }
 }

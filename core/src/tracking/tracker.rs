@@ -396,8 +396,11 @@ impl Tracker {
         drop(callbacks);
         let seed = config.seed.unwrap_or_else(|| IdGen::from_entropy(1).next_u64());
         let mut rng = IdGen::seeded(seed ^ 0x0E59_0127);
-        let slots: Vec<Arc<Slot>> =
-            names.iter().zip(&exporters).map(|(n, e)| Arc::new(Slot::new(n, e.as_ref(), config.export, &mut rng))).collect();
+        let slots: Vec<Arc<Slot>> = names
+            .iter()
+            .zip(&exporters)
+            .map(|(n, e)| Arc::new(Slot::new(n, e.as_ref(), config.export, &mut rng)))
+            .collect();
         let build = BuildConfig {
             capture_parameters: config.capture_parameters,
             capture_responses: config.capture_responses,
@@ -648,9 +651,12 @@ impl Tracker {
         shutdown(&self.inner.shared, &self.inner.threads, timeout)
     }
 
-    /// The counters.
+    /// The counters (a disabled tracker's: all zero, its exporters listed).
     pub fn stats(&self) -> Stats {
         let s = &self.inner.shared;
+        if !s.enabled {
+            return Stats::zero(&s.names);
+        }
         let (recorded, dropped) = {
             let st = lock(&s.staging);
             (st.staging.recorded(), st.staging.dropped())
@@ -683,7 +689,11 @@ impl Tracker {
     }
 }
 
-fn shutdown(shared: &Arc<Shared>, threads: &Mutex<Vec<JoinHandle<()>>>, timeout: Duration) -> Result<(), TrackingError> {
+fn shutdown(
+    shared: &Arc<Shared>,
+    threads: &Mutex<Vec<JoinHandle<()>>>,
+    timeout: Duration,
+) -> Result<(), TrackingError> {
     if !shared.enabled {
         return Ok(());
     }

@@ -81,7 +81,10 @@ impl Worker {
             return s.clone();
         }
         let s = lock(&self.shared.sessions).get(key).unwrap_or_else(|| {
-            (Arc::new(SessionInfo { id: self.shared.session_id_for_key(key), ..SessionInfo::default() }), IdentifyState::Settled)
+            (
+                Arc::new(SessionInfo { id: self.shared.session_id_for_key(key), ..SessionInfo::default() }),
+                IdentifyState::Settled,
+            )
         });
         self.cache.insert(key, s.clone());
         s

@@ -101,7 +101,10 @@ pub(crate) fn check_url(at: &str, key: &str, url: &str) -> Result<(), TrackingEr
     }
     #[cfg(not(feature = "tls"))]
     if url.starts_with("https://") {
-        return Err(TrackingError::invalid(option_at(at, key), "is https but mcplens was built without the `tls` feature"));
+        return Err(TrackingError::invalid(
+            option_at(at, key),
+            "is https but mcplens was built without the `tls` feature",
+        ));
     }
     Ok(())
 }

@@ -86,7 +86,10 @@ impl OtlpConfig {
     pub fn check(&self, at: &str) -> Result<(), TrackingError> {
         check_url(at, "endpoint", &self.endpoint)?;
         if self.timeout.is_zero() {
-            return Err(TrackingError::invalid(crate::tracking::config::option_at(at, "timeoutMs"), "must be at least 1 ms"));
+            return Err(TrackingError::invalid(
+                crate::tracking::config::option_at(at, "timeoutMs"),
+                "must be at least 1 ms",
+            ));
         }
         Ok(())
     }
@@ -372,13 +375,7 @@ impl OtlpMetricsExporter {
     pub fn new(config: OtlpConfig) -> Result<OtlpMetricsExporter, TrackingError> {
         config.check("")?;
         let url = config.url("metrics");
-        Ok(OtlpMetricsExporter {
-            poster: Poster::new(config.timeout),
-            url,
-            config,
-            last_end: None,
-            buf: Vec::new(),
-        })
+        Ok(OtlpMetricsExporter { poster: Poster::new(config.timeout), url, config, last_end: None, buf: Vec::new() })
     }
 }
 
@@ -394,5 +391,36 @@ impl Exporter for OtlpMetricsExporter {
         self.poster.post(&self.url, "application/x-protobuf", &self.config.headers, &self.buf, 0)?;
         self.last_end = Some(now);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tracking::{BuildConfig, EventBuilder, Operation, Payload, SessionInfo, SessionKey};
+    use std::time::UNIX_EPOCH;
+
+    fn span_attributes(params: &str) -> Vec<String> {
+        let op = Operation {
+            params: Payload::Json(params),
+            ..Operation::new(SessionKey(1), Method::ResourcesRead, UNIX_EPOCH, Duration::from_millis(1))
+        };
+        let session = SessionInfo { id: "ses_1".into(), ..SessionInfo::default() };
+        let built = EventBuilder::new(BuildConfig::default(), crate::tracking::ids::IdGen::seeded(1))
+            .build(&op, &session)
+            .unwrap();
+        let item = ExportItem::new(built.event, 0, Duration::from_millis(1));
+        span_of(&item, false).attributes.into_iter().map(|kv| kv.key).collect()
+    }
+
+    #[test]
+    fn no_session_id_on_a_2026_07_28_span() {
+        let legacy = span_attributes(r#"{"uri":"note://1"}"#);
+        assert!(legacy.contains(&"mcp.session.id".to_owned()));
+        let modern =
+            span_attributes(r#"{"uri":"note://1","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
+        assert!(!modern.contains(&"mcp.session.id".to_owned()), "{modern:?}");
+        assert!(modern.contains(&"mcp.resource.uri".to_owned()));
+        assert!(modern.contains(&"mcp.protocol.version".to_owned()));
     }
 }
