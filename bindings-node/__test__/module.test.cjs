@@ -15,6 +15,7 @@ const API = [
   'listResourceTemplatesTool',
   'listResources',
   'Tracker',
+  'TrackingSession',
   'callbackExporter',
   'jsonlExporter',
   'mcpcatExporter',

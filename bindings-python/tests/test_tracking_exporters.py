@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import types
 
@@ -212,8 +212,8 @@ async def test_agentcat_body_matches_what_agentcat_2_1_0_sends_for_the_same_tool
         pytest.skip("agentcat 2.1.0 runs on mcp 2.x: compared in the mcp 2.3.0 run")
     assert AGENTCAT_PYTHON.exists(), "make test-python creates .build/venv-bench (agentcat 2.1.0)"
     script = Path(__file__).parent / "servers" / "agentcat_tool_call.py"
-    with Receiver(202, b"{}").running() as rx:
-        done = subprocess.run([str(AGENTCAT_PYTHON), str(script), rx.url], capture_output=True, timeout=120, check=False)
+    with Receiver(202, b"{}").running() as rx, anyio.fail_after(120):
+        done = await anyio.run_process([str(AGENTCAT_PYTHON), str(script), rx.url], check=False)
     assert done.returncode == 0, done.stderr.decode(errors="replace")
     (theirs,) = [json.loads(b) for p, _, b in rx.posts if p == "/v1/public/events/"]
 

@@ -38,7 +38,11 @@ def redact_hook(name: str) -> Any:
 def exporter(spec: dict[str, Any], tmp: pathlib.Path) -> Any:
     kind = spec["type"]
     if kind == "jsonl":
-        return mcplens.JsonlExporter((tmp / spec["path"]) if spec["path"] else "") if "path" in spec else mcplens.JsonlExporter()
+        return (
+            mcplens.JsonlExporter((tmp / spec["path"]) if spec["path"] else "")
+            if "path" in spec
+            else mcplens.JsonlExporter()
+        )
     if kind == "otlp":
         return mcplens.OtlpExporter(spec["endpoint"], headers=dict(spec.get("headers", [])))
     if kind == "mcpcat":
@@ -101,13 +105,12 @@ def test_event_vector(path: pathlib.Path, tmp_path: pathlib.Path) -> None:
 @pytest.mark.parametrize("path", CONFIG_CASES, ids=lambda p: p.stem)
 def test_config_vector(path: pathlib.Path, tmp_path: pathlib.Path) -> None:
     case = json.loads(path.read_text(encoding="utf-8"))
-    try:
-        tracker = mcplens.Tracker(**tracker_kwargs(case["options"], tmp_path))
-    except mcplens.TrackingError as e:
-        assert "expectError" in case, e
-        assert (e.code, e.option) == (case["expectError"]["code"], case["expectError"]["option"])
+    if "expectError" in case:
+        with pytest.raises(mcplens.TrackingError) as caught:
+            mcplens.Tracker(**tracker_kwargs(case["options"], tmp_path))
+        assert (caught.value.code, caught.value.option) == (case["expectError"]["code"], case["expectError"]["option"])
         return
-    assert "expectError" not in case
+    tracker = mcplens.Tracker(**tracker_kwargs(case["options"], tmp_path))
     want = case["expect"]
     assert [e["name"] for e in tracker.stats()["exporters"]] == want["exporters"]
     if "sessionId" in want:

@@ -76,18 +76,14 @@ class ExporterStats(TypedDict):
 
 
 # The core's `Stats` JSON, the same in every language (docs/tracking.md, "Delivery, counters").
-TrackerStats = TypedDict(
-    "TrackerStats",
-    {
-        "recorded": int,
-        "dropped": int,
-        "filtered": int,
-        "redactionFailed": int,
-        "unidentified": int,
-        "queued": int,
-        "exporters": list[ExporterStats],
-    },
-)
+class TrackerStats(TypedDict):
+    recorded: int
+    dropped: int
+    filtered: int
+    redactionFailed: int
+    unidentified: int
+    queued: int
+    exporters: list[ExporterStats]
 
 
 class Tracker:
@@ -131,7 +127,9 @@ class Tracker:
             "captureResourceText": capture_resource_text,
             "queueCapacity": queue_capacity,
             "identifyMaxRecords": identify_max_records,
-            "identifyTimeoutMs": round(timeout * 1000) if type(timeout) in (int, float) else timeout,
+            "identifyTimeoutMs": timeout
+            if isinstance(timeout, bool) or not isinstance(timeout, int | float)
+            else round(timeout * 1000),
         }
         self._exporters = list(exporters or ())
         enabled, zero = check_tracker_options(self._exporters, self._options)

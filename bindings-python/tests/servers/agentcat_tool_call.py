@@ -16,10 +16,10 @@ from typing import Any
 
 os.environ["DISABLE_DIAGNOSTICS"] = "true"
 
-import agentcat  # noqa: E402
-from agentcat.modules import event_queue  # noqa: E402
-from mcp import Client, types  # noqa: E402
-from mcp.server.lowlevel import Server  # noqa: E402
+import agentcat
+from agentcat.modules import event_queue
+from mcp import Client, types
+from mcp.server.lowlevel import Server
 
 ECHO = types.Tool(name="echo", input_schema={"type": "object", "properties": {"text": {"type": "string"}}})
 
@@ -43,11 +43,16 @@ async def main(base_url: str) -> None:
     agentcat.track(server, "proj_compare", options)
     async with Client(server, mode="legacy") as client:
         await client.call_tool("echo", {"text": "hello agentcat"})
+
+
+def wait_until_sent() -> None:
+    """agentcat's worker thread posts on its own; its exit hook never drains: wait (bounded)."""
     q = event_queue.event_queue
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and not (q.queue.empty() and q._active == 0):
-        await asyncio.sleep(0.01)
+        time.sleep(0.01)
 
 
 if __name__ == "__main__":
     asyncio.run(main(sys.argv[1]))
+    wait_until_sent()
