@@ -783,16 +783,6 @@ impl Drop for PyTrackerCore {
 /// stays held for it; nothing else the core does on the caller's thread can block.
 const DETACH_BYTES: usize = 16 * 1024;
 
-/// Only these keys of `params` are kept when parameters are not captured (the core still reads
-/// the resource name and `_meta` from them).
-fn name_keys(method: Method) -> &'static [&'static str] {
-    match method.resource_name_key() {
-        Some("uri") => &["uri", "_meta"],
-        Some(_) => &["name", "_meta"],
-        None => &["ref", "notifications", "_meta"],
-    }
-}
-
 /// The user's `redact(text) -> str`, for all strings of one event under one GIL acquisition.
 fn redact_hook(hook: Py<PyAny>) -> mcplens::tracking::StringHook {
     Arc::new(move |strings: &mut [String]| {
@@ -833,7 +823,7 @@ impl PyTrackerCore {
         let write = |buf: &mut String| {
             buf.clear();
             if !params.is_none() {
-                let only = (!capture_parameters).then(|| name_keys(method));
+                let only = (!capture_parameters).then(|| method.params_read());
                 write_value(py, buf, params, 0, only);
             }
             let p_end = buf.len();

@@ -160,6 +160,18 @@ impl Method {
         }
     }
 
+    /// The top-level `params` keys the event reads when parameters are not captured (the resource
+    /// name's source and `_meta`): a host may pass only these then.
+    pub fn params_read(self) -> &'static [&'static str] {
+        match self.name_source() {
+            NameSource::Uri => &["uri", "_meta"],
+            NameSource::Name => &["name", "_meta"],
+            NameSource::Ref => &["ref", "_meta"],
+            NameSource::Subscriptions => &["notifications", "_meta"],
+            NameSource::None => &["_meta"],
+        }
+    }
+
     /// Whether `resourceName` is a resource URI (`mcp.resource.uri` in OpenTelemetry).
     pub fn names_a_uri(self) -> bool {
         self.name_source() == NameSource::Uri
