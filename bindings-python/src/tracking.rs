@@ -62,138 +62,8 @@ fn seconds(py: Python<'_>, secs: f64) -> PyResult<Duration> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Exporters: plain values (the core checks them when a tracker is configured).
-
-/// Append events as JSON lines to a file (the default exporter), rotated by size.
-#[pyclass(name = "JsonlExporter", module = "mcplens._core", frozen)]
-pub struct PyJsonlExporter {
-    spec: Value,
-}
-
-#[pymethods]
-impl PyJsonlExporter {
-    #[new]
-    #[pyo3(signature = (path = None))]
-    fn new(path: Option<std::path::PathBuf>) -> Self {
-        let mut spec = json!({"type": "jsonl"});
-        if let Some(p) = path {
-            spec["path"] = Value::String(p.to_string_lossy().into_owned());
-        }
-        PyJsonlExporter { spec }
-    }
-
-    #[getter]
-    fn path(&self) -> String {
-        match self.spec.get("path").and_then(Value::as_str) {
-            Some(p) => p.to_owned(),
-            None => mcplens::tracking::JsonlConfig::default().path.to_string_lossy().into_owned(),
-        }
-    }
-
-    fn __repr__(&self) -> String {
-        format!("JsonlExporter(path={:?})", self.path())
-    }
-}
-
-/// OTLP/HTTP protobuf: spans and the `mcp.server.operation.duration` histogram.
-#[pyclass(name = "OtlpExporter", module = "mcplens._core", frozen)]
-pub struct PyOtlpExporter {
-    endpoint: String,
-    headers: Vec<(String, String)>,
-}
-
-#[pymethods]
-impl PyOtlpExporter {
-    #[new]
-    #[pyo3(signature = (endpoint, headers = None))]
-    fn new(py: Python<'_>, endpoint: String, headers: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let mut pairs = Vec::new();
-        if let Some(h) = headers {
-            for item in h.call_method0(intern!(py, "items"))?.try_iter()? {
-                pairs.push(item?.extract::<(String, String)>()?);
-            }
-        }
-        Ok(PyOtlpExporter { endpoint, headers: pairs })
-    }
-
-    #[getter]
-    fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-
-    #[getter]
-    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (k, v) in &self.headers {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
-    }
-
-    fn __repr__(&self) -> String {
-        // Header values may be credentials: only their names.
-        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
-        format!("OtlpExporter(endpoint={:?}, headers={names:?})", self.endpoint)
-    }
-}
-
-/// The agentcat (MCPcat) events API: `POST {base_url}/v1/public/events/`.
-#[pyclass(name = "McpcatExporter", module = "mcplens._core", frozen)]
-pub struct PyMcpcatExporter {
-    project_id: String,
-    base_url: Option<String>,
-    api_key: Option<String>,
-}
-
-#[pymethods]
-impl PyMcpcatExporter {
-    #[new]
-    #[pyo3(signature = (project_id, base_url = None, api_key = None))]
-    fn new(project_id: String, base_url: Option<String>, api_key: Option<String>) -> Self {
-        PyMcpcatExporter { project_id, base_url, api_key }
-    }
-
-    #[getter]
-    fn project_id(&self) -> &str {
-        &self.project_id
-    }
-
-    #[getter]
-    fn base_url(&self) -> String {
-        self.base_url.clone().unwrap_or_else(|| mcplens::tracking::export::DEFAULT_BASE_URL.to_owned())
-    }
-
-    fn __repr__(&self) -> String {
-        // The API key is a credential: never shown.
-        format!("McpcatExporter(project_id={:?}, base_url={:?})", self.project_id, self.base_url())
-    }
-}
-
-/// Calls `fn(events)` with each batch (a list of event dicts) on the exporter's thread.
-#[pyclass(name = "CallbackExporter", module = "mcplens._core", frozen)]
-pub struct PyCallbackExporter {
-    callback: Py<PyAny>,
-}
-
-#[pymethods]
-impl PyCallbackExporter {
-    #[new]
-    fn new(callback: Bound<'_, PyAny>) -> PyResult<Self> {
-        if !callback.is_callable() {
-            return Err(PyTypeError::new_err("CallbackExporter needs a callable: fn(events: list[dict]) -> None"));
-        }
-        Ok(PyCallbackExporter { callback: callback.unbind() })
-    }
-
-    #[getter]
-    fn callback(&self, py: Python<'_>) -> Py<PyAny> {
-        self.callback.clone_ref(py)
-    }
-
-    fn __repr__(&self) -> String {
-        "CallbackExporter(...)".to_owned()
-    }
-}
+// Exporters: plain values made in `mcplens._tracking` (`_spec`: their entry in the core's
+// configuration; a callback exporter's `callback` too). The core checks them.
 
 /// The callback exporter: one Python call per batch, with the GIL taken only for that call.
 struct CallbackSink {
@@ -218,35 +88,18 @@ impl Exporter for CallbackSink {
 
 type Callbacks = Vec<Box<dyn Exporter>>;
 
-/// The exporters' JSON (for the core's configuration) and the callbacks, in order.
+/// The exporters' entries (for the core's configuration) and the callbacks, in order.
 fn exporter_specs(py: Python<'_>, exporters: &[Bound<'_, PyAny>]) -> PyResult<(Vec<Value>, Callbacks)> {
     let mut specs = Vec::new();
     let mut callbacks: Callbacks = Vec::new();
     for e in exporters {
-        if let Ok(j) = e.cast::<PyJsonlExporter>() {
-            specs.push(j.get().spec.clone());
-        } else if let Ok(o) = e.cast::<PyOtlpExporter>() {
-            let o = o.get();
-            specs.push(json!({"type": "otlp", "endpoint": o.endpoint, "headers": o.headers}));
-        } else if let Ok(m) = e.cast::<PyMcpcatExporter>() {
-            let m = m.get();
-            let mut spec = json!({"type": "mcpcat", "projectId": m.project_id});
-            if let Some(b) = &m.base_url {
-                spec["baseUrl"] = Value::String(b.clone());
-            }
-            if let Some(k) = &m.api_key {
-                spec["apiKey"] = Value::String(k.clone());
-            }
-            specs.push(spec);
-        } else if let Ok(c) = e.cast::<PyCallbackExporter>() {
-            specs.push(json!({"type": "callback"}));
-            callbacks.push(Box::new(CallbackSink { callback: c.get().callback.clone_ref(py) }));
-        } else {
-            let t = e.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-            return Err(PyTypeError::new_err(format!(
-                "exporters must be JsonlExporter, OtlpExporter, McpcatExporter or CallbackExporter, not {t}"
-            )));
+        let mut text = String::new();
+        write_value(py, &mut text, &e.getattr(intern!(py, "_spec"))?, 0, None);
+        let spec: Value = serde_json::from_str(&text).map_err(|_| PyTypeError::new_err("an exporter's spec must be JSON"))?;
+        if spec["type"] == "callback" {
+            callbacks.push(Box::new(CallbackSink { callback: e.getattr(intern!(py, "callback"))?.unbind() }));
         }
+        specs.push(spec);
     }
     Ok((specs, callbacks))
 }
@@ -1054,14 +907,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TrackingError", py.get_type::<TrackingError>())?;
     py.get_type::<TrackingError>().setattr("pending", py.None())?;
     py.get_type::<TrackingError>().setattr("option", py.None())?;
-    m.add_class::<PyJsonlExporter>()?;
-    m.add_class::<PyOtlpExporter>()?;
-    m.add_class::<PyMcpcatExporter>()?;
-    m.add_class::<PyCallbackExporter>()?;
     m.add_class::<PySession>()?;
     m.add_class::<PyTrackerCore>()?;
     m.add_function(wrap_pyfunction!(check_tracker_options, m)?)?;
     let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
     m.add("TRACKED_METHODS", PyTuple::new(py, names)?)?;
+    m.add("DEFAULT_AGENTCAT_BASE_URL", mcplens::tracking::export::DEFAULT_BASE_URL)?;
     Ok(())
 }

@@ -1,8 +1,7 @@
 """Type stubs for the native module `mcplens._core` (checked by `python -m mypy.stubtest`)."""
 
-import os
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal, TypeAlias, final
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeAlias, final
 
 from typing_extensions import Self, disjoint_base
 
@@ -30,11 +29,8 @@ __all__ = [
 ]
 # Server tracking.
 __all__ += [
+    "DEFAULT_AGENTCAT_BASE_URL",
     "TRACKED_METHODS",
-    "CallbackExporter",
-    "JsonlExporter",
-    "McpcatExporter",
-    "OtlpExporter",
     "TrackerCore",
     "TrackingError",
     "TrackingSession",
@@ -340,48 +336,16 @@ class TrackingError(McplensError):
     """After an `invalid_argument`: the option, as its path in the core's `TrackerConfig` JSON
     (`queueCapacity`, `exporters[1].endpoint`)."""
 
-@final
-class JsonlExporter:
-    """Append events as JSON lines to a file (the default exporter), rotated by size."""
+DEFAULT_AGENTCAT_BASE_URL: str
+"""The agentcat API the agentcat exporter posts to by default (agentcat 2.1.0's)."""
 
-    def __new__(cls, path: str | os.PathLike[str] | None = None) -> JsonlExporter: ...
+class _Exporter(Protocol):
+    """An exporter of `mcplens._tracking`: its entry in the core's configuration."""
+
     @property
-    def path(self) -> str: ...
+    def _spec(self) -> Mapping[str, object]: ...
 
-@final
-class OtlpExporter:
-    """OTLP/HTTP protobuf to `{endpoint}/v1/traces` (spans) and `{endpoint}/v1/metrics`
-    (`mcp.server.operation.duration`), with the OpenTelemetry MCP semantic-convention names."""
-
-    def __new__(cls, endpoint: str, headers: Mapping[str, str] | None = None) -> OtlpExporter: ...
-    @property
-    def endpoint(self) -> str: ...
-    @property
-    def headers(self) -> dict[str, str]: ...
-
-@final
-class McpcatExporter:
-    """The agentcat (formerly MCPcat) events API: `POST {base_url}/v1/public/events/` (default
-    `https://api.agentcat.com`), one event per request, `Authorization: Token <api_key>` when set."""
-
-    def __new__(cls, project_id: str, base_url: str | None = None, api_key: str | None = None) -> McpcatExporter: ...
-    @property
-    def project_id(self) -> str: ...
-    @property
-    def base_url(self) -> str: ...
-
-@final
-class CallbackExporter:
-    """Calls `callback(events)` with each batch (a list of event dicts) on the exporter's thread;
-    if it raises, the batch is counted as failed."""
-
-    def __new__(cls, callback: Callable[[list[dict[str, Any]]], object]) -> CallbackExporter: ...
-    @property
-    def callback(self) -> Callable[[list[dict[str, Any]]], object]: ...
-
-_Exporter: TypeAlias = JsonlExporter | OtlpExporter | McpcatExporter | CallbackExporter
-
-def check_tracker_options(exporters: list[_Exporter], options: Mapping[str, object]) -> tuple[bool, str]:
+def check_tracker_options(exporters: Sequence[_Exporter], options: Mapping[str, object]) -> tuple[bool, str]:
     """Check tracker options (the core's `TrackerConfig` names) as the core will; returns
     whether tracing is on and the zero counters (JSON). Raises `TrackingError`."""
 
@@ -398,7 +362,7 @@ class TrackerCore:
 
     def __new__(
         cls,
-        exporters: list[_Exporter],
+        exporters: Sequence[_Exporter],
         options: Mapping[str, object],
         *,
         server_name: str | None = None,

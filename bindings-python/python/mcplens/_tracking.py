@@ -25,6 +25,7 @@ import functools
 import inspect
 import json
 import logging
+import os
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -32,11 +33,8 @@ from time import perf_counter_ns
 from typing import Any, Literal, TypedDict, TypeVar, cast
 
 from mcplens._core import (
+    DEFAULT_AGENTCAT_BASE_URL,
     TRACKED_METHODS,
-    CallbackExporter,
-    JsonlExporter,
-    McpcatExporter,
-    OtlpExporter,
     TrackerCore,
     TrackingError,
     TrackingSession,
@@ -58,6 +56,100 @@ __all__ = [
 _log = logging.getLogger("mcplens")
 _CODES: dict[str, int] = {name: i for i, name in enumerate(TRACKED_METHODS)}
 _ATEXIT_TIMEOUT_SECONDS = 2.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Exporters: plain values; `_spec` is the entry in the core's configuration, which checks it.
+
+
+class _Exporter:
+    __slots__ = ("_spec",)
+    _spec: dict[str, Any]
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+
+class JsonlExporter(_Exporter):
+    """Append events as JSON lines to a file (the default exporter, `mcplens-events.jsonl`),
+    rotated by size."""
+
+    __slots__ = ()
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        spec = {"type": "jsonl"} if path is None else {"type": "jsonl", "path": os.fspath(path)}
+        object.__setattr__(self, "_spec", spec)
+
+    @property
+    def path(self) -> str:
+        return str(self._spec.get("path", "mcplens-events.jsonl"))
+
+    def __repr__(self) -> str:
+        return f"JsonlExporter(path={self.path!r})"
+
+
+class OtlpExporter(_Exporter):
+    """OTLP/HTTP protobuf to `{endpoint}/v1/traces` (spans) and `{endpoint}/v1/metrics`
+    (`mcp.server.operation.duration`), with the OpenTelemetry MCP semantic-convention names."""
+
+    __slots__ = ()
+
+    def __init__(self, endpoint: str, headers: Mapping[str, str] | None = None) -> None:
+        pairs = [[k, v] for k, v in (headers or {}).items()]
+        object.__setattr__(self, "_spec", {"type": "otlp", "endpoint": endpoint, "headers": pairs})
+
+    @property
+    def endpoint(self) -> str:
+        return str(self._spec["endpoint"])
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return dict(self._spec["headers"])
+
+    def __repr__(self) -> str:
+        # Header values may be credentials: only their names.
+        return f"OtlpExporter(endpoint={self.endpoint!r}, headers={list(self.headers)!r})"
+
+
+class McpcatExporter(_Exporter):
+    """The agentcat (formerly MCPcat) events API: `POST {base_url}/v1/public/events/` (default
+    `https://api.agentcat.com`), one event per request, `Authorization: Token <api_key>` when set."""
+
+    __slots__ = ()
+
+    def __init__(self, project_id: str, base_url: str | None = None, api_key: str | None = None) -> None:
+        spec = {"type": "mcpcat", "projectId": project_id, "baseUrl": base_url, "apiKey": api_key}
+        object.__setattr__(self, "_spec", {k: v for k, v in spec.items() if v is not None})
+
+    @property
+    def project_id(self) -> str:
+        return str(self._spec["projectId"])
+
+    @property
+    def base_url(self) -> str:
+        return str(self._spec.get("baseUrl", DEFAULT_AGENTCAT_BASE_URL))
+
+    def __repr__(self) -> str:
+        # The API key is a credential: never shown.
+        return f"McpcatExporter(project_id={self.project_id!r}, base_url={self.base_url!r})"
+
+
+class CallbackExporter(_Exporter):
+    """Calls `callback(events)` with each batch (a list of event dicts) on the exporter's thread;
+    if it raises, the batch is counted as failed."""
+
+    __slots__ = ("callback",)
+    callback: Callable[[list[dict[str, Any]]], object]
+
+    def __init__(self, callback: Callable[[list[dict[str, Any]]], object]) -> None:
+        if not callable(callback):
+            raise TypeError("CallbackExporter needs a callable: fn(events: list[dict]) -> None")
+        object.__setattr__(self, "_spec", {"type": "callback"})
+        object.__setattr__(self, "callback", callback)
+
+    def __repr__(self) -> str:
+        return "CallbackExporter(...)"
+
 
 Exporter = JsonlExporter | OtlpExporter | McpcatExporter | CallbackExporter
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
@@ -132,6 +224,12 @@ class Tracker:
             else round(timeout * 1000),
         }
         self._exporters = list(exporters or ())
+        for e in self._exporters:
+            if not isinstance(e, _Exporter):
+                raise TypeError(
+                    "exporters must be JsonlExporter, OtlpExporter, McpcatExporter or CallbackExporter, "
+                    f"not {type(e).__qualname__}"
+                )
         enabled, zero = check_tracker_options(self._exporters, self._options)
         self._enabled = enabled
         self._zero_stats = zero
