@@ -11,6 +11,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 import { EVERYTHING_SERVER } from './helpers.mjs';
+import { V2_SERVER } from './v2-helpers.mjs';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
@@ -28,6 +29,21 @@ test('README quickstart = examples/quickstart.mjs, and it lists server-everythin
   assert.equal(tool.total, 2);
   assert.equal(tool.nextOffset, 1);
   assert.equal(tool.resourceTemplates[0].server, 'docs');
+});
+
+test('README quickstart (v2) = examples/quickstart-v2.mjs: 2026-07-28 with a v2 server, the legacy handshake with server-everything', async () => {
+  const source = readFileSync(join(ROOT, 'examples', 'quickstart-v2.mjs'), 'utf8');
+  assert.ok(readFileSync(join(ROOT, 'README.md'), 'utf8').includes('```js\n' + source + '```'), 'README is stale');
+  const quickstart = (...server) => run(process.execPath, [join(ROOT, 'examples', 'quickstart-v2.mjs'), process.execPath, ...server], { timeout: 30_000 });
+  const v2 = (await quickstart(V2_SERVER, 'stdio', 'pages')).stdout.trim().split('\n');
+  assert.deepEqual(v2.slice(0, 3), ['protocol 2026-07-28', '4 templates, 2 resources', 'file:///{path} - files']);
+  assert.deepEqual(JSON.parse(v2.at(-1)).resourceTemplates, [{ uriTemplate: 'file:///{path}', name: 'files', title: 'Files', mimeType: 'text/plain', server: 'docs' }]);
+  const everything = (await quickstart(EVERYTHING_SERVER, 'stdio')).stdout.trim().split('\n');
+  assert.deepEqual(everything.slice(0, 3), [
+    'protocol 2025-11-25',
+    '2 templates, 7 resources',
+    'demo://resource/dynamic/text/{resourceId} - Dynamic Text Resource',
+  ]);
 });
 
 test('examples/agent-tool.mjs registers the tool (deferred) and answers the model', async () => {
