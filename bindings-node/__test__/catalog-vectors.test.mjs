@@ -4,13 +4,13 @@
 // handshake and 2026-07-28, replay.mjs `driveClient`), mirroring core/tests/vectors.rs
 // `run_catalog_case`: the same completions, statuses, errors and byte-identical tool output.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { Catalog, McplensError } from 'mcplens';
 
-import { drive, driveClient } from './replay.mjs';
+import { drive, driveClient, perDriver } from './replay.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'catalog');
 const files = readdirSync(DIR)
@@ -141,14 +141,5 @@ test('the shared catalog vectors are there', () => {
 });
 
 for (const [dir, file] of [...files.map((f) => [DIR, f]), ...toolFiles.map((f) => [TOOL_DIR, f])]) {
-  for (const era of [undefined, 'legacy', 'modern']) {
-    test(`catalog vector ${file}${era === undefined ? '' : ` through a v2 Client (${era})`}`, async (t) => {
-      const text = readFileSync(join(dir, file), 'utf8');
-      const c = JSON.parse(text);
-      assert.equal(c.name, basename(file, '.json'), 'name must match the file');
-      if (era !== undefined && text.includes('"timedOut"')) t.mock.timers.enable({ apis: ['setTimeout'] });
-      const bad = await runCase(c, era === undefined ? undefined : { era, timers: t.mock.timers });
-      assert.deepEqual(bad, [], bad.join('\n'));
-    });
-  }
+  perDriver(test, `catalog vector ${file}`, join(dir, file), runCase);
 }

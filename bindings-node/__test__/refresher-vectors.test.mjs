@@ -4,13 +4,13 @@
 // mirroring core/tests/vectors.rs `run_refresher_case`: the exact actions, timeouts, statuses and
 // byte-identical tool output.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { Catalog, McplensError, Refresher } from 'mcplens';
 
-import { drive, driveClient } from './replay.mjs';
+import { drive, driveClient, perDriver } from './replay.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'refresher');
 const files = readdirSync(DIR)
@@ -98,15 +98,4 @@ test('the shared refresher vectors are there', () => {
   assert.ok(files.length >= 40, `only ${files.length} refresher vectors in ${DIR}`);
 });
 
-for (const file of files) {
-  for (const era of [undefined, 'legacy', 'modern']) {
-    test(`refresher vector ${file}${era === undefined ? '' : ` through a v2 Client (${era})`}`, async (t) => {
-      const text = readFileSync(join(DIR, file), 'utf8');
-      const c = JSON.parse(text);
-      assert.equal(c.name, basename(file, '.json'), 'name must match the file');
-      if (era !== undefined && text.includes('"timedOut"')) t.mock.timers.enable({ apis: ['setTimeout'] });
-      const bad = await runCase(c, era === undefined ? undefined : { era, timers: t.mock.timers });
-      assert.deepEqual(bad, [], bad.join('\n'));
-    });
-  }
-}
+for (const file of files) perDriver(test, `refresher vector ${file}`, join(DIR, file), runCase);

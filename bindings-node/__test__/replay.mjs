@@ -1,5 +1,9 @@
 // Drives the package's Pager over canned answers in the shared vector format (tests/vectors/README.md);
 // used by the discovery and catalog vector replays.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+
 import { McplensError, Pager, hasResourcesCapability } from 'mcplens';
 
 /** A `synth` page: `count` items numbered from `start`, compact JSON. */
@@ -83,6 +87,23 @@ export function carried(kind, answers) {
 }
 
 const ENVELOPE = /^io\.modelcontextprotocol\//;
+
+/**
+ * One test per vector file and per driver: the Pager (`via` undefined), then a v2 Client on the
+ * legacy handshake and on 2026-07-28 (`via`: `driveClient`'s `era` and fake `timers`).
+ */
+export function perDriver(test, label, path, runCase) {
+  for (const era of [undefined, 'legacy', 'modern']) {
+    test(`${label}${era === undefined ? '' : ` through a v2 Client (${era})`}`, async (t) => {
+      const text = readFileSync(path, 'utf8');
+      const c = JSON.parse(text);
+      assert.equal(c.name, basename(path, '.json'), 'name must match the file');
+      if (era !== undefined && text.includes('"timedOut"')) t.mock.timers.enable({ apis: ['setTimeout'] });
+      const bad = await runCase(c, era === undefined ? undefined : { era, timers: t.mock.timers });
+      assert.deepEqual(bad, [], bad.join('\n'));
+    });
+  }
+}
 
 /**
  * The same traversal through the package's `listResources`/`listResourceTemplates` over a real

@@ -3,7 +3,10 @@
 import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
+import { record } from './helpers.mjs';
 import { createV2Server, newState, serveHttp, serveMemory } from './servers/v2-server.mjs';
+
+export { record };
 
 export const V2_SERVER = new URL('./servers/v2-server.mjs', import.meta.url).pathname;
 
@@ -12,16 +15,6 @@ export const ERAS = { legacy: 'legacy', modern: { pin: '2026-07-28' } };
 
 /** What `getNegotiatedProtocolVersion()` says on each era. */
 export const REVISIONS = { legacy: '2025-11-25', modern: '2026-07-28' };
-
-export function record(transport) {
-  const sent = [];
-  const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
-    sent.push(structuredClone(message));
-    return send(message, options);
-  };
-  return sent;
-}
 
 /** The `resources/*` requests sent, as `{method, params?}`, without the 2026-07-28 `_meta` envelope. */
 export function listRequests(sent) {

@@ -18,3 +18,18 @@ export async function discoverV2(url: string): Promise<string> {
   console.log(templates.items.length, modern.getProtocolEra());
   return catalog.callListTemplatesTool({});
 }
+
+// Server side: a v2 McpServer, its factory for createMcpHandler / serveStdio, and their entries.
+import { McpServer, createMcpHandler } from '@modelcontextprotocol/server';
+import { StdioServerTransport, serveStdio } from '@modelcontextprotocol/server/stdio';
+import { Tracker, track } from 'mcplens';
+
+export function serveV2(): (request: Request) => Promise<Response> {
+  const tracker = new Tracker();
+  const build = (): McpServer => new McpServer({ name: 'notes', version: '1.0.0' });
+  const one: McpServer = track(build(), tracker);
+  console.log(one.isConnected());
+  serveStdio(track(build, tracker), { transport: track(new StdioServerTransport(), tracker) });
+  const handler = track(createMcpHandler(track(build, tracker)), tracker);
+  return (request) => handler.fetch(request);
+}
