@@ -208,6 +208,35 @@ test('createMcpHandler: a fresh instance per request, one tracker for all; both 
   await tracker.shutdown(5_000);
 });
 
+test('a refused subscriptions/listen is an error event (memory and HTTP); watch rejects with server_error', async () => {
+  const { events, exporter } = collector();
+  const tracker = new Tracker({ exporters: [exporter] });
+  const refused = async (client) => {
+    const e = await new Catalog().watch('v2', client).then(() => assert.fail('watch resolved'), (err) => err);
+    assert.deepEqual([e.name, e.code, e.server, e.rpcCode], ['McplensError', 'server_error', 'v2', -32603]);
+  };
+  const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+  const handle = serveStdio(track(createScenarioServer, tracker), { transport: track(serverTransport, tracker), maxSubscriptions: 0 });
+  const memory = newClient('modern');
+  await memory.connect(clientTransport);
+  await refused(memory);
+  await memory.close();
+  await handle.close();
+  const handler = track(createMcpHandler(track(createScenarioServer, tracker), { maxSubscriptions: 0 }), tracker);
+  const http = newClient('modern');
+  await http.connect(new StreamableHTTPClientTransport(new URL('http://127.0.0.1/mcp'), { fetch: (url, init) => handler.fetch(new Request(url, init)) }));
+  await refused(http);
+  await http.close();
+  await handler.close();
+  await tracker.flush(5_000);
+  const listens = events.filter((e) => e.type === 'mcp:subscriptions/listen');
+  assert.deepEqual(listens.map((e) => [e.transport, e.isError, e.error?.code, e.protocolVersion, e.sessionId]), [
+    ['stdio', true, -32603, REVISIONS.modern, undefined],
+    ['http', true, -32603, REVISIONS.modern, undefined],
+  ]);
+  await tracker.shutdown(5_000);
+});
+
 test('serveStdio(track(factory)) in a child process over stdio: both eras into one JSONL file', async () => {
   const file = join(tempDir(), 'events.jsonl');
   for (const era of ['legacy', 'modern']) {
@@ -274,7 +303,8 @@ test('1,000 then 10,000 requests through createMcpHandler: the heap grows by les
   await requests(10_000);
   const after11k = await heap();
   const growthMb = (after11k - after1k) / 2 ** 20;
-  t.diagnostic(`heap after gc(): ${(after1k / 2 ** 20).toFixed(2)} MB after 1,000 requests, ${(after11k / 2 ** 20).toFixed(2)} MB after 10,000 more: +${growthMb.toFixed(2)} MB`);
+  const mb = (bytes) => (bytes / 2 ** 20).toFixed(2);
+  t.diagnostic(`heap after gc(): ${mb(after1k)} MB after 1,000 requests, ${mb(after11k)} MB after 10,000 more (${growthMb >= 0 ? '+' : ''}${growthMb.toFixed(2)} MB)`);
   assert.equal(exported, 11_000, 'every request became an event');
   assert.equal(counting.stats().recorded, 11_000);
   assert.ok(growthMb < 5, `the heap grew by ${growthMb.toFixed(2)} MB`);

@@ -434,17 +434,18 @@ async function exchange(client: McpClient, request: PagerRequest, options: { tim
   const tap = tapOf(transport);
   const done = new AbortController();
   let id: unknown;
+  let raw: Promise<JsonRpcAnswer> | undefined;
   tap.sending = (sent) => {
-    id = sent;
     tap.sending = undefined;
+    id = sent;
+    raw = new Promise((resolve) => tap.waiting.set(sent, resolve));
   };
   // allowInputRequired: an `input_required` answer is the core's to judge, never fulfilled and retried
   const sdk = client.request(request, RAW_RESULT, { ...options, signal: AbortSignal.any([options.signal, done.signal]), allowInputRequired: true } as never);
   tap.sending = undefined;
-  if (id === undefined) return { result: await sdk };
-  const raw = new Promise<JsonRpcAnswer>((resolve) => tap.waiting.set(id, resolve));
+  if (raw === undefined) return { result: await sdk };
   try {
-    return await Promise.race([raw, sdk.then(() => raw)]);
+    return await Promise.race([raw, sdk.then(() => raw!)]);
   } finally {
     tap.waiting.delete(id);
     done.abort(); // a no-op once the client has the answer; else (a result it cannot parse) it stops waiting

@@ -751,12 +751,12 @@ interface WireTransport {
 
 const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 
-/** Records a listen request once the server acknowledged it (or answered it with an error). */
+/** Records a listen request once the server acknowledged it (`{}`), or answered it with an error. */
 function recordListen(t: Tracker, transport: 'stdio' | 'http', request: Message, t0: number, answer: Message): void {
   try {
     const state = STATES.get(t)!;
     const session = (state.listen ??= {})[transport] ??= t.openSession({ transport });
-    const outcome: Outcome = answer.error !== undefined ? { error: answer.error } : { result: answer.params ?? answer.result ?? {} };
+    const outcome: Outcome = answer.error !== undefined ? { error: answer.error } : { result: {} };
     session.record('subscriptions/listen', request, outcome, TIME_ORIGIN + t0, performance.now() - t0);
   } catch {
     // Tracking never breaks the server.
@@ -811,31 +811,9 @@ function trackHandler(handler: McpHttpHandler, t: Tracker): void {
     const t0 = performance.now();
     const body = (options?.parsedBody ?? (await request.clone().json().catch(() => undefined))) as Message | undefined;
     const response = await fetch.call(this, request, options);
-    if (response.body === null || body?.id === undefined) return response;
-    const [mine, theirs] = response.body.tee();
-    void firstMessage(mine, response.headers.get('content-type') ?? '').then((m) => m !== undefined && recordListen(t, 'http', body, t0, m));
-    return new Response(theirs, response);
+    // A refusal is a JSON error response; an accepted listen an SSE stream opening with the acknowledgement.
+    const answer: Promise<Message> = response.headers.get('content-type')?.includes('json') ? (response.clone().json() as Promise<Message>) : Promise.resolve({} as Message);
+    if (body?.id !== undefined) void answer.then((m) => recordListen(t, 'http', body, t0, m), () => {});
+    return response;
   };
-}
-
-/** The first JSON-RPC message of a response body (an SSE stream's first data event), then stops reading. */
-async function firstMessage(body: ReadableStream<Uint8Array>, type: string): Promise<Message | undefined> {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
-  let text = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return type.includes('json') ? (JSON.parse(text) as Message) : undefined;
-      text += value;
-      for (let end = text.indexOf('\n\n'); end >= 0 && !type.includes('json'); end = text.indexOf('\n\n')) {
-        const data = text.slice(0, end).split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim());
-        text = text.slice(end + 2);
-        if (data.length > 0) return JSON.parse(data.join('\n')) as Message;
-      }
-    }
-  } catch {
-    return undefined;
-  } finally {
-    void reader.cancel().catch(() => {});
-  }
 }
