@@ -97,11 +97,19 @@ for (const kind of ['memory', 'stdio', 'http']) {
           assert.equal(status.templates, 1);
           await catalog.refresh('v2', c.client, { force: true });
           assert.equal(await count(), before + 4);
+          // A failed refresh; then the refresher's own retries (1 ms backoff) reach the server until it
+          // answers again (another catalog: its retries are timed, the counts above are exact).
           await c.control({ fail: true });
-          await rejectsWith(catalog.refresh('v2', c.client, { force: true }), 'server_error');
+          const retrying = new Catalog({ refresh: { retryBaseMs: 1, retryMaxMs: 1 } });
+          await rejectsWith(retrying.refresh('v2', c.client), 'server_error');
+          const failed = await count();
+          await until(async () => (await count()) >= failed + 2, 'two retries to reach the server');
           await c.control({ fail: false });
+          await until(() => retrying.status('v2').status === 'ok', 'a retry to succeed');
+          retrying.clear();
+          const now = await count();
           assert.equal((await catalog.refresh('v2', c.client, { force: true })).status, 'ok');
-          assert.equal(await count(), before + 6);
+          assert.equal(await count(), now + 1);
         } finally {
           await c.close();
         }
@@ -110,10 +118,19 @@ for (const kind of ['memory', 'stdio', 'http']) {
       test('the in-flight request gets the remaining deadline and is cancelled when it runs out', async () => {
         const c = await connectV2(kind, era);
         try {
-          await c.control({ delayMs: 400 });
-          // 400 ms a page, 1 s for the traversal: page 3 is asked with ~200 ms left and cancelled then.
-          await rejectsWith(listResourceTemplates(c.client, { server: 'v2', limits: { deadlineMs: 1000 } }), 'deadline');
+          // Page 1 takes 300 ms, page 2 none, page 3 would take a minute: the traversal has 2 s.
+          await c.control({ delays: [300, 0, 60_000] });
+          const timeouts = [];
+          const request = c.client.request.bind(c.client);
+          c.client.request = (req, schema, options) => {
+            if (req.method === T) timeouts.push(options.timeout);
+            return request(req, schema, options);
+          };
+          await rejectsWith(listResourceTemplates(c.client, { server: 'v2', limits: { deadlineMs: 2000 } }), 'deadline');
           assert.equal((await c.stats()).requests[T], 3);
+          // Each request waits what is left of the 2 s: pages 2 and 3 at most 2000 - 300 ms.
+          assert.equal(timeouts.length, 3);
+          assert.ok(timeouts[0] <= 2000 && timeouts[1] <= 1700 && timeouts[2] <= timeouts[1], JSON.stringify(timeouts));
           // A stateless legacy HTTP server answers notifications/cancelled with a fresh instance: nothing to cancel.
           if (kind !== 'http' || era === 'modern') await until(async () => (await c.stats()).cancelled === 1, 'the cancellation');
         } finally {

@@ -53,7 +53,7 @@ export async function connectV2(kind, era, { scenario = 'pages', clientOptions =
     }
   } else if (kind === 'stdio') {
     transport = new StdioClientTransport({ command: process.execPath, args: [V2_SERVER, 'stdio', scenario], stderr: 'ignore' });
-    serverClose = () => client.callTool({ name: 'control', arguments: { exit: true } });
+    serverClose = () => client.callTool({ name: 'control', arguments: { exit: true } }).catch(() => {}); // the answer may not outlive the process
   } else {
     const http = await serveHttp(scenario, state);
     transport = new StreamableHTTPClientTransport(http.url);

@@ -812,8 +812,8 @@ function trackHandler(handler: McpHttpHandler, t: Tracker): void {
     const body = (options?.parsedBody ?? (await request.clone().json().catch(() => undefined))) as Message | undefined;
     const response = await fetch.call(this, request, options);
     // A refusal is a JSON error response; an accepted listen an SSE stream opening with the acknowledgement.
-    const answer: Promise<Message> = response.headers.get('content-type')?.includes('json') ? (response.clone().json() as Promise<Message>) : Promise.resolve({} as Message);
-    if (body?.id !== undefined) void answer.then((m) => recordListen(t, 'http', body, t0, m), () => {});
+    const refusal = response.headers.get('content-type')?.includes('json') ? await response.clone().json().catch(() => undefined) : {};
+    if (body?.id !== undefined && refusal !== undefined) recordListen(t, 'http', body, t0, refusal as Message);
     return response;
   };
 }

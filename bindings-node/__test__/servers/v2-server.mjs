@@ -7,8 +7,9 @@
 // In memory, `createV2Server(scenario, state)` is the factory's product and `serveMemory(...)`
 // serves it with serveStdio over an in-memory transport (both eras). Every instance of one process
 // shares `state`: `requests` counts the list requests the server answered (by method), `control`
-// steers it (`delayMs` before each templates page — `cancelled` counts the pages cancelled while
-// waiting —, `fail` answers templates with -32603, `exit` ends a stdio server's process); the
+// steers it (`delays[i]`: milliseconds before templates page i is answered — `cancelled` counts the
+// pages cancelled while waiting —, `fail` answers templates with -32603, `exit` ends a stdio
+// server's process); the
 // `control` tool sets both and `notify: true` sends notifications/resources/list_changed (over HTTP
 // through the handler's bus, which serves 2026-07-28 listen streams only), the
 // `stats` tool returns `{requests, cancelled}` as JSON text. Scenarios:
@@ -48,6 +49,9 @@ const TEMPLATE_PAGES = new Map([
   ['', { resourceTemplates: [{ uriTemplate: 'search://{?q}', name: 'search' }] }],
 ]);
 
+/** Which templates page a cursor asks for (0, 1, 2). */
+const PAGE_INDEX = new Map([...TEMPLATE_PAGES.keys()].map((cursor, i) => [cursor, i]));
+
 const RESOURCE_PAGES = new Map([
   [undefined, { resources: [{ uri: 'mem://a', name: 'a', size: 3 }], nextCursor: 'r2' }],
   ['r2', { resources: [{ uri: 'mem://b', name: 'b' }] }],
@@ -55,7 +59,7 @@ const RESOURCE_PAGES = new Map([
 
 /** The state every instance of one process shares. */
 export function newState() {
-  return { requests: {}, cancelled: 0, control: { delayMs: 0, fail: false }, instances: 0 };
+  return { requests: {}, cancelled: 0, control: { delays: [], fail: false }, instances: 0 };
 }
 
 function page(pages, cursor) {
@@ -86,8 +90,9 @@ export function createV2Server(scenario, state, notify) {
   });
   server.setRequestHandler('resources/templates/list', async (req, ctx) => {
     count('resources/templates/list');
-    if (state.control.delayMs > 0) {
-      await sleep(state.control.delayMs, undefined, { signal: ctx.mcpReq.signal }).catch(() => {});
+    const delayMs = state.control.delays[PAGE_INDEX.get(req.params?.cursor)] ?? 0;
+    if (delayMs > 0) {
+      await sleep(delayMs, undefined, { signal: ctx.mcpReq.signal }).catch(() => {});
       if (ctx.mcpReq.signal.aborted) state.cancelled += 1;
     }
     if (state.control.fail) throw new ProtocolError(-32603, 'boom');
@@ -121,7 +126,7 @@ async function control(state, params, notify) {
   if (params.name === 'stats') return { content: [{ type: 'text', text: JSON.stringify({ requests: state.requests, cancelled: state.cancelled }) }] };
   const args = params.arguments ?? {};
   if (args.exit) setImmediate(() => process.exit(0));
-  Object.assign(state.control, args.delayMs === undefined ? {} : { delayMs: args.delayMs }, args.fail === undefined ? {} : { fail: args.fail });
+  Object.assign(state.control, args.delays === undefined ? {} : { delays: args.delays }, args.fail === undefined ? {} : { fail: args.fail });
   if (args.notify) await notify();
   return { content: [{ type: 'text', text: 'ok' }] };
 }
