@@ -405,6 +405,7 @@ export class Catalog {
         });
       }
       if (!current()) return void sub.close();
+      void conn.listen?.close().catch(() => {}); // an earlier watch's stream
       conn.listen = sub;
     }
     void sub.closed.then(closed);
