@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
 import os
 import re
 import statistics
@@ -186,7 +187,7 @@ def install(server: Any, tracker: mcplens.Tracker, mode: str) -> None:
     from mcplens import _tracking
 
     install_glue = _tracking._install_v2 if V2 else _tracking._install_v1
-    install_glue(server, tracker, NoopCore())  # type: ignore[arg-type]
+    install_glue(server, tracker, NoopCore(), None)  # type: ignore[arg-type]
 
 
 def pair_v1(op: str, mode: str) -> tuple[Callable[[], Awaitable[Any]], Callable[[], Awaitable[Any]], Any]:
@@ -243,6 +244,7 @@ async def hot_path() -> None:
         f"{'bare cpu':>8} {'wrapped cpu':>11} {'added cpu':>9}"
     )
     token = None if V2 else v1_context()
+    added: dict[tuple[str, str], float] = {}
     try:
         for op in ("tools/call", "resources/read"):
             for mode in ("floor", "no", "responses"):
@@ -254,6 +256,7 @@ async def hot_path() -> None:
                 tracker.shutdown(10)
                 mb, mw = statistics.median(x[0] for x in b), statistics.median(x[0] for x in w)
                 cb, cw = statistics.median(x[1] for x in b), statistics.median(x[1] for x in w)
+                added[op, mode] = cw - cb
                 label = {"floor": "(floor)"}.get(mode, mode)
                 print(
                     f"    {op:<16} {label:<10} {mb:>6.0f} {mw:>8.0f} {mw - mb:>7.0f}   "
@@ -264,6 +267,31 @@ async def hot_path() -> None:
             from mcp.server.lowlevel.server import request_ctx
 
             request_ctx.reset(token)
+    summary_row(added)
+
+
+def summary_row(added: dict[tuple[str, str], float]) -> None:
+    """The `python_tracking` row of `make bench`'s summary (tests/bench_summary.py): the worst added
+    CPU time per call without response capture, over both operations and every SDK major run."""
+    results = os.environ.get("MCPLENS_BENCH_RESULTS")
+    if not results or not added:
+        return
+    path = os.path.join(results, "python_tracking.json")
+    figure = max(v for (_, mode), v in added.items() if mode == "no") / 1000
+    responses = max(v for (_, mode), v in added.items() if mode == "responses") / 1000
+    floor = max(v for (_, mode), v in added.items() if mode == "floor") / 1000
+    detail = (
+        f"mcp {importlib.metadata.version('mcp')}: {figure:.2f} µs, {responses:.2f} µs with responses, "
+        f"glue floor {floor:.2f} µs"
+    )
+    if os.path.exists(path):
+        with open(path) as f:
+            previous = json.load(f)
+        detail = f"{previous['detail']}; {detail}"
+        figure = max(figure, float(previous["figure"]))
+    os.makedirs(results, exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"row": "python_tracking", "figure": round(figure, 2), "detail": detail}, f)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ mod tracking;
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcplens::catalog::{self, Catalog, ListChanged, Reason, ServerStatus, Status, Ticket};
-use mcplens::discovery::{self, Annotations, Item, Limits, ListKind, Listing, Outcome, Pager, Role, Support};
+use mcplens::catalog::{self, Catalog, Reason, ServerStatus, Ticket};
+use mcplens::discovery::{self, Annotations, Item, Limits, ListKind, Listing, Outcome, Pager};
 use mcplens::tool;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -114,6 +114,16 @@ fn pythonize<'py, T: serde::Serialize + ?Sized>(py: Python<'py>, value: &T) -> P
     pythonize::pythonize(py, value).map_err(PyErr::from)
 }
 
+/// A core enum's wire name (`"resource_templates"`, `"no_capability"`, ...).
+fn name_of<T: serde::Serialize>(value: T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
+}
+
+/// A core enum from its wire name; `None` for any other text.
+fn from_name<T: serde::de::DeserializeOwned>(name: &str) -> Option<T> {
+    T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name)).ok()
+}
+
 /// Bounds on one traversal (defaults: 100 pages, 10,000 items, 1,000,000 bytes, 60 s).
 #[pyclass(name = "Limits", module = "mcplens._core", frozen, eq)]
 #[derive(Clone, PartialEq)]
@@ -194,16 +204,8 @@ impl PyRequest {
 
     /// The request's `params`: `None` on page 1 (send no `params` key), else `{"cursor": ...}`.
     #[getter]
-    fn params<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        self.inner
-            .cursor
-            .as_deref()
-            .map(|c| {
-                let d = PyDict::new(py);
-                d.set_item("cursor", c)?;
-                Ok(d)
-            })
-            .transpose()
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.inner.cursor.as_deref().map(|c| pythonize(py, &serde_json::json!({ "cursor": c }))).transpose()
     }
 
     /// The request's `params` as compact JSON text, or `None`.
@@ -241,27 +243,6 @@ impl PyPager {
     }
 }
 
-fn parse_kind(py: Python<'_>, kind: &str) -> PyResult<ListKind> {
-    match kind {
-        "resources" => Ok(ListKind::Resources),
-        "resource_templates" => Ok(ListKind::ResourceTemplates),
-        _ => Err(error::<McplensError>(
-            py,
-            "kind must be \"resources\" or \"resource_templates\"".into(),
-            "invalid_argument",
-            None,
-            None,
-        )),
-    }
-}
-
-fn kind_name(kind: ListKind) -> &'static str {
-    match kind {
-        ListKind::Resources => "resources",
-        ListKind::ResourceTemplates => "resource_templates",
-    }
-}
-
 #[pymethods]
 impl PyPager {
     #[new]
@@ -274,7 +255,10 @@ impl PyPager {
         limits: Option<PyRef<'_, PyLimits>>,
         now: Option<f64>,
     ) -> PyResult<Self> {
-        let kind = parse_kind(py, kind)?;
+        let kind = from_name(kind).ok_or_else(|| {
+            let message = "kind must be \"resources\" or \"resource_templates\"".into();
+            error::<McplensError>(py, message, "invalid_argument", None, None)
+        })?;
         let limits = limits.map(|l| l.inner).unwrap_or_default();
         let now = instant(py, now)?;
         let pager =
@@ -284,8 +268,8 @@ impl PyPager {
 
     /// `"resources"` or `"resource_templates"`.
     #[getter]
-    fn kind(&self) -> &'static str {
-        kind_name(self.inner.as_ref().map_or(ListKind::Resources, Pager::kind))
+    fn kind(&self) -> String {
+        name_of(self.inner.as_ref().map_or(ListKind::Resources, Pager::kind))
     }
 
     #[getter]
@@ -403,8 +387,8 @@ fn item_object<'py>(py: Python<'py>, item: &Item) -> PyResult<Bound<'py, PyAny>>
 impl PyListing {
     /// `"resources"` or `"resource_templates"`.
     #[getter]
-    fn kind(&self) -> &'static str {
-        kind_name(self.inner.kind)
+    fn kind(&self) -> String {
+        name_of(self.inner.kind)
     }
 
     #[getter]
@@ -420,12 +404,8 @@ impl PyListing {
 
     /// `"listed"`, `"no_capability"` or `"method_not_found"`.
     #[getter]
-    fn support(&self) -> &'static str {
-        match self.inner.support {
-            Support::Listed => "listed",
-            Support::NoCapability => "no_capability",
-            Support::MethodNotFound => "method_not_found",
-        }
+    fn support(&self) -> String {
+        name_of(self.inner.support)
     }
 
     #[getter]
@@ -480,19 +460,7 @@ impl PyAnnotations {
     /// `("user", "assistant")` subset, or None.
     #[getter]
     fn audience<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        self.inner
-            .audience
-            .as_ref()
-            .map(|a| {
-                PyTuple::new(
-                    py,
-                    a.iter().map(|r| match r {
-                        Role::User => "user",
-                        Role::Assistant => "assistant",
-                    }),
-                )
-            })
-            .transpose()
+        self.inner.audience.as_ref().map(|a| PyTuple::new(py, a.iter().map(name_of))).transpose()
     }
 
     #[getter]
@@ -711,15 +679,8 @@ impl PyServerStatus {
 
     /// `"unknown"`, `"ok"`, `"unsupported"`, `"outdated"`, `"failed"` or `"stale"`.
     #[getter]
-    fn status(&self) -> &'static str {
-        match self.inner.status {
-            Status::Unknown => "unknown",
-            Status::Ok => "ok",
-            Status::Unsupported => "unsupported",
-            Status::Outdated => "outdated",
-            Status::Failed => "failed",
-            Status::Stale => "stale",
-        }
+    fn status(&self) -> String {
+        name_of(self.inner.status)
     }
 
     /// Commits so far (0 = never).
@@ -763,7 +724,7 @@ impl PyServerStatus {
 }
 
 fn parse_reason(py: Python<'_>, server: &str, reason: &str) -> PyResult<Reason> {
-    serde_json::from_value(serde_json::Value::String(reason.to_owned())).map_err(|_| {
+    from_name(reason).ok_or_else(|| {
         let message = format!(
             "server \"{server}\": invalid argument: reason must be \"list_changed\", \"connection_closed\", \
              \"configuration_changed\", \"disabled\" or \"other\""
@@ -864,13 +825,8 @@ impl PyCatalog {
     /// A list_changed from `server`: invalidates it and answers `"refresh_now"` (call
     /// `begin_refresh` before handling the next notification), `"queued"`, `"already_queued"`
     /// or `"ignored"` (not in the catalog).
-    fn on_list_changed(&self, server: &str) -> &'static str {
-        match self.inner.on_list_changed(server) {
-            ListChanged::RefreshNow => "refresh_now",
-            ListChanged::Queued => "queued",
-            ListChanged::AlreadyQueued => "already_queued",
-            ListChanged::Ignored => "ignored",
-        }
+    fn on_list_changed(&self, server: &str) -> String {
+        name_of(self.inner.on_list_changed(server))
     }
 
     /// Forgets `server`; a refresh in flight is discarded. Returns whether it was known.

@@ -11,7 +11,8 @@ use mcplens::catalog::{self, Epoch, Failure, RefreshConfig, Refresher, Traversal
 use pyo3::prelude::*;
 
 use crate::{
-    catalog_error, duration, error, instant, parse_reason, pythonize, CatalogError, McplensError, PyCatalog, PyListing,
+    catalog_error, duration, error, from_name, instant, parse_reason, pythonize, CatalogError, McplensError, PyCatalog,
+    PyListing,
 };
 
 /// The refresher's settings (defaults: retries from 1 s doubling to 5 min, `ttlMs` honoured down to
@@ -155,7 +156,7 @@ impl PyRefresher {
     /// answered by a `resolve` action.
     #[pyo3(signature = (server, want = "refresh", now = None))]
     fn request(&self, py: Python<'_>, server: &str, want: &str, now: Option<f64>) -> PyResult<u64> {
-        let want: Want = serde_json::from_value(serde_json::Value::String(want.to_owned())).map_err(|_| {
+        let want: Want = from_name(want).ok_or_else(|| {
             let message =
                 format!("server \"{server}\": invalid argument: want must be \"current\", \"refresh\" or \"force\"");
             error::<CatalogError>(py, message, "invalid_argument", Some(server), None)

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcplens::tracking::{
-    Batch, ExportError, Exporter, Hooks, Identity, Method, Operation, Payload, PeerInfo, RequestId, RpcError, Session,
-    Tracker, TrackerConfig, TrackingError as CoreError, Transport,
+    write_json_str as write_str, Batch, ExportError, Exporter, Hooks, Identity, Method, Operation, Payload, PeerInfo,
+    RequestId, RpcError, Session, Tracker, TrackerConfig, TrackingError as CoreError, Transport,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
@@ -275,54 +275,6 @@ fn kind_of(py: Python<'_>, v: &Bound<'_, PyAny>) -> Rc<Kind> {
     let k = Rc::new(classify(py, &t));
     KINDS.with(|m| m.borrow_mut().insert(key, (t.unbind(), k.clone())));
     k
-}
-
-/// Whether a string needs escaping in JSON (`"`, `\\`, control characters); checked 32 bytes at a
-/// time without early exit so that the loop vectorizes.
-fn needs_escape(b: &[u8]) -> bool {
-    let mut chunks = b.chunks_exact(32);
-    for chunk in &mut chunks {
-        let mut hit = false;
-        for &c in chunk {
-            hit |= (c < 0x20) | (c == b'"') | (c == b'\\');
-        }
-        if hit {
-            return true;
-        }
-    }
-    chunks.remainder().iter().any(|&c| c < 0x20 || c == b'"' || c == b'\\')
-}
-
-fn write_str(out: &mut String, s: &str) {
-    out.push('"');
-    if !needs_escape(s.as_bytes()) {
-        out.push_str(s);
-    } else {
-        let mut start = 0;
-        for (i, &c) in s.as_bytes().iter().enumerate() {
-            let esc = match c {
-                b'"' => "\\\"",
-                b'\\' => "\\\\",
-                b'\n' => "\\n",
-                b'\r' => "\\r",
-                b'\t' => "\\t",
-                0x08 => "\\b",
-                0x0c => "\\f",
-                0..=0x1f => "",
-                _ => continue,
-            };
-            // `i` is an ASCII byte: a char boundary.
-            out.push_str(&s[start..i]);
-            if esc.is_empty() {
-                let _ = write!(out, "\\u{c:04x}");
-            } else {
-                out.push_str(esc);
-            }
-            start = i + 1;
-        }
-        out.push_str(&s[start..]);
-    }
-    out.push('"');
 }
 
 fn write_pystr(out: &mut String, s: &Bound<'_, PyString>) {

@@ -696,8 +696,9 @@ const ESCAPE: [u8; 256] = {
     t
 };
 
-/// A JSON string, escaped exactly as serde_json escapes it.
-fn write_str(out: &mut String, s: &str) {
+/// Writes `s` as a JSON string, escaped exactly as serde_json escapes it (for hosts that write
+/// their own values as JSON text, such as the Python binding's request-path serializer).
+pub fn write_str(out: &mut String, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = s.as_bytes();
     out.reserve(b.len() + 2);

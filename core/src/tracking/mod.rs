@@ -67,8 +67,8 @@ pub use build::{
 pub use caps::PayloadLimits;
 pub use config::{CallbackConfig, ExporterConfig, IdentifyLimits, TrackerConfig};
 pub use event::{
-    is_sessionless, ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport, Truncation, TruncationReason,
-    SCHEMA_VERSION, SESSIONLESS_SINCE,
+    is_sessionless, write_str as write_json_str, ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport,
+    Truncation, TruncationReason, SCHEMA_VERSION, SESSIONLESS_SINCE,
 };
 pub use export::{Batch, CallbackExporter, ExportItem, ExportPolicy, Exporter, JsonlConfig, JsonlExporter};
 #[cfg(feature = "mcpcat")]
