@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,6 +16,16 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 V2 = hasattr(mcp, "MCPError")
+try:  # community fastmcp, in its own test environments only
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with contextlib.suppress(ImportError):  # authlib turns its own deprecation warnings on at import
+            import authlib.deprecate
+        warnings.simplefilter("ignore")  # fastmcp 2.x imports authlib's deprecated modules
+        import fastmcp as FASTMCP
+        import fastmcp.client.transports
+except ImportError:
+    FASTMCP = None
 SERVERS = Path(__file__).parent / "servers"
 
 
