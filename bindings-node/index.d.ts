@@ -174,20 +174,6 @@ export declare function coreVersion(): string
 /** Expands `template` (RFC 6570 level 4) with the values in `valuesJson` (an object). */
 export declare function expandTemplate(template: string, valuesJson: string): string
 
-/** Counters of one exporter. */
-export interface ExporterCounters {
-  /** `jsonl`, `otlp`, `otlp-metrics`, `mcpcat`, `callback`, `callback-2`, … */
-  name: string
-  /** Events delivered. */
-  exported: number
-  /** Events dropped (its queue was full, or shutdown's deadline passed). */
-  dropped: number
-  /** Events given up on (a permanent error, or every retry failed). */
-  failed: number
-  /** Events waiting or being sent. */
-  pending: number
-}
-
 /** Does a server's `capabilities` object (JSON text) declare `resources`? */
 export declare function hasResourcesCapability(capabilitiesJson: string): boolean
 
@@ -224,45 +210,40 @@ export interface Settled {
 /** Each variable of `template` as JSON text: `[{name, operator, explode, prefix}]`. */
 export declare function templateVariables(template: string): string
 
-/** Counters of a tracker (see `mcplens::tracking::Stats`). */
-export interface TrackerCounters {
-  /** Operations accepted. */
-  recorded: number
-  /** Operations dropped before becoming events (queue full, or recorded after shutdown). */
-  dropped: number
-  /** Events an event hook dropped. */
-  filtered: number
-  /** Events dropped because a redaction hook failed. */
-  redactionFailed: number
-  /** Operations waiting to become events. */
-  queued: number
-  /** Per exporter, in configuration order. */
-  exporters: Array<ExporterCounters>
-}
+/** The identify hook starts: the session's records wait in the core until it answers (bounded). */
+export declare function trackingBeginIdentify(handle: number, key: number): void
+
+/**
+ * Checks the options (the core's `TrackerConfig` JSON) as the core will when the tracker
+ * starts; returns the counters of a tracker that has recorded nothing (JSON text).
+ */
+export declare function trackingCheck(configJson: string): string
 
 /** The connection closed. */
 export declare function trackingCloseSession(handle: number, key: number): void
 
 /**
- * Creates a tracker from the facade's options (JSON text, validated here) and returns its handle.
- * `dispatch` is required when a callback exporter or the `redact` hook is configured.
+ * Starts a tracker from the facade's options (the core's `TrackerConfig` JSON) and the server's
+ * info (`{name, version?}` JSON, or null); returns its handle. Callback exporters are the
+ * `callback` entries, answered by `dispatch("export", index, …)` in order; `redact`: whether
+ * `dispatch("redact", …)` answers the string hook.
  */
-export declare function trackingCreate(configJson: string, dispatch?: (kind: string, index: number, ticket: number, payload: string) => void): number
+export declare function trackingCreate(configJson: string, serverJson: string | null, redact: boolean, dispatch?: (kind: string, index: number, ticket: number, payload: string) => void): number
 
 /** Waits until everything recorded so far is delivered, dropped or failed, at most `timeoutMs`. */
 export declare function trackingFlush(handle: number, timeoutMs: number): Promise<Settled>
 
-/** Who is behind the session (`{id?, name?, data?}` as JSON text), for its later events. */
-export declare function trackingIdentify(handle: number, key: number, identityJson: string): void
+/** The identify hook failed (threw or rejected): the waiting records go on without an identity. */
+export declare function trackingIdentifyFailed(handle: number, key: number): void
 
 /** The tracked methods' names, in the order of their numeric codes (what `trackingRecord` takes). */
 export declare function trackingMethods(): Array<string>
 
 /**
  * Opens a session: derived from the transport's session id when there is one, minted otherwise.
- * `transport`: `stdio`, `http` or `memory`. Returns the session's key.
+ * `transport`: `stdio`, `http` or `memory`. Returns the session's key and id (`[key, id]`).
  */
-export declare function trackingOpenSession(handle: number, transportSessionId?: string | undefined | null, transport?: string | undefined | null): number
+export declare function trackingOpenSession(handle: number, transportSessionId?: string | undefined | null, transport?: string | undefined | null): [number, string]
 
 /**
  * Records one request: its numbers in the scratch (see `trackingScratch`), its text (as many bytes
@@ -279,6 +260,12 @@ export declare function trackingRecordText(text: string): void
 export declare function trackingReply(ticket: number, ok: boolean, payload: string): void
 
 /**
+ * The identify hook answered: `{id?, name?, data?}` as JSON text, or null (nobody). Anything
+ * else counts as a failure.
+ */
+export declare function trackingResolveIdentity(handle: number, key: number, identityJson?: string | undefined | null): void
+
+/**
  * The scratch of this JS thread, as a `Float64Array` of 9 numbers the facade writes before each
  * `trackingRecord` call: handle, session key, method code, numeric request id (NaN if none or a
  * string), started (wall-clock ms since the epoch), duration (ms), flags, JSON-RPC error code, and
@@ -293,8 +280,8 @@ export declare function trackingSessionClient(handle: number, key: number, name?
 /** Stops accepting operations and delivers what is queued, at most `timeoutMs`. Idempotent. */
 export declare function trackingShutdown(handle: number, timeoutMs: number): Promise<Settled>
 
-/** The tracker's counters. */
-export declare function trackingStats(handle: number): TrackerCounters
+/** The tracker's counters: the core's `Stats` JSON (the same in every language). */
+export declare function trackingStats(handle: number): string
 
 /**
  * The text buffer of this JS thread, as a `Uint8Array` of 64 KiB the facade writes a request's

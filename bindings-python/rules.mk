@@ -34,7 +34,8 @@ $(PY_OUT)/venv-mcp2/.lint-requirements: $(PY_DIR)/requirements-lint.txt $(PY_OUT
 	touch $@
 
 # node-install: the cross-language tests need the Node package, and must run (MCPLENS_REQUIRE_NODE).
-test-python: build-python node-install $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements ## Python tests on mcp 1.30.0 and 2.3.0
+# venv-bench: agentcat 2.1.0, whose own event body the agentcat exporter's is compared with.
+test-python: build-python node-install $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements $(PY_OUT)/venv-bench/.requirements ## Python tests on mcp 1.30.0 and 2.3.0
 	@$(PY_INSTALL_WHEEL)
 	@echo "== pytest, mcp 1.30.0"
 	cd $(PY_DIR) && MCPLENS_REQUIRE_NODE=1 ../$(PY_OUT)/venv-mcp1/bin/python -m pytest

@@ -79,10 +79,11 @@ test('README server quickstart = examples/server-quickstart.mjs; as a stdio serv
   assert.equal(stderr, '');
 });
 
-test('the cross-language tracking hook: run-scenario.mjs prints tracking/expected.jsonl (the Python side must print the same)', async () => {
-  const hook = join(import.meta.dirname, 'tracking', 'run-scenario.mjs');
+test('the cross-language tracking scenario: run-scenario.mjs prints its expected.jsonl (the Python side must print the same)', async () => {
+  const dir = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'tracking', 'scenario');
+  const hook = join(dir, 'run-scenario.mjs');
   const { stdout } = await run(process.execPath, [hook], { timeout: 30_000 });
-  assert.equal(stdout, readFileSync(join(import.meta.dirname, 'tracking', 'expected.jsonl'), 'utf8'));
+  assert.equal(stdout, readFileSync(join(dir, 'expected.jsonl'), 'utf8'));
   await run(process.execPath, [hook, '--check'], { timeout: 30_000 });
 });
 

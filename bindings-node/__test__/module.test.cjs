@@ -20,6 +20,7 @@ const API = [
   'matches',
   'variables',
   'Tracker',
+  'TrackingSession',
   'callbackExporter',
   'jsonlExporter',
   'mcpcatExporter',

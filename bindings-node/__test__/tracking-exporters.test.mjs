@@ -111,7 +111,8 @@ test('MCPcat API: one snake_case event per request, POSTed to {baseUrl}/v1/publi
   );
   for (const [i, b] of bodies.entries()) {
     assert.equal(b.project_id, 'proj_test');
-    assert.equal(b.sdk_language, 'node');
+    assert.equal(b.sdk_language, 'TypeScript', 'as agentcat\'s own TypeScript SDK says');
+    assert.equal(b.agentcat_version.startsWith('mcplens '), true);
     assert.equal(b.server_name, 'scenario-server');
     assert.equal(b.client_name, 'cat-client');
     assert.match(b.id, /^evt_/);
@@ -122,17 +123,19 @@ test('MCPcat API: one snake_case event per request, POSTed to {baseUrl}/v1/publi
   }
   assert.equal(bodies[8].error.code, -32002);
   assert.deepEqual(bodies[7].parameters, { uri: 'note://1' });
-  assert.deepEqual(tracker.stats().exporters, [{ name: 'mcpcat', exported: EXPECTED.length, dropped: 0, failed: 0, pending: 0 }]);
+  assert.deepEqual(tracker.stats().exporters, [{ name: 'mcpcat', exported: EXPECTED.length, dropped: 0, failed: 0, skipped: 0, pending: 0 }]);
   await tracker.shutdown(5_000);
   await api.close();
 });
 
-test('exporter options are checked: a bad endpoint fails at the first track() as McplensError invalid_argument', () => {
-  assert.throws(() => otlpExporter({}), TypeError);
-  assert.throws(() => mcpcatExporter({ projectId: '' }), TypeError);
-  const tracker = new Tracker({ exporters: [otlpExporter({ endpoint: 'not a url' })] });
-  assert.throws(
-    () => track(createScenarioServer(), tracker),
-    (e) => e.name === 'McplensError' && e.code === 'invalid_argument' && e.server === 'scenario-server',
-  );
+test('exporter options are checked by the core when the tracker is made: McplensError invalid_argument naming the option', () => {
+  for (const [exporter, option] of [
+    [otlpExporter({ endpoint: 'not a url' }), 'exporters[0].endpoint'],
+    [mcpcatExporter({ projectId: '' }), 'exporters[0].projectId'],
+  ]) {
+    assert.throws(
+      () => new Tracker({ exporters: [exporter] }),
+      (e) => e.name === 'McplensError' && e.code === 'invalid_argument' && e.option === option,
+    );
+  }
 });

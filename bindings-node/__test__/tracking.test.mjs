@@ -51,7 +51,7 @@ test('memory: one event per request for every tracked method, with type, resourc
   assert.equal(events.at(-1).error.message, 'the handler crashed');
   const stats = tracker.stats();
   assert.equal(stats.recorded, EXPECTED.length);
-  assert.deepEqual(stats.exporters, [{ name: 'callback', exported: EXPECTED.length, dropped: 0, failed: 0, pending: 0 }]);
+  assert.deepEqual(stats.exporters, [{ name: 'callback', exported: EXPECTED.length, dropped: 0, failed: 0, skipped: 0, pending: 0 }]);
   await close();
   await tracker.shutdown(5_000);
 });
@@ -165,16 +165,24 @@ test('the CommonJS and ES module builds of the SDK are both tracked (two differe
   await tracker.shutdown(5_000);
 });
 
-test('track() throws a TypeError for anything but an SDK Server or McpServer', () => {
+test('track() throws a TypeError for anything but an SDK Server or McpServer; the core checks the options', () => {
   const tracker = new Tracker({ enableTracing: false });
   for (const bad of [undefined, null, 42, 'server', {}, { server: {} }, new Client({ name: 'c', version: '1' })]) {
     assert.throws(() => track(bad, tracker), TypeError);
   }
   assert.throws(() => track(createScenarioServer(), {}), TypeError);
   assert.throws(() => new Tracker({ exporters: [{ kind: 'jsonl' }] }), TypeError);
-  assert.throws(() => new Tracker({ captureResponses: 'no' }), TypeError);
-  assert.throws(() => new Tracker({ enableTracng: false }), TypeError);
-  assert.throws(() => new Tracker({ queueCapacity: 0 }), TypeError);
+  // Values are the core's to check (tests/vectors/tracking-config): the error names the option.
+  for (const [options, option] of [
+    [{ captureResponses: 'no' }, 'captureResponses'],
+    [{ enableTracng: false }, 'enableTracng'],
+    [{ queueCapacity: 0 }, 'queueCapacity'],
+  ]) {
+    assert.throws(
+      () => new Tracker(options),
+      (e) => e.name === 'McplensError' && e.code === 'invalid_argument' && e.option === option,
+    );
+  }
 });
 
 test('redaction: built-in rules, the redact hook, and a failing hook drops the event (counted)', async () => {
@@ -236,7 +244,16 @@ test('enableTracing: false leaves the server untouched and records nothing', asy
   await runScenario(client);
   await close();
   await tracker.flush(1_000);
-  assert.deepEqual(tracker.stats(), { recorded: 0, dropped: 0, filtered: 0, redactionFailed: 0, queued: 0, exporters: [] });
+  const zero = { exported: 0, dropped: 0, failed: 0, skipped: 0, pending: 0 };
+  assert.deepEqual(tracker.stats(), {
+    recorded: 0,
+    dropped: 0,
+    filtered: 0,
+    redactionFailed: 0,
+    unidentified: 0,
+    queued: 0,
+    exporters: [{ name: 'jsonl', ...zero }],
+  });
   assert.equal(existsSync(path), false);
   await tracker.shutdown(1_000);
 });
@@ -291,6 +308,25 @@ test('identify: called off the request path; the session’s events carry the id
   await tracker.shutdown(5_000);
 });
 
+test('identify held in the core: a failing hook, or one that never answers, lets the events go on without an identity (counted)', async () => {
+  for (const [identify, extra] of [
+    [async () => Promise.reject(new Error('directory down')), {}],
+    [() => new Promise(() => {}), { identifyTimeoutMs: 50 }],
+    [() => 42, {}], // not an identity: a failure
+  ]) {
+    const { events, exporter } = collector();
+    const tracker = new Tracker({ exporters: [exporter], identify, ...extra });
+    const { client, close } = await connectMemory(track(createScenarioServer(), tracker));
+    await client.listTools(); // the request never waits for identify
+    await tracker.flush(10_000);
+    assert.equal(events.length, 2, 'initialize and tools/list, exported');
+    assert.ok(events.every((e) => e.identity === undefined));
+    assert.equal(tracker.stats().unidentified, 2);
+    await close();
+    await tracker.shutdown(5_000);
+  }
+});
+
 test('callback exporter: a throw counts the batch failed; flush and shutdown time out as McplensError', async () => {
   const tracker = new Tracker({
     exporters: [
@@ -302,7 +338,7 @@ test('callback exporter: a throw counts the batch failed; flush and shutdown tim
   const { client, close } = await connectMemory(track(createScenarioServer(), tracker));
   await client.listTools();
   await tracker.flush(5_000);
-  assert.deepEqual(tracker.stats().exporters, [{ name: 'callback', exported: 0, dropped: 0, failed: 2, pending: 0 }]);
+  assert.deepEqual(tracker.stats().exporters, [{ name: 'callback', exported: 0, dropped: 0, failed: 2, skipped: 0, pending: 0 }]);
   await close();
   await tracker.shutdown(5_000);
 

@@ -122,13 +122,21 @@ export class McplensError extends Error {
   readonly server: string;
   /** For `server_error`: the JSON-RPC error code the server answered with. */
   readonly rpcCode?: number;
+  /** For a tracker's `invalid_argument`: the option, as its path in the core's configuration. */
+  readonly option?: string;
 
-  constructor(code: ErrorCode, server: string, message: string, options?: { rpcCode?: number; cause?: unknown }) {
+  constructor(
+    code: ErrorCode,
+    server: string,
+    message: string,
+    options?: { rpcCode?: number; option?: string; cause?: unknown },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'McplensError';
     this.code = code;
     this.server = server;
     if (options?.rpcCode !== undefined) this.rpcCode = options.rpcCode;
+    if (options?.option !== undefined) this.option = options.option;
   }
 }
 

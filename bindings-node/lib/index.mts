@@ -15,6 +15,7 @@ export {
   matches,
   variables,
   Tracker,
+  TrackingSession,
   callbackExporter,
   jsonlExporter,
   mcpcatExporter,

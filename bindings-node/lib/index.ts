@@ -62,6 +62,7 @@ export {
 } from './template.js';
 export {
   Tracker,
+  TrackingSession,
   callbackExporter,
   jsonlExporter,
   mcpcatExporter,
@@ -71,6 +72,7 @@ export {
   type ExporterStats,
   type Identity,
   type JsonRpcRequest,
+  type Outcome,
   type TrackedEvent,
   type TrackerOptions,
   type TrackerStats,

@@ -1,13 +1,14 @@
 /**
- * Server tracking: `track(server, tracker)` makes every `initialize`, `tools/*`, `resources/*` and
- * `prompts/*` request of an `@modelcontextprotocol/sdk` 1.x `Server` (or `McpServer`) an event,
- * exported off the request path to a JSONL file (default), OTLP/HTTP, an MCPcat-compatible API or
- * a JS callback.
+ * Server tracking: `track(server, tracker)` makes every tracked request (`initialize`, `ping`,
+ * `tools/*`, `resources/*`, `prompts/*`, `completion/complete`, `logging/setLevel`, `tasks/*`) of an
+ * `@modelcontextprotocol/sdk` 1.x `Server` (or `McpServer`) an event, exported off the request path
+ * to a JSONL file (default), OTLP/HTTP, the agentcat (MCPcat) API or a JS callback. Hosts that drive
+ * the tracker themselves use `Tracker.openSession()` and `TrackingSession.record()`.
  *
- * Every rule (the event, redaction, caps, sessions ids, the queue, batching, retries, the wire
- * formats) is the Rust core's (`mcplens::tracking`). This facade patches the server instance it is
- * given, reads the clock, and hands the core raw parts: numbers, and the params (and, when captured,
- * the result) as the JSON text `JSON.stringify` makes.
+ * Every rule (the configuration and its checks, the event, redaction, caps, session ids, identify,
+ * the queue, batching, retries, the wire formats) is the Rust core's (`mcplens::tracking`). This
+ * facade patches the server instance it is given, reads the clock, and hands the core raw parts:
+ * numbers, and the params (and, when captured, the result) as the JSON text `JSON.stringify` makes.
  */
 import { performance } from 'node:perf_hooks';
 
@@ -77,15 +78,17 @@ export interface TrackedEvent {
   /** When the request started (RFC 3339, UTC, milliseconds). */
   timestamp: string;
   durationMs: number;
-  /** `ses_…`, one per connection. */
-  sessionId: string;
+  /** `ses_…`, one per connection; absent on requests of a sessionless revision (2026-07-28). */
+  sessionId?: string;
   requestId?: number | string;
   protocolVersion?: string;
   client?: { name: string; version?: string };
   server?: { name: string; version?: string };
   transport?: 'stdio' | 'http' | 'memory';
-  /** The URI (resources/read, subscribe, unsubscribe), tool name (tools/call) or prompt name (prompts/get). */
+  /** The URI (resources/read, subscribe, unsubscribe, directory read), tool name (tools/call), prompt name (prompts/get), or completion reference. */
   resourceName?: string;
+  /** The URIs a `subscriptions/listen` request names. */
+  resourceUris?: string[];
   parameters?: unknown;
   response?: unknown;
   isError: boolean;
@@ -110,47 +113,22 @@ export interface Exporter {
 }
 
 interface Spec extends Exporter {
-  path?: string;
-  endpoint?: string;
-  headers?: Array<[string, string]>;
-  projectId?: string;
-  baseUrl?: string;
-  apiKey?: string;
+  /** The exporter's entry in the core's configuration (checked there). */
+  config: Record<string, unknown>;
   fn?: (events: TrackedEvent[]) => unknown;
 }
 
 const SPECS = new WeakSet<object>();
 
-function spec(s: Spec): Exporter {
-  const frozen = Object.freeze(s);
+function spec(kind: Exporter['kind'], config: Record<string, unknown>, fn?: Spec['fn']): Exporter {
+  const frozen = Object.freeze({ kind, config: { type: kind, ...config }, fn });
   SPECS.add(frozen);
   return frozen;
 }
 
-function optionalString(value: unknown, what: string): string | undefined {
-  if (value !== undefined && typeof value !== 'string') throw new TypeError(`${what} must be a string`);
-  return value;
-}
-
-function requiredString(value: unknown, what: string): string {
-  if (typeof value !== 'string' || value === '') throw new TypeError(`${what} must be a non-empty string`);
-  return value;
-}
-
-function options<T extends object>(value: T | undefined, what: string, keys: ReadonlyArray<keyof T & string>): Partial<T> {
-  if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null) throw new TypeError(`${what} takes an options object`);
-  for (const k of Object.keys(value)) {
-    if (!keys.includes(k as keyof T & string)) throw new TypeError(`${what}: unknown option "${k}"`);
-  }
-  return value;
-}
-
 /** JSON lines appended to `path` (default `mcplens-events.jsonl` in the working directory), rotated by size. */
-export function jsonlExporter(opts?: { path?: string }): Exporter {
-  const o = options(opts, 'jsonlExporter', ['path']);
-  const path = optionalString(o.path, 'jsonlExporter: path');
-  return spec(path === undefined ? { kind: 'jsonl' } : { kind: 'jsonl', path });
+export function jsonlExporter(opts: { path?: string } = {}): Exporter {
+  return spec('jsonl', { ...opts });
 }
 
 /**
@@ -158,25 +136,16 @@ export function jsonlExporter(opts?: { path?: string }): Exporter {
  * histogram to `{endpoint}/v1/metrics` (OpenTelemetry MCP semantic conventions).
  */
 export function otlpExporter(opts: { endpoint: string; headers?: Record<string, string> }): Exporter {
-  const o = options(opts, 'otlpExporter', ['endpoint', 'headers']);
-  const endpoint = requiredString(o.endpoint, 'otlpExporter: endpoint');
-  const headers: Array<[string, string]> = [];
-  if (o.headers !== undefined) {
-    if (typeof o.headers !== 'object' || o.headers === null) throw new TypeError('otlpExporter: headers must be an object');
-    for (const [k, v] of Object.entries(o.headers)) headers.push([k, requiredString(v, `otlpExporter: header "${k}"`)]);
-  }
-  return spec({ kind: 'otlp', endpoint, headers });
+  const { headers, ...rest } = opts ?? {};
+  return spec('otlp', headers === undefined ? rest : { ...rest, headers: Object.entries(headers) });
 }
 
-/** The MCPcat-compatible events API: `POST {baseUrl}/v1/public/events/` (default `https://api.mcpcat.io`). */
+/**
+ * The agentcat (formerly MCPcat) events API: `POST {baseUrl}/v1/public/events/` (default
+ * `https://api.agentcat.com`), `Authorization: Token <apiKey>` when set.
+ */
 export function mcpcatExporter(opts: { projectId: string; baseUrl?: string; apiKey?: string }): Exporter {
-  const o = options(opts, 'mcpcatExporter', ['projectId', 'baseUrl', 'apiKey']);
-  const s: Spec = { kind: 'mcpcat', projectId: requiredString(o.projectId, 'mcpcatExporter: projectId') };
-  const baseUrl = optionalString(o.baseUrl, 'mcpcatExporter: baseUrl');
-  const apiKey = optionalString(o.apiKey, 'mcpcatExporter: apiKey');
-  if (baseUrl !== undefined) s.baseUrl = baseUrl;
-  if (apiKey !== undefined) s.apiKey = apiKey;
-  return spec(s);
+  return spec('mcpcat', { ...opts });
 }
 
 /**
@@ -186,10 +155,13 @@ export function mcpcatExporter(opts: { projectId: string; baseUrl?: string; apiK
  */
 export function callbackExporter(fn: (events: TrackedEvent[]) => void | Promise<void>): Exporter {
   if (typeof fn !== 'function') throw new TypeError('callbackExporter takes a function');
-  return spec({ kind: 'callback', fn });
+  return spec('callback', {}, fn);
 }
 
-/** Options of `new Tracker`. */
+/**
+ * Options of `new Tracker`: the core's tracker configuration (`docs/tracking.md`; every value is
+ * checked there, defaults are its own) plus the JS functions.
+ */
 export interface TrackerOptions {
   /** Where events go (default: one `jsonlExporter()`). */
   exporters?: Exporter[];
@@ -203,30 +175,40 @@ export interface TrackerOptions {
   captureResourceText?: boolean;
   /**
    * Applied to every string of every event after the built-in redaction, on the JS thread off the
-   * request path (one call into JS per event; the core's event builder waits for it, at most 5 s).
-   * A throw, a rejection, a non-string or the timeout drops the event (counted `redactionFailed`).
+   * request path (one call into JS per event for all its strings; the core's event builder waits
+   * for it, at most 5 s). A throw, a rejection, a non-string or the timeout drops the event
+   * (counted `redactionFailed`).
    */
   redact?: (text: string) => string | Promise<string>;
   /**
-   * Who is behind a session: called off the request path with the session's first request (the
-   * raw JSON-RPC request and the SDK's `extra`) until it returns an identity; that request's event
-   * and every later one of the session carry it.
+   * Who is behind a session: called once per session, off the request path, with the session's
+   * first request (the raw JSON-RPC request and the SDK's `extra`). The session's events wait for
+   * it in the core (at most `identifyMaxRecords` and `identifyTimeoutMs`); a throw, a rejection or
+   * a bound passed lets them go on without an identity (counted `unidentified`).
    */
   identify?: (request: JsonRpcRequest, extra: unknown) => Identity | null | undefined | Promise<Identity | null | undefined>;
   /** Operations waiting to become events (default 10,000); the oldest are dropped beyond it. */
   queueCapacity?: number;
+  /** Most events of one session waiting for `identify` (default 1,000). */
+  identifyMaxRecords?: number;
+  /** Longest they wait (default 5,000 ms). */
+  identifyTimeoutMs?: number;
+  /** The server's `serverInfo`, for hosts that open sessions themselves (`track()` reads it from the server). */
+  server?: { name: string; version?: string };
 }
 
-/** Counters of one exporter. */
+/** Counters of one exporter (the same JSON in every language). */
 export interface ExporterStats {
   name: string;
   exported: number;
   dropped: number;
   failed: number;
+  /** Events this exporter does not take (the agentcat API's event types). */
+  skipped: number;
   pending: number;
 }
 
-/** Counters of a tracker (see `docs/events.md` and the core's `Stats`). */
+/** Counters of a tracker: the core's `Stats`, the same JSON in every language (`docs/tracking.md`). */
 export interface TrackerStats {
   /** Operations accepted. */
   recorded: number;
@@ -236,6 +218,8 @@ export interface TrackerStats {
   filtered: number;
   /** Dropped because the `redact` hook failed. */
   redactionFailed: number;
+  /** Went on without the identity they waited for (identify failed or a bound passed). */
+  unidentified: number;
   /** Waiting to become events. */
   queued: number;
   exporters: ExporterStats[];
@@ -244,27 +228,30 @@ export interface TrackerStats {
 /** The raw JSON-RPC request a handler in the SDK's map receives. */
 export interface JsonRpcRequest {
   jsonrpc?: '2.0';
-  id: number | string;
+  id?: number | string;
   method: string;
   params?: Record<string, unknown>;
 }
 
+/** How a request ended: its result, or the JSON-RPC error the client got. */
+export type Outcome = { result: unknown } | { error: { code: number; message: string } };
+
 type Dispatch = (kind: string, index: number, ticket: number, payload: string) => void;
 
-/** The native tracker, built at the first `track()` (it needs the server's `serverInfo`). */
+/** The native tracker, started at the first `track()` or `openSession()`. */
 interface Core {
   handle: number;
   enabled: boolean;
   captureResponses: boolean;
   identify: TrackerOptions['identify'];
   server: string;
-  /** `identify` calls in progress; their sessions' records wait for them. */
-  identifying: Set<Promise<void>>;
 }
 
 interface State {
+  configJson: string;
   options: TrackerOptions;
   exporters: Spec[];
+  zeroStats: string;
   core: Core | undefined;
   closed: boolean;
   /** `stats().recorded` at the last exit flush. */
@@ -272,26 +259,6 @@ interface State {
 }
 
 const STATES = new WeakMap<Tracker, State>();
-
-const OPTION_KEYS: ReadonlyArray<keyof TrackerOptions> = [
-  'exporters',
-  'enableTracing',
-  'captureParameters',
-  'captureResponses',
-  'captureResourceText',
-  'redact',
-  'identify',
-  'queueCapacity',
-];
-
-function optionalBoolean(value: unknown, what: string): boolean | undefined {
-  if (value !== undefined && typeof value !== 'boolean') throw new TypeError(`Tracker: ${what} must be a boolean`);
-  return value;
-}
-
-function optionalFunction(value: unknown, what: string): void {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`Tracker: ${what} must be a function`);
-}
 
 /** Trackers with a live native tracker, flushed at `beforeExit`. */
 const LIVE = new Set<Tracker>();
@@ -312,17 +279,16 @@ async function flushAtExit(): Promise<void> {
   await Promise.allSettled(work);
 }
 
-/** Waits (at most `timeoutMs`) for `identify` calls in progress, whose records wait for them; the time left. */
-async function identified(core: Core, timeoutMs: number): Promise<number> {
-  if (core.identifying.size === 0) return timeoutMs;
-  const start = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.allSettled([...core.identifying]),
-    new Promise((resolve) => (timer = setTimeout(resolve, Math.max(0, timeoutMs)))),
-  ]);
-  clearTimeout(timer);
-  return Math.max(0, timeoutMs - (performance.now() - start));
+function messageOf(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The core's error as an `McplensError` (an `invalid_argument` names its option). */
+function coreError(e: unknown, server: string): McplensError {
+  const code = (e as { code?: unknown } | null)?.code;
+  const message = messageOf(e);
+  const option = /^invalid tracking option `([^`]*)`/.exec(message)?.[1];
+  return new McplensError(typeof code === 'string' ? (code as ErrorCode) : 'invalid_argument', server, message, { option, cause: e });
 }
 
 function settle(state: State, outcome: native.Settled): void {
@@ -331,46 +297,55 @@ function settle(state: State, outcome: native.Settled): void {
   }
 }
 
-function messageOf(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 /**
- * A tracker: options, exporters and counters shared by every server tracked with it. The native
- * tracker (its threads, the JSONL file, HTTP clients) starts at the first `track()`, which gives
- * it the server's `serverInfo`.
+ * A tracker: options, exporters and counters shared by every server tracked with it. The options
+ * are checked now (`McplensError` `invalid_argument`, `.option` naming it); the native tracker
+ * (its threads, the JSONL file, HTTP clients) starts at the first `track()` or `openSession()`.
  */
 export class Tracker {
   constructor(opts: TrackerOptions = {}) {
-    const o = options(opts, 'Tracker', OPTION_KEYS);
-    for (const k of ['enableTracing', 'captureParameters', 'captureResponses', 'captureResourceText'] as const) {
-      optionalBoolean(o[k], k);
-    }
-    optionalFunction(o.redact, 'redact');
-    optionalFunction(o.identify, 'identify');
-    if (o.queueCapacity !== undefined && !(Number.isSafeInteger(o.queueCapacity) && o.queueCapacity > 0)) {
-      throw new TypeError('Tracker: queueCapacity must be a positive integer');
+    if (typeof opts !== 'object' || opts === null) throw new TypeError('Tracker takes an options object');
+    const { exporters: given, redact, identify, server, ...config } = opts;
+    for (const [name, fn] of [['redact', redact], ['identify', identify]] as const) {
+      if (fn !== undefined && typeof fn !== 'function') throw new TypeError(`Tracker: ${name} must be a function`);
     }
     let exporters: Spec[] = [];
-    if (o.exporters !== undefined) {
-      if (!Array.isArray(o.exporters)) throw new TypeError('Tracker: exporters must be an array');
-      exporters = o.exporters.map((e) => {
+    if (given !== undefined) {
+      if (!Array.isArray(given)) throw new TypeError('Tracker: exporters must be an array');
+      exporters = given.map((e) => {
         if (!SPECS.has(e)) throw new TypeError('Tracker: exporters are made by jsonlExporter, otlpExporter, mcpcatExporter or callbackExporter');
         return e as Spec;
       });
     }
-    STATES.set(this, { options: { ...o }, exporters, core: undefined, closed: false, exitFlushed: 0 });
+    const configJson = JSON.stringify(exporters.length > 0 ? { ...config, exporters: exporters.map((e) => e.config) } : config);
+    let zeroStats: string;
+    try {
+      zeroStats = native.trackingCheck(configJson);
+    } catch (e) {
+      throw coreError(e, server?.name ?? '');
+    }
+    STATES.set(this, { configJson, options: { ...opts }, exporters, zeroStats, core: undefined, closed: false, exitFlushed: 0 });
   }
 
   /**
-   * Resolves once everything recorded so far is exported, dropped or failed; rejects with
-   * `McplensError` `timeout` after `timeoutMs` (default 5,000).
+   * Opens a tracking session for a connection (for hosts that drive the tracker themselves; `track()`
+   * does this for SDK servers). With the transport's session id (`Mcp-Session-Id`) the session id is
+   * derived from it; `transport`: `stdio`, `http` or `memory`.
+   */
+  openSession(opts: { transportSessionId?: string; transport?: 'stdio' | 'http' | 'memory' } = {}): TrackingSession {
+    const core = coreOf(this, STATES.get(this)!.options.server);
+    return new TrackingSession(core, opts.transportSessionId, opts.transport);
+  }
+
+  /**
+   * Resolves once everything recorded so far is exported, dropped or failed (events waiting for
+   * `identify` are waited for, within its bounds); rejects with `McplensError` `timeout` after
+   * `timeoutMs` (default 5,000).
    */
   async flush(timeoutMs = 5_000): Promise<void> {
     const state = STATES.get(this)!;
     if (state.core === undefined || !state.core.enabled) return;
-    const left = await identified(state.core, timeoutMs);
-    settle(state, await native.trackingFlush(state.core.handle, left));
+    settle(state, await native.trackingFlush(state.core.handle, timeoutMs));
   }
 
   /**
@@ -383,49 +358,120 @@ export class Tracker {
     state.closed = true;
     LIVE.delete(this);
     if (state.core === undefined || !state.core.enabled) return;
-    const left = await identified(state.core, timeoutMs);
-    settle(state, await native.trackingShutdown(state.core.handle, left));
+    settle(state, await native.trackingShutdown(state.core.handle, timeoutMs));
   }
 
-  /** The counters (all zero before the first `track()`). */
+  /** The counters: the core's `Stats` (all zero before the tracker starts). */
   stats(): TrackerStats {
     const state = STATES.get(this)!;
-    if (state.core === undefined || !state.core.enabled) {
-      return { recorded: 0, dropped: 0, filtered: 0, redactionFailed: 0, queued: 0, exporters: [] };
-    }
-    return native.trackingStats(state.core.handle);
+    const started = state.core !== undefined && state.core.enabled;
+    return JSON.parse(started ? native.trackingStats(state.core!.handle) : state.zeroStats) as TrackerStats;
   }
 }
 
-/** The native tracker of `tracker`, built now if needed with this server's `serverInfo`. */
+/**
+ * One connection as a tracker knows it: what a host driver records each request with. Made by
+ * `Tracker.openSession()`.
+ */
+export class TrackingSession {
+  readonly #core: Core;
+  readonly #key: number;
+  /** The `ses_…` id its events carry (none on requests of a sessionless revision). */
+  readonly id: string;
+  #identifyStarted = false;
+
+  constructor(core: Core, transportSessionId: string | undefined, transport: string | undefined) {
+    this.#core = core;
+    if (core.handle < 0) {
+      this.#key = -1;
+      this.id = '';
+      return;
+    }
+    try {
+      [this.#key, this.id] = native.trackingOpenSession(core.handle, transportSessionId, transport);
+    } catch (e) {
+      throw coreError(e, core.server);
+    }
+  }
+
+  /** The client's `clientInfo` and the negotiated protocol version (after `initialize`). */
+  setClient(client: { name?: unknown; version?: unknown } | undefined, protocolVersion?: unknown): void {
+    if (!this.#core.enabled) return;
+    const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+    native.trackingSessionClient(this.#core.handle, this.#key, text(client?.name), text(client?.version), text(protocolVersion));
+  }
+
+  /**
+   * Runs `identify` once for this session (later calls do nothing), off the request path; the
+   * session's records wait for it in the core (bounded). Never throws.
+   */
+  identify(fn: () => Identity | null | undefined | Promise<Identity | null | undefined>): void {
+    if (!this.#core.enabled || this.#identifyStarted) return;
+    this.#identifyStarted = true;
+    const { handle } = this.#core;
+    const key = this.#key;
+    native.trackingBeginIdentify(handle, key);
+    setImmediate(() => {
+      void (async () => fn())().then(
+        (identity) => native.trackingResolveIdentity(handle, key, identity == null ? null : JSON.stringify(identity)),
+        () => native.trackingIdentifyFailed(handle, key),
+      );
+    });
+  }
+
+  /**
+   * Records one request: its method (a tracked one, else nothing is recorded), the JSON-RPC
+   * request (`id`, `params`), how it ended, when it started (ms since the epoch) and how long it
+   * took (ms). Never throws.
+   */
+  record(method: string, request: { id?: unknown; params?: unknown }, outcome: Outcome, startedAtMs: number, durationMs: number): void {
+    const code = CODES.get(method);
+    if (code === undefined || !this.#core.enabled) return;
+    try {
+      const params = request.params === undefined ? undefined : JSON.stringify(request.params);
+      if ('error' in outcome) {
+        put(this.#core.handle, this.#key, code, request.id, startedAtMs, durationMs, params, F_ERROR, outcome.error.code, outcome.error.message);
+        return;
+      }
+      let text = '';
+      let flags = 0;
+      if (this.#core.captureResponses) {
+        try {
+          const json = JSON.stringify(outcome.result);
+          if (json !== undefined) {
+            text = json;
+            flags = F_RESULT;
+          }
+        } catch {
+          // Not JSON (a cycle, a BigInt): the event goes without a response.
+        }
+      } else if (code === TOOLS_CALL && (outcome.result as { isError?: unknown } | null | undefined)?.isError === true) {
+        flags = F_TOOL_ERROR;
+      }
+      put(this.#core.handle, this.#key, code, request.id, startedAtMs, durationMs, params, flags, 0, text);
+    } catch {
+      // Tracking never breaks the server.
+    }
+  }
+
+  /** The connection closed. */
+  close(): void {
+    if (this.#core.enabled) native.trackingCloseSession(this.#core.handle, this.#key);
+  }
+}
+
+/** The native tracker of `tracker`, started now if needed with this server's `serverInfo`. */
 function coreOf(tracker: Tracker, serverInfo: unknown): Core {
   const state = STATES.get(tracker)!;
   if (state.core !== undefined) return state.core;
   const o = state.options;
   const info = serverInfo as { name?: unknown; version?: unknown } | undefined;
   const server = typeof info?.name === 'string' ? info.name : '';
-  if (o.enableTracing === false || state.closed) {
-    state.core = { handle: -1, enabled: false, captureResponses: false, identify: undefined, server, identifying: new Set() };
+  if (state.closed) {
+    state.core = { handle: -1, enabled: false, captureResponses: false, identify: undefined, server };
     return state.core;
   }
-  const callbacks: Array<(events: TrackedEvent[]) => unknown> = [];
-  const exporters = state.exporters.map((e) => {
-    const { fn, ...rest } = e;
-    if (fn === undefined) return rest;
-    callbacks.push(fn);
-    return { kind: 'callback', index: callbacks.length - 1 };
-  });
-  const config = {
-    enableTracing: true,
-    captureParameters: o.captureParameters ?? true,
-    captureResponses: o.captureResponses ?? true,
-    captureResourceText: o.captureResourceText ?? false,
-    queueCapacity: o.queueCapacity,
-    server:
-      server === '' ? undefined : { name: server, version: typeof info?.version === 'string' ? info.version : undefined },
-    redact: o.redact !== undefined,
-    exporters,
-  };
+  const callbacks = state.exporters.flatMap((e) => (e.fn === undefined ? [] : [e.fn]));
   const redact = o.redact;
   const dispatch: Dispatch = (kind, index, ticket, payload) => {
     void answer(kind, index, payload).then(
@@ -438,31 +484,26 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
       await callbacks[index]!(JSON.parse(payload) as TrackedEvent[]);
       return '';
     }
-    const strings = JSON.parse(payload) as string[];
     const out: string[] = [];
-    for (const s of strings) {
-      const r = redact!(s);
-      const v = typeof r === 'string' ? r : await r;
+    for (const s of JSON.parse(payload) as string[]) {
+      const v = await redact!(s);
       if (typeof v !== 'string') throw new TypeError('redact must return a string');
       out.push(v);
     }
     return JSON.stringify(out);
   }
+  const serverJson = server === '' ? null : JSON.stringify({ name: server, version: typeof info?.version === 'string' ? info.version : undefined });
   let handle: number;
   try {
-    handle = native.trackingCreate(JSON.stringify(config), callbacks.length > 0 || redact !== undefined ? dispatch : undefined);
+    const needsJs = callbacks.length > 0 || redact !== undefined;
+    handle = native.trackingCreate(state.configJson, serverJson, redact !== undefined, needsJs ? dispatch : undefined);
   } catch (e) {
-    const code = (e as { code?: unknown } | null)?.code;
-    throw new McplensError(typeof code === 'string' ? (code as ErrorCode) : 'invalid_argument', server, messageOf(e), { cause: e });
+    throw coreError(e, server);
   }
-  state.core = {
-    handle,
-    enabled: true,
-    captureResponses: config.captureResponses,
-    identify: o.identify,
-    server,
-    identifying: new Set(),
-  };
+  // A disabled tracker starts nothing, but still derives session ids.
+  const enabled = o.enableTracing !== false;
+  state.core = { handle, enabled, captureResponses: o.captureResponses !== false, identify: o.identify, server };
+  if (!enabled) return state.core;
   LIVE.add(tracker);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
@@ -495,15 +536,13 @@ interface LowLevelServer {
 }
 
 interface SessionState {
-  key: number;
+  session: TrackingSession;
   sid: string | undefined;
   clientKnown: boolean;
-  identified: boolean;
-  /** Records waiting for the `identify` hook (then this session's events carry the identity). */
-  deferred: Array<() => void> | undefined;
 }
 
 interface ServerState {
+  tracker: Tracker;
   core: Core;
   server: LowLevelServer;
   session: SessionState | undefined;
@@ -513,7 +552,6 @@ const TRACKED: unique symbol = Symbol.for('mcplens.tracked') as never;
 const ORIGINAL = Symbol.for('mcplens.original');
 
 const CODES = new Map(native.trackingMethods().map((m, i) => [m, i] as const));
-const INITIALIZE = CODES.get('initialize')!;
 const TOOLS_CALL = CODES.get('tools/call')!;
 const TIME_ORIGIN = performance.timeOrigin;
 
@@ -528,7 +566,7 @@ function isLowLevel(x: unknown): x is LowLevelServer {
   );
 }
 
-function transportOf(server: LowLevelServer, extra: Extra | undefined): string | undefined {
+function transportOf(server: LowLevelServer, extra: Extra | undefined): 'stdio' | 'http' | 'memory' | undefined {
   if (extra?.requestInfo !== undefined) return 'http';
   const name = (server.transport as { constructor?: { name?: string } } | undefined)?.constructor?.name ?? '';
   if (/stdio/i.test(name)) return 'stdio';
@@ -542,132 +580,56 @@ function sessionOf(state: ServerState, request: JsonRpcRequest, extra: Extra | u
   const sid = extra?.sessionId;
   let s = state.session;
   if (s === undefined || s.sid !== sid) {
-    const handle = state.core.handle;
-    if (s !== undefined) native.trackingCloseSession(handle, s.key);
-    s = { key: native.trackingOpenSession(handle, sid, transportOf(state.server, extra)), sid, clientKnown: false, identified: false, deferred: undefined };
+    s?.session.close();
+    const session = state.tracker.openSession({ transportSessionId: sid, transport: transportOf(state.server, extra) });
+    s = { session, sid, clientKnown: false };
     state.session = s;
+    const identify = state.core.identify;
+    if (identify !== undefined) session.identify(() => identify(request, extra));
   }
-  const identify = state.core.identify;
-  if (identify !== undefined && !s.identified && s.deferred === undefined) startIdentify(state, s, identify, request, extra);
   return s;
 }
 
-function startIdentify(
-  state: ServerState,
-  s: SessionState,
-  identify: NonNullable<TrackerOptions['identify']>,
-  request: JsonRpcRequest,
-  extra: Extra | undefined,
-): void {
-  const deferred: Array<() => void> = [];
-  s.deferred = deferred;
-  const pending = state.core.identifying;
-  const done = new Promise<void>((resolve) =>
-    setImmediate(async () => {
-      try {
-        const identity = await identify(request, extra);
-        if (identity !== null && identity !== undefined && typeof identity === 'object') {
-          native.trackingIdentify(state.core.handle, s.key, JSON.stringify(identity));
-          s.identified = true;
-        }
-      } catch {
-        // A failing hook identifies nobody; it is asked again with the session's next request.
-      }
-      s.deferred = undefined;
-      for (const record of deferred) record();
-      pending.delete(done);
-      resolve();
-    }),
-  );
-  pending.add(done);
-}
-
-function noteClient(state: ServerState, s: SessionState, protocolVersion: unknown): void {
-  const info = state.server.getClientVersion();
-  if (info === undefined && protocolVersion === undefined) return;
-  native.trackingSessionClient(
-    state.core.handle,
-    s.key,
-    typeof info?.name === 'string' ? info.name : undefined,
-    typeof info?.version === 'string' ? info.version : undefined,
-    typeof protocolVersion === 'string' ? protocolVersion : undefined,
-  );
-  s.clientKnown = info !== undefined;
-}
-
-function succeeded(state: ServerState, code: number, request: JsonRpcRequest, extra: Extra | undefined, t0: number, t1: number, result: unknown): void {
+/** Records a request the SDK's handler answered (`outcome`), between `t0` and `t1` (`performance.now()`). */
+function recorded(state: ServerState, method: string, request: JsonRpcRequest, extra: Extra | undefined, t0: number, t1: number, outcome: Outcome): void {
   try {
-    const core = state.core;
     const s = sessionOf(state, request, extra);
-    if (code === INITIALIZE) noteClient(state, s, (result as { protocolVersion?: unknown } | undefined)?.protocolVersion);
-    else if (!s.clientKnown) noteClient(state, s, undefined);
-    const params = request.params === undefined ? undefined : JSON.stringify(request.params);
-    let text = '';
-    let flags = 0;
-    if (core.captureResponses) {
-      try {
-        const json = JSON.stringify(result);
-        if (json !== undefined) {
-          text = json;
-          flags = F_RESULT;
-        }
-      } catch {
-        // Not JSON (a cycle, a BigInt): the event goes without a response.
-      }
-    } else if (code === TOOLS_CALL && (result as { isError?: unknown } | null | undefined)?.isError === true) {
-      flags = F_TOOL_ERROR;
+    if (!s.clientKnown || method === 'initialize') {
+      const info = state.server.getClientVersion();
+      const version = method === 'initialize' && 'result' in outcome ? (outcome.result as { protocolVersion?: unknown } | undefined)?.protocolVersion : undefined;
+      if (info !== undefined || version !== undefined) s.session.setClient(info, version);
+      s.clientKnown = info !== undefined;
     }
-    const id = request.id;
-    const started = TIME_ORIGIN + t0;
-    if (s.deferred !== undefined) {
-      const key = s.key;
-      s.deferred.push(() => put(core.handle, key, code, id, started, t1 - t0, params, flags, 0, text));
-    } else {
-      put(core.handle, s.key, code, id, started, t1 - t0, params, flags, 0, text);
-    }
+    s.session.record(method, request, outcome, TIME_ORIGIN + t0, t1 - t0);
   } catch {
     // Tracking never breaks the server.
   }
 }
 
-function failed(state: ServerState, code: number, request: JsonRpcRequest, extra: Extra | undefined, t0: number, t1: number, error: unknown): void {
-  try {
-    const h = state.core.handle;
-    const s = sessionOf(state, request, extra);
-    if (!s.clientKnown && code !== INITIALIZE) noteClient(state, s, undefined);
-    const params = request.params === undefined ? undefined : JSON.stringify(request.params);
-    // What the SDK answers the client with.
-    const e = error as { code?: unknown; message?: unknown } | null | undefined;
-    const rpc = Number.isSafeInteger(e?.code) ? (e!.code as number) : -32603;
-    let message = String(e?.message ?? 'Internal error');
-    // McpError prefixes its message with the code, which the event carries apart.
-    const prefix = `MCP error ${rpc}: `;
-    if (message.startsWith(prefix)) message = message.slice(prefix.length);
-    const id = request.id;
-    const started = TIME_ORIGIN + t0;
-    const key = s.key;
-    const send = (): void => put(h, key, code, id, started, t1 - t0, params, F_ERROR, rpc, message);
-    if (s.deferred !== undefined) s.deferred.push(send);
-    else send();
-  } catch {
-    // Tracking never breaks the server.
-  }
+/** What the SDK answers the client with for a thrown `error`. */
+function errorOutcome(error: unknown): Outcome {
+  const e = error as { code?: unknown; message?: unknown } | null | undefined;
+  const code = Number.isSafeInteger(e?.code) ? (e!.code as number) : -32603;
+  let message = String(e?.message ?? 'Internal error');
+  // McpError prefixes its message with the code, which the event carries apart.
+  const prefix = `MCP error ${code}: `;
+  if (message.startsWith(prefix)) message = message.slice(prefix.length);
+  return { error: { code, message } };
 }
 
 /** `handler` wrapped when `method` is tracked; the same function otherwise. */
 function wrap(state: ServerState, method: string, handler: Handler): Handler {
-  const code = CODES.get(method);
-  if (code === undefined || typeof handler !== 'function' || ORIGINAL in handler) return handler;
+  if (!CODES.has(method) || typeof handler !== 'function' || ORIGINAL in handler) return handler;
   const tracked: Handler = async (request, extra) => {
     const t0 = performance.now();
     let result: unknown;
     try {
       result = await handler(request, extra);
     } catch (error) {
-      failed(state, code, request, extra, t0, performance.now(), error);
+      recorded(state, method, request, extra, t0, performance.now(), errorOutcome(error));
       throw error; // unchanged (an McpError keeps its code)
     }
-    succeeded(state, code, request, extra, t0, performance.now(), result);
+    recorded(state, method, request, extra, t0, performance.now(), { result });
     return result; // the handler's own object
   };
   Object.defineProperty(tracked, ORIGINAL, { value: handler });
@@ -693,8 +655,9 @@ export function track<S>(server: S, tracker?: Tracker): S {
   }
   if (tracker !== undefined && !(tracker instanceof Tracker)) throw new TypeError('track(): tracker must be a Tracker');
   if (low[TRACKED] !== undefined) return server;
-  const core = coreOf(tracker ?? (defaultTracker ??= new Tracker()), low._serverInfo);
-  const state: ServerState = { core, server: low, session: undefined };
+  const t = tracker ?? (defaultTracker ??= new Tracker());
+  const core = coreOf(t, low._serverInfo);
+  const state: ServerState = { tracker: t, core, server: low, session: undefined };
   Object.defineProperty(low, TRACKED, { value: state });
   if (!core.enabled) return server; // enableTracing: false: a pass-through, nothing installed
 
@@ -716,12 +679,10 @@ export function track<S>(server: S, tracker?: Tracker): S {
     low._onclose = function (this: unknown, ...args: unknown[]) {
       const s = state.session;
       state.session = undefined;
-      if (s !== undefined) {
-        try {
-          native.trackingCloseSession(core.handle, s.key);
-        } catch {
-          // Tracking never breaks the server.
-        }
+      try {
+        s?.session.close();
+      } catch {
+        // Tracking never breaks the server.
       }
       return onclose.apply(this, args);
     };

@@ -1,15 +1,18 @@
 //! Server tracking for Node: the core's [`Tracker`] behind numeric handles.
 //!
+//! The facade's options are the core's one `TrackerConfig` (JSON text, checked by the core); this
+//! module only adds what Node supplies (the server's info, `sdk_language`, the JS functions).
 //! The request path is one free function without arguments, [`tracking_record`]: no `this` to
 //! unwrap, nothing to convert. The facade writes the request's numbers into a per-thread
 //! `Float64Array` and its text (the params and, when captured, the result as the JSON text
 //! `JSON.stringify` made) into a per-thread `Uint8Array` (`TextEncoder.encodeInto`), both over
 //! native memory; the call copies those raw parts into the core's queue and returns.
 //!
-//! JS functions (the callback exporter, the `redact` hook) run on the JS thread through one
+//! JS functions (the callback exporters, the `redact` hook) run on the JS thread through one
 //! ThreadsafeFunction per tracker (weak: it never keeps the process alive). A core thread asks with
 //! a ticket and waits, bounded, for the facade's [`tracking_reply`]; the JS thread never waits on a
-//! core thread (`flush` and `shutdown` run on the libuv pool and resolve a Promise).
+//! core thread (`flush` and `shutdown` run on the libuv pool and resolve a Promise). The core hands
+//! `redact` all strings of one event at once: one round trip per event.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -19,8 +22,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use mcplens::tracking::{
-    Batch, Event, Identity, JsonlConfig, McpcatConfig, Method, Operation, OtlpConfig, Payload, PeerInfo, RequestId,
-    RpcError, Session, SessionKey, Tracker, TrackingError, Transport,
+    Batch, CallbackExporter, ExportError, Exporter, Hooks, Identity, Method, Operation, Payload, PeerInfo, RequestId,
+    RpcError, Session, SessionKey, Stats, Tracker, TrackerConfig, TrackingError, Transport,
 };
 use napi::bindgen_prelude::{
     AsyncTask, Env, Error, Float64Array, FnArgs, FromNapiValue, Task, TypeName, Uint8Array, Unknown, ValueType,
@@ -28,12 +31,10 @@ use napi::bindgen_prelude::{
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi::{sys, Status};
 use napi_derive::napi;
-use serde::Deserialize;
-use serde_json::Value;
 
 use crate::{Code, Result};
 
-/// How long a core thread waits for the JS callback exporter to settle one batch.
+/// How long a core thread waits for a JS callback exporter to settle one batch.
 const EXPORT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the event builder waits for the JS `redact` hook on one event (then drops it, counted).
 const REDACT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -44,10 +45,6 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 fn tracking_error(e: TrackingError) -> Error<Code> {
     Error::new(Code(e.code()), e.to_string())
-}
-
-fn invalid(reason: impl Into<String>) -> Error<Code> {
-    Error::new(Code("invalid_argument"), format!("invalid tracking option: {}", reason.into()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,162 +113,75 @@ pub fn tracking_reply(ticket: f64, ok: bool, payload: String) {
     }
 }
 
-/// Every string the core's string hook would see, in a fixed order: `resourceName`, the values of
-/// `parameters`, `response` and `identity.data`, `error.message`, `identity.id`, `identity.name`.
-fn for_each_string(event: &mut Event, f: &mut dyn FnMut(&mut String)) {
-    fn walk(v: &mut Value, f: &mut dyn FnMut(&mut String)) {
-        match v {
-            Value::String(s) => f(s),
-            Value::Array(a) => a.iter_mut().for_each(|x| walk(x, f)),
-            Value::Object(m) => m.values_mut().for_each(|x| walk(x, f)),
-            _ => {}
-        }
-    }
-    if let Some(r) = &mut event.resource_name {
-        f(r);
-    }
-    if let Some(p) = &mut event.parameters {
-        walk(p.value_mut(), f);
-    }
-    if let Some(r) = &mut event.response {
-        walk(r.value_mut(), f);
-    }
-    if let Some(d) = event.identity.as_mut().and_then(|i| i.data.as_mut()) {
-        walk(d, f);
-    }
-    if let Some(e) = &mut event.error {
-        f(&mut e.message);
-    }
-    if let Some(i) = &mut event.identity {
-        for s in [&mut i.id, &mut i.name].into_iter().flatten() {
-            f(s);
-        }
-    }
-}
-
-/// The JS `redact(text) → text` hook applied to every string of an event, in one call per event.
-fn redact_with_js(dispatch: &Dispatch, mut event: Event) -> std::result::Result<Option<Event>, TrackingError> {
-    let mut strings: Vec<String> = Vec::new();
-    for_each_string(&mut event, &mut |s| strings.push(std::mem::take(s)));
-    if strings.is_empty() {
-        return Ok(Some(event));
-    }
-    let payload = serde_json::to_string(&strings).map_err(|_| TrackingError::hook("unserializable strings"))?;
-    let reply = ask_js(dispatch, "redact", 0, payload, REDACT_TIMEOUT).map_err(TrackingError::hook)?;
-    let out: Vec<String> =
-        serde_json::from_str(&reply).map_err(|_| TrackingError::hook("redact must return a string"))?;
-    if out.len() != strings.len() {
-        return Err(TrackingError::hook("redact answered for a different number of strings"));
-    }
-    let mut out = out.into_iter();
-    for_each_string(&mut event, &mut |s| *s = out.next().unwrap_or_default());
-    Ok(Some(event))
-}
-
 // ---------------------------------------------------------------------------------------------
 // Construction.
 
-fn yes() -> bool {
-    true
+/// The facade's options as the core's configuration, plus what Node supplies.
+fn config_of(config_json: &str, server_json: Option<&str>) -> Result<TrackerConfig> {
+    let mut config = TrackerConfig::from_json(config_json).map_err(tracking_error)?;
+    if let Some(s) = server_json {
+        config.server = serde_json::from_str::<Option<PeerInfo>>(s)
+            .map_err(|_| tracking_error(TrackingError::invalid("server", "must be {name, version?}")))?;
+        config.check().map_err(tracking_error)?;
+    }
+    // What agentcat's own TypeScript SDK sends as `sdk_language`.
+    config.sdk_language = "TypeScript".to_owned();
+    Ok(config)
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Config {
-    #[serde(default = "yes")]
-    enable_tracing: bool,
-    #[serde(default = "yes")]
-    capture_parameters: bool,
-    #[serde(default = "yes")]
-    capture_responses: bool,
-    #[serde(default)]
-    capture_resource_text: bool,
-    queue_capacity: Option<usize>,
-    server: Option<PeerInfo>,
-    #[serde(default)]
-    redact: bool,
-    #[serde(default)]
-    exporters: Vec<ExporterSpec>,
+/// Checks the options (the core's `TrackerConfig` JSON) as the core will when the tracker
+/// starts; returns the counters of a tracker that has recorded nothing (JSON text).
+#[napi]
+pub fn tracking_check(config_json: String) -> Result<String> {
+    let config = config_of(&config_json, None)?;
+    let names = config.names().map_err(tracking_error)?;
+    Ok(Stats::zero(&names).to_json())
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ExporterSpec {
-    kind: String,
-    path: Option<String>,
-    endpoint: Option<String>,
-    #[serde(default)]
-    headers: Vec<(String, String)>,
-    project_id: Option<String>,
-    base_url: Option<String>,
-    api_key: Option<String>,
-    /// The callback's index in the facade's list.
-    index: Option<u32>,
-}
-
-/// Creates a tracker from the facade's options (JSON text, validated here) and returns its handle.
-/// `dispatch` is required when a callback exporter or the `redact` hook is configured.
+/// Starts a tracker from the facade's options (the core's `TrackerConfig` JSON) and the server's
+/// info (`{name, version?}` JSON, or null); returns its handle. Callback exporters are the
+/// `callback` entries, answered by `dispatch("export", index, …)` in order; `redact`: whether
+/// `dispatch("redact", …)` answers the string hook.
 #[napi(
-    ts_args_type = "configJson: string, dispatch?: (kind: string, index: number, ticket: number, payload: string) => void"
+    ts_args_type = "configJson: string, serverJson: string | null, redact: boolean, dispatch?: (kind: string, index: number, ticket: number, payload: string) => void"
 )]
-pub fn tracking_create(config_json: String, dispatch: Option<Dispatch>) -> Result<u32> {
-    let config: Config = serde_json::from_str(&config_json).map_err(|e| invalid(e.to_string()))?;
+pub fn tracking_create(
+    config_json: String,
+    server_json: Option<String>,
+    redact: bool,
+    dispatch: Option<Dispatch>,
+) -> Result<u32> {
+    let config = config_of(&config_json, server_json.as_deref())?;
     let dispatch = dispatch.map(Arc::new);
-    let needs_js = || invalid("a callback exporter or redact hook needs the facade's dispatcher");
-    let mut b = Tracker::builder()
-        .enabled(config.enable_tracing)
-        .capture_parameters(config.capture_parameters)
-        .capture_responses(config.capture_responses)
-        .capture_resource_text(config.capture_resource_text);
-    if let Some(s) = &config.server {
-        b = b.server(s.name.clone(), s.version.as_deref());
-    }
-    if let Some(n) = config.queue_capacity {
-        b = b.queue(n, 64 * 1024 * 1024);
-    }
-    if config.redact {
+    let needs_js = || tracking_error(TrackingError::invalid("exporters", "JS functions need the facade's dispatcher"));
+    let mut hooks = Hooks::default();
+    if redact {
         let d = dispatch.clone().ok_or_else(needs_js)?;
-        b = b.redact_events(move |event| redact_with_js(&d, event));
+        hooks.redact_strings = Some(Arc::new(move |strings: &mut [String]| {
+            let payload =
+                serde_json::to_string(&*strings).map_err(|_| TrackingError::hook("unserializable strings"))?;
+            let reply = ask_js(&d, "redact", 0, payload, REDACT_TIMEOUT).map_err(TrackingError::hook)?;
+            let out: Vec<String> =
+                serde_json::from_str(&reply).map_err(|_| TrackingError::hook("redact must return a string"))?;
+            if out.len() != strings.len() {
+                return Err(TrackingError::hook("redact answered for a different number of strings"));
+            }
+            for (s, o) in strings.iter_mut().zip(out) {
+                *s = o;
+            }
+            Ok(())
+        }));
     }
-    let mut callbacks = 0;
-    for spec in config.exporters {
-        match spec.kind.as_str() {
-            "jsonl" => {
-                b = b.jsonl(match spec.path {
-                    Some(p) => JsonlConfig::new(p),
-                    None => JsonlConfig::default(),
-                })
-            }
-            "otlp" => {
-                let endpoint = spec.endpoint.ok_or_else(|| invalid("otlpExporter needs an endpoint"))?;
-                b = b.otlp(OtlpConfig { headers: spec.headers, ..OtlpConfig::new(endpoint) });
-            }
-            "mcpcat" => {
-                let project = spec.project_id.ok_or_else(|| invalid("mcpcatExporter needs a projectId"))?;
-                let mut c = McpcatConfig::new(project);
-                if let Some(u) = spec.base_url {
-                    c.base_url = u;
-                }
-                c.api_key = spec.api_key;
-                c.sdk_language = "node".to_owned();
-                b = b.mcpcat(c);
-            }
-            "callback" => {
-                let d = dispatch.clone().ok_or_else(needs_js)?;
-                let index = spec.index.ok_or_else(|| invalid("a callback exporter needs its index"))?;
-                callbacks += 1;
-                let name = if callbacks == 1 { "callback".to_owned() } else { format!("callback-{callbacks}") };
-                let exporter = name.clone();
-                b = b.callback(name, move |batch: &Batch<'_>| {
-                    ask_js(&d, "export", index, batch.to_json_array(), EXPORT_TIMEOUT)
-                        .map(|_| ())
-                        .map_err(|m| TrackingError::permanent(exporter.clone(), m, 0))
-                });
-            }
-            other => return Err(invalid(format!("unknown exporter kind \"{other}\""))),
-        }
+    let callbacks = config.exporters.iter().filter(|e| e.kind() == "callback").count();
+    for index in 0..callbacks {
+        let d = dispatch.clone().ok_or_else(needs_js)?;
+        hooks.callbacks.push(Box::new(CallbackExporter(move |batch: &Batch<'_>| {
+            ask_js(&d, "export", index as u32, batch.to_json_array(), EXPORT_TIMEOUT)
+                .map(|_| ())
+                .map_err(|m| ExportError::permanent(m, 0))
+        })) as Box<dyn Exporter>);
     }
-    let tracker = b.build().map_err(tracking_error)?;
+    let tracker = Tracker::start(config, hooks).map_err(tracking_error)?;
     let mut all = TRACKERS.write().unwrap_or_else(PoisonError::into_inner);
     all.push(Arc::new(Entry { tracker, sessions: Mutex::new(HashMap::new()) }));
     Ok((all.len() - 1) as u32)
@@ -287,20 +197,27 @@ pub fn tracking_methods() -> Vec<&'static str> {
 // Sessions.
 
 /// Opens a session: derived from the transport's session id when there is one, minted otherwise.
-/// `transport`: `stdio`, `http` or `memory`. Returns the session's key.
-#[napi]
-pub fn tracking_open_session(handle: u32, transport_session_id: Option<String>, transport: Option<String>) -> f64 {
-    let Some(e) = entry(handle) else { return 0.0 };
-    let transport = match transport.as_deref() {
-        Some("stdio") => Some(Transport::Stdio),
-        Some("http") => Some(Transport::Http),
-        Some("memory") => Some(Transport::Memory),
-        _ => None,
-    };
+/// `transport`: `stdio`, `http` or `memory`. Returns the session's key and id (`[key, id]`).
+#[napi(ts_return_type = "[number, string]")]
+pub fn tracking_open_session(
+    handle: u32,
+    transport_session_id: Option<String>,
+    transport: Option<String>,
+) -> Result<(f64, String)> {
+    let transport = transport.as_deref().map(Transport::from_name).transpose().map_err(tracking_error)?;
+    let Some(e) = entry(handle) else { return Ok((0.0, String::new())) };
     let session = e.tracker.open_session(transport_session_id.as_deref(), transport);
-    let key = session.key().0;
+    let (key, id) = (session.key().0, session.id().to_owned());
     lock(&e.sessions).insert(key, session);
-    key as f64
+    Ok((key as f64, id))
+}
+
+fn with_session(handle: u32, key: f64, f: impl FnOnce(&Tracker, &Session)) {
+    let Some(e) = entry(handle) else { return };
+    let sessions = lock(&e.sessions);
+    if let Some(s) = sessions.get(&(key as u64)) {
+        f(&e.tracker, s);
+    }
 }
 
 /// The client's `clientInfo` and the negotiated protocol version, for the session's later events.
@@ -312,25 +229,32 @@ pub fn tracking_session_client(
     version: Option<String>,
     protocol_version: Option<String>,
 ) {
-    let Some(e) = entry(handle) else { return };
-    let sessions = lock(&e.sessions);
-    if let Some(s) = sessions.get(&(key as u64)) {
-        let client = name.map(|n| PeerInfo::new(n, version.as_deref()));
-        e.tracker.set_session_client(s, client, protocol_version.as_deref());
-    }
+    with_session(handle, key, |t, s| {
+        t.set_session_client(s, name.map(|n| PeerInfo::new(n, version.as_deref())), protocol_version.as_deref())
+    });
 }
 
-/// Who is behind the session (`{id?, name?, data?}` as JSON text), for its later events.
+/// The identify hook starts: the session's records wait in the core until it answers (bounded).
 #[napi]
-pub fn tracking_identify(handle: u32, key: f64, identity_json: String) -> Result<()> {
-    let identity: Identity =
-        serde_json::from_str(&identity_json).map_err(|_| invalid("identify must return {id?, name?, data?}"))?;
-    let Some(e) = entry(handle) else { return Ok(()) };
-    let sessions = lock(&e.sessions);
-    if let Some(s) = sessions.get(&(key as u64)) {
-        e.tracker.identify(s, identity);
-    }
-    Ok(())
+pub fn tracking_begin_identify(handle: u32, key: f64) {
+    with_session(handle, key, |t, s| t.begin_identify(s));
+}
+
+/// The identify hook answered: `{id?, name?, data?}` as JSON text, or null (nobody). Anything
+/// else counts as a failure.
+#[napi]
+pub fn tracking_resolve_identity(handle: u32, key: f64, identity_json: Option<String>) {
+    with_session(handle, key, |t, s| match identity_json.as_deref().map(serde_json::from_str::<Identity>) {
+        None => t.resolve_identity(s, None),
+        Some(Ok(i)) => t.resolve_identity(s, Some(i)),
+        Some(Err(_)) => t.identify_failed(s),
+    });
+}
+
+/// The identify hook failed (threw or rejected): the waiting records go on without an identity.
+#[napi]
+pub fn tracking_identify_failed(handle: u32, key: f64) {
+    with_session(handle, key, |t, s| t.identify_failed(s));
 }
 
 /// The connection closed.
@@ -466,12 +390,15 @@ impl FromNapiValue for Utf8 {
 
 fn wall(started_ms: f64) -> SystemTime {
     let ms = if started_ms.is_finite() && started_ms > 0.0 { started_ms } else { 0.0 };
-    UNIX_EPOCH + Duration::from_nanos((ms * 1e6) as u64)
+    // Whole milliseconds and the fraction apart: `ms * 1e6` would lose the millisecond's last
+    // nanoseconds (f64 has 53 bits; Unix nanoseconds need 61).
+    let whole = ms.trunc();
+    UNIX_EPOCH + Duration::from_millis(whole as u64) + Duration::from_nanos(((ms - whole) * 1e6).round() as u64)
 }
 
 fn span(duration_ms: f64) -> Duration {
     let ms = if duration_ms.is_finite() && duration_ms > 0.0 { duration_ms } else { 0.0 };
-    Duration::from_nanos((ms * 1e6) as u64)
+    Duration::from_nanos((ms * 1e6).round() as u64)
 }
 
 /// Records one request: its numbers in the scratch (see `trackingScratch`), its text (as many bytes
@@ -588,68 +515,11 @@ pub fn tracking_shutdown(handle: u32, timeout_ms: f64) -> AsyncTask<Settle> {
     settle(handle, timeout_ms, true)
 }
 
-/// Counters of one exporter.
-#[napi(object)]
-pub struct ExporterCounters {
-    /// `jsonl`, `otlp`, `otlp-metrics`, `mcpcat`, `callback`, `callback-2`, …
-    pub name: String,
-    /// Events delivered.
-    pub exported: f64,
-    /// Events dropped (its queue was full, or shutdown's deadline passed).
-    pub dropped: f64,
-    /// Events given up on (a permanent error, or every retry failed).
-    pub failed: f64,
-    /// Events waiting or being sent.
-    pub pending: f64,
-}
-
-/// Counters of a tracker (see `mcplens::tracking::Stats`).
-#[napi(object)]
-pub struct TrackerCounters {
-    /// Operations accepted.
-    pub recorded: f64,
-    /// Operations dropped before becoming events (queue full, or recorded after shutdown).
-    pub dropped: f64,
-    /// Events an event hook dropped.
-    pub filtered: f64,
-    /// Events dropped because a redaction hook failed.
-    pub redaction_failed: f64,
-    /// Operations waiting to become events.
-    pub queued: f64,
-    /// Per exporter, in configuration order.
-    pub exporters: Vec<ExporterCounters>,
-}
-
-/// The tracker's counters.
+/// The tracker's counters: the core's `Stats` JSON (the same in every language).
 #[napi]
-pub fn tracking_stats(handle: u32) -> TrackerCounters {
-    let Some(e) = entry(handle) else {
-        return TrackerCounters {
-            recorded: 0.0,
-            dropped: 0.0,
-            filtered: 0.0,
-            redaction_failed: 0.0,
-            queued: 0.0,
-            exporters: Vec::new(),
-        };
-    };
-    let s = e.tracker.stats();
-    TrackerCounters {
-        recorded: s.recorded as f64,
-        dropped: s.dropped as f64,
-        filtered: s.filtered as f64,
-        redaction_failed: s.redaction_failed as f64,
-        queued: s.queued as f64,
-        exporters: s
-            .exporters
-            .into_iter()
-            .map(|x| ExporterCounters {
-                name: x.name,
-                exported: x.exported as f64,
-                dropped: x.dropped as f64,
-                failed: x.failed as f64,
-                pending: x.pending as f64,
-            })
-            .collect(),
+pub fn tracking_stats(handle: u32) -> String {
+    match entry(handle) {
+        Some(e) => e.tracker.stats().to_json(),
+        None => Stats::default().to_json(),
     }
 }

@@ -319,7 +319,7 @@ async def end_to_end() -> None:
                 )
     for t in trackers:
         t.shutdown(10)
-    print(f"    mcplens: {tracker.stats()['recorded']} recorded, {tracker.stats()['exporters']['jsonl']}")
+    print(f"    mcplens: {tracker.stats()['recorded']} recorded, {tracker.stats()['exporters'][0]}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -368,7 +368,7 @@ async def rss_child(variant: str) -> None:
             if i % 40_000 == 0:
                 marks.append(f"+{(rss_kib() - before) / 1024:.1f}")
         st = tracker.stats()
-        ex = {k: (v["exported"], v["dropped"], v["failed"], v["pending"]) for k, v in st["exporters"].items()}
+        ex = {v["name"]: (v["exported"], v["dropped"], v["failed"], v["pending"]) for v in st["exporters"]}
         extra = (
             f"; {' / '.join(marks)} MiB after 44,000 / 84,000 / 124,000 / 164,000 (recorded {st['recorded']}, "
             f"queue drops {st['dropped']}, per exporter (exported, dropped, failed, pending) {ex})"

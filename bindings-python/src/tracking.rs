@@ -1,31 +1,33 @@
 //! Server tracking for Python: the native half of `mcplens.Tracker` and `mcplens.track()`.
 //!
-//! The rules (events, redaction, caps, sessions, export) are the core's. This module converts
-//! values and owns handles. On the request path, `record` writes the request `params` and, when
-//! responses are captured, the result straight from the Python objects into a per-thread scratch
-//! buffer as compact JSON (a direct walk over dicts, lists, scalars and pydantic models: no
-//! intermediate Python objects, no pydantic round trip for the common shapes), then releases the GIL
-//! while the core copies the record into its queue. Events are built, redacted, capped and exported
-//! on the core's threads, which never hold the GIL (except to call a Python hook or callback).
+//! The rules (configuration, events, redaction, caps, sessions, identify, export) are the core's.
+//! This module converts values and owns handles: the options become the core's one
+//! `TrackerConfig` (validated there), Python callables become its hooks and callback exporters.
+//! On the request path, `record` writes the request `params` and, when responses are captured, the
+//! result straight from the Python objects into a per-thread scratch buffer as compact JSON (a
+//! direct walk over dicts, lists, scalars and pydantic models: no intermediate Python objects, no
+//! pydantic round trip for the common shapes), then hands the text to the core (releasing the GIL
+//! for large payloads). Events are built on the core's threads, which take the GIL only to call a
+//! Python hook (once per event, for all its strings) or a callback (once per batch).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use mcplens::tracking::{
-    Batch, Exporter, Identity, JsonlConfig, JsonlExporter, McpcatConfig, McpcatExporter, Method, Operation, OtlpConfig,
-    OtlpMetricsExporter, OtlpTracesExporter, Payload, PeerInfo, RequestId, RpcError, Session, Stats, Tracker,
-    TrackingError as CoreError, Transport,
+    Batch, ExportError, Exporter, Hooks, Identity, Method, Operation, Payload, PeerInfo, RequestId, RpcError, Session,
+    Tracker, TrackerConfig, TrackingError as CoreError, Transport,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+use serde_json::{json, Value};
 
 use crate::McplensError;
 
@@ -33,177 +35,43 @@ pyo3::create_exception!(
     mcplens._core,
     TrackingError,
     McplensError,
-    "A tracking operation failed (`invalid_argument`, `io_error`, `timeout`); `.pending` after a timeout."
+    "A tracking operation failed (`invalid_argument` with `.option`, `io_error`, `timeout` with `.pending`)."
 );
 
 fn tracking_error(py: Python<'_>, e: &CoreError) -> PyErr {
     let err = crate::error::<TrackingError>(py, e.to_string(), e.code(), None, None);
-    if let CoreError::Timeout { pending, .. } = e {
-        if let Err(set) = err.value(py).setattr("pending", *pending) {
-            return set;
+    let set = || -> PyResult<()> {
+        if let CoreError::Timeout { pending, .. } = e {
+            err.value(py).setattr("pending", *pending)?;
         }
+        if let Some(option) = e.option() {
+            err.value(py).setattr("option", option)?;
+        }
+        Ok(())
+    };
+    match set() {
+        Ok(()) => err,
+        Err(set) => set,
     }
-    err
-}
-
-fn invalid(py: Python<'_>, message: String) -> PyErr {
-    crate::error::<TrackingError>(py, message, "invalid_argument", None, None)
 }
 
 fn seconds(py: Python<'_>, secs: f64) -> PyResult<Duration> {
-    crate::duration(secs)
-        .ok_or_else(|| invalid(py, "timeout_seconds must be a finite, non-negative number of seconds".into()))
+    crate::duration(secs).ok_or_else(|| {
+        tracking_error(py, &CoreError::invalid("timeout_seconds", "must be a finite, non-negative number of seconds"))
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
-// Exporter configurations (plain values; the tracker opens them).
-
-/// Append events as JSON lines to a file (the default exporter).
-#[pyclass(name = "JsonlExporter", module = "mcplens._core", frozen)]
-pub struct PyJsonlExporter {
-    path: PathBuf,
-}
-
-#[pymethods]
-impl PyJsonlExporter {
-    #[new]
-    #[pyo3(signature = (path = PathBuf::from("mcplens-events.jsonl")), text_signature = "(path='mcplens-events.jsonl')")]
-    fn new(path: PathBuf) -> Self {
-        PyJsonlExporter { path }
-    }
-
-    #[getter]
-    fn path(&self) -> String {
-        self.path.to_string_lossy().into_owned()
-    }
-
-    fn __repr__(&self) -> String {
-        format!("JsonlExporter(path={:?})", self.path.to_string_lossy())
-    }
-}
-
-/// OTLP/HTTP protobuf: spans and the `mcp.server.operation.duration` histogram.
-#[pyclass(name = "OtlpExporter", module = "mcplens._core", frozen)]
-pub struct PyOtlpExporter {
-    endpoint: String,
-    headers: Vec<(String, String)>,
-}
-
-#[pymethods]
-impl PyOtlpExporter {
-    #[new]
-    #[pyo3(signature = (endpoint, headers = None))]
-    fn new(py: Python<'_>, endpoint: String, headers: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let mut pairs = Vec::new();
-        if let Some(h) = headers {
-            let items = h.call_method0(intern!(py, "items"))?;
-            for item in items.try_iter()? {
-                pairs.push(item?.extract::<(String, String)>()?);
-            }
-        }
-        let config = OtlpConfig { headers: pairs.clone(), ..OtlpConfig::new(endpoint.clone()) };
-        OtlpTracesExporter::new("otlp", config).map_err(|e| tracking_error(py, &e))?;
-        Ok(PyOtlpExporter { endpoint, headers: pairs })
-    }
-
-    #[getter]
-    fn endpoint(&self) -> &str {
-        &self.endpoint
-    }
-
-    #[getter]
-    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        for (k, v) in &self.headers {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
-    }
-
-    fn __repr__(&self) -> String {
-        // Header values may be credentials: only their names.
-        let names: Vec<&str> = self.headers.iter().map(|(k, _)| k.as_str()).collect();
-        format!("OtlpExporter(endpoint={:?}, headers={names:?})", self.endpoint)
-    }
-}
-
-/// An MCPcat-compatible events API (`POST {base_url}/v1/public/events/`).
-#[pyclass(name = "McpcatExporter", module = "mcplens._core", frozen)]
-pub struct PyMcpcatExporter {
-    project_id: String,
-    base_url: Option<String>,
-}
-
-impl PyMcpcatExporter {
-    fn config(&self) -> McpcatConfig {
-        let mut c = McpcatConfig::new(self.project_id.clone());
-        if let Some(b) = &self.base_url {
-            c.base_url = b.clone();
-        }
-        c.sdk_language = "python".to_owned();
-        c
-    }
-}
-
-#[pymethods]
-impl PyMcpcatExporter {
-    #[new]
-    #[pyo3(signature = (project_id, base_url = None))]
-    fn new(py: Python<'_>, project_id: String, base_url: Option<String>) -> PyResult<Self> {
-        let me = PyMcpcatExporter { project_id, base_url };
-        McpcatExporter::new("mcpcat", me.config()).map_err(|e| tracking_error(py, &e))?;
-        Ok(me)
-    }
-
-    #[getter]
-    fn project_id(&self) -> &str {
-        &self.project_id
-    }
-
-    #[getter]
-    fn base_url(&self) -> String {
-        self.config().base_url
-    }
-
-    fn __repr__(&self) -> String {
-        format!("McpcatExporter(project_id={:?}, base_url={:?})", self.project_id, self.config().base_url)
-    }
-}
-
-/// Calls `fn(events)` with each batch (a list of event dicts) on the exporter's thread.
-#[pyclass(name = "CallbackExporter", module = "mcplens._core", frozen)]
-pub struct PyCallbackExporter {
-    callback: Py<PyAny>,
-}
-
-#[pymethods]
-impl PyCallbackExporter {
-    #[new]
-    fn new(callback: Bound<'_, PyAny>) -> PyResult<Self> {
-        if !callback.is_callable() {
-            return Err(PyTypeError::new_err("CallbackExporter needs a callable: fn(events: list[dict]) -> None"));
-        }
-        Ok(PyCallbackExporter { callback: callback.unbind() })
-    }
-
-    #[getter]
-    fn callback(&self, py: Python<'_>) -> Py<PyAny> {
-        self.callback.clone_ref(py)
-    }
-
-    fn __repr__(&self) -> String {
-        "CallbackExporter(...)".to_owned()
-    }
-}
+// Exporters: plain values made in `mcplens._tracking` (`_spec`: their entry in the core's
+// configuration; a callback exporter's `callback` too). The core checks them.
 
 /// The callback exporter: one Python call per batch, with the GIL taken only for that call.
 struct CallbackSink {
-    name: String,
     callback: Py<PyAny>,
 }
 
 impl Exporter for CallbackSink {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), CoreError> {
+    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
         let text = batch.to_json_array();
         Python::attach(|py| -> PyResult<()> {
             let events = py.import(intern!(py, "json"))?.call_method1(intern!(py, "loads"), (text,))?;
@@ -213,9 +81,67 @@ impl Exporter for CallbackSink {
         .map_err(|e| {
             // Counted as failed, not retried: the callback may have seen part of the batch.
             let kind = Python::attach(|py| e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default());
-            CoreError::permanent(self.name.clone(), format!("the callback raised {kind}"), 0)
+            ExportError::permanent(format!("the callback raised {kind}"), 0)
         })
     }
+}
+
+type Callbacks = Vec<Box<dyn Exporter>>;
+
+/// The exporters' entries (for the core's configuration) and the callbacks, in order.
+fn exporter_specs(py: Python<'_>, exporters: &[Bound<'_, PyAny>]) -> PyResult<(Vec<Value>, Callbacks)> {
+    let mut specs = Vec::new();
+    let mut callbacks: Callbacks = Vec::new();
+    for e in exporters {
+        let mut text = String::new();
+        write_value(py, &mut text, &e.getattr(intern!(py, "_spec"))?, 0, None);
+        let spec: Value =
+            serde_json::from_str(&text).map_err(|_| PyTypeError::new_err("an exporter's spec must be JSON"))?;
+        if spec["type"] == "callback" {
+            callbacks.push(Box::new(CallbackSink { callback: e.getattr(intern!(py, "callback"))?.unbind() }));
+        }
+        specs.push(spec);
+    }
+    Ok((specs, callbacks))
+}
+
+/// The core's configuration from the glue's options (TrackerConfig names; `None` left out) and
+/// exporters. Every check is the core's.
+fn tracker_config(
+    py: Python<'_>,
+    exporters: &[Bound<'_, PyAny>],
+    options: &Bound<'_, PyDict>,
+    extra: Value,
+) -> PyResult<(TrackerConfig, Callbacks)> {
+    let (specs, callbacks) = exporter_specs(py, exporters)?;
+    let mut text = String::new();
+    write_value(py, &mut text, options.as_any(), 0, None);
+    let mut map = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(m)) => m,
+        _ => return Err(PyTypeError::new_err("tracker options must be a dict")),
+    };
+    map.retain(|_, v| !v.is_null());
+    if !specs.is_empty() {
+        map.insert("exporters".into(), Value::Array(specs));
+    }
+    if let Value::Object(extra) = extra {
+        map.extend(extra.into_iter().filter(|(_, v)| !v.is_null()));
+    }
+    let config = TrackerConfig::from_json(&Value::Object(map).to_string()).map_err(|e| tracking_error(py, &e))?;
+    Ok((config, callbacks))
+}
+
+/// Checks the options as the core will (when `Tracker(...)` is constructed). Returns whether
+/// tracing is enabled and the counters of a tracker that has recorded nothing (JSON text).
+#[pyfunction]
+fn check_tracker_options(
+    py: Python<'_>,
+    exporters: Vec<Bound<'_, PyAny>>,
+    options: &Bound<'_, PyDict>,
+) -> PyResult<(bool, String)> {
+    let (config, _) = tracker_config(py, &exporters, options, Value::Null)?;
+    let names = config.names().map_err(|e| tracking_error(py, &e))?;
+    Ok((config.enable_tracing, mcplens::tracking::Stats::zero(&names).to_json()))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -229,7 +155,7 @@ pub struct PySession {
 
 #[pymethods]
 impl PySession {
-    /// The `ses_…` id its events carry.
+    /// The `ses_…` id its events carry (none on requests of a sessionless revision).
     #[getter]
     fn id(&self) -> &str {
         self.inner.id()
@@ -240,6 +166,8 @@ impl PySession {
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Python objects → compact JSON (the request-path serializer).
 // ---------------------------------------------------------------------------------------------
 // Python objects → compact JSON (the request-path serializer).
 
@@ -623,6 +551,10 @@ fn json_payload(text: &str) -> Payload<'_> {
 /// the wall clock's offset from the monotonic one is re-read every `REANCHOR` (a stepped system
 /// clock is followed within that time).
 struct Clock {
+    /// Set by `_freeze_clock` (vectors): every record gets this start (Unix ns) …
+    frozen_start: AtomicI64,
+    /// … and this duration (ns).
+    frozen_duration: AtomicU64,
     base: Instant,
     base_ns: u64,
     /// Unix time minus perf_counter time, in ns.
@@ -648,6 +580,8 @@ impl Clock {
         let b = Instant::now();
         let offset = unix_ns(SystemTime::now()).saturating_sub(i64::try_from(ns).unwrap_or(i64::MAX));
         Ok(Clock {
+            frozen_start: AtomicI64::new(i64::MIN),
+            frozen_duration: AtomicU64::new(0),
             base: a + (b - a) / 2,
             base_ns: ns,
             wall_offset: AtomicI64::new(offset),
@@ -657,6 +591,11 @@ impl Clock {
 
     /// `(started_at, duration)` of a request that started at `t0_ns` (perf_counter) and ends now.
     fn since(&self, t0_ns: u64) -> (SystemTime, Duration) {
+        let frozen = self.frozen_start.load(Ordering::Relaxed);
+        if frozen != i64::MIN {
+            let start = UNIX_EPOCH + Duration::from_nanos(u64::try_from(frozen).unwrap_or(0));
+            return (start, Duration::from_nanos(self.frozen_duration.load(Ordering::Relaxed)));
+        }
         let elapsed = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
         let now_ns = self.base_ns.saturating_add(elapsed);
         if now_ns >= self.next_anchor.load(Ordering::Relaxed) {
@@ -681,8 +620,6 @@ impl Clock {
 #[pyclass(name = "TrackerCore", module = "mcplens._core", frozen)]
 pub struct PyTrackerCore {
     inner: Tracker,
-    capture_parameters: bool,
-    capture_responses: bool,
     clock: Clock,
 }
 
@@ -700,24 +637,21 @@ impl Drop for PyTrackerCore {
 /// stays held for it; nothing else the core does on the caller's thread can block.
 const DETACH_BYTES: usize = 16 * 1024;
 
-/// Only these keys of `params` are kept when parameters are not captured.
-fn name_keys(method: Method) -> &'static [&'static str] {
-    match method.resource_name_key() {
-        Some("uri") => &["uri", "_meta"],
-        Some(_) => &["name", "_meta"],
-        None => &["_meta"],
-    }
+/// The user's `redact(text) -> str`, for all strings of one event under one GIL acquisition.
+fn redact_hook(hook: Py<PyAny>) -> mcplens::tracking::StringHook {
+    Arc::new(move |strings: &mut [String]| {
+        Python::attach(|py| -> PyResult<()> {
+            for s in strings.iter_mut() {
+                *s = hook.call1(py, (s.as_str(),))?.extract::<String>(py)?;
+            }
+            Ok(())
+        })
+        .map_err(|_| CoreError::hook("the redact hook raised or did not return a str"))
+    })
 }
 
-fn unique_name(taken: &mut Vec<String>, base: &str) -> String {
-    let mut name = base.to_owned();
-    let mut n = 1;
-    while taken.contains(&name) || taken.contains(&format!("{name}-metrics")) {
-        n += 1;
-        name = format!("{base}-{n}");
-    }
-    taken.push(name.clone());
-    name
+fn session_of<'a>(session: &'a Bound<'_, PySession>) -> &'a Session {
+    &session.get().inner
 }
 
 impl PyTrackerCore {
@@ -735,19 +669,21 @@ impl PyTrackerCore {
     ) -> PyResult<()> {
         let (started_at, duration) = self.clock.since(t0_ns);
         let Some(method) = Method::from_code(method) else {
-            return Err(invalid(py, format!("unknown method code {method}")));
+            return Err(tracking_error(py, &CoreError::invalid("method", format!("unknown method code {method}"))));
         };
-        let key = session.get().inner.key();
+        let key = session_of(session).key();
+        let config = self.inner.config();
+        let (capture_parameters, capture_responses) = (config.capture_parameters, config.capture_responses);
         let write = |buf: &mut String| {
             buf.clear();
             if !params.is_none() {
-                let only = (!self.capture_parameters).then(|| name_keys(method));
+                let only = (!capture_parameters).then(|| method.params_read());
                 write_value(py, buf, params, 0, only);
             }
             let p_end = buf.len();
             let mut tool_error = false;
             if let Some(r) = result {
-                if self.capture_responses {
+                if capture_responses {
                     if !r.is_none() {
                         write_value(py, buf, r, 0, None);
                     }
@@ -802,84 +738,36 @@ impl PyTrackerCore {
 
 #[pymethods]
 impl PyTrackerCore {
+    /// `exporters` and `options` as `mcplens.Tracker` got them (options under the core's
+    /// `TrackerConfig` names); the server's info; the `redact` hook; a fixed `seed` (vectors).
     #[new]
-    #[pyo3(signature = (
-        *, exporters, enable_tracing = true, capture_parameters = true, capture_responses = true,
-        capture_resource_text = false, redact = None, queue_capacity = 10_000, server_name = None,
-        server_version = None,
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (exporters, options, *, server_name = None, server_version = None, redact = None, seed = None))]
     fn new(
         py: Python<'_>,
         exporters: Vec<Bound<'_, PyAny>>,
-        enable_tracing: bool,
-        capture_parameters: bool,
-        capture_responses: bool,
-        capture_resource_text: bool,
-        redact: Option<Bound<'_, PyAny>>,
-        queue_capacity: usize,
+        options: &Bound<'_, PyDict>,
         server_name: Option<String>,
         server_version: Option<String>,
+        redact: Option<Bound<'_, PyAny>>,
+        seed: Option<u64>,
     ) -> PyResult<Self> {
-        let mut b = Tracker::builder()
-            .enabled(enable_tracing)
-            .capture_parameters(capture_parameters)
-            .capture_responses(capture_responses)
-            .capture_resource_text(capture_resource_text)
-            .queue(queue_capacity, 64 * 1024 * 1024);
-        if let Some(name) = &server_name {
-            b = b.server(name.clone(), server_version.as_deref());
-        }
+        let v = py.version_info();
+        let extra = json!({
+            "server": server_name.map(|n| json!({"name": n, "version": server_version})),
+            "seed": seed,
+            // What agentcat's own Python SDK sends as `sdk_language`.
+            "sdkLanguage": format!("Python {}.{}", v.major, v.minor),
+        });
+        let (config, callbacks) = tracker_config(py, &exporters, options, extra)?;
+        let mut hooks = Hooks { callbacks, ..Hooks::default() };
         if let Some(hook) = redact {
             if !hook.is_callable() {
                 return Err(PyTypeError::new_err("redact must be a callable: fn(text: str) -> str"));
             }
-            let hook = hook.unbind();
-            b = b.redact_strings(move |s| {
-                Python::attach(|py| hook.call1(py, (s,)).and_then(|r| r.extract::<String>(py)))
-                    .map_err(|_| CoreError::hook("the redact hook raised or did not return a str"))
-            });
+            hooks.redact_strings = Some(redact_hook(hook.unbind()));
         }
-        let mut taken = Vec::new();
-        let mut project_id = None;
-        if enable_tracing {
-            for e in &exporters {
-                if let Ok(j) = e.cast::<PyJsonlExporter>() {
-                    let name = unique_name(&mut taken, "jsonl");
-                    let exp = JsonlExporter::open(JsonlConfig::new(j.get().path.clone()))
-                        .map_err(|e| tracking_error(py, &e))?;
-                    b = b.exporter(name, exp);
-                } else if let Ok(o) = e.cast::<PyOtlpExporter>() {
-                    let o = o.get();
-                    let name = unique_name(&mut taken, "otlp");
-                    let config = OtlpConfig { headers: o.headers.clone(), ..OtlpConfig::new(o.endpoint.clone()) };
-                    let traces = OtlpTracesExporter::new(&name, config.clone()).map_err(|e| tracking_error(py, &e))?;
-                    let metrics_name = format!("{name}-metrics");
-                    let metrics =
-                        OtlpMetricsExporter::new(&metrics_name, config).map_err(|e| tracking_error(py, &e))?;
-                    b = b.exporter(name, traces).exporter(metrics_name, metrics);
-                } else if let Ok(m) = e.cast::<PyMcpcatExporter>() {
-                    let m = m.get();
-                    let name = unique_name(&mut taken, "mcpcat");
-                    project_id.get_or_insert_with(|| m.project_id.clone());
-                    let exp = McpcatExporter::new(&name, m.config()).map_err(|e| tracking_error(py, &e))?;
-                    b = b.exporter(name, exp);
-                } else if let Ok(c) = e.cast::<PyCallbackExporter>() {
-                    let name = unique_name(&mut taken, "callback");
-                    b = b.exporter(name.clone(), CallbackSink { name, callback: c.get().callback.clone_ref(py) });
-                } else {
-                    let t = e.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-                    return Err(PyTypeError::new_err(format!(
-                        "exporters must be JsonlExporter, OtlpExporter, McpcatExporter or CallbackExporter, not {t}"
-                    )));
-                }
-            }
-        }
-        if let Some(p) = project_id {
-            b = b.project_id(p);
-        }
-        let inner = py.detach(|| b.build()).map_err(|e| tracking_error(py, &e))?;
-        Ok(PyTrackerCore { inner, capture_parameters, capture_responses, clock: Clock::new(py)? })
+        let inner = py.detach(|| Tracker::start(config, hooks)).map_err(|e| tracking_error(py, &e))?;
+        Ok(PyTrackerCore { inner, clock: Clock::new(py)? })
     }
 
     /// Whether anything is recorded (`enable_tracing`).
@@ -888,16 +776,22 @@ impl PyTrackerCore {
         self.inner.is_enabled()
     }
 
+    /// The exporters' names, in order.
+    #[getter]
+    fn exporter_names(&self) -> Vec<String> {
+        self.inner.exporter_names().to_vec()
+    }
+
     /// Open a session for a new connection (`transport`: "stdio", "http", "memory" or None).
     #[pyo3(signature = (transport_session_id = None, transport = None))]
-    fn open_session(&self, transport_session_id: Option<&str>, transport: Option<&str>) -> PySession {
-        let transport = match transport {
-            Some("stdio") => Some(Transport::Stdio),
-            Some("http") => Some(Transport::Http),
-            Some("memory") => Some(Transport::Memory),
-            _ => None,
-        };
-        PySession { inner: self.inner.open_session(transport_session_id, transport) }
+    fn open_session(
+        &self,
+        py: Python<'_>,
+        transport_session_id: Option<&str>,
+        transport: Option<&str>,
+    ) -> PyResult<PySession> {
+        let transport = transport.map(Transport::from_name).transpose().map_err(|e| tracking_error(py, &e))?;
+        Ok(PySession { inner: self.inner.open_session(transport_session_id, transport) })
     }
 
     /// The client's `clientInfo` and the negotiated protocol version.
@@ -910,30 +804,45 @@ impl PyTrackerCore {
         protocol_version: Option<&str>,
     ) {
         let client = name.map(|n| PeerInfo::new(n, version));
-        self.inner.set_session_client(&session.get().inner, client, protocol_version);
+        self.inner.set_session_client(session_of(session), client, protocol_version);
     }
 
-    /// Who is behind the session (from the identify hook); its later events carry it.
-    #[pyo3(signature = (session, id = None, name = None, data = None))]
-    fn identify(
-        &self,
-        py: Python<'_>,
-        session: &Bound<'_, PySession>,
-        id: Option<String>,
-        name: Option<String>,
-        data: Option<&Bound<'_, PyAny>>,
-    ) {
-        let data = data.filter(|d| !d.is_none()).and_then(|d| {
+    /// The identify hook starts for this session: its records wait in the core until
+    /// `resolve_identity` or `identify_failed` (bounded).
+    fn begin_identify(&self, session: &Bound<'_, PySession>) {
+        self.inner.begin_identify(session_of(session));
+    }
+
+    /// The identify hook answered: a mapping `{"id", "name", "data"}` or None (nobody). Anything
+    /// else counts as a failure.
+    fn resolve_identity(&self, py: Python<'_>, session: &Bound<'_, PySession>, identity: &Bound<'_, PyAny>) {
+        let s = session_of(session);
+        if identity.is_none() {
+            return self.inner.resolve_identity(s, None);
+        }
+        let text = |k: &str| -> Option<String> {
+            let v = identity.get_item(k).ok().filter(|v| !v.is_none())?;
+            v.str().ok().map(|s| s.to_string_lossy().into_owned())
+        };
+        if !identity.is_instance_of::<PyDict>() && identity.getattr(intern!(py, "keys")).is_err() {
+            return self.inner.identify_failed(s);
+        }
+        let data = identity.get_item("data").ok().filter(|d| !d.is_none()).and_then(|d| {
             let mut buf = String::new();
-            write_value(py, &mut buf, d, 0, None);
-            serde_json::from_str::<serde_json::Value>(&buf).ok()
+            write_value(py, &mut buf, &d, 0, None);
+            serde_json::from_str::<Value>(&buf).ok()
         });
-        self.inner.identify(&session.get().inner, Identity { id, name, data });
+        self.inner.resolve_identity(s, Some(Identity { id: text("id"), name: text("name"), data }));
+    }
+
+    /// The identify hook failed: the waiting records go on without an identity (counted).
+    fn identify_failed(&self, session: &Bound<'_, PySession>) {
+        self.inner.identify_failed(session_of(session));
     }
 
     /// The connection closed.
     fn close_session(&self, session: &Bound<'_, PySession>) {
-        self.inner.close_session(&session.get().inner);
+        self.inner.close_session(session_of(session));
     }
 
     /// Record a request that returned `result` (the request path; see the module docs).
@@ -981,26 +890,15 @@ impl PyTrackerCore {
         py.detach(|| self.inner.shutdown(d)).map_err(|e| tracking_error(py, &e))
     }
 
-    /// The counters, as a dict.
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let s: Stats = py.detach(|| self.inner.stats());
-        let d = PyDict::new(py);
-        d.set_item("recorded", s.recorded)?;
-        d.set_item("dropped", s.dropped)?;
-        d.set_item("filtered", s.filtered)?;
-        d.set_item("redaction_failed", s.redaction_failed)?;
-        d.set_item("queued", s.queued)?;
-        let exporters = PyDict::new(py);
-        for e in &s.exporters {
-            let x = PyDict::new(py);
-            x.set_item("exported", e.exported)?;
-            x.set_item("dropped", e.dropped)?;
-            x.set_item("failed", e.failed)?;
-            x.set_item("pending", e.pending)?;
-            exporters.set_item(&e.name, x)?;
-        }
-        d.set_item("exporters", exporters)?;
-        Ok(d)
+    /// The counters, as the core's JSON text (`Stats::to_json`).
+    fn stats_json(&self, py: Python<'_>) -> String {
+        py.detach(|| self.inner.stats().to_json())
+    }
+
+    /// Every record from now on starts at `started_unix_ns` and takes `duration_ns` (vectors).
+    fn _freeze_clock(&self, started_unix_ns: i64, duration_ns: u64) {
+        self.clock.frozen_duration.store(duration_ns, Ordering::Relaxed);
+        self.clock.frozen_start.store(started_unix_ns, Ordering::Relaxed);
     }
 }
 
@@ -1009,13 +907,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("TrackingError", py.get_type::<TrackingError>())?;
     py.get_type::<TrackingError>().setattr("pending", py.None())?;
-    m.add_class::<PyJsonlExporter>()?;
-    m.add_class::<PyOtlpExporter>()?;
-    m.add_class::<PyMcpcatExporter>()?;
-    m.add_class::<PyCallbackExporter>()?;
+    py.get_type::<TrackingError>().setattr("option", py.None())?;
     m.add_class::<PySession>()?;
     m.add_class::<PyTrackerCore>()?;
+    m.add_function(wrap_pyfunction!(check_tracker_options, m)?)?;
     let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
     m.add("TRACKED_METHODS", PyTuple::new(py, names)?)?;
+    m.add("DEFAULT_AGENTCAT_BASE_URL", mcplens::tracking::export::DEFAULT_BASE_URL)?;
     Ok(())
 }

@@ -3,6 +3,7 @@ JSON-RPC streams, on whichever SDK major is installed (1.x `Server`/`FastMCP`, 2
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import warnings
@@ -58,6 +59,11 @@ def raw_call_tool(name: str) -> Any:
     """A tools/call request to send with `send_request` (no client-side tools/list first)."""
     request = types.CallToolRequest(params=types.CallToolRequestParams(name=name))
     return request if V2 else types.ClientRequest(request)
+
+
+def exporter_stats(tracker: mcplens.Tracker, name: str) -> Any:
+    (found,) = [e for e in tracker.stats()["exporters"] if e["name"] == name]
+    return found
 
 
 def rpc_code(exc: BaseException) -> int:
@@ -116,7 +122,7 @@ async def test_one_event_per_request(kind: str, events: Events) -> None:
     assert ids == sorted(ids)
     assert len(set(ids)) == len(ids)
     assert all(e["protocolVersion"] for e in got)
-    assert events.tracker.stats()["exporters"]["callback"]["exported"] == len(got)
+    assert exporter_stats(events.tracker, "callback")["exported"] == len(got)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -355,7 +361,7 @@ async def test_user_redact_hook_runs_on_every_string() -> None:
     async with tracked("fast", failing) as session:
         await session.list_tools()
     assert failing.flushed() == []
-    assert failing.tracker.stats()["redaction_failed"] >= 1
+    assert failing.tracker.stats()["redactionFailed"] >= 1
     ev.tracker.shutdown(5)
     failing.tracker.shutdown(5)
 
@@ -468,30 +474,36 @@ async def test_traced_decorator(events: Events) -> None:
     assert isinstance(event["requestId"], int)
     assert event["client"]["name"] == "mcp"
     with pytest.raises(ValueError, match="method must be one of"):
-        events.tracker.traced("ping")
+        events.tracker.traced("sampling/createMessage")
 
 
 def test_options_are_checked(tmp_path: Any) -> None:
+    """Every option is the core's to check (the vectors in tests/vectors/tracking-config pin the
+    rules); the error names the option as the core's configuration calls it."""
     with pytest.raises(TypeError, match="exporters must be"):
         mcplens.Tracker(exporters=["events.jsonl"])  # type: ignore[list-item]
-    with pytest.raises(ValueError, match="queue_capacity"):
-        mcplens.Tracker(queue_capacity=0)
     with pytest.raises(mcplens.TrackingError) as caught:
-        mcplens.OtlpExporter("not a url")
-    assert caught.value.code == "invalid_argument"
+        mcplens.Tracker(queue_capacity=0)
+    assert (caught.value.code, caught.value.option) == ("invalid_argument", "queueCapacity")
+    with pytest.raises(mcplens.TrackingError) as caught:
+        mcplens.Tracker(exporters=[mcplens.OtlpExporter("not a url")])
+    assert (caught.value.code, caught.value.option) == ("invalid_argument", "exporters[0].endpoint")
     with pytest.raises(TypeError):
         mcplens.CallbackExporter(42)  # type: ignore[arg-type]
     assert mcplens.JsonlExporter().path == "mcplens-events.jsonl"
-    assert mcplens.McpcatExporter("proj").base_url == "https://api.mcpcat.io"
+    assert mcplens.McpcatExporter("proj").base_url == "https://api.agentcat.com"
     assert "secret" not in repr(mcplens.OtlpExporter("http://127.0.0.1:4318", headers={"x-key": "secret"}))
+    assert "k-1" not in repr(mcplens.McpcatExporter("proj", api_key="k-1"))
     tracker = mcplens.Tracker(exporters=[mcplens.JsonlExporter(tmp_path / "e.jsonl")])
+    zero = {"exported": 0, "dropped": 0, "failed": 0, "skipped": 0, "pending": 0}
     assert tracker.stats() == {
         "recorded": 0,
         "dropped": 0,
         "filtered": 0,
-        "redaction_failed": 0,
+        "redactionFailed": 0,
+        "unidentified": 0,
         "queued": 0,
-        "exporters": {},
+        "exporters": [{"name": "jsonl", **zero}],
     }
     tracker.flush(1)
     tracker.shutdown(1)
@@ -507,4 +519,67 @@ async def test_jsonl_default_exporter(tmp_path: Any, monkeypatch: pytest.MonkeyP
     tracker.shutdown(5)
     lines = (tmp_path / "mcplens-events.jsonl").read_text().splitlines()
     assert "mcp:tools/call" in [json.loads(line)["type"] for line in lines]
-    assert tracker.stats()["exporters"]["jsonl"]["exported"] == len(lines)
+    assert exporter_stats(tracker, "jsonl")["exported"] == len(lines)
+
+
+async def test_protocol_2026_07_28_requests_carry_no_session_id() -> None:
+    """mcp 2.x serves the sessionless 2026-07-28 revision: each request says its version (and
+    client) in `_meta`; its events take the version from the request and carry no session id."""
+    if not V2:
+        pytest.skip("protocol 2026-07-28 is served by mcp 2.x")
+    from mcp import Client
+    from mcp.server.mcpserver import MCPServer
+
+    got: list[dict[str, Any]] = []
+    server: Any = MCPServer("modern-server")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        return text
+
+    @server.resource("note://{id}")
+    def note(id: str) -> str:
+        return f"note {id}"
+
+    tracker = mcplens.Tracker(exporters=[mcplens.CallbackExporter(got.extend)])
+    mcplens.track(server, tracker)
+    async with Client(server, mode="2026-07-28") as client:  # type: ignore[attr-defined,unused-ignore]
+        await client.call_tool("echo", {"text": "hi"})
+        await client.read_resource("note://1")
+    tracker.flush(10)
+    assert {e["type"] for e in got} >= {"mcp:tools/call", "mcp:resources/read"}
+    assert all("sessionId" not in e and e["protocolVersion"] == "2026-07-28" for e in got), got
+    (read,) = [e for e in got if e["type"] == "mcp:resources/read"]
+    assert read["resourceName"] == "note://1"
+    assert read["client"]["name"] == "mcp"
+    tracker.shutdown(5)
+
+
+@pytest.mark.parametrize("outcome", ["raises", "never_answers", "not_a_mapping"])
+async def test_identify_held_in_the_core_fails_open(outcome: str) -> None:
+    """The session's events wait for identify in the core; a hook that fails, never answers
+    (past `identify_timeout_seconds`) or answers something else lets them go on without an
+    identity, counted as `unidentified`. The request never waits for it."""
+    got: list[dict[str, Any]] = []
+
+    async def identify(ctx: Any) -> Any:
+        if outcome == "raises":
+            raise RuntimeError("directory down")
+        if outcome == "never_answers":
+            await asyncio.Event().wait()
+        return 42
+
+    tracker = mcplens.Tracker(
+        exporters=[mcplens.CallbackExporter(got.extend)], identify=identify, identify_timeout_seconds=0.05
+    )
+    server = tracked_server.build("lowlevel")
+    mcplens.track(server, tracker)
+    async with in_memory(server) as session:
+        await session.list_tools()
+        for _ in range(20):  # let an async hook run (and fail) before the flush blocks this loop
+            await asyncio.sleep(0)
+        tracker.flush(10)
+    assert got
+    assert all("identity" not in e for e in got)
+    assert tracker.stats()["unidentified"] == len(got)
+    tracker.shutdown(5)

@@ -1,4 +1,4 @@
-"""The Python half of the cross-language tracking scenario (`bindings-node/__test__/tracking/`).
+"""The Python half of the cross-language tracking scenario (`tests/vectors/tracking/scenario/`).
 
 `scenario.json` describes a server, a client and the requests it sends; Node runs it
 (`run-scenario.mjs`) and commits its normalized events as `expected.jsonl`. Here the same scenario
@@ -38,7 +38,7 @@ from support import V2, in_memory
 
 pytestmark = pytest.mark.anyio
 
-SCENARIO_DIR = ROOT / "bindings-node" / "__test__" / "tracking"
+SCENARIO_DIR = ROOT / "tests" / "vectors" / "tracking" / "scenario"
 SCENARIO: dict[str, Any] = json.loads((SCENARIO_DIR / "scenario.json").read_text(encoding="utf-8"))
 RUN_SCENARIO = SCENARIO_DIR / "run-scenario.mjs"
 EXPECTED = SCENARIO_DIR / "expected.jsonl"

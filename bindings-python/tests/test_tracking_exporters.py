@@ -1,15 +1,20 @@
 """The OTLP and MCPcat exporters against loopback receivers: OTLP decoded with `opentelemetry-proto`,
-MCPcat bodies validated with the `agentcat-api` models."""
+agentcat (MCPcat) bodies validated strictly with the `agentcat-api` 1.0.2 models and compared with
+what agentcat 2.1.0 itself sends."""
 
 from __future__ import annotations
 
 import json
+import math
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from mcp import types
 
@@ -125,23 +130,33 @@ async def test_otlp_spans_and_metrics_to_a_loopback_receiver() -> None:
     assert names == {"mcp.server.operation.duration"}
 
 
-async def test_mcpcat_bodies_validate_against_the_agentcat_api_models() -> None:
+def strict_publish_event(body: dict[str, Any]) -> Any:
+    """`body` as agentcat-api 1.0.2's `PublishEventRequest`, strictly: a key the model does not
+    define fails (its own `from_dict` would keep it as an additional property), and so does a value
+    its field does not take (`event_type` outside its enum, a float `duration`, …)."""
     from agentcat_api.models.publish_event_request import PublishEventRequest
 
+    unknown = set(body) - set(PublishEventRequest.model_fields)
+    assert not unknown, f"keys agentcat-api 1.0.2 does not define: {sorted(unknown)}"
+    return PublishEventRequest.model_validate(body)
+
+
+async def test_agentcat_bodies_validate_strictly_against_agentcat_api_1_0_2() -> None:
+    import agentcat_api
+
+    assert agentcat_api.__version__ == "1.0.2"
     with Receiver(202, b'{"status":"accepted"}').running() as rx:
-        exporter = mcplens.McpcatExporter("proj_test", base_url=rx.url)
-        await scenario(mcplens.Tracker(exporters=[exporter]))
+        exporter = mcplens.McpcatExporter("proj_test", base_url=rx.url, api_key="key-1")
+        tracker = mcplens.Tracker(exporters=[exporter])
+        await scenario(tracker)
     assert {p for p, _, _ in rx.posts} == {"/v1/public/events/"}
+    assert all(h["authorization"] == "Token key-1" for _, h, _ in rx.posts)
     bodies = [json.loads(b) for _, _, b in rx.posts]
-    models = [PublishEventRequest.from_dict(b) for b in bodies]
-    assert all(m is not None for m in models)
+    models = [strict_publish_event(b) for b in bodies]
     for body, model in zip(bodies, models, strict=True):
-        assert model is not None
-        # `agentcat-api` names the version field `agentcat_version`; the core's exporter writes the
-        # MCPcat-era `mcpcat_version` (kept as an additional property). Nothing else is unknown.
-        assert set(model.additional_properties) <= {"mcpcat_version"}
         assert model.project_id == "proj_test"
-        assert model.sdk_language == "python"
+        assert model.sdk_language == f"Python {sys.version_info.major}.{sys.version_info.minor}"
+        assert model.agentcat_version == f"mcplens {mcplens.__version__}"
         assert model.session_id is not None
         assert model.session_id.startswith("ses_")
         assert model.server_name == "tracked-lowlevel"
@@ -149,16 +164,86 @@ async def test_mcpcat_bodies_validate_against_the_agentcat_api_models() -> None:
         assert isinstance(model.duration, int)
         assert model.timestamp is not None
         assert body["event_type"] == model.event_type
-    types_ = [m.event_type for m in models if m is not None]
+    types_ = [m.event_type for m in models]
     assert types_ == (["mcp:initialize"] if V2 else []) + [
         "mcp:tools/list",
         "mcp:tools/call",
         "mcp:resources/read",
         "mcp:resources/read",
     ]
-    read_ok, read_missing = [m for m in models if m is not None and m.event_type == "mcp:resources/read"]
+    (call,) = [m for m in models if m.event_type == "mcp:tools/call"]
+    # agentcat's estimate: ceil(utf8 bytes / 3.5) of the raw arguments and of the text blocks.
+    assert call.input_tokens == math.ceil(len(b'{"text":"hi"}') / 3.5)
+    assert call.output_tokens == math.ceil(len(b"hi") / 3.5)
+    read_ok, read_missing = [m for m in models if m.event_type == "mcp:resources/read"]
     assert read_ok.resource_name == "note://7"
     assert read_ok.is_error is False
     assert read_missing.is_error is True
     assert read_missing.error is not None
     assert read_missing.error["code"] == -32002
+    assert {e["name"]: e["skipped"] for e in tracker.stats()["exporters"]} == {"mcpcat": 0}
+
+
+AGENTCAT_PYTHON = Path(__file__).resolve().parents[2] / ".build" / "venv-bench" / "bin" / "python"
+
+# The fields mcplens's body differs in from agentcat 2.1.0's on purpose (the rest must be equal):
+ON_PURPOSE = {
+    "id": "a fresh evt_ id per event, in both",
+    "session_id": "a fresh ses_ id per connection, in both",
+    "timestamp": "the same instant format family: mcplens writes RFC 3339 milliseconds with Z",
+    "duration": "both whole milliseconds of their own measurement",
+    "parameters": "mcplens sends the request params as on the wire ({name, arguments}); agentcat "
+    "its own {arguments, extra: {requestId}}",
+    "response": "mcplens sends the result as on the wire (camelCase, no nulls); agentcat a Python "
+    "model dump (snake_case, nulls)",
+    "tags": "mcplens.* tags (protocol version, request id, trace id); agentcat its agentcat_* tags",
+    "agentcat_version": "mcplens says it is mcplens",
+    "input_tokens": "agentcat 2.1.0 does not send the estimate yet; agentcat-api 1.0.2 defines it",
+    "output_tokens": "as input_tokens",
+}
+
+
+async def test_agentcat_body_matches_what_agentcat_2_1_0_sends_for_the_same_tools_call(tmp_path: Path) -> None:
+    """The same `tools/call` (`echo`, `{"text": "hello agentcat"}`) on a server named
+    `compare-server` 1.0.0, tracked once by agentcat 2.1.0 (in `.build/venv-bench`, context
+    injection and intent capture off) and once by mcplens, each to a loopback receiver: field by
+    field the bodies agree except where `ON_PURPOSE` says why."""
+    if not V2:
+        pytest.skip("agentcat 2.1.0 runs on mcp 2.x: compared in the mcp 2.3.0 run")
+    assert AGENTCAT_PYTHON.exists(), "make test-python creates .build/venv-bench (agentcat 2.1.0)"
+    script = Path(__file__).parent / "servers" / "agentcat_tool_call.py"
+    with Receiver(202, b"{}").running() as rx, anyio.fail_after(120):
+        done = await anyio.run_process([str(AGENTCAT_PYTHON), str(script), rx.url], check=False)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    (theirs,) = [json.loads(b) for p, _, b in rx.posts if p == "/v1/public/events/"]
+
+    from mcp import Client
+    from mcp.server.lowlevel import Server
+
+    async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool(name="echo", input_schema={"type": "object"})])
+
+    async def on_call_tool(ctx: Any, params: Any) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=params.arguments["text"])])
+
+    server: Any = Server("compare-server", version="1.0.0", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+    with Receiver(202, b"{}").running() as rx:
+        tracker = mcplens.Tracker(exporters=[mcplens.McpcatExporter("proj_compare", base_url=rx.url)])
+        mcplens.track(server, tracker)
+        async with Client(server, mode="legacy") as client:  # type: ignore[attr-defined,unused-ignore]
+            await client.call_tool("echo", {"text": "hello agentcat"})
+        tracker.flush(10)
+        tracker.shutdown(5)
+    ours = next(json.loads(b) for _, _, b in rx.posts if json.loads(b)["event_type"] == "mcp:tools/call")
+    strict_publish_event(ours)
+    strict_publish_event(theirs)
+    for key in sorted(set(ours) | set(theirs)):
+        if key in ON_PURPOSE:
+            continue
+        assert ours.get(key) == theirs.get(key), f"{key}: mcplens {ours.get(key)!r}, agentcat {theirs.get(key)!r}"
+    # What the purposeful differences look like.
+    assert theirs["parameters"]["arguments"] == ours["parameters"]["arguments"] == {"text": "hello agentcat"}
+    assert [c["text"] for c in theirs["response"]["content"]] == [c["text"] for c in ours["response"]["content"]]
+    assert ours["tags"]["mcplens.protocol_version"] == theirs["tags"]["agentcat_protocol_version"]
+    assert ours["input_tokens"] == math.ceil(len(b'{"text":"hello agentcat"}') / 3.5)
+    assert set(ON_PURPOSE) >= {k for k in set(ours) | set(theirs) if ours.get(k) != theirs.get(k)}

@@ -19,8 +19,8 @@ use mcplens::sanitize::{self, TemplateProblem, MAX_CHARS};
 use mcplens::template::{self, Values};
 use mcplens::tracking::ids::IdGen;
 use mcplens::tracking::{
-    BuildConfig, Event, EventBuilder, Identity, Method, Operation, Payload, PayloadLimits, PeerInfo, RequestId,
-    RpcError, SessionInfo, SessionKey, StringHook, TrackingError,
+    string_hook, BuildConfig, Event, EventBuilder, Identity, Method, Operation, Payload, PayloadLimits, PeerInfo,
+    RequestId, RpcError, SessionInfo, SessionKey, StringHook, TrackingError,
 };
 use serde_json::{Map, Value};
 
@@ -1780,14 +1780,18 @@ pub fn check_tracking_event(data: &[u8]) {
 fn builder(case: &TrackCase) -> EventBuilder {
     let hook: Option<StringHook> = match case.hook {
         Hook::None => None,
-        Hook::Identity => Some(std::sync::Arc::new(|s: &str| Ok(s.to_owned()))),
-        Hook::FailsSometimes => Some(std::sync::Arc::new(|s: &str| {
-            if s.contains('!') {
-                Err(TrackingError::hook("a '!'"))
-            } else {
-                Ok(s.to_owned())
-            }
-        })),
+        Hook::Identity => Some(string_hook(|s: &str| Ok(s.to_owned()))),
+        Hook::FailsSometimes => {
+            Some(string_hook(
+                |s: &str| {
+                    if s.contains('!') {
+                        Err(TrackingError::hook("a '!'"))
+                    } else {
+                        Ok(s.to_owned())
+                    }
+                },
+            ))
+        }
     };
     let [capture_parameters, capture_responses, capture_resource_text, builtin_redaction] = case.flags;
     let config = BuildConfig {
@@ -1799,6 +1803,7 @@ fn builder(case: &TrackCase) -> EventBuilder {
         server: Some(PeerInfo::new("fuzz-server", Some("0.1.0"))),
         redact_string: hook,
         redact_event: None,
+        estimate_tokens: false,
     };
     EventBuilder::new(config, IdGen::seeded(42))
 }

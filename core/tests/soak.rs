@@ -45,8 +45,8 @@ use std::time::{Duration, Instant};
 use common::TempDir;
 use mcplens::rmcp::Tracked;
 use mcplens::tracking::{
-    Batch, Event, ExportPolicy, Exporter, JsonlConfig, JsonlExporter, OtlpConfig, OtlpMetricsExporter,
-    OtlpTracesExporter, Stats, Tracker, TrackingError, Transport,
+    Batch, Event, ExportError, ExportPolicy, Exporter, JsonlConfig, JsonlExporter, OtlpConfig, OtlpMetricsExporter,
+    OtlpTracesExporter, Stats, Tracker, Transport,
 };
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -741,7 +741,7 @@ struct Observed<E> {
 }
 
 /// A short name for an exporter error (never the URL or path).
-fn kind_of(e: &TrackingError) -> String {
+fn kind_of(e: &ExportError) -> String {
     let m = e.to_string();
     let lower = m.to_lowercase();
     let known = [
@@ -769,7 +769,7 @@ fn observed<E: Exporter>(name: &'static str, inner: E, row: &Arc<AtomicUsize>, l
 }
 
 impl<E: Exporter> Exporter for Observed<E> {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), TrackingError> {
+    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
         let row = self.row.load(Ordering::Acquire);
         match catch_unwind(AssertUnwindSafe(|| self.inner.export(batch))) {
             Ok(Ok(())) => Ok(()),
@@ -925,11 +925,8 @@ async fn soak(cfg: Config) {
         .queue(QUEUE_EVENTS, QUEUE_BYTES)
         .export_policy(POLICY)
         .drop_timeout(LONG)
-        .exporter("otlp", observed("otlp", OtlpTracesExporter::new("otlp", otlp.clone()).unwrap(), &row, &log))
-        .exporter(
-            "otlp-metrics",
-            observed("otlp-metrics", OtlpMetricsExporter::new("otlp-metrics", otlp).unwrap(), &row, &log),
-        )
+        .exporter("otlp", observed("otlp", OtlpTracesExporter::new(otlp.clone()).unwrap(), &row, &log))
+        .exporter("otlp-metrics", observed("otlp-metrics", OtlpMetricsExporter::new(otlp).unwrap(), &row, &log))
         .exporter("jsonl", observed("jsonl", JsonlExporter::open(jsonl).unwrap(), &row, &log))
         .build()
         .unwrap();

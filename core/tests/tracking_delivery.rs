@@ -13,8 +13,8 @@ use std::time::{Duration, SystemTime};
 
 use common::TempDir;
 use mcplens::tracking::{
-    Batch, Event, ExportPolicy, Identity, JsonlConfig, Method, Operation, Payload, PeerInfo, RequestId, Stats, Tracker,
-    TrackerBuilder, TrackingError, Transport, TruncationReason,
+    Batch, Event, ExportError, ExportPolicy, Identity, JsonlConfig, Method, Operation, Payload, PeerInfo, RequestId,
+    Stats, Tracker, TrackerBuilder, TrackingError, Transport, TruncationReason,
 };
 use serde_json::{json, Value};
 
@@ -90,11 +90,11 @@ fn flush_delivers_everything_queued_to_every_exporter() {
 
     let events = sink.lock().unwrap().clone();
     assert_eq!(ids(&events), (0..5_000).collect());
-    let from_a = events.iter().find(|e| e.session_id == a.id()).unwrap();
+    let from_a = events.iter().find(|e| e.session_id.as_deref() == Some(a.id())).unwrap();
     assert_eq!(from_a.client, Some(PeerInfo::new("client-a", Some("1.0"))));
     assert_eq!(from_a.protocol_version.as_deref(), Some("2025-06-18"));
     assert_eq!(from_a.transport, Some(Transport::Stdio));
-    let from_c = events.iter().find(|e| e.session_id == c.id()).unwrap();
+    let from_c = events.iter().find(|e| e.session_id.as_deref() == Some(c.id())).unwrap();
     assert_eq!(from_c.identity.as_ref().unwrap().id.as_deref(), Some("u-1"));
     assert_eq!(from_c.transport, Some(Transport::Http));
 
@@ -417,7 +417,7 @@ fn outage_then_recovery_every_event_exported_or_counted() {
         .callback("flaky", move |batch: &Batch<'_>| {
             a.fetch_add(1, Ordering::Relaxed);
             if d.load(Ordering::Acquire) {
-                return Err(TrackingError::retryable("flaky", "receiver down", 0));
+                return Err(ExportError::retryable("receiver down", 0));
             }
             s2.lock().unwrap().extend(batch.events().cloned());
             Ok(())
@@ -456,8 +456,8 @@ fn a_batch_given_up_is_counted_as_failed() {
     let policy = ExportPolicy { max_attempts: 3, ..fast_policy() };
     let t = Tracker::builder()
         .export_policy(policy)
-        .callback("broken", |_: &Batch<'_>| Err(TrackingError::retryable("broken", "nope", 0)))
-        .callback("rejecting", |b: &Batch<'_>| Err(TrackingError::permanent("rejecting", "400", b.len() / 2)))
+        .callback("broken", |_: &Batch<'_>| Err(ExportError::retryable("nope", 0)))
+        .callback("rejecting", |b: &Batch<'_>| Err(ExportError::permanent("400", b.len() / 2)))
         .build()
         .unwrap();
     let s = t.open_session(None, None);
@@ -537,7 +537,7 @@ fn shutdown_delivers_then_refuses() {
 fn shutdown_deadline_with_a_dead_exporter() {
     let t = Tracker::builder()
         .export_policy(fast_policy())
-        .callback("dead", |_: &Batch<'_>| Err(TrackingError::retryable("dead", "down", 0)))
+        .callback("dead", |_: &Batch<'_>| Err(ExportError::retryable("down", 0)))
         .build()
         .unwrap();
     let s = t.open_session(None, None);
@@ -565,7 +565,7 @@ fn a_disabled_tracker_records_nothing() {
     assert!(!t.is_enabled());
     let s = t.open_session(None, None);
     assert!(!record(&t, &s, Method::ToolsCall, 1, "{}"));
-    assert_eq!(t.stats(), Stats::default());
+    assert_eq!(t.stats(), Stats::zero(&["jsonl".to_owned()]), "its exporters listed, all zero");
     t.flush(LONG).unwrap();
     t.shutdown(LONG).unwrap();
 }
@@ -624,4 +624,72 @@ fn events_kept_by_an_exporter_outlive_later_rounds() {
         assert_eq!(&serde_json::from_str::<Event>(item.json()).unwrap(), e);
     }
     assert_eq!(ids(&sink.lock().unwrap()), (0..next).collect());
+}
+
+/// An exporter that panics: the batch counts as failed (`exporter_panicked`, not a hook failure),
+/// and the exporter keeps running for the next batch.
+#[test]
+fn an_exporter_panic_fails_the_batch_and_the_exporter_keeps_going() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let t = Tracker::builder()
+        .export_policy(ExportPolicy { max_events: 1, ..fast_policy() })
+        .callback("flaky", move |_: &Batch<'_>| {
+            if c.fetch_add(1, Ordering::AcqRel) == 0 {
+                panic!("exporter bug");
+            }
+            Ok(())
+        })
+        .build()
+        .unwrap();
+    let s = t.open_session(None, None);
+    record(&t, &s, Method::ToolsList, 0, "{}");
+    t.flush(LONG).unwrap();
+    record(&t, &s, Method::ToolsList, 1, "{}");
+    t.flush(LONG).unwrap();
+    let st = t.stats();
+    assert_eq!((st.exporters[0].failed, st.exporters[0].exported), (1, 1), "{st:?}");
+    assert_eq!((st.redaction_failed, st.filtered), (0, 0));
+    assert_accounted(&st);
+    assert_eq!(ExportError::panicked().code(), "exporter_panicked");
+    t.shutdown(LONG).unwrap();
+}
+
+/// Identify held in the core: the session's records wait until identify answers and then carry
+/// the identity; past the record bound they go on without it, counted.
+#[test]
+fn records_wait_for_identify_within_its_bounds() {
+    let (b, sink) = collecting(
+        Tracker::builder()
+            .export_policy(fast_policy())
+            .identify_limits(mcplens::tracking::IdentifyLimits { max_records: 3, timeout: LONG }),
+        "cb",
+    );
+    let t = b.build().unwrap();
+    let waiting = t.open_session(None, None);
+    t.begin_identify(&waiting);
+    for i in 0..2 {
+        record(&t, &waiting, Method::ToolsList, i, "{}");
+    }
+    // Nothing leaves before identify answers (the wait is bounded by 60 s here, so flush would wait).
+    assert!(matches!(t.flush(Duration::ZERO), Err(TrackingError::Timeout { .. })));
+    assert_eq!(t.stats().queued, 2, "held in the core: {:?}", t.stats());
+    t.identify(&waiting, Identity { id: Some("u-9".into()), name: None, data: None });
+    t.flush(LONG).unwrap();
+    let got = sink.lock().unwrap().clone();
+    assert_eq!(got.len(), 2);
+    assert!(got.iter().all(|e| e.identity.as_ref().unwrap().id.as_deref() == Some("u-9")));
+
+    let overflowing = t.open_session(None, None);
+    t.begin_identify(&overflowing);
+    for i in 10..15 {
+        record(&t, &overflowing, Method::ToolsList, i, "{}");
+    }
+    t.flush(LONG).unwrap(); // the 4th record passed the bound: everything went on
+    let st = t.stats();
+    assert_eq!(st.unidentified, 5, "{st:?}");
+    assert_eq!(st.exporters[0].exported, 7);
+    assert_accounted(&st);
+    t.identify_failed(&overflowing);
+    t.shutdown(LONG).unwrap();
 }

@@ -7,8 +7,9 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use mcplens::tracking::ids::IdGen;
 use mcplens::tracking::{
-    BuildConfig, ErrorInfo, Event, EventBuilder, Identity, Method, NotBuilt, Operation, Payload, PayloadLimits,
-    PeerInfo, RequestId, RpcError, SessionInfo, SessionKey, TrackingError, Transport, Truncation, TruncationReason,
+    string_hook, BuildConfig, ErrorInfo, Event, EventBuilder, ExportError, Identity, Method, NotBuilt, Operation,
+    Payload, PayloadLimits, PeerInfo, RequestId, RpcError, SessionInfo, SessionKey, TrackingError, Transport,
+    Truncation, TruncationReason,
 };
 use serde_json::{json, Value};
 
@@ -179,13 +180,14 @@ fn full_event() -> Event {
         event_type: "mcp:tools/call".into(),
         timestamp: "2026-01-02T03:04:05.678Z".into(),
         duration_ms: 1.0,
-        session_id: "ses_x".into(),
+        session_id: Some("ses_x".into()),
         request_id: Some(json!(1)),
         protocol_version: Some("2025-06-18".into()),
         client: Some(PeerInfo::new("c", Some("1"))),
         server: Some(PeerInfo::new("s", Some("1"))),
         transport: Some(Transport::Http),
         resource_name: Some("t".into()),
+        resource_uris: vec!["u".into()],
         parameters: Some(json!({}).into()),
         response: Some(json!({}).into()),
         is_error: true,
@@ -247,13 +249,15 @@ fn error_codes_are_documented() {
     let doc = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/errors.md")).unwrap();
     let section = &doc[doc.find("## Tracking").expect("a Tracking section")..];
     let errors = [
-        TrackingError::InvalidArgument { reason: String::new() },
+        TrackingError::invalid("queueCapacity", "x"),
         TrackingError::Io { what: String::new(), source: std::io::Error::other("x") },
         TrackingError::Timeout { pending: 1, waited: Duration::ZERO },
-        TrackingError::permanent("x", "y", 0),
         TrackingError::hook("x"),
     ];
     for e in errors {
+        assert!(section.contains(&format!("`{}`", e.code())), "{} undocumented", e.code());
+    }
+    for e in [ExportError::permanent("x", 0), ExportError::panicked()] {
         assert!(section.contains(&format!("`{}`", e.code())), "{} undocumented", e.code());
     }
 }
@@ -305,10 +309,8 @@ fn builtin_redaction_can_be_turned_off() {
 
 #[test]
 fn user_hooks() {
-    let strings = BuildConfig {
-        redact_string: Some(std::sync::Arc::new(|s: &str| Ok(s.replace("alice", "[user]")))),
-        ..config()
-    };
+    let strings =
+        BuildConfig { redact_string: Some(string_hook(|s: &str| Ok(s.replace("alice", "[user]")))), ..config() };
     let mut b = EventBuilder::new(strings, IdGen::seeded(1));
     let e = b
         .build(&op(Method::ResourcesRead, Payload::Json(r#"{"uri":"mail://alice/inbox"}"#), Payload::None), &session())
@@ -317,12 +319,12 @@ fn user_hooks() {
     assert_eq!(e.event.parameters.unwrap().into_value()["uri"], "mail://[user]/inbox");
 
     let failing =
-        BuildConfig { redact_string: Some(std::sync::Arc::new(|_: &str| Err(TrackingError::hook("no")))), ..config() };
+        BuildConfig { redact_string: Some(string_hook(|_: &str| Err(TrackingError::hook("no")))), ..config() };
     let r = EventBuilder::new(failing, IdGen::seeded(1))
         .build(&op(Method::ToolsList, Payload::Json(r#"{"cursor":"c"}"#), Payload::None), &session());
     assert!(matches!(r, Err(NotBuilt::HookFailed(_))));
 
-    let panicking = BuildConfig { redact_string: Some(std::sync::Arc::new(|_: &str| panic!("hook bug"))), ..config() };
+    let panicking = BuildConfig { redact_string: Some(string_hook(|_: &str| panic!("hook bug"))), ..config() };
     let r = EventBuilder::new(panicking, IdGen::seeded(1))
         .build(&op(Method::ToolsList, Payload::Json(r#"{"a":"b"}"#), Payload::None), &session());
     assert!(matches!(r, Err(NotBuilt::HookFailed(_))));
@@ -342,7 +344,7 @@ fn user_hooks() {
     let meddling = BuildConfig {
         redact_event: Some(std::sync::Arc::new(|mut e: Event| {
             e.id = "evt_forged".into();
-            e.session_id = "ses_forged".into();
+            e.session_id = Some("ses_forged".into());
             e.parameters = None;
             Ok(Some(e))
         })),
@@ -353,7 +355,7 @@ fn user_hooks() {
         .unwrap()
         .event;
     assert!(e.id.starts_with("evt_") && e.id != "evt_forged");
-    assert_eq!(e.session_id, session().id);
+    assert_eq!(e.session_id, Some(session().id));
     assert_eq!(e.parameters, None);
 }
 
@@ -483,7 +485,7 @@ fn payloads_kept_as_text_match_the_parsed_path() {
         (Method::ToolsList, r#"{"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":{"j":{"k":1}}}}}}}}}}}"#, r#"{}"#),
         (Method::ToolsCall, r#"{"name":5}"#, r#"{"isError":"yes"}"#),
     ];
-    let slow_cfg = BuildConfig { redact_string: Some(std::sync::Arc::new(|s: &str| Ok(s.to_owned()))), ..config() };
+    let slow_cfg = BuildConfig { redact_string: Some(string_hook(|s: &str| Ok(s.to_owned()))), ..config() };
     let wide = format!("[{}]", (0..150).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
     let mut all: Vec<(Method, String, String)> =
         cases.iter().map(|(m, p, r)| (*m, p.to_string(), r.to_string())).collect();
@@ -561,7 +563,7 @@ fn payloads_kept_as_text_match_the_parsed_path_at_the_edges() {
         (Method::ToolsCall, r#"{"name":"t","arguments":{"s":"é ü 😀"}}"#.into(), "{}".into(), true),
         (Method::ToolsCall, r#"{"name":"t"} x"#.into(), r#"{"a":1}}"#.into(), false),
     ];
-    let slow_cfg = BuildConfig { redact_string: Some(std::sync::Arc::new(|s: &str| Ok(s.to_owned()))), ..config() };
+    let slow_cfg = BuildConfig { redact_string: Some(string_hook(|s: &str| Ok(s.to_owned()))), ..config() };
     for (method, params, result, kept) in &cases {
         let o = op(*method, Payload::Json(params), Payload::Json(result));
         let fast = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap();

@@ -305,7 +305,7 @@ fn mcpcat_events_api_body_is_snake_case() {
     assert_eq!(read["server_version"], "0.3.0");
     assert_eq!(read["client_name"], "inspector");
     assert_eq!(read["client_version"], "1");
-    assert_eq!(read["sdk_language"], "rust");
+    assert_eq!(read["sdk_language"], "Rust");
     assert_eq!(read["tags"]["mcplens.request_id"], "r-1");
     assert!(read["id"].as_str().unwrap().starts_with("evt_"));
     assert!(read["timestamp"].as_str().unwrap().ends_with('Z'));
@@ -317,6 +317,101 @@ fn mcpcat_events_api_body_is_snake_case() {
     assert_eq!(call["error"]["message"], "internal");
     assert_eq!(call["resource_name"], "divide");
     t.shutdown(LONG).unwrap();
+}
+
+/// agentcat-api 1.0.2 compatibility: the body's keys are the model's own (no `mcpcat_version`),
+/// `input_tokens`/`output_tokens` are agentcat's estimate, a sessionless (2026-07-28) request has
+/// `session_id: null`, and event types outside the model's enum are skipped, counted, with the
+/// accounting identity exact.
+#[test]
+fn agentcat_body_tokens_sessionless_and_skipped_types() {
+    let receiver = Receiver::start();
+    let mut cfg = McpcatConfig::new("proj_1");
+    cfg.base_url = receiver.base_url();
+    assert_eq!(McpcatConfig::new("p").base_url, "https://api.agentcat.com", "agentcat 2.1.0's default");
+    let t = Tracker::builder().export_policy(fast_policy()).mcpcat(cfg).build().unwrap();
+    let s = t.open_session(Some("abc"), Some(Transport::Http));
+    let modern = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}"#;
+    let args = r#"{"text":"héllo wörld"}"#;
+    let call = format!(r#"{{"name":"echo","arguments":{args},"_meta":{modern}}}"#);
+    t.record(&Operation {
+        params: Payload::Json(&call),
+        result: Payload::Json(r#"{"content":[{"type":"text","text":"héllo wörld"},{"type":"image","data":"AAAA","mimeType":"image/png"}]}"#),
+        ..Operation::new(s.key(), Method::ToolsCall, SystemTime::now(), Duration::from_micros(100))
+    });
+    for m in [Method::SubscriptionsListen, Method::ServerDiscover] {
+        let p = format!(r#"{{"_meta":{modern}}}"#);
+        t.record(&Operation {
+            params: Payload::Json(&p),
+            ..Operation::new(s.key(), m, SystemTime::now(), Duration::ZERO)
+        });
+    }
+    t.record(&Operation { ..Operation::new(s.key(), Method::Ping, SystemTime::now(), Duration::ZERO) });
+    t.flush(LONG).unwrap();
+    let st = t.stats();
+    let e = &st.exporters[0];
+    assert_eq!((e.exported, e.skipped), (2, 2), "{st:?}");
+    assert_eq!(
+        st.recorded,
+        st.dropped
+            + st.filtered
+            + st.redaction_failed
+            + st.queued
+            + e.exported
+            + e.dropped
+            + e.failed
+            + e.skipped
+            + e.pending
+    );
+    let bodies: Vec<Value> = receiver.received().iter().map(|r| serde_json::from_slice(&r.body).unwrap()).collect();
+    let types: Vec<&str> = bodies.iter().map(|b| b["event_type"].as_str().unwrap()).collect();
+    assert_eq!(types, ["mcp:tools/call", "mcp:ping"]);
+    let call = &bodies[0];
+    assert_eq!(call["session_id"], Value::Null, "sessionless");
+    assert!(call.as_object().unwrap().contains_key("session_id"), "written as null, not left out");
+    // ceil(bytes / 3.5) of the raw arguments (compact JSON) and of the text blocks (not the image).
+    assert_eq!(call["input_tokens"], (args.len() as u64 * 2).div_ceil(7));
+    assert_eq!(call["output_tokens"], ("héllo wörld".len() as u64 * 2).div_ceil(7));
+    assert_eq!(call["agentcat_version"], format!("mcplens {}", mcplens::VERSION));
+    assert_eq!(bodies[1]["session_id"], Value::String(s.id().to_owned()), "a legacy request keeps its session");
+    assert!(bodies[1].get("input_tokens").is_none());
+    const MODEL: [&str; 28] = [
+        "id",
+        "project_id",
+        "session_id",
+        "actor_id",
+        "event_id",
+        "event_type",
+        "is_error",
+        "error",
+        "resource_name",
+        "duration",
+        "input_tokens",
+        "output_tokens",
+        "timestamp",
+        "user_intent",
+        "parameters",
+        "response",
+        "identify_actor_given_id",
+        "identify_actor_name",
+        "identify_data",
+        "tags",
+        "properties",
+        "ip_address",
+        "sdk_language",
+        "agentcat_version",
+        "server_name",
+        "server_version",
+        "client_name",
+        "client_version",
+    ];
+    for b in &bodies {
+        for k in b.as_object().unwrap().keys() {
+            assert!(MODEL.contains(&k.as_str()), "{k} is not a PublishEventRequest field");
+        }
+    }
+    t.shutdown(LONG).unwrap();
+    receiver.stop();
 }
 
 /// An exporter's error names the failure (an HTTP status, an I/O error kind), never the endpoint
@@ -353,8 +448,8 @@ fn export_errors_never_name_the_url_a_header_or_the_payload() {
         mcpcat.base_url = url.clone();
         mcpcat.api_key = Some("PLANTED-API-KEY".to_owned());
         let errors = [
-            OtlpTracesExporter::new("otlp", otlp).unwrap().export(&batch).unwrap_err(),
-            McpcatExporter::new("mcpcat", mcpcat).unwrap().export(&batch).unwrap_err(),
+            OtlpTracesExporter::new(otlp).unwrap().export(&batch).unwrap_err(),
+            McpcatExporter::new(mcpcat).unwrap().export(&batch).unwrap_err(),
         ];
         for e in errors {
             let text = format!("{e} {e:?}");

@@ -213,6 +213,7 @@ async fn one_event_per_request_through_a_real_client() {
     );
     let session = &events[0].session_id;
     assert!(events.iter().all(|e| &e.session_id == session && e.server.as_ref().unwrap().name == "notes"));
+    assert!(session.is_some());
     assert!(events.iter().all(|e| e.transport == Some(Transport::Memory)));
     let init = &events[0];
     assert_eq!(init.client.as_ref().unwrap().name, "rmcp");
@@ -314,7 +315,8 @@ async fn responses_are_byte_identical_with_and_without_tracking() {
 
     t.flush(LONG).unwrap();
     let events = sink.lock().unwrap().clone();
-    assert_eq!(events.len(), 9, "ping is not tracked");
+    assert_eq!(events.len(), 10, "ping is tracked too");
+    assert!(events.iter().any(|e| e.event_type == "mcp:ping" && e.request_id == Some(json!(10))));
     let read = events.iter().find(|e| e.request_id == Some(json!(6))).unwrap();
     assert_eq!(read.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
     assert_eq!(read.parent_span_id.as_deref(), Some("00f067aa0ba902b7"));

@@ -23,8 +23,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import * as z from 'zod';
 
-/** The cross-language scenario (`../tracking/scenario.json`): server and client info, steps. */
-export const SCENARIO = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'tracking', 'scenario.json'), 'utf8'));
+/** The cross-language scenario (`tests/vectors/tracking/scenario/scenario.json`): server and client info, steps. */
+export const SCENARIO = JSON.parse(
+  readFileSync(join(import.meta.dirname, '..', '..', '..', 'tests', 'vectors', 'tracking', 'scenario', 'scenario.json'), 'utf8'),
+);
 
 export const SERVER_INFO = SCENARIO.server;
 

@@ -1,8 +1,7 @@
 """Type stubs for the native module `mcplens._core` (checked by `python -m mypy.stubtest`)."""
 
-import os
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Literal, TypeAlias, final
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeAlias, final
 
 from typing_extensions import Self, disjoint_base
 
@@ -37,14 +36,12 @@ __all__ = [
 __all__ += ["TemplateError", "expand", "matches", "variables"]
 # Server tracking.
 __all__ += [
+    "DEFAULT_AGENTCAT_BASE_URL",
     "TRACKED_METHODS",
-    "CallbackExporter",
-    "JsonlExporter",
-    "McpcatExporter",
-    "OtlpExporter",
     "TrackerCore",
     "TrackingError",
     "TrackingSession",
+    "check_tracker_options",
 ]
 
 __version__: str
@@ -420,47 +417,22 @@ class TrackingError(McplensError):
 
     pending: int | None
     """After a `timeout`: how many events were still undelivered."""
+    option: str | None
+    """After an `invalid_argument`: the option, as its path in the core's `TrackerConfig` JSON
+    (`queueCapacity`, `exporters[1].endpoint`)."""
 
-@final
-class JsonlExporter:
-    """Append events as JSON lines to a file (the default exporter), rotated by size."""
+DEFAULT_AGENTCAT_BASE_URL: str
+"""The agentcat API the agentcat exporter posts to by default (agentcat 2.1.0's)."""
 
-    def __new__(cls, path: str | os.PathLike[str] = "mcplens-events.jsonl") -> JsonlExporter: ...
+class _Exporter(Protocol):
+    """An exporter of `mcplens._tracking`: its entry in the core's configuration."""
+
     @property
-    def path(self) -> str: ...
+    def _spec(self) -> Mapping[str, object]: ...
 
-@final
-class OtlpExporter:
-    """OTLP/HTTP protobuf to `{endpoint}/v1/traces` (spans) and `{endpoint}/v1/metrics`
-    (`mcp.server.operation.duration`), with the OpenTelemetry MCP semantic-convention names."""
-
-    def __new__(cls, endpoint: str, headers: Mapping[str, str] | None = None) -> OtlpExporter: ...
-    @property
-    def endpoint(self) -> str: ...
-    @property
-    def headers(self) -> dict[str, str]: ...
-
-@final
-class McpcatExporter:
-    """An MCPcat-compatible events API: `POST {base_url}/v1/public/events/` (default
-    `https://api.mcpcat.io`), one event per request."""
-
-    def __new__(cls, project_id: str, base_url: str | None = None) -> McpcatExporter: ...
-    @property
-    def project_id(self) -> str: ...
-    @property
-    def base_url(self) -> str: ...
-
-@final
-class CallbackExporter:
-    """Calls `callback(events)` with each batch (a list of event dicts) on the exporter's thread;
-    if it raises, the batch is counted as failed."""
-
-    def __new__(cls, callback: Callable[[list[dict[str, Any]]], object]) -> CallbackExporter: ...
-    @property
-    def callback(self) -> Callable[[list[dict[str, Any]]], object]: ...
-
-_Exporter: TypeAlias = JsonlExporter | OtlpExporter | McpcatExporter | CallbackExporter
+def check_tracker_options(exporters: Sequence[_Exporter], options: Mapping[str, object]) -> tuple[bool, str]:
+    """Check tracker options (the core's `TrackerConfig` names) as the core will; returns
+    whether tracing is on and the zero counters (JSON). Raises `TrackingError`."""
 
 @final
 class TrackingSession:
@@ -475,19 +447,18 @@ class TrackerCore:
 
     def __new__(
         cls,
+        exporters: Sequence[_Exporter],
+        options: Mapping[str, object],
         *,
-        exporters: list[_Exporter],
-        enable_tracing: bool = True,
-        capture_parameters: bool = True,
-        capture_responses: bool = True,
-        capture_resource_text: bool = False,
-        redact: Callable[[str], str] | None = None,
-        queue_capacity: int = 10_000,
         server_name: str | None = None,
         server_version: str | None = None,
+        redact: Callable[[str], str] | None = None,
+        seed: int | None = None,
     ) -> TrackerCore: ...
     @property
     def enabled(self) -> bool: ...
+    @property
+    def exporter_names(self) -> list[str]: ...
     def open_session(
         self, transport_session_id: str | None = None, transport: Literal["stdio", "http", "memory"] | None = None
     ) -> TrackingSession: ...
@@ -498,9 +469,9 @@ class TrackerCore:
         version: str | None = None,
         protocol_version: str | None = None,
     ) -> None: ...
-    def identify(
-        self, session: TrackingSession, id: str | None = None, name: str | None = None, data: object = None
-    ) -> None: ...
+    def begin_identify(self, session: TrackingSession) -> None: ...
+    def resolve_identity(self, session: TrackingSession, identity: object) -> None: ...
+    def identify_failed(self, session: TrackingSession) -> None: ...
     def close_session(self, session: TrackingSession) -> None: ...
     def record(
         self,
@@ -525,4 +496,5 @@ class TrackerCore:
     ) -> None: ...
     def flush(self, timeout_seconds: float) -> None: ...
     def shutdown(self, timeout_seconds: float) -> None: ...
-    def stats(self) -> dict[str, Any]: ...
+    def stats_json(self) -> str: ...
+    def _freeze_clock(self, started_unix_ns: int, duration_ns: int) -> None: ...

@@ -23,7 +23,9 @@ import asyncio
 import atexit
 import functools
 import inspect
+import json
 import logging
+import os
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -31,14 +33,12 @@ from time import perf_counter_ns
 from typing import Any, Literal, TypedDict, TypeVar, cast
 
 from mcplens._core import (
+    DEFAULT_AGENTCAT_BASE_URL,
     TRACKED_METHODS,
-    CallbackExporter,
-    JsonlExporter,
-    McpcatExporter,
-    OtlpExporter,
     TrackerCore,
     TrackingError,
     TrackingSession,
+    check_tracker_options,
 )
 
 __all__ = [
@@ -56,7 +56,100 @@ __all__ = [
 _log = logging.getLogger("mcplens")
 _CODES: dict[str, int] = {name: i for i, name in enumerate(TRACKED_METHODS)}
 _ATEXIT_TIMEOUT_SECONDS = 2.0
-_EXPORTERS = (JsonlExporter, OtlpExporter, McpcatExporter, CallbackExporter)
+
+
+# ---------------------------------------------------------------------------------------------
+# Exporters: plain values; `_spec` is the entry in the core's configuration, which checks it.
+
+
+class _Exporter:
+    __slots__ = ("_spec",)
+    _spec: dict[str, Any]
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+
+class JsonlExporter(_Exporter):
+    """Append events as JSON lines to a file (the default exporter, `mcplens-events.jsonl`),
+    rotated by size."""
+
+    __slots__ = ()
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        spec = {"type": "jsonl"} if path is None else {"type": "jsonl", "path": os.fspath(path)}
+        object.__setattr__(self, "_spec", spec)
+
+    @property
+    def path(self) -> str:
+        return str(self._spec.get("path", "mcplens-events.jsonl"))
+
+    def __repr__(self) -> str:
+        return f"JsonlExporter(path={self.path!r})"
+
+
+class OtlpExporter(_Exporter):
+    """OTLP/HTTP protobuf to `{endpoint}/v1/traces` (spans) and `{endpoint}/v1/metrics`
+    (`mcp.server.operation.duration`), with the OpenTelemetry MCP semantic-convention names."""
+
+    __slots__ = ()
+
+    def __init__(self, endpoint: str, headers: Mapping[str, str] | None = None) -> None:
+        pairs = [[k, v] for k, v in (headers or {}).items()]
+        object.__setattr__(self, "_spec", {"type": "otlp", "endpoint": endpoint, "headers": pairs})
+
+    @property
+    def endpoint(self) -> str:
+        return str(self._spec["endpoint"])
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return dict(self._spec["headers"])
+
+    def __repr__(self) -> str:
+        # Header values may be credentials: only their names.
+        return f"OtlpExporter(endpoint={self.endpoint!r}, headers={list(self.headers)!r})"
+
+
+class McpcatExporter(_Exporter):
+    """The agentcat (formerly MCPcat) events API: `POST {base_url}/v1/public/events/` (default
+    `https://api.agentcat.com`), one event per request, `Authorization: Token <api_key>` when set."""
+
+    __slots__ = ()
+
+    def __init__(self, project_id: str, base_url: str | None = None, api_key: str | None = None) -> None:
+        spec = {"type": "mcpcat", "projectId": project_id, "baseUrl": base_url, "apiKey": api_key}
+        object.__setattr__(self, "_spec", {k: v for k, v in spec.items() if v is not None})
+
+    @property
+    def project_id(self) -> str:
+        return str(self._spec["projectId"])
+
+    @property
+    def base_url(self) -> str:
+        return str(self._spec.get("baseUrl", DEFAULT_AGENTCAT_BASE_URL))
+
+    def __repr__(self) -> str:
+        # The API key is a credential: never shown.
+        return f"McpcatExporter(project_id={self.project_id!r}, base_url={self.base_url!r})"
+
+
+class CallbackExporter(_Exporter):
+    """Calls `callback(events)` with each batch (a list of event dicts) on the exporter's thread;
+    if it raises, the batch is counted as failed."""
+
+    __slots__ = ("callback",)
+    callback: Callable[[list[dict[str, Any]]], object]
+
+    def __init__(self, callback: Callable[[list[dict[str, Any]]], object]) -> None:
+        if not callable(callback):
+            raise TypeError("CallbackExporter needs a callable: fn(events: list[dict]) -> None")
+        object.__setattr__(self, "_spec", {"type": "callback"})
+        object.__setattr__(self, "callback", callback)
+
+    def __repr__(self) -> str:
+        return "CallbackExporter(...)"
+
 
 Exporter = JsonlExporter | OtlpExporter | McpcatExporter | CallbackExporter
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
@@ -64,69 +157,83 @@ S = TypeVar("S")
 
 
 class ExporterStats(TypedDict):
-    """Counters of one exporter."""
+    """Counters of one exporter (the core's `ExporterStats`, the same JSON in every language)."""
 
+    name: str
     exported: int
     dropped: int
     failed: int
+    skipped: int
     pending: int
 
 
+# The core's `Stats` JSON, the same in every language (docs/tracking.md, "Delivery, counters").
 class TrackerStats(TypedDict):
-    """Counters of a tracker (see `docs/events.md` and the core's `Stats`)."""
-
     recorded: int
     dropped: int
     filtered: int
-    redaction_failed: int
+    redactionFailed: int
+    unidentified: int
     queued: int
-    exporters: dict[str, ExporterStats]
+    exporters: list[ExporterStats]
 
 
 class Tracker:
     """Records every tracked MCP request of the servers given to `track()` as an event.
 
-    Exporters default to `JsonlExporter()` (`./mcplens-events.jsonl`). `redact(text) -> str` runs on
-    every string of every event after the built-in rules (on the core's thread; if it raises, the
-    event is dropped and counted). `identify(request_context) -> dict | None` runs once per session
-    (an `async` one off the request path) and may return `{"id", "name", "data"}`; it never fails a
-    request. The native tracker starts when the first server is tracked (its name and version go into
-    every event); one tracker is meant for one server.
+    Exporters default to `JsonlExporter()` (`./mcplens-events.jsonl`). Options left `None` take
+    the core's defaults (docs/tracking.md); every option is checked by the core, here, and a bad
+    one raises `TrackingError` (`invalid_argument`, `.option` names it). `redact(text) -> str`
+    runs on every string of every event after the built-in rules (on the core's thread, all strings
+    of one event under one GIL acquisition; if it raises, the event is dropped and counted).
+    `identify(request_context) -> dict | None` runs once per session (an `async` one off the
+    request path) and may return `{"id", "name", "data"}`; the session's events wait for it in the
+    core (at most `identify_max_records` events and `identify_timeout_seconds`), and it never fails
+    a request. The native tracker starts when the first server is tracked (its name and version go
+    into every event); one tracker is meant for one server.
     """
 
     def __init__(
         self,
         *,
         exporters: Sequence[Exporter] | None = None,
-        enable_tracing: bool = True,
-        capture_parameters: bool = True,
-        capture_responses: bool = True,
-        capture_resource_text: bool = False,
+        enable_tracing: bool | None = None,
+        capture_parameters: bool | None = None,
+        capture_responses: bool | None = None,
+        capture_resource_text: bool | None = None,
         redact: Callable[[str], str] | None = None,
         identify: Callable[[Any], Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None] | None = None,
-        queue_capacity: int = 10_000,
+        queue_capacity: int | None = None,
+        identify_max_records: int | None = None,
+        identify_timeout_seconds: float | None = None,
     ) -> None:
-        listed = list(exporters or ())
-        for e in listed:
-            if not isinstance(e, _EXPORTERS):
+        for name, fn in (("redact", redact), ("identify", identify)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{name} must be callable")
+        timeout = identify_timeout_seconds
+        # The core's option names; it checks every value (`None`: its default).
+        self._options: dict[str, Any] = {
+            "enableTracing": enable_tracing,
+            "captureParameters": capture_parameters,
+            "captureResponses": capture_responses,
+            "captureResourceText": capture_resource_text,
+            "queueCapacity": queue_capacity,
+            "identifyMaxRecords": identify_max_records,
+            "identifyTimeoutMs": timeout
+            if isinstance(timeout, bool) or not isinstance(timeout, int | float)
+            else round(timeout * 1000),
+        }
+        self._exporters = list(exporters or ())
+        for e in self._exporters:
+            if not isinstance(e, _Exporter):
                 raise TypeError(
                     "exporters must be JsonlExporter, OtlpExporter, McpcatExporter or CallbackExporter, "
                     f"not {type(e).__qualname__}"
                 )
-        for name, fn in (("redact", redact), ("identify", identify)):
-            if fn is not None and not callable(fn):
-                raise TypeError(f"{name} must be callable")
-        if isinstance(queue_capacity, bool) or not isinstance(queue_capacity, int) or queue_capacity < 1:
-            raise ValueError("queue_capacity must be a positive int")
-        self._options: dict[str, Any] = {
-            "exporters": listed,
-            "enable_tracing": bool(enable_tracing),
-            "capture_parameters": bool(capture_parameters),
-            "capture_responses": bool(capture_responses),
-            "capture_resource_text": bool(capture_resource_text),
-            "redact": redact,
-            "queue_capacity": queue_capacity,
-        }
+        enabled, zero = check_tracker_options(self._exporters, self._options)
+        self._enabled = enabled
+        self._zero_stats = zero
+        self._redact = redact
         self._identify = identify
         self._core: TrackerCore | None = None
         self._lock = threading.Lock()
@@ -135,12 +242,21 @@ class Tracker:
     @property
     def enabled(self) -> bool:
         """`enable_tracing`: when False, `track()` installs nothing and `traced` returns the handler."""
-        return bool(self._options["enable_tracing"])
+        return self._enabled
 
-    def _start(self, server_name: str | None = None, server_version: str | None = None) -> TrackerCore:
+    def _start(
+        self, server_name: str | None = None, server_version: str | None = None, *, seed: int | None = None
+    ) -> TrackerCore:
         with self._lock:
             if self._core is None:
-                self._core = TrackerCore(**self._options, server_name=server_name, server_version=server_version)
+                self._core = TrackerCore(
+                    self._exporters,
+                    self._options,
+                    server_name=server_name,
+                    server_version=server_version,
+                    redact=self._redact,
+                    seed=seed,
+                )
                 _LIVE.add(self)
                 _arm_atexit()
             return self._core
@@ -156,11 +272,11 @@ class Tracker:
             self._core.shutdown(timeout_seconds)
 
     def stats(self) -> TrackerStats:
-        """Recorded, dropped, filtered, redaction_failed, queued, and per exporter exported /
-        dropped / failed / pending."""
-        if self._core is None:
-            return {"recorded": 0, "dropped": 0, "filtered": 0, "redaction_failed": 0, "queued": 0, "exporters": {}}
-        return cast(TrackerStats, self._core.stats())
+        """The counters: `recorded`, `dropped`, `filtered`, `redactionFailed`, `unidentified`,
+        `queued`, and per exporter (a list, in order) `name`, `exported`, `dropped`, `failed`,
+        `skipped`, `pending` (the same JSON in every language)."""
+        text = self._zero_stats if self._core is None else self._core.stats_json()
+        return cast(TrackerStats, json.loads(text))
 
     def traced(self, method: str) -> Callable[[F], F]:
         """Decorator: record each call of an `async` handler as a `method` request.
@@ -430,9 +546,13 @@ class _Sessions:
         return cast(TrackingSession, s)
 
     def _identify(self, s: TrackingSession, ctx: Any) -> None:
+        """Run the identify hook for a new session; the core holds the session's records until
+        it answers (bounded). Never raises."""
         fn = self.tracker._identify
-        if fn is None:
+        core = self.tracker._core
+        if fn is None or core is None:
             return
+        core.begin_identify(s)
         try:
             out = fn(ctx)
             if inspect.isawaitable(out):
@@ -443,32 +563,19 @@ class _Sessions:
                         out.close()
                     raise
                 self._tasks.add(task)
-                task.add_done_callback(lambda t: self._identified(s, t))
+                task.add_done_callback(lambda t: self._identified(core, s, t))
                 return
-            self._apply(s, out)
+            core.resolve_identity(s, out)
         except Exception:
             _log.debug("mcplens: identify failed", exc_info=True)
+            core.identify_failed(s)
 
-    def _identified(self, s: TrackingSession, task: asyncio.Task[Any]) -> None:
+    def _identified(self, core: TrackerCore, s: TrackingSession, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
-        if not task.cancelled() and task.exception() is None:
-            self._apply(s, task.result())
-
-    def _apply(self, s: TrackingSession, out: object) -> None:
-        if out is None:
-            return
-        if not isinstance(out, Mapping):
-            _log.debug("mcplens: identify returned %s, not a dict", type(out).__name__)
-            return
-        ident, name = out.get("id"), out.get("name")
-        core = self.tracker._core
-        if core is not None:
-            core.identify(
-                s,
-                None if ident is None else str(ident),
-                None if name is None else str(name),
-                out.get("data"),
-            )
+        if task.cancelled() or task.exception() is not None:
+            core.identify_failed(s)
+        else:
+            core.resolve_identity(s, task.result())
 
 
 async def _awaited(aw: Awaitable[Any]) -> Any:

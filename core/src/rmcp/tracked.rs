@@ -15,7 +15,10 @@ use crate::tracking::{
 };
 
 /// Wraps an rmcp server service (any `ServerHandler`, or another `Service<RoleServer>`) so that
-/// every tracked request (`initialize`, `tools/*`, `resources/*`, `prompts/*`) is recorded.
+/// every tracked request ([`Method::ALL`]: `initialize`, `ping`, `tools/*`, `resources/*`,
+/// `prompts/*`, `completion/complete`, `logging/setLevel`, `tasks/*`, and protocol 2026-07-28's
+/// `server/discover`, `subscriptions/listen`, `resources/directory/read`) is recorded. A 2026-07-28
+/// request says its revision in `_meta` (SEP-2575); its event carries no session id.
 ///
 /// One `Tracked` serves one connection (rmcp's `serve` consumes the service; streamable HTTP builds
 /// one service per session): its session id is derived from the `Mcp-Session-Id` header when the
@@ -115,6 +118,15 @@ fn params_of(request: &ClientRequest) -> Option<&dyn WriteJson> {
         ClientRequest::ListResourcesRequest(r) => r.params.as_ref()?,
         ClientRequest::ListResourceTemplatesRequest(r) => r.params.as_ref()?,
         ClientRequest::ListPromptsRequest(r) => r.params.as_ref()?,
+        ClientRequest::CompleteRequest(r) => &r.params,
+        ClientRequest::SetLevelRequest(r) => &r.params,
+        ClientRequest::SubscriptionsListenRequest(r) => &r.params,
+        ClientRequest::GetTaskRequest(r) => &r.params,
+        ClientRequest::UpdateTaskRequest(r) => &r.params,
+        ClientRequest::CancelTaskRequest(r) => &r.params,
+        ClientRequest::ReadResourceDirectoryRequest(r) => &r.params,
+        // `tasks/result`, `tasks/list` (no typed request in rmcp 3.11).
+        ClientRequest::CustomRequest(r) => r.params.as_ref()?,
         _ => return None,
     })
 }

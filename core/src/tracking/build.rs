@@ -1,19 +1,23 @@
 //! From raw parts to an [`Event`] (pure): parse, summarize, redact, hook, cap. The worker runs this
 //! off the request path; tests and shared vectors run it directly with a seeded [`IdGen`].
 
+use std::borrow::Cow;
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::caps::{
     cap_value, cut_path, needs_cap, strip_binary, summarize_read_result, truncate_json_string, truncate_string,
     PayloadLimits,
 };
-use super::event::{ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport, Truncation, TruncationReason};
+use super::event::{
+    is_sessionless, ErrorInfo, Event, Identity, Json, Method, NameSource, PeerInfo, Transport, Truncation,
+    TruncationReason,
+};
 use super::ids::{duration_ms, hex, rfc3339_millis, IdGen, TraceParent};
 use super::redact::{redact_text, redact_value};
 use super::scan::{scan, Kind, Scanned};
@@ -152,9 +156,58 @@ pub struct SessionInfo {
     pub identity: Option<Identity>,
 }
 
-/// A user hook applied to every string of every event (after the built-in rules): returns the
-/// string to keep. An error (or a panic) drops the event and counts it.
-pub type StringHook = Arc<dyn Fn(&str) -> Result<String, TrackingError> + Send + Sync>;
+/// A user hook applied to the strings of an event (after the built-in rules), all of one event in
+/// one call (one GIL acquisition, one JS round trip): it replaces each string in place. The order
+/// is fixed: `resourceName`, `resourceUris`, the strings of `parameters`, of `response`,
+/// `error.message`, the strings of `identity.data`, `identity.id`, `identity.name`. Not called
+/// for an event without strings. An error (or a panic) drops the event and counts it.
+pub type StringHook = Arc<dyn Fn(&mut [String]) -> Result<(), TrackingError> + Send + Sync>;
+
+/// A [`StringHook`] from a function of one string (`redact(text) -> text`).
+pub fn string_hook(f: impl Fn(&str) -> Result<String, TrackingError> + Send + Sync + 'static) -> StringHook {
+    Arc::new(move |strings: &mut [String]| {
+        for s in strings.iter_mut() {
+            *s = f(s)?;
+        }
+        Ok(())
+    })
+}
+
+/// The token estimate agentcat uses (`ceil(utf8_bytes / 3.5)`): of a `tools/call`'s raw
+/// arguments (compact JSON) and of its result's text content blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tokens {
+    /// Of the request's arguments, when it has any.
+    pub input: Option<u64>,
+    /// Of the result's text content, when it has a result.
+    pub output: Option<u64>,
+}
+
+/// `ceil(bytes / 3.5)`.
+pub fn estimate_tokens(bytes: usize) -> u64 {
+    (bytes as u64 * 2).div_ceil(7)
+}
+
+fn tokens_of(op: &Operation<'_>) -> Tokens {
+    let mut scratch = Vec::new();
+    let input = parse_payload(&op.params, "", &mut scratch)
+        .and_then(|p| p.get("arguments").filter(|a| !a.is_null()).map(|a| estimate_tokens(to_json(a).len())));
+    let output = if op.error.is_some() {
+        None
+    } else {
+        parse_payload(&op.result, "", &mut scratch).and_then(|r| {
+            let blocks = r.get("content")?.as_array()?;
+            let bytes = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text")?.as_str())
+                .map(str::len)
+                .sum();
+            Some(estimate_tokens(bytes))
+        })
+    };
+    Tokens { input, output }
+}
 
 /// A user hook applied to each whole event (after string redaction): `Ok(Some(event))` keeps the
 /// (possibly changed) event, `Ok(None)` drops it (counted as filtered), an error or a panic drops it
@@ -181,6 +234,8 @@ pub struct BuildConfig {
     pub redact_string: Option<StringHook>,
     /// The user's event hook.
     pub redact_event: Option<EventHook>,
+    /// Estimate tokens (`Built::tokens`) for the agentcat exporter (default false).
+    pub estimate_tokens: bool,
 }
 
 impl Default for BuildConfig {
@@ -194,6 +249,7 @@ impl Default for BuildConfig {
             server: None,
             redact_string: None,
             redact_event: None,
+            estimate_tokens: false,
         }
     }
 }
@@ -220,6 +276,8 @@ pub struct Built {
     pub event: Event,
     /// Its compact JSON.
     pub json: String,
+    /// The token estimate, for `tools/call` when [`BuildConfig::estimate_tokens`] is on.
+    pub tokens: Option<Tokens>,
 }
 
 /// Why an operation produced no event.
@@ -272,21 +330,25 @@ fn call_guarded<T>(f: impl FnOnce() -> Result<T, TrackingError>) -> Result<T, Tr
     }
 }
 
-fn hook_value(v: &mut Value, hook: &StringHook) -> Result<(), TrackingError> {
+/// Every string inside a value, in document order (object values in key order).
+fn strings_of<'v>(v: &'v mut Value, out: &mut Vec<&'v mut String>) {
     match v {
-        Value::String(s) => {
-            *s = call_guarded(|| hook(s))?;
-            Ok(())
-        }
-        Value::Array(a) => a.iter_mut().try_for_each(|x| hook_value(x, hook)),
-        Value::Object(m) => m.values_mut().try_for_each(|x| hook_value(x, hook)),
-        _ => Ok(()),
+        Value::String(s) => out.push(s),
+        Value::Array(a) => a.iter_mut().for_each(|x| strings_of(x, out)),
+        Value::Object(m) => m.values_mut().for_each(|x| strings_of(x, out)),
+        _ => {}
     }
 }
 
-fn hook_opt_string(s: &mut Option<String>, hook: &StringHook) -> Result<(), TrackingError> {
-    if let Some(x) = s {
-        *x = call_guarded(|| hook(x))?;
+/// Hand the strings to the hook in one call and put its answers back.
+fn run_string_hook(hook: &StringHook, mut slots: Vec<&mut String>) -> Result<(), TrackingError> {
+    if slots.is_empty() {
+        return Ok(());
+    }
+    let mut texts: Vec<String> = slots.iter_mut().map(|s| std::mem::take(&mut **s)).collect();
+    call_guarded(|| hook(&mut texts))?;
+    for (slot, t) in slots.into_iter().zip(texts) {
+        *slot = t;
     }
     Ok(())
 }
@@ -308,6 +370,11 @@ fn tool_error_message(result: &Value) -> String {
         .unwrap_or("tool error")
         .to_owned()
 }
+
+/// The `_meta` key of a 2026-07-28 request's protocol version (SEP-2575).
+pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key of a 2026-07-28 request's client info (SEP-2575).
+pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
 
 /// What a paging cursor becomes in an event (whatever the redaction settings).
 pub const CURSOR_MARKER: &str = "[REDACTED]";
@@ -361,9 +428,18 @@ impl EventBuilder {
         let limits = cfg.limits;
         let mut cuts: Vec<Truncation> = Vec::new();
 
+        let tokens = (cfg.estimate_tokens && op.method == Method::ToolsCall).then(|| tokens_of(op));
+        let source = op.method.name_source();
+
         // Fast path: a payload that needs no change keeps its text (no parse, walk or re-serialize).
         let fast_params = match op.params {
-            Payload::Json(t) if op.meta.is_none() && op.method != Method::Initialize => self.scan(t, Kind::Params),
+            Payload::Json(t)
+                if op.meta.is_none()
+                    && op.method != Method::Initialize
+                    && matches!(source, NameSource::None | NameSource::Uri | NameSource::Name) =>
+            {
+                self.scan(t, Kind::Params)
+            }
             _ => None,
         };
 
@@ -382,26 +458,53 @@ impl EventBuilder {
                 Some(_) => {}
             }
         }
+        let mut resource_uris: Vec<String> = Vec::new();
+        let mut client = session.client.clone();
+        let mut protocol_version = session.protocol_version.clone();
         let (trace_parent, mut resource_name) = match &fast_params {
             Some(peek) => (
                 peek.traceparent.and_then(TraceParent::parse),
-                match op.method.resource_name_key() {
-                    Some("uri") => peek.uri.map(str::to_owned),
-                    Some(_) => peek.name.map(str::to_owned),
-                    None => None,
+                match source {
+                    NameSource::Uri => peek.uri.map(str::to_owned),
+                    NameSource::Name => peek.name.map(str::to_owned),
+                    _ => None,
                 },
             ),
             None => {
-                let meta_str = |k: &str| params.as_ref()?.get("_meta")?.get(k)?.as_str();
-                (
-                    meta_str("traceparent").and_then(TraceParent::parse),
-                    op.method.resource_name_key().and_then(|k| params.as_ref()?.get(k)?.as_str()).map(str::to_owned),
-                )
+                let meta = params.as_ref().and_then(|p| p.get("_meta"));
+                let meta_str = |k: &str| meta?.get(k)?.as_str();
+                // 2026-07-28 requests say their revision and client in `_meta` (SEP-2575): each
+                // request's own wins over the session's.
+                if let Some(v) = meta_str(META_PROTOCOL_VERSION) {
+                    protocol_version = Some(v.to_owned());
+                }
+                if let Some(c) = meta.and_then(|m| m.get(META_CLIENT_INFO)) {
+                    if let Ok(info) = PeerInfo::deserialize(c) {
+                        client = Some(info);
+                    }
+                }
+                let str_at = |v: Option<&Value>, k: &str| v?.get(k)?.as_str().map(str::to_owned);
+                let p = params.as_ref();
+                let name = match source {
+                    NameSource::Uri => str_at(p, "uri"),
+                    NameSource::Name => str_at(p, "name"),
+                    NameSource::Ref => {
+                        let r = p.and_then(|p| p.get("ref"));
+                        str_at(r, "uri").or_else(|| str_at(r, "name"))
+                    }
+                    NameSource::Subscriptions => {
+                        let uris = p
+                            .and_then(|p| p.get("notifications")?.get("resourceSubscriptions")?.as_array().cloned())
+                            .unwrap_or_default();
+                        resource_uris = uris.into_iter().filter_map(|u| u.as_str().map(str::to_owned)).collect();
+                        None
+                    }
+                    NameSource::None => None,
+                };
+                (meta_str("traceparent").and_then(TraceParent::parse), name)
             }
         };
         let mut fast_params = fast_params.map(|peek| peek.raw);
-        let mut client = session.client.clone();
-        let mut protocol_version = session.protocol_version.clone();
         if op.method == Method::Initialize {
             if let Some(p) = &params {
                 if client.is_none() {
@@ -483,13 +586,26 @@ impl EventBuilder {
         if let Some(e) = &mut error {
             truncate_string(&mut e.message, limits.max_string_bytes + PRE_CAP_SLACK);
         }
-        if let Some(r) = &mut resource_name {
+        for r in resource_name.iter_mut().chain(resource_uris.iter_mut()) {
             truncate_string(r, limits.max_string_bytes + PRE_CAP_SLACK);
+        }
+        if resource_uris.len() > limits.max_breadth {
+            resource_uris.truncate(limits.max_breadth);
+            cuts.push(Truncation {
+                path: "/resourceUris".to_owned(),
+                reason: TruncationReason::Breadth,
+                original_bytes: None,
+            });
         }
 
         // Built-in redaction, then the user's string hook.
         if cfg.builtin_redaction {
             redact_opt_string(&mut resource_name);
+            for u in &mut resource_uris {
+                if let std::borrow::Cow::Owned(r) = redact_text(u) {
+                    *u = r;
+                }
+            }
             for v in [params.as_mut(), response.as_mut(), identity.as_mut().and_then(|i| i.data.as_mut())]
                 .into_iter()
                 .flatten()
@@ -506,24 +622,23 @@ impl EventBuilder {
             }
         }
         if let Some(hook) = &cfg.redact_string {
-            let mut run = || -> Result<(), TrackingError> {
-                hook_opt_string(&mut resource_name, hook)?;
-                for v in [params.as_mut(), response.as_mut(), identity.as_mut().and_then(|i| i.data.as_mut())]
-                    .into_iter()
-                    .flatten()
-                {
-                    hook_value(v, hook)?;
+            let mut slots: Vec<&mut String> = Vec::new();
+            slots.extend(resource_name.as_mut());
+            slots.extend(resource_uris.iter_mut());
+            for v in [params.as_mut(), response.as_mut()].into_iter().flatten() {
+                strings_of(v, &mut slots);
+            }
+            if let Some(e) = &mut error {
+                slots.push(&mut e.message);
+            }
+            if let Some(i) = &mut identity {
+                if let Some(d) = &mut i.data {
+                    strings_of(d, &mut slots);
                 }
-                if let Some(e) = &mut error {
-                    e.message = call_guarded(|| hook(&e.message))?;
-                }
-                if let Some(i) = &mut identity {
-                    hook_opt_string(&mut i.id, hook)?;
-                    hook_opt_string(&mut i.name, hook)?;
-                }
-                Ok(())
-            };
-            run().map_err(NotBuilt::HookFailed)?;
+                slots.extend(i.id.as_mut());
+                slots.extend(i.name.as_mut());
+            }
+            run_string_hook(hook, slots).map_err(NotBuilt::HookFailed)?;
         }
 
         let trace_id = trace_parent.map(|t| t.trace_id).unwrap_or_else(|| self.ids.trace_id());
@@ -534,7 +649,11 @@ impl EventBuilder {
             event_type: op.method.event_type().to_owned(),
             timestamp: rfc3339_millis(op.started_at),
             duration_ms: duration_ms(op.duration),
-            session_id: session.id.clone(),
+            // A sessionless revision's request belongs to no session.
+            session_id: match &protocol_version {
+                Some(v) if is_sessionless(v) => None,
+                _ => Some(session.id.clone()),
+            },
             request_id: match op.request_id {
                 RequestId::None => None,
                 RequestId::Number(n) => Some(Value::from(n)),
@@ -545,6 +664,7 @@ impl EventBuilder {
             server: cfg.server.clone(),
             transport: session.transport,
             resource_name,
+            resource_uris,
             parameters: fast_params.map(Json::from_raw).or(params.map(Json::from)),
             response: fast_result.map(Json::from_raw).or(response.map(Json::from)),
             is_error: error.is_some(),
@@ -581,7 +701,7 @@ impl EventBuilder {
         for_each_text(&mut event, |path, s| {
             if let Some(n) = truncate_string(s, limits.max_string_bytes) {
                 cuts.push(Truncation {
-                    path: path.to_owned(),
+                    path: path.into(),
                     reason: TruncationReason::StringLength,
                     original_bytes: Some(n as u64),
                 });
@@ -592,7 +712,7 @@ impl EventBuilder {
         cuts.extend(hook_cuts.into_iter().map(|c| Truncation { path: cut_path(&c.path), ..c }));
         event.truncated = cuts;
         let json = fit_event(&mut event, &limits);
-        Ok(Built { event, json })
+        Ok(Built { event, json, tokens })
     }
 }
 
@@ -624,12 +744,17 @@ fn cap_all(
 
 /// Call `f` on each string of the event outside its payloads that a client, the host or a hook
 /// chose, with its JSON Pointer: the string caps apply to them as to payload strings.
-fn for_each_text(e: &mut Event, mut f: impl FnMut(&'static str, &mut String)) {
+fn for_each_text(e: &mut Event, mut f: impl FnMut(Cow<'static, str>, &mut String)) {
+    let mut f = |p: &'static str, s: &mut String| f(Cow::Borrowed(p), s);
     if let Some(er) = &mut e.error {
         f("/error/message", &mut er.message);
     }
     if let Some(r) = &mut e.resource_name {
         f("/resourceName", r);
+    }
+    // One pointer for all of them: the list is short and `truncated` says which part was cut.
+    for u in e.resource_uris.iter_mut() {
+        f("/resourceUris", u);
     }
     if let Some(er) = &mut e.error {
         f("/error/kind", &mut er.kind);
@@ -744,7 +869,7 @@ fn fit_event(event: &mut Event, limits: &PayloadLimits) -> String {
         for_each_text(event, |path, s| {
             if let Some(n) = truncate_json_string(s, bound) {
                 cuts.push(Truncation {
-                    path: path.to_owned(),
+                    path: path.into_owned(),
                     reason: TruncationReason::EventSize,
                     original_bytes: Some(n as u64),
                 });

@@ -11,7 +11,7 @@ use serde_json::Value;
 /// The version of the event schema written in every event's `schema` field.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// The MCP requests that become events.
+/// The MCP requests that become events. Codes (`method as u8`) are stable: bindings pass them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Method {
@@ -35,96 +35,159 @@ pub enum Method {
     PromptsList = 8,
     /// `prompts/get`
     PromptsGet = 9,
+    /// `ping`
+    Ping = 10,
+    /// `completion/complete`
+    CompletionComplete = 11,
+    /// `logging/setLevel`
+    LoggingSetLevel = 12,
+    /// `tasks/get`
+    TasksGet = 13,
+    /// `tasks/result`
+    TasksResult = 14,
+    /// `tasks/list`
+    TasksList = 15,
+    /// `tasks/cancel`
+    TasksCancel = 16,
+    /// `tasks/update` (2026-07-28)
+    TasksUpdate = 17,
+    /// `subscriptions/listen` (2026-07-28; replaces `resources/subscribe`)
+    SubscriptionsListen = 18,
+    /// `server/discover` (2026-07-28; replaces the `initialize` handshake)
+    ServerDiscover = 19,
+    /// `resources/directory/read` (2026-07-28)
+    ResourcesDirectoryRead = 20,
+}
+
+/// `(method, JSON-RPC name, event type)` in code order: the one table every lookup reads.
+const METHODS: [(Method, &str, &str); 21] = [
+    (Method::Initialize, "initialize", "mcp:initialize"),
+    (Method::ToolsList, "tools/list", "mcp:tools/list"),
+    (Method::ToolsCall, "tools/call", "mcp:tools/call"),
+    (Method::ResourcesList, "resources/list", "mcp:resources/list"),
+    (Method::ResourcesRead, "resources/read", "mcp:resources/read"),
+    (Method::ResourcesSubscribe, "resources/subscribe", "mcp:resources/subscribe"),
+    (Method::ResourcesUnsubscribe, "resources/unsubscribe", "mcp:resources/unsubscribe"),
+    (Method::ResourcesTemplatesList, "resources/templates/list", "mcp:resources/templates/list"),
+    (Method::PromptsList, "prompts/list", "mcp:prompts/list"),
+    (Method::PromptsGet, "prompts/get", "mcp:prompts/get"),
+    (Method::Ping, "ping", "mcp:ping"),
+    (Method::CompletionComplete, "completion/complete", "mcp:completion/complete"),
+    (Method::LoggingSetLevel, "logging/setLevel", "mcp:logging/setLevel"),
+    (Method::TasksGet, "tasks/get", "mcp:tasks/get"),
+    (Method::TasksResult, "tasks/result", "mcp:tasks/result"),
+    (Method::TasksList, "tasks/list", "mcp:tasks/list"),
+    (Method::TasksCancel, "tasks/cancel", "mcp:tasks/cancel"),
+    (Method::TasksUpdate, "tasks/update", "mcp:tasks/update"),
+    (Method::SubscriptionsListen, "subscriptions/listen", "mcp:subscriptions/listen"),
+    (Method::ServerDiscover, "server/discover", "mcp:server/discover"),
+    (Method::ResourcesDirectoryRead, "resources/directory/read", "mcp:resources/directory/read"),
+];
+
+/// Where an event's `resourceName` comes from in the request `params`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameSource {
+    /// No resource name.
+    None,
+    /// The top-level `uri` string (a resource URI).
+    Uri,
+    /// The top-level `name` string (a tool or prompt name).
+    Name,
+    /// `ref.uri` (a `ref/resource` reference) or `ref.name` (a `ref/prompt`): `completion/complete`.
+    Ref,
+    /// `notifications.resourceSubscriptions[]`: every URI goes to `resourceUris`.
+    Subscriptions,
 }
 
 impl Method {
     /// Every tracked method, in code order.
-    pub const ALL: [Method; 10] = [
-        Method::Initialize,
-        Method::ToolsList,
-        Method::ToolsCall,
-        Method::ResourcesList,
-        Method::ResourcesRead,
-        Method::ResourcesSubscribe,
-        Method::ResourcesUnsubscribe,
-        Method::ResourcesTemplatesList,
-        Method::PromptsList,
-        Method::PromptsGet,
-    ];
+    pub const ALL: [Method; 21] = {
+        let mut all = [Method::Initialize; 21];
+        let mut i = 0;
+        while i < METHODS.len() {
+            all[i] = METHODS[i].0;
+            i += 1;
+        }
+        all
+    };
 
     /// The tracked method with this JSON-RPC name; `None` for any other method (not tracked).
     pub fn from_name(name: &str) -> Option<Method> {
-        Some(match name {
-            "initialize" => Method::Initialize,
-            "tools/list" => Method::ToolsList,
-            "tools/call" => Method::ToolsCall,
-            "resources/list" => Method::ResourcesList,
-            "resources/read" => Method::ResourcesRead,
-            "resources/subscribe" => Method::ResourcesSubscribe,
-            "resources/unsubscribe" => Method::ResourcesUnsubscribe,
-            "resources/templates/list" => Method::ResourcesTemplatesList,
-            "prompts/list" => Method::PromptsList,
-            "prompts/get" => Method::PromptsGet,
-            _ => return None,
-        })
+        METHODS.iter().find(|(_, n, _)| *n == name).map(|(m, _, _)| *m)
     }
 
     /// The method with this numeric code (`method as u8`), for bindings that pass a number.
     pub fn from_code(code: u8) -> Option<Method> {
-        Method::ALL.get(usize::from(code)).copied()
+        METHODS.get(usize::from(code)).map(|(m, _, _)| *m)
     }
 
     /// The JSON-RPC method name.
     pub fn name(self) -> &'static str {
-        match self {
-            Method::Initialize => "initialize",
-            Method::ToolsList => "tools/list",
-            Method::ToolsCall => "tools/call",
-            Method::ResourcesList => "resources/list",
-            Method::ResourcesRead => "resources/read",
-            Method::ResourcesSubscribe => "resources/subscribe",
-            Method::ResourcesUnsubscribe => "resources/unsubscribe",
-            Method::ResourcesTemplatesList => "resources/templates/list",
-            Method::PromptsList => "prompts/list",
-            Method::PromptsGet => "prompts/get",
-        }
+        METHODS[self as usize].1
     }
 
     /// The event `type`: `mcp:` followed by the method name.
     pub fn event_type(self) -> &'static str {
-        match self {
-            Method::Initialize => "mcp:initialize",
-            Method::ToolsList => "mcp:tools/list",
-            Method::ToolsCall => "mcp:tools/call",
-            Method::ResourcesList => "mcp:resources/list",
-            Method::ResourcesRead => "mcp:resources/read",
-            Method::ResourcesSubscribe => "mcp:resources/subscribe",
-            Method::ResourcesUnsubscribe => "mcp:resources/unsubscribe",
-            Method::ResourcesTemplatesList => "mcp:resources/templates/list",
-            Method::PromptsList => "mcp:prompts/list",
-            Method::PromptsGet => "mcp:prompts/get",
-        }
+        METHODS[self as usize].2
     }
 
     /// The method of an event `type` (`mcp:tools/call` → `tools/call`).
     pub fn from_event_type(event_type: &str) -> Option<Method> {
-        event_type.strip_prefix("mcp:").and_then(Method::from_name)
+        METHODS.iter().find(|(_, _, t)| *t == event_type).map(|(m, _, _)| *m)
     }
 
-    /// Which `params` key names the event's `resourceName`: the URI for read/subscribe/unsubscribe,
-    /// the tool name for `tools/call`, the prompt name for `prompts/get`.
+    /// Which top-level `params` key names the event's `resourceName`, when it is one: the URI for
+    /// read/subscribe/unsubscribe/directory read, the tool name for `tools/call`, the prompt name
+    /// for `prompts/get`. (`completion/complete` and `subscriptions/listen` name theirs deeper.)
     pub fn resource_name_key(self) -> Option<&'static str> {
-        match self {
-            Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe => Some("uri"),
-            Method::ToolsCall | Method::PromptsGet => Some("name"),
+        match self.name_source() {
+            NameSource::Uri => Some("uri"),
+            NameSource::Name => Some("name"),
             _ => None,
+        }
+    }
+
+    pub(crate) fn name_source(self) -> NameSource {
+        match self {
+            Method::ResourcesRead
+            | Method::ResourcesSubscribe
+            | Method::ResourcesUnsubscribe
+            | Method::ResourcesDirectoryRead => NameSource::Uri,
+            Method::ToolsCall | Method::PromptsGet => NameSource::Name,
+            Method::CompletionComplete => NameSource::Ref,
+            Method::SubscriptionsListen => NameSource::Subscriptions,
+            _ => NameSource::None,
+        }
+    }
+
+    /// The top-level `params` keys the event reads when parameters are not captured (the resource
+    /// name's source and `_meta`): a host may pass only these then.
+    pub fn params_read(self) -> &'static [&'static str] {
+        match self.name_source() {
+            NameSource::Uri => &["uri", "_meta"],
+            NameSource::Name => &["name", "_meta"],
+            NameSource::Ref => &["ref", "_meta"],
+            NameSource::Subscriptions => &["notifications", "_meta"],
+            NameSource::None => &["_meta"],
         }
     }
 
     /// Whether `resourceName` is a resource URI (`mcp.resource.uri` in OpenTelemetry).
     pub fn names_a_uri(self) -> bool {
-        matches!(self, Method::ResourcesRead | Method::ResourcesSubscribe | Method::ResourcesUnsubscribe)
+        self.name_source() == NameSource::Uri
     }
+}
+
+/// The first protocol revision without sessions (no `initialize`, no `Mcp-Session-Id`).
+pub const SESSIONLESS_SINCE: &str = "2026-07-28";
+
+/// Whether a protocol version (`YYYY-MM-DD`) belongs to a sessionless revision: its events carry
+/// no session id anywhere.
+pub fn is_sessionless(protocol_version: &str) -> bool {
+    let b = protocol_version.as_bytes();
+    let dated = b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+    dated && protocol_version >= SESSIONLESS_SINCE
 }
 
 /// A JSON payload of an event (`parameters`, `response`): a value, or, when nothing in it had to
@@ -361,8 +424,10 @@ pub struct Event {
     pub timestamp: String,
     /// How long the request took, in milliseconds (microsecond resolution).
     pub duration_ms: f64,
-    /// `ses_` + 27 base62 characters, one per connection.
-    pub session_id: String,
+    /// `ses_` + 27 base62 characters, one per connection; absent on requests of a sessionless
+    /// revision (2026-07-28 and later).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
     /// The JSON-RPC request id (number or string).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_id: Option<Value>,
@@ -381,6 +446,9 @@ pub struct Event {
     /// The URI (read/subscribe/unsubscribe), tool name (`tools/call`) or prompt name (`prompts/get`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_name: Option<String>,
+    /// The resource URIs a `subscriptions/listen` request names (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_uris: Vec<String>,
     /// The request `params` (redacted, capped).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<Json>,
@@ -447,8 +515,10 @@ impl Event {
         write_str(out, &self.timestamp);
         out.push_str(",\"durationMs\":");
         write_num(out, &self.duration_ms);
-        out.push_str(",\"sessionId\":");
-        write_str(out, &self.session_id);
+        if let Some(v) = &self.session_id {
+            out.push_str(",\"sessionId\":");
+            write_str(out, v);
+        }
         if let Some(v) = &self.request_id {
             out.push_str(",\"requestId\":");
             match v {
@@ -480,6 +550,16 @@ impl Event {
         if let Some(r) = &self.resource_name {
             out.push_str(",\"resourceName\":");
             write_str(out, r);
+        }
+        if !self.resource_uris.is_empty() {
+            out.push_str(",\"resourceUris\":[");
+            for (n, u) in self.resource_uris.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                write_str(out, u);
+            }
+            out.push(']');
         }
         if let Some(j) = &self.parameters {
             out.push_str(",\"parameters\":");
@@ -656,13 +736,14 @@ mod tests {
             event_type: "mcp:tools/call".into(),
             timestamp: "2026-01-02T03:04:05.678Z".into(),
             duration_ms: 2.345,
-            session_id: "ses_2fQzR0u6Yx6w1h6yH7rB1cP9aZk".into(),
+            session_id: Some("ses_2fQzR0u6Yx6w1h6yH7rB1cP9aZk".into()),
             request_id: None,
             protocol_version: None,
             client: None,
             server: None,
             transport: None,
             resource_name: None,
+            resource_uris: Vec::new(),
             parameters: None,
             response: None,
             is_error: false,
@@ -685,6 +766,7 @@ mod tests {
         e.client = Some(PeerInfo::new("c\\l", Some("1")));
         e.server = Some(PeerInfo::new("srv", None));
         e.resource_name = Some(all_bytes.clone());
+        e.resource_uris = vec!["a://1".into(), all_bytes.clone()];
         e.parameters = Some(Json::from_raw(r#"{"name":"x","arguments":{"a":[1, 2]}}"#));
         e.response = Some(Json::from(json!({"k": all_bytes, "n": 1.5, "z": null})));
         e.is_error = true;
@@ -714,7 +796,7 @@ mod tests {
                 ..sample()
             });
         }
-        events.push(Event { request_id: Some(json!(7)), duration_ms: f64::NAN, ..sample() });
+        events.push(Event { request_id: Some(json!(7)), duration_ms: f64::NAN, session_id: None, ..sample() });
         events.push(Event { duration_ms: 1e21, identity: Some(Identity::default()), ..sample() });
         events.push(Event {
             duration_ms: 120.0,
@@ -731,6 +813,15 @@ mod tests {
     }
 
     #[test]
+    fn sessionless_revisions() {
+        assert!(is_sessionless("2026-07-28"));
+        assert!(is_sessionless("2027-01-01"));
+        assert!(!is_sessionless("2025-11-25"));
+        assert!(!is_sessionless("DRAFT-2026-v1"));
+        assert!(!is_sessionless("2026-07-2x"));
+    }
+
+    #[test]
     fn method_names_round_trip() {
         for (i, m) in Method::ALL.iter().enumerate() {
             assert_eq!(Method::from_name(m.name()), Some(*m));
@@ -738,7 +829,7 @@ mod tests {
             assert_eq!(Method::from_code(i as u8), Some(*m));
             assert_eq!(*m as u8 as usize, i);
         }
-        assert_eq!(Method::from_name("ping"), None);
-        assert_eq!(Method::from_code(10), None);
+        assert_eq!(Method::from_name("notifications/initialized"), None);
+        assert_eq!(Method::from_code(Method::ALL.len() as u8), None);
     }
 }

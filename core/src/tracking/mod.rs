@@ -43,41 +43,52 @@ use std::time::Duration;
 
 mod build;
 pub mod caps;
+pub mod config;
 mod event;
 pub mod export;
+pub mod export_queue;
+mod exporter;
 pub mod ids;
 mod queue;
 pub mod redact;
 mod scan;
+mod sessions;
 mod tracker;
+mod worker;
 
 /// The longest wait a receiver's `Retry-After` can impose on one retry (a flush cuts it short,
 /// a shutdown's deadline ends it).
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
 pub use build::{
-    BuildConfig, Built, EventBuilder, EventHook, NotBuilt, Operation, Payload, RequestId, RpcError, SessionInfo,
-    SessionKey, StringHook, WriteJson,
+    string_hook, BuildConfig, Built, EventBuilder, EventHook, NotBuilt, Operation, Payload, RequestId, RpcError,
+    SessionInfo, SessionKey, StringHook, Tokens, WriteJson,
 };
 pub use caps::PayloadLimits;
+pub use config::{CallbackConfig, ExporterConfig, IdentifyLimits, TrackerConfig};
 pub use event::{
-    ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport, Truncation, TruncationReason, SCHEMA_VERSION,
+    is_sessionless, ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport, Truncation, TruncationReason,
+    SCHEMA_VERSION, SESSIONLESS_SINCE,
 };
 pub use export::{Batch, CallbackExporter, ExportItem, ExportPolicy, Exporter, JsonlConfig, JsonlExporter};
 #[cfg(feature = "mcpcat")]
 pub use export::{McpcatConfig, McpcatExporter};
 #[cfg(feature = "otlp")]
 pub use export::{OtlpConfig, OtlpMetricsExporter, OtlpTracesExporter};
-pub use tracker::{ExporterStats, Session, Stats, Tracker, TrackerBuilder};
+pub use export_queue::{ExportQueue, QueueCounts};
+pub use tracker::{ExporterStats, Hooks, Session, Stats, Tracker, TrackerBuilder};
 
 /// Tracking errors. Codes are stable (see `docs/errors.md`, "Tracking").
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TrackingError {
     /// An option is invalid (bad URL, zero-sized queue, duplicate exporter name, …).
-    #[error("invalid tracking option: {reason}")]
+    #[error("invalid tracking option `{option}`: {reason}")]
     InvalidArgument {
-        /// What is wrong.
+        /// The option, as a path into [`TrackerConfig`]'s JSON (`queueCapacity`,
+        /// `exporters[1].endpoint`): stable, for programs.
+        option: String,
+        /// What is wrong (names the bound; never a header value or an API key).
         reason: String,
     },
     /// A file or thread operation failed.
@@ -97,22 +108,7 @@ pub enum TrackingError {
         /// How long the call waited.
         waited: Duration,
     },
-    /// An exporter could not deliver (returned by exporters; counted, never raised by `record`).
-    #[error("exporter \"{exporter}\" failed: {message}")]
-    Export {
-        /// The exporter.
-        exporter: String,
-        /// What failed (an HTTP status, an I/O error kind; never a URL, header or payload).
-        message: String,
-        /// Whether to retry after a backoff.
-        retryable: bool,
-        /// How many events at the front of the batch were delivered anyway.
-        delivered: usize,
-        /// How long the receiver asked to wait before the retry (HTTP `Retry-After`); the worker
-        /// waits at least this long (at most [`MAX_RETRY_AFTER`]).
-        retry_after: Option<Duration>,
-    },
-    /// A user redaction hook failed (returned by hooks; the event is dropped and counted).
+    /// A user hook failed (returned by hooks; the event is dropped and counted).
     #[error("redaction hook failed: {message}")]
     Hook {
         /// The hook's message.
@@ -127,15 +123,58 @@ impl TrackingError {
             TrackingError::InvalidArgument { .. } => "invalid_argument",
             TrackingError::Io { .. } => "io_error",
             TrackingError::Timeout { .. } => "timeout",
-            TrackingError::Export { .. } => "export_failed",
             TrackingError::Hook { .. } => "hook_failed",
         }
     }
 
-    /// An exporter failure worth retrying, with `delivered` events of the batch already delivered.
-    pub fn retryable(exporter: impl Into<String>, message: impl Into<String>, delivered: usize) -> TrackingError {
-        TrackingError::Export {
-            exporter: exporter.into(),
+    /// An invalid option (`option`: its path in the configuration's JSON).
+    pub fn invalid(option: impl Into<String>, reason: impl Into<String>) -> TrackingError {
+        TrackingError::InvalidArgument { option: option.into(), reason: reason.into() }
+    }
+
+    /// A hook failure.
+    pub fn hook(message: impl Into<String>) -> TrackingError {
+        TrackingError::Hook { message: message.into() }
+    }
+
+    /// The option an `invalid_argument` error names.
+    pub fn option(&self) -> Option<&str> {
+        match self {
+            TrackingError::InvalidArgument { option, .. } => Some(option),
+            _ => None,
+        }
+    }
+}
+
+/// Why an exporter could not deliver a batch: returned by [`Exporter::export`], counted by the
+/// tracker (retried or given up), never raised to the request path. Apart from
+/// [`TrackingError`]: it is an exporter's answer, not an error of a tracker call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ExportError {
+    kind: ExportErrorKind,
+    /// What failed (an HTTP status, an I/O error kind; never a URL, header or payload).
+    pub message: String,
+    /// Whether to retry the rest after a backoff.
+    pub retryable: bool,
+    /// How many events at the front of the batch were delivered anyway.
+    pub delivered: usize,
+    /// How long the receiver asked to wait before the retry (HTTP `Retry-After`); the queue
+    /// waits at least this long (at most [`MAX_RETRY_AFTER`]).
+    pub retry_after: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExportErrorKind {
+    Failed,
+    Panicked,
+}
+
+impl ExportError {
+    /// A failure worth retrying, with `delivered` events of the batch already delivered.
+    pub fn retryable(message: impl Into<String>, delivered: usize) -> ExportError {
+        ExportError {
+            kind: ExportErrorKind::Failed,
             message: message.into(),
             retryable: true,
             delivered,
@@ -143,10 +182,10 @@ impl TrackingError {
         }
     }
 
-    /// An exporter failure not worth retrying.
-    pub fn permanent(exporter: impl Into<String>, message: impl Into<String>, delivered: usize) -> TrackingError {
-        TrackingError::Export {
-            exporter: exporter.into(),
+    /// A failure not worth retrying (the rest of the batch counts as failed).
+    pub fn permanent(message: impl Into<String>, delivered: usize) -> ExportError {
+        ExportError {
+            kind: ExportErrorKind::Failed,
             message: message.into(),
             retryable: false,
             delivered,
@@ -154,8 +193,28 @@ impl TrackingError {
         }
     }
 
-    /// A hook failure.
-    pub fn hook(message: impl Into<String>) -> TrackingError {
-        TrackingError::Hook { message: message.into() }
+    /// The exporter panicked (not retried: the batch counts as failed).
+    pub fn panicked() -> ExportError {
+        ExportError {
+            kind: ExportErrorKind::Panicked,
+            message: "the exporter panicked".to_owned(),
+            retryable: false,
+            delivered: 0,
+            retry_after: None,
+        }
+    }
+
+    /// With the receiver's `Retry-After`.
+    pub fn with_retry_after(mut self, wait: Option<Duration>) -> ExportError {
+        self.retry_after = wait;
+        self
+    }
+
+    /// The stable code: `export_failed`, or `exporter_panicked`.
+    pub fn code(&self) -> &'static str {
+        match self.kind {
+            ExportErrorKind::Failed => "export_failed",
+            ExportErrorKind::Panicked => "exporter_panicked",
+        }
     }
 }

@@ -359,6 +359,8 @@ impl<'a> Scanner<'a, '_> {
                 Val::Str(s) => set_once(&mut self.out.traceparent, s),
                 _ => None,
             },
+            // A 2026-07-28 request's revision and client (SEP-2575): read by the full path.
+            (Level::Meta, _, k) if k.starts_with("io.modelcontextprotocol/") => None,
             // Cursors are hidden by the full path.
             (Level::Top, Kind::Params, "cursor") | (Level::Top, Kind::Result, "nextCursor") => None,
             (Level::Top, Kind::Result, "isError") => match self.value(depth + 1)? {

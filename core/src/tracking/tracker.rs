@@ -1,25 +1,29 @@
-//! The driver: [`Tracker`] (request path), its builder thread (events) and one thread per exporter.
+//! The tracker API: [`Tracker`] (the request path, sessions, flush, shutdown, stats), built from
+//! one [`TrackerConfig`] and the host's [`Hooks`]. The worker thread (`worker.rs`) builds events;
+//! each exporter has a thread (`exporter.rs`) driving its sans-IO [`ExportQueue`](super::ExportQueue).
 
 use std::cell::RefCell;
-use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::build::{BuildConfig, EventBuilder, NotBuilt, Operation, Payload, SessionInfo, SessionKey};
-use super::caps::PayloadLimits;
-use super::event::{Identity, PeerInfo, Transport};
-use super::export::{
-    classify, Batch, CallbackExporter, ExportItem, ExportPolicy, Exporter, JsonlConfig, JsonlExporter,
-};
-use super::ids::{derive_session_id, unix_nanos, IdGen};
-use super::queue::{encode, encoded_len, Bytes, Drained, Parts, Staging};
-use super::TrackingError;
+use serde::Serialize;
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+use super::build::{BuildConfig, EventBuilder, Operation, Payload, SessionInfo, SessionKey, StringHook};
+use super::caps::PayloadLimits;
+use super::config::{ExporterConfig, IdentifyLimits, TrackerConfig};
+use super::event::{Identity, PeerInfo, Transport};
+use super::export::{Batch, CallbackExporter, ExportPolicy, Exporter, JsonlConfig, JsonlExporter};
+use super::exporter::{run_exporter, Slot};
+use super::ids::IdGen;
+use super::queue::{encode, encoded_len, Bytes, Parts, Staging};
+use super::sessions::{IdentifyState, Sessions};
+use super::worker::{run_builder, Recycle};
+use super::{EventHook, ExportError, TrackingError};
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -37,31 +41,36 @@ impl Session {
         self.key
     }
 
-    /// The `ses_…` id its events carry.
+    /// The `ses_…` id its events carry (none on requests of a sessionless revision).
     pub fn id(&self) -> &str {
         &self.id
     }
 }
 
 /// Counters of one exporter.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ExporterStats {
-    /// The exporter's name.
+    /// The exporter's name (see [`TrackerConfig::names`]).
     pub name: String,
     /// Events delivered.
     pub exported: u64,
     /// Events dropped: its queue was full (oldest first), or shutdown's deadline passed first.
     pub dropped: u64,
-    /// Events given up on: a permanent error, or every retry failed.
+    /// Events given up on: a permanent error, a panic, or every retry failed.
     pub failed: u64,
+    /// Events it does not take (the agentcat API's event types, see `docs/tracking.md`).
+    pub skipped: u64,
     /// Events waiting or being sent.
     pub pending: u64,
 }
 
-/// Counters of a tracker. Once [`Tracker::flush`] has returned `Ok`, for every exporter:
-/// `recorded = dropped + filtered + redaction_failed + queued + exported + dropped' + failed + pending`
-/// (primed: the exporter's own counters), with `queued = pending = 0`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// Counters of a tracker: the one `stats()` shape of every language (camelCase JSON:
+/// [`Stats::to_json`]). Once [`Tracker::flush`] has returned `Ok`, for every exporter:
+/// `recorded = dropped + filtered + redactionFailed + queued + exported + dropped' + failed +
+/// skipped + pending` (primed: the exporter's own counters), with `queued = pending = 0`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Stats {
     /// Operations accepted by `record` (a disabled tracker accepts none).
     pub recorded: u64,
@@ -72,7 +81,10 @@ pub struct Stats {
     pub filtered: u64,
     /// Events dropped because a redaction hook failed or panicked.
     pub redaction_failed: u64,
-    /// Operations waiting to become events.
+    /// Events that went on without the identity they waited for (identify failed, or a bound
+    /// passed); they are exported as usual.
+    pub unidentified: u64,
+    /// Operations waiting to become events (queued, being built, or held for identify).
     pub queued: u64,
     /// Per exporter, in configuration order.
     pub exporters: Vec<ExporterStats>,
@@ -83,144 +95,98 @@ impl Stats {
     pub fn exporter(&self, name: &str) -> Option<&ExporterStats> {
         self.exporters.iter().find(|e| e.name == name)
     }
-}
 
-#[derive(Debug, Default)]
-struct Signal {
-    wake: bool,
-    flush_gen: u64,
-    stop: bool,
-}
-
-#[derive(Debug, Default)]
-struct SlotState {
-    items: VecDeque<Arc<ExportItem>>,
-    /// Every record numbered below this has been dispatched to this exporter (or never will be).
-    dispatched_upto: u64,
-    /// Every record numbered below this is settled here (exported, dropped, failed or not an event).
-    done_upto: u64,
-    in_flight: u64,
-    /// Send without waiting for a full batch while the front item is numbered below this.
-    flush_upto: u64,
-    /// Bumped on every flush, to cut a backoff short.
-    flush_gen: u64,
-    stop: bool,
-    deadline: Option<Instant>,
-    exited: bool,
-}
-
-struct Slot {
-    name: String,
-    state: Mutex<SlotState>,
-    cv: Condvar,
-    exported: AtomicU64,
-    dropped: AtomicU64,
-    failed: AtomicU64,
-    /// Of `dropped`: given up because shutdown's deadline passed.
-    abandoned: AtomicU64,
-}
-
-#[derive(Debug)]
-struct SessionEntry {
-    info: Arc<SessionInfo>,
-    /// Removed once every record numbered below this has been built.
-    closed_at: Option<u64>,
-}
-
-#[derive(Debug, Default)]
-struct Sessions {
-    map: HashMap<u64, SessionEntry>,
-    order: VecDeque<u64>,
-}
-
-/// Exported items handed back to the builder thread, which allocated them, to be freed there:
-/// it frees one just before building each event, so that the allocator serves the new event from
-/// the old one's memory on the same thread instead of every block crossing threads (a block freed
-/// on another thread costs the builder far more to get back than one it freed itself). Bounded by
-/// [`Shared::recycle_max`] (what the exporter queues may hold); when it is full, or once the
-/// builder has exited, exporters free items themselves. Once no operation has arrived for
-/// [`RECYCLE_LINGER`], the builder frees whatever is left.
-#[derive(Debug, Default)]
-struct Recycle {
-    items: Vec<Arc<ExportItem>>,
-    closed: bool,
-}
-
-/// How long handed-back items may wait for new events to reuse their memory.
-const RECYCLE_LINGER: Duration = Duration::from_secs(1);
-
-/// An exporter is done with these items: hand them to the builder thread if it takes them.
-fn give_back(shared: &Shared, batch: &mut Vec<Arc<ExportItem>>) {
-    {
-        let mut r = lock(&shared.recycle);
-        if !r.closed {
-            let n = shared.recycle_max.saturating_sub(r.items.len()).min(batch.len());
-            r.items.extend(batch.drain(..n));
-            shared.recycled.store(r.items.len(), Ordering::Relaxed);
+    /// The counters of a tracker that has recorded nothing, with these exporters.
+    pub fn zero(names: &[String]) -> Stats {
+        Stats {
+            exporters: names.iter().map(|n| ExporterStats { name: n.clone(), ..ExporterStats::default() }).collect(),
+            ..Stats::default()
         }
     }
-    batch.clear();
-}
 
-/// The builder takes what exporters handed back, once it has used up the last take.
-fn take_back(shared: &Shared, dead: &mut Vec<Arc<ExportItem>>) {
-    if dead.is_empty() && shared.recycled.load(Ordering::Relaxed) > 0 {
-        let mut r = lock(&shared.recycle);
-        std::mem::swap(&mut r.items, dead);
-        shared.recycled.store(0, Ordering::Relaxed);
+    /// As JSON text (what Python's and Node's `stats()` return, parsed).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
     }
 }
 
-/// Free one handed-back event (dropping references until one is the last).
-fn free_one(dead: &mut Vec<Arc<ExportItem>>) {
-    while let Some(item) = dead.pop() {
-        if Arc::try_unwrap(item).is_ok() {
-            break;
-        }
+/// What the host supplies besides the [`TrackerConfig`]: its hooks and functions.
+#[derive(Default)]
+pub struct Hooks {
+    /// The string hook (Python's and Node's `redact`), all strings of one event per call.
+    pub redact_strings: Option<StringHook>,
+    /// The event hook.
+    pub redact_event: Option<EventHook>,
+    /// One exporter per `callback` entry of the configuration, in order.
+    pub callbacks: Vec<Box<dyn Exporter>>,
+}
+
+impl fmt::Debug for Hooks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Hooks")
+            .field("redact_strings", &self.redact_strings.is_some())
+            .field("redact_event", &self.redact_event.is_some())
+            .field("callbacks", &self.callbacks.len())
+            .finish()
     }
 }
 
-/// Most sessions whose details are kept; beyond it the oldest are forgotten (their events still
-/// carry the right `sessionId`, derived from the key, but lose client details).
-const MAX_SESSIONS: usize = 100_000;
-
-struct StagingState {
-    staging: Staging,
-    closed: bool,
-    in_worker: u64,
+#[derive(Debug, Default)]
+pub(crate) struct Signal {
+    pub wake: bool,
+    pub flush_gen: u64,
+    pub stop: bool,
+    /// A session's identify answered: the worker looks at what it holds.
+    pub identified: bool,
 }
 
-struct Shared {
-    enabled: bool,
-    capture_responses: bool,
-    staging: Mutex<StagingState>,
-    wake_pending: AtomicBool,
-    signal: Mutex<Signal>,
-    signal_cv: Condvar,
-    sessions: Mutex<Sessions>,
-    slots: Vec<Arc<Slot>>,
-    progress: Mutex<()>,
-    progress_cv: Condvar,
-    filtered: AtomicU64,
-    redaction_failed: AtomicU64,
-    recycle: Mutex<Recycle>,
+pub(crate) struct StagingState {
+    pub staging: Staging,
+    pub closed: bool,
+    pub in_worker: u64,
+}
+
+pub(crate) struct Shared {
+    pub enabled: bool,
+    pub capture_responses: bool,
+    pub staging: Mutex<StagingState>,
+    pub wake_pending: AtomicBool,
+    pub signal: Mutex<Signal>,
+    pub signal_cv: Condvar,
+    pub sessions: Mutex<Sessions>,
+    pub slots: Vec<Arc<Slot>>,
+    pub progress: Mutex<()>,
+    pub progress_cv: Condvar,
+    pub filtered: AtomicU64,
+    pub redaction_failed: AtomicU64,
+    pub unidentified: AtomicU64,
+    /// Records held for identify, and the lowest number among them (`u64::MAX`: none).
+    pub held: AtomicU64,
+    pub min_held: AtomicU64,
+    pub recycle: Mutex<Recycle>,
     /// `recycle.items.len()`, read without the lock.
-    recycled: AtomicUsize,
+    pub recycled: AtomicUsize,
     /// Most items in `recycle`: what the exporter queues may hold.
-    recycle_max: usize,
-    built_upto: AtomicU64,
-    builder_exited: AtomicBool,
-    next_session: AtomicU64,
-    session_salt: u64,
-    project_id: Option<String>,
-    payload_budget: usize,
-    policy: ExportPolicy,
+    pub recycle_max: usize,
+    pub built_upto: AtomicU64,
+    pub builder_exited: AtomicBool,
+    pub next_session: AtomicU64,
+    pub session_salt: u64,
+    pub payload_budget: usize,
+    pub config: TrackerConfig,
+    pub names: Vec<String>,
 }
 
 impl Shared {
-    fn notify_progress(&self) {
+    pub fn notify_progress(&self) {
         let _g = lock(&self.progress);
         self.progress_cv.notify_all();
+    }
+
+    pub fn wake_worker(&self, f: impl FnOnce(&mut Signal)) {
+        let mut sig = lock(&self.signal);
+        f(&mut sig);
+        self.signal_cv.notify_one();
     }
 
     /// Wait on the progress condition until `done()` or `deadline`.
@@ -241,32 +207,60 @@ impl Shared {
         }
     }
 
-    fn session_id_for_key(&self, key: u64) -> String {
-        derive_session_id(&format!("mcplens-session-{key}-{:016x}", self.session_salt), None)
+    /// The id of a session the registry forgot (derived from its key).
+    pub fn session_id_for_key(&self, key: u64) -> String {
+        super::ids::derive_session_id(&format!("mcplens-session-{key}-{:016x}", self.session_salt), None)
+    }
+
+    /// Whether every record numbered below `target` is settled everywhere. Reads the builder's
+    /// watermark, then the identify hold's, then each exporter's: the worker writes them in the
+    /// opposite order, so a record moving from one stage to the next is always seen in one.
+    fn settled(&self, target: u64) -> bool {
+        if self.builder_exited.load(Ordering::Acquire) {
+            return self.slots.iter().all(|slot| lock(&slot.state).exited);
+        }
+        if self.built_upto.load(Ordering::Acquire) < target || self.min_held.load(Ordering::Acquire) < target {
+            return false;
+        }
+        self.slots.iter().all(|slot| {
+            let st = lock(&slot.state);
+            st.queue.done_upto() >= target || st.exited
+        })
+    }
+
+    fn queued(&self) -> u64 {
+        let st = lock(&self.staging);
+        st.staging.live() as u64 + st.in_worker + self.held.load(Ordering::Acquire)
+    }
+
+    fn pending(&self) -> u64 {
+        self.queued() + self.slots.iter().map(|slot| lock(&slot.state).queue.pending()).max().unwrap_or(0)
     }
 }
 
 struct Handle {
     shared: Arc<Shared>,
     threads: Mutex<Vec<JoinHandle<()>>>,
-    drop_timeout: Duration,
 }
 
 impl Drop for Handle {
     fn drop(&mut self) {
         if self.shared.enabled {
-            let _ = shutdown(&self.shared, &self.threads, self.drop_timeout);
+            let _ = shutdown(&self.shared, &self.threads, self.shared.config.drop_timeout);
         }
     }
 }
 
 /// The tracker: records operations on the request path and exports events off it.
 ///
-/// Call order: [`Tracker::builder`] … [`build`](TrackerBuilder::build) → per connection
-/// [`open_session`](Tracker::open_session) (then [`set_session_client`](Tracker::set_session_client)
-/// after `initialize`) → per request [`record`](Tracker::record) → [`close_session`](Tracker::close_session);
-/// at the end [`shutdown`](Tracker::shutdown) (dropping the last clone shuts down with the drop
-/// timeout). [`flush`](Tracker::flush) and [`stats`](Tracker::stats) any time.
+/// Call order: [`Tracker::start`] (or [`Tracker::builder`] … [`build`](TrackerBuilder::build)) →
+/// per connection [`open_session`](Tracker::open_session) (then, with an identify hook,
+/// [`begin_identify`](Tracker::begin_identify) … [`resolve_identity`](Tracker::resolve_identity) or
+/// [`identify_failed`](Tracker::identify_failed); after `initialize`
+/// [`set_session_client`](Tracker::set_session_client)) → per request [`record`](Tracker::record) →
+/// [`close_session`](Tracker::close_session); at the end [`shutdown`](Tracker::shutdown) (dropping
+/// the last clone shuts down with the drop timeout). [`flush`](Tracker::flush) and
+/// [`stats`](Tracker::stats) any time.
 ///
 /// `record` copies the raw parts into a preallocated buffer under a short lock and returns: no JSON
 /// building, redaction, serialization of JSON text or I/O on the caller's thread. A worker thread
@@ -289,6 +283,14 @@ thread_local! {
 /// Scratch kept per thread between calls; a larger one (after a big payload) is released.
 const SCRATCH_KEEP: usize = 1 << 20;
 
+fn direct<'a>(p: &Payload<'a>) -> Bytes<'a> {
+    match *p {
+        Payload::Json(s) => Bytes::Json(s.as_bytes()),
+        Payload::Omitted(n) => Bytes::Omitted(n),
+        _ => Bytes::None,
+    }
+}
+
 impl Tracker {
     /// A builder with the defaults (JSONL to `./mcplens-events.jsonl` unless exporters are added).
     pub fn builder() -> TrackerBuilder {
@@ -297,40 +299,154 @@ impl Tracker {
 
     /// A tracker that records nothing and starts no thread (`enable_tracing = false`).
     pub fn disabled() -> Tracker {
-        Tracker::disabled_for(None)
+        Tracker::disabled_for(TrackerConfig { enable_tracing: false, ..TrackerConfig::default() }, Vec::new())
     }
 
-    fn disabled_for(project_id: Option<String>) -> Tracker {
-        let shared = Arc::new(Shared {
-            enabled: false,
-            capture_responses: false,
-            staging: Mutex::new(StagingState { staging: Staging::new(1, 4096), closed: true, in_worker: 0 }),
+    fn new_shared(config: TrackerConfig, names: Vec<String>, slots: Vec<Arc<Slot>>, seed: u64) -> Shared {
+        let enabled = config.enable_tracing;
+        let policy = config.export;
+        Shared {
+            enabled,
+            capture_responses: config.capture_responses,
+            staging: Mutex::new(StagingState {
+                staging: if enabled {
+                    Staging::new(config.queue_capacity, config.queue_bytes)
+                } else {
+                    Staging::new(1, 4096)
+                },
+                closed: !enabled,
+                in_worker: 0,
+            }),
             wake_pending: AtomicBool::new(false),
             signal: Mutex::new(Signal::default()),
             signal_cv: Condvar::new(),
             sessions: Mutex::new(Sessions::default()),
-            slots: Vec::new(),
+            recycle_max: (policy.max_queued.max(1) + policy.max_events.max(1)).saturating_mul(slots.len()),
+            slots,
             progress: Mutex::new(()),
             progress_cv: Condvar::new(),
             filtered: AtomicU64::new(0),
             redaction_failed: AtomicU64::new(0),
+            unidentified: AtomicU64::new(0),
+            held: AtomicU64::new(0),
+            min_held: AtomicU64::new(u64::MAX),
             recycle: Mutex::new(Recycle::default()),
             recycled: AtomicUsize::new(0),
-            recycle_max: 0,
             built_upto: AtomicU64::new(0),
-            builder_exited: AtomicBool::new(true),
+            builder_exited: AtomicBool::new(!enabled),
             next_session: AtomicU64::new(1),
-            session_salt: IdGen::from_entropy(0).next_u64(),
-            project_id,
-            payload_budget: 0,
-            policy: ExportPolicy::default(),
-        });
-        Tracker { inner: Arc::new(Handle { shared, threads: Mutex::new(Vec::new()), drop_timeout: Duration::ZERO }) }
+            session_salt: IdGen::seeded(seed ^ 0x5E55_1011).next_u64(),
+            payload_budget: config.queue_bytes / 2,
+            names,
+            config,
+        }
+    }
+
+    fn disabled_for(config: TrackerConfig, names: Vec<String>) -> Tracker {
+        let seed = config.seed.unwrap_or_else(|| IdGen::from_entropy(0).next_u64());
+        let shared = Arc::new(Tracker::new_shared(config, names, Vec::new(), seed));
+        Tracker { inner: Arc::new(Handle { shared, threads: Mutex::new(Vec::new()) }) }
+    }
+
+    /// Start a tracker: check the configuration, open the exporters (a JSONL file that cannot be
+    /// opened fails here), start the worker and exporter threads. `hooks.callbacks` holds one
+    /// exporter per `callback` entry of the configuration, in order. With `enableTracing: false`
+    /// the configuration is still checked, but nothing is opened or started.
+    pub fn start(config: TrackerConfig, mut hooks: Hooks) -> Result<Tracker, TrackingError> {
+        config.check()?;
+        let names = config.names()?;
+        let entries = config.exporters_or_default();
+        let wanted = entries.iter().filter(|e| matches!(e, ExporterConfig::Callback { .. })).count();
+        if wanted != hooks.callbacks.len() {
+            return Err(TrackingError::invalid(
+                "exporters",
+                format!("{wanted} callback exporters configured, {} functions given", hooks.callbacks.len()),
+            ));
+        }
+        if !config.enable_tracing {
+            return Ok(Tracker::disabled_for(config, names));
+        }
+        let mut exporters: Vec<Box<dyn Exporter>> = Vec::new();
+        let mut callbacks = hooks.callbacks.drain(..);
+        for entry in entries {
+            match entry {
+                ExporterConfig::Jsonl { config: c, .. } => exporters.push(Box::new(JsonlExporter::open(c)?)),
+                #[cfg(feature = "otlp")]
+                ExporterConfig::Otlp { config: c, .. } => {
+                    if c.traces {
+                        exporters.push(Box::new(super::export::OtlpTracesExporter::new(c.clone())?));
+                    }
+                    if c.metrics {
+                        exporters.push(Box::new(super::export::OtlpMetricsExporter::new(c)?));
+                    }
+                }
+                #[cfg(feature = "mcpcat")]
+                ExporterConfig::Mcpcat { config: mut c, .. } => {
+                    c.sdk_language = config.sdk_language.clone();
+                    exporters.push(Box::new(super::export::McpcatExporter::new(c)?));
+                }
+                ExporterConfig::Callback { .. } => {
+                    // Counted above: one function per entry.
+                    if let Some(f) = callbacks.next() {
+                        exporters.push(f);
+                    }
+                }
+            }
+        }
+        drop(callbacks);
+        let seed = config.seed.unwrap_or_else(|| IdGen::from_entropy(1).next_u64());
+        let mut rng = IdGen::seeded(seed ^ 0x0E59_0127);
+        let slots: Vec<Arc<Slot>> = names
+            .iter()
+            .zip(&exporters)
+            .map(|(n, e)| Arc::new(Slot::new(n, e.as_ref(), config.export, &mut rng)))
+            .collect();
+        let build = BuildConfig {
+            capture_parameters: config.capture_parameters,
+            capture_responses: config.capture_responses,
+            capture_resource_text: config.capture_resource_text,
+            builtin_redaction: config.builtin_redaction,
+            limits: config.limits,
+            server: config.server.clone(),
+            redact_string: hooks.redact_strings.take(),
+            redact_event: hooks.redact_event.take(),
+            estimate_tokens: exporters.iter().any(|e| e.needs_tokens()),
+        };
+        let initial = Staging::initial_capacity(config.queue_bytes);
+        let shared = Arc::new(Tracker::new_shared(config, names, slots.clone(), seed));
+        let builder = EventBuilder::new(build, IdGen::seeded(seed));
+        let mut threads = Vec::new();
+        let spawn_err = |e| TrackingError::Io { what: "starting a tracking thread".to_owned(), source: e };
+        for (exporter, slot) in exporters.into_iter().zip(slots) {
+            let sh = shared.clone();
+            let t = std::thread::Builder::new()
+                .name(format!("mcplens-export-{}", slot.name))
+                .spawn(move || run_exporter(sh, slot, exporter))
+                .map_err(spawn_err)?;
+            threads.push(t);
+        }
+        let sh = shared.clone();
+        let t = std::thread::Builder::new()
+            .name("mcplens-tracker".to_owned())
+            .spawn(move || run_builder(sh, builder, initial))
+            .map_err(spawn_err)?;
+        threads.push(t);
+        Ok(Tracker { inner: Arc::new(Handle { shared, threads: Mutex::new(threads) }) })
     }
 
     /// Whether this tracker records anything.
     pub fn is_enabled(&self) -> bool {
         self.inner.shared.enabled
+    }
+
+    /// The configuration it runs with (every default filled in).
+    pub fn config(&self) -> &TrackerConfig {
+        &self.inner.shared.config
+    }
+
+    /// Its exporters' names, in order (as in [`Stats::exporters`]).
+    pub fn exporter_names(&self) -> &[String] {
+        &self.inner.shared.names
     }
 
     /// Record one operation (the request path). Returns whether it was queued (false when the
@@ -416,52 +532,43 @@ impl Tracker {
             }
         };
         if wake && !s.wake_pending.swap(true, Ordering::AcqRel) {
-            let mut sig = lock(&s.signal);
-            sig.wake = true;
-            s.signal_cv.notify_one();
+            s.wake_worker(|sig| sig.wake = true);
         }
     }
 
     /// Open a session for a new connection. With the transport's session id (`Mcp-Session-Id`),
-    /// the `ses_…` id is derived from it (the same id every time); without one, a fresh id is minted.
+    /// the `ses_…` id is derived from it (the same id every time, salted with the project:
+    /// [`TrackerConfig::session_id_for`]); without one, a fresh id is minted (from the seed, when
+    /// the configuration has one).
     pub fn open_session(&self, transport_session_id: Option<&str>, transport: Option<Transport>) -> Session {
         let s = &*self.inner.shared;
         let key = s.next_session.fetch_add(1, Ordering::Relaxed);
-        let id = match transport_session_id {
-            Some(t) => derive_session_id(t, s.project_id.as_deref()),
-            None => IdGen::from_entropy(key).session_id(),
+        let id = match (transport_session_id, s.config.seed) {
+            (Some(t), _) => s.config.session_id_for(t),
+            (None, Some(seed)) => IdGen::seeded(seed ^ key.wrapping_mul(0x9E37_79B9_7F4A_7C15)).session_id(),
+            (None, None) => IdGen::from_entropy(key).session_id(),
         };
         if s.enabled {
-            let mut sessions = lock(&s.sessions);
             let info = SessionInfo { id: id.clone(), transport, ..SessionInfo::default() };
-            sessions.map.insert(key, SessionEntry { info: Arc::new(info), closed_at: None });
-            sessions.order.push_back(key);
-            while sessions.map.len() > MAX_SESSIONS {
-                match sessions.order.pop_front() {
-                    Some(old) => {
-                        sessions.map.remove(&old);
-                    }
-                    None => break,
-                }
-            }
+            lock(&s.sessions).open(key, info);
         }
         Session { key: SessionKey(key), id: id.into() }
     }
 
-    fn update_session(&self, session: &Session, f: impl FnOnce(&mut SessionInfo)) {
+    fn update_session(&self, session: &Session, f: impl FnOnce(&mut SessionInfo, &mut IdentifyState)) {
         let s = &*self.inner.shared;
         if !s.enabled {
             return;
         }
         let mut sessions = lock(&s.sessions);
         if let Some(e) = sessions.map.get_mut(&session.key.0) {
-            f(Arc::make_mut(&mut e.info));
+            f(Arc::make_mut(&mut e.info), &mut e.identify);
         }
     }
 
     /// The client's `clientInfo` and the negotiated protocol version (after `initialize`).
     pub fn set_session_client(&self, session: &Session, client: Option<PeerInfo>, protocol_version: Option<&str>) {
-        self.update_session(session, |i| {
+        self.update_session(session, |i, _| {
             if client.is_some() {
                 i.client = client;
             }
@@ -471,9 +578,37 @@ impl Tracker {
         });
     }
 
-    /// Who is behind the session (from the host's identify hook); carried by its later events.
+    /// The host starts its identify hook for this session: the session's records recorded from
+    /// now on wait in the core (at most `identify.maxRecords`, `identify.timeoutMs`) until
+    /// [`resolve_identity`](Tracker::resolve_identity) or [`identify_failed`](Tracker::identify_failed).
+    /// A request never waits for it.
+    pub fn begin_identify(&self, session: &Session) {
+        let now = Instant::now();
+        self.update_session(session, |_, state| *state = IdentifyState::Pending(now));
+    }
+
+    /// The identify hook answered: `identity` (or nobody) for the session's waiting and later
+    /// records.
+    pub fn resolve_identity(&self, session: &Session, identity: Option<Identity>) {
+        self.update_session(session, |info, state| {
+            if identity.is_some() {
+                info.identity = identity;
+            }
+            *state = IdentifyState::Settled;
+        });
+        self.inner.shared.wake_worker(|sig| sig.identified = true);
+    }
+
+    /// Who is behind the session: [`resolve_identity`](Tracker::resolve_identity) with `identity`.
     pub fn identify(&self, session: &Session, identity: Identity) {
-        self.update_session(session, |i| i.identity = Some(identity));
+        self.resolve_identity(session, Some(identity));
+    }
+
+    /// The identify hook failed: the waiting records go on without an identity (counted as
+    /// `unidentified`).
+    pub fn identify_failed(&self, session: &Session) {
+        self.update_session(session, |_, state| *state = IdentifyState::Failed);
+        self.inner.shared.wake_worker(|sig| sig.identified = true);
     }
 
     /// The connection closed. Operations already recorded keep its details.
@@ -489,9 +624,10 @@ impl Tracker {
         }
     }
 
-    /// Wait until every operation recorded before this call is exported, dropped or failed, at
-    /// most `timeout`. Partial batches are sent at once and a backoff in progress is cut short.
-    /// `Err(Timeout)` says how many events are still pending.
+    /// Wait until every operation recorded before this call is exported, dropped, failed or
+    /// skipped by every exporter (and counted), at most `timeout`. Partial batches are sent at
+    /// once and a backoff in progress is cut short; records waiting for identify are waited for
+    /// (within its bounds). `Err(Timeout)` says how many events are still pending.
     pub fn flush(&self, timeout: Duration) -> Result<(), TrackingError> {
         let s = &self.inner.shared;
         if !s.enabled {
@@ -499,47 +635,45 @@ impl Tracker {
         }
         let deadline = Instant::now() + timeout;
         let target = lock(&s.staging).staging.seq();
-        {
-            let mut sig = lock(&s.signal);
-            sig.flush_gen += 1;
-            s.signal_cv.notify_one();
-        }
-        let done = s.wait_progress(deadline, || settled(s, target));
-        if done {
+        s.wake_worker(|sig| sig.flush_gen += 1);
+        if s.wait_progress(deadline, || s.settled(target)) {
             Ok(())
         } else {
-            Err(TrackingError::Timeout { pending: pending(s), waited: timeout })
+            Err(TrackingError::Timeout { pending: s.pending(), waited: timeout })
         }
     }
 
     /// Stop accepting operations, deliver what is queued within `timeout`, stop the threads.
     /// What is still undelivered at the deadline is dropped (counted) as the exporters give up;
-    /// `Err(Timeout)` says how many events were pending then. Idempotent.
+    /// records still waiting for identify go on without it. `Err(Timeout)` says how many events
+    /// were pending then. Idempotent.
     pub fn shutdown(&self, timeout: Duration) -> Result<(), TrackingError> {
         shutdown(&self.inner.shared, &self.inner.threads, timeout)
     }
 
-    /// The counters.
+    /// The counters (a disabled tracker's: all zero, its exporters listed).
     pub fn stats(&self) -> Stats {
         let s = &self.inner.shared;
-        let (recorded, dropped, queued) = {
+        if !s.enabled {
+            return Stats::zero(&s.names);
+        }
+        let (recorded, dropped) = {
             let st = lock(&s.staging);
-            (st.staging.recorded(), st.staging.dropped(), st.staging.live() as u64 + st.in_worker)
+            (st.staging.recorded(), st.staging.dropped())
         };
         let exporters = s
             .slots
             .iter()
             .map(|slot| {
-                let pending = {
-                    let st = lock(&slot.state);
-                    st.items.len() as u64 + st.in_flight
-                };
+                let st = lock(&slot.state);
+                let c = st.queue.counts();
                 ExporterStats {
                     name: slot.name.clone(),
-                    exported: slot.exported.load(Ordering::Acquire),
-                    dropped: slot.dropped.load(Ordering::Acquire),
-                    failed: slot.failed.load(Ordering::Acquire),
-                    pending,
+                    exported: c.exported,
+                    dropped: c.dropped,
+                    failed: c.failed,
+                    skipped: c.skipped,
+                    pending: st.queue.pending(),
                 }
             })
             .collect();
@@ -548,48 +682,11 @@ impl Tracker {
             dropped,
             filtered: s.filtered.load(Ordering::Acquire),
             redaction_failed: s.redaction_failed.load(Ordering::Acquire),
-            queued,
+            unidentified: s.unidentified.load(Ordering::Acquire),
+            queued: s.queued(),
             exporters,
         }
     }
-}
-
-fn direct<'a>(p: &Payload<'a>) -> Bytes<'a> {
-    match *p {
-        Payload::Json(s) => Bytes::Json(s.as_bytes()),
-        Payload::Omitted(n) => Bytes::Omitted(n),
-        _ => Bytes::None,
-    }
-}
-
-/// Whether every record numbered below `target` is settled everywhere.
-fn settled(s: &Shared, target: u64) -> bool {
-    if s.builder_exited.load(Ordering::Acquire) {
-        return s.slots.iter().all(|slot| lock(&slot.state).exited);
-    }
-    if s.built_upto.load(Ordering::Acquire) < target {
-        return false;
-    }
-    s.slots.iter().all(|slot| {
-        let st = lock(&slot.state);
-        st.done_upto >= target || st.exited
-    })
-}
-
-fn pending(s: &Shared) -> u64 {
-    let queued = {
-        let st = lock(&s.staging);
-        st.staging.live() as u64 + st.in_worker
-    };
-    queued
-        + s.slots
-            .iter()
-            .map(|slot| {
-                let st = lock(&slot.state);
-                st.items.len() as u64 + st.in_flight
-            })
-            .max()
-            .unwrap_or(0)
 }
 
 fn shutdown(
@@ -601,16 +698,13 @@ fn shutdown(
         return Ok(());
     }
     let deadline = Instant::now() + timeout;
-    let abandoned_before: u64 = shared.slots.iter().map(|s| s.abandoned.load(Ordering::Acquire)).sum();
+    let abandoned_before: u64 = shared.slots.iter().map(|s| lock(&s.state).queue.counts().abandoned).sum();
     lock(&shared.staging).closed = true;
     for slot in &shared.slots {
-        lock(&slot.state).deadline = Some(deadline);
+        lock(&slot.state).queue.stop(deadline);
+        slot.cv.notify_all();
     }
-    {
-        let mut sig = lock(&shared.signal);
-        sig.stop = true;
-        shared.signal_cv.notify_one();
-    }
+    shared.wake_worker(|sig| sig.stop = true);
     let finished = shared.wait_progress(deadline, || {
         shared.builder_exited.load(Ordering::Acquire) && shared.slots.iter().all(|slot| lock(&slot.state).exited)
     });
@@ -626,8 +720,8 @@ fn shutdown(
     }
     *ts = still;
     let abandoned: u64 =
-        shared.slots.iter().map(|s| s.abandoned.load(Ordering::Acquire)).sum::<u64>() - abandoned_before;
-    let left = pending(shared);
+        shared.slots.iter().map(|s| lock(&s.state).queue.counts().abandoned).sum::<u64>() - abandoned_before;
+    let left = shared.pending();
     if finished && left == 0 && abandoned == 0 {
         Ok(())
     } else {
@@ -635,447 +729,116 @@ fn shutdown(
     }
 }
 
-// ---------------------------------------------------------------------------------------------
-// The builder thread.
-
-const MIN_IDLE: Duration = Duration::from_millis(5);
-const MAX_IDLE: Duration = Duration::from_millis(100);
-
-fn run_builder(shared: Arc<Shared>, mut builder: EventBuilder, initial_capacity: usize) {
-    let mut spare: Vec<u8> = Vec::with_capacity(initial_capacity);
-    let mut idle = MIN_IDLE;
-    let mut seen_flush = 0u64;
-    let mut cache: HashMap<u64, Arc<SessionInfo>> = HashMap::new();
-    let mut items: Vec<Arc<ExportItem>> = Vec::new();
-    let mut dead: Vec<Arc<ExportItem>> = Vec::new();
-    let mut last_work = Instant::now();
-    loop {
-        let (stop, flush_gen) = {
-            let mut sig = lock(&shared.signal);
-            if !sig.wake && !sig.stop && sig.flush_gen == seen_flush {
-                sig = shared.signal_cv.wait_timeout(sig, idle).unwrap_or_else(PoisonError::into_inner).0;
-            }
-            sig.wake = false;
-            (sig.stop, sig.flush_gen)
-        };
-        shared.wake_pending.store(false, Ordering::Release);
-        let flushing = flush_gen != seen_flush;
-        seen_flush = flush_gen;
-
-        let drained: Drained = {
-            let mut st = lock(&shared.staging);
-            let d = st.staging.swap(std::mem::take(&mut spare));
-            st.in_worker = d.count as u64;
-            d
-        };
-        let now = Instant::now();
-        if drained.count > 0 {
-            cache.clear();
-            let mut last: Option<(u64, Arc<SessionInfo>)> = None;
-            let first_seq = drained.end_seq - drained.count as u64;
-            for (i, rec) in drained.records().enumerate() {
-                let Some(op) = super::queue::decode(rec) else { continue };
-                // Free an exported event before allocating this one (see `Recycle`).
-                take_back(&shared, &mut dead);
-                free_one(&mut dead);
-                let key = op.session.0;
-                // Consecutive operations of one session (the common case) skip the map.
-                let session = match &last {
-                    Some((k, info)) if *k == key => info.clone(),
-                    _ => {
-                        let info = match cache.get(&key) {
-                            Some(info) => info.clone(),
-                            None => {
-                                let info = match lock(&shared.sessions).map.get(&key) {
-                                    Some(e) => e.info.clone(),
-                                    None => Arc::new(SessionInfo {
-                                        id: shared.session_id_for_key(key),
-                                        ..SessionInfo::default()
-                                    }),
-                                };
-                                cache.insert(key, info.clone());
-                                info
-                            }
-                        };
-                        last = Some((key, info.clone()));
-                        info
-                    }
-                };
-                match builder.build(&op, &session) {
-                    Ok(built) => items.push(Arc::new(ExportItem {
-                        seq: first_seq + i as u64,
-                        enqueued: now,
-                        started_unix_nanos: unix_nanos(op.started_at),
-                        duration: op.duration,
-                        event: built.event,
-                        json: built.json,
-                    })),
-                    Err(NotBuilt::Filtered) => {
-                        shared.filtered.fetch_add(1, Ordering::AcqRel);
-                    }
-                    Err(NotBuilt::HookFailed(_)) => {
-                        shared.redaction_failed.fetch_add(1, Ordering::AcqRel);
-                    }
-                }
-            }
-        }
-        dispatch(&shared, &mut items, drained.end_seq, flushing);
-        lock(&shared.staging).in_worker = 0;
-        shared.built_upto.store(drained.end_seq, Ordering::Release);
-        // Forget closed sessions once all their records are built.
-        if drained.count > 0 {
-            let mut sessions = lock(&shared.sessions);
-            if sessions.map.values().any(|e| e.closed_at.is_some_and(|c| c <= drained.end_seq)) {
-                let end = drained.end_seq;
-                sessions.map.retain(|_, e| e.closed_at.is_none_or(|c| c > end));
-                let Sessions { map, order } = &mut *sessions;
-                order.retain(|k| map.contains_key(k));
-            }
-        }
-        shared.notify_progress();
-
-        // Idle for a while: free what was handed back instead of keeping it for new events.
-        if drained.count > 0 {
-            last_work = now;
-        } else if now.duration_since(last_work) >= RECYCLE_LINGER {
-            dead.clear();
-            take_back(&shared, &mut dead);
-            dead.clear();
-        }
-        let mut buf = drained.buf;
-        buf.clear();
-        if buf.capacity() > 4 * initial_capacity.max(1) {
-            buf.shrink_to(initial_capacity);
-        }
-        spare = buf;
-        idle = if drained.count > 0 { MIN_IDLE } else { (idle * 2).min(MAX_IDLE) };
-
-        if stop && lock(&shared.staging).staging.live() == 0 {
-            break;
-        }
-    }
-    {
-        let mut r = lock(&shared.recycle);
-        r.closed = true;
-        dead.append(&mut r.items);
-    }
-    dead.clear();
-    for slot in &shared.slots {
-        let mut st = lock(&slot.state);
-        st.stop = true;
-        slot.cv.notify_all();
-    }
-    shared.builder_exited.store(true, Ordering::Release);
-    shared.notify_progress();
-}
-
-fn dispatch(shared: &Shared, items: &mut Vec<Arc<ExportItem>>, end_seq: u64, flushing: bool) {
-    let max_queued = shared.policy.max_queued.max(1);
-    let last = shared.slots.len().saturating_sub(1);
-    for (n, slot) in shared.slots.iter().enumerate() {
-        let mut st = lock(&slot.state);
-        let was_empty = st.items.is_empty();
-        if n == last {
-            st.items.extend(items.drain(..));
-        } else {
-            st.items.extend(items.iter().cloned());
-        }
-        let over = st.items.len().saturating_sub(max_queued);
-        if over > 0 {
-            st.items.drain(..over);
-            slot.dropped.fetch_add(over as u64, Ordering::AcqRel);
-        }
-        st.dispatched_upto = end_seq;
-        if st.items.is_empty() && st.in_flight == 0 {
-            st.done_upto = end_seq;
-        }
-        if flushing {
-            st.flush_upto = end_seq;
-            st.flush_gen += 1;
-        }
-        if flushing || (was_empty && !st.items.is_empty()) || st.items.len() >= shared.policy.max_events {
-            slot.cv.notify_all();
-        }
-    }
-    items.clear();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Exporter threads.
-
-fn run_exporter(shared: Arc<Shared>, slot: Arc<Slot>, mut exporter: Box<dyn Exporter>) {
-    let policy = shared.policy;
-    let mut rng = IdGen::from_entropy(Arc::as_ptr(&slot) as u64);
-    let mut batch: Vec<Arc<ExportItem>> = Vec::with_capacity(policy.max_events);
-    loop {
-        let upto;
-        {
-            let mut st = lock(&slot.state);
-            loop {
-                if st.items.is_empty() {
-                    if st.stop {
-                        drop(st);
-                        let _ = catch_unwind(AssertUnwindSafe(|| exporter.shutdown()));
-                        let mut st = lock(&slot.state);
-                        st.exited = true;
-                        st.done_upto = st.dispatched_upto;
-                        drop(st);
-                        shared.notify_progress();
-                        return;
-                    }
-                    st = slot.cv.wait(st).unwrap_or_else(PoisonError::into_inner);
-                    continue;
-                }
-                let front = &st.items[0];
-                let due = front.enqueued + policy.max_delay;
-                let flushing = front.seq < st.flush_upto;
-                let now = Instant::now();
-                if st.items.len() >= policy.max_events || now >= due || flushing || st.stop {
-                    break;
-                }
-                st = slot.cv.wait_timeout(st, due - now).unwrap_or_else(PoisonError::into_inner).0;
-            }
-            let n = st.items.len().min(policy.max_events.max(1));
-            batch.extend(st.items.drain(..n));
-            st.in_flight = n as u64;
-            upto = if st.items.is_empty() { st.dispatched_upto } else { batch[n - 1].seq + 1 };
-        }
-        deliver(&slot, exporter.as_mut(), &batch, &policy, &mut rng);
-        give_back(&shared, &mut batch);
-        {
-            let mut st = lock(&slot.state);
-            st.in_flight = 0;
-            st.done_upto = st.done_upto.max(upto);
-            if st.items.is_empty() {
-                st.done_upto = st.done_upto.max(st.dispatched_upto);
-            }
-            if st.stop && st.deadline.is_some_and(|d| Instant::now() >= d) && !st.items.is_empty() {
-                // Shutdown's deadline passed: give up on the rest.
-                let n = st.items.len() as u64;
-                st.items.clear();
-                abandon(&slot, n);
-                st.done_upto = st.dispatched_upto;
-            }
-        }
-        shared.notify_progress();
-    }
-}
-
-fn abandon(slot: &Slot, n: u64) {
-    slot.dropped.fetch_add(n, Ordering::AcqRel);
-    slot.abandoned.fetch_add(n, Ordering::AcqRel);
-}
-
-fn deliver(
-    slot: &Slot,
-    exporter: &mut dyn Exporter,
-    batch: &[Arc<ExportItem>],
-    policy: &ExportPolicy,
-    rng: &mut IdGen,
-) {
-    let mut start = 0;
-    let mut attempt = 0u32;
-    let mut seen_flush = lock(&slot.state).flush_gen;
-    while start < batch.len() {
-        let rest = &batch[start..];
-        {
-            let st = lock(&slot.state);
-            if st.stop && st.deadline.is_some_and(|d| Instant::now() >= d) {
-                abandon(slot, rest.len() as u64);
-                return;
-            }
-        }
-        let outcome = catch_unwind(AssertUnwindSafe(|| exporter.export(&Batch::new(rest))))
-            .unwrap_or_else(|_| Err(TrackingError::Hook { message: "the exporter panicked".to_owned() }));
-        let err = match outcome {
-            Ok(()) => {
-                slot.exported.fetch_add(rest.len() as u64, Ordering::AcqRel);
-                return;
-            }
-            Err(e) => e,
-        };
-        let (retry, delivered, retry_after) = classify(&err);
-        let delivered = delivered.min(rest.len());
-        slot.exported.fetch_add(delivered as u64, Ordering::AcqRel);
-        start += delivered;
-        if start >= batch.len() {
-            return;
-        }
-        attempt += 1;
-        let left = (batch.len() - start) as u64;
-        if !retry || attempt >= policy.max_attempts.max(1) {
-            slot.failed.fetch_add(left, Ordering::AcqRel);
-            return;
-        }
-        // Back off: uniformly in [b/2, b], or longer when the receiver said Retry-After (bounded);
-        // a flush cuts it short, shutdown's deadline ends it.
-        let b = policy.backoff(attempt);
-        let wait =
-            (b / 2 + rng.jitter(b - b / 2)).max(retry_after.unwrap_or(Duration::ZERO).min(super::MAX_RETRY_AFTER));
-        let until = Instant::now() + wait;
-        let mut st = lock(&slot.state);
-        loop {
-            let now = Instant::now();
-            if st.stop && st.deadline.is_some_and(|d| now >= d) {
-                abandon(slot, left);
-                return;
-            }
-            if st.flush_gen != seen_flush {
-                seen_flush = st.flush_gen;
-                break;
-            }
-            if now >= until {
-                break;
-            }
-            let mut wake_at = until;
-            if let (true, Some(d)) = (st.stop, st.deadline) {
-                wake_at = wake_at.min(d);
-            }
-            st = slot
-                .cv
-                .wait_timeout(st, wake_at.saturating_duration_since(now))
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Configuration.
-
-enum PendingExporter {
-    Jsonl(JsonlConfig),
-    #[cfg(feature = "otlp")]
-    Otlp(String, super::export::OtlpConfig),
-    #[cfg(feature = "mcpcat")]
-    Mcpcat(String, super::export::McpcatConfig),
-    Custom(String, Box<dyn Exporter>),
-}
-
-/// Options for a [`Tracker`]. Defaults: enabled; parameters and responses captured,
-/// `resources/read` text not; built-in redaction on; caps of [`PayloadLimits::default`]; queue
-/// of 10,000 operations / 64 MiB; batches of 512 or 1 s; JSONL to `./mcplens-events.jsonl` when
-/// no exporter is added.
+/// Options for a [`Tracker`], converted into one [`TrackerConfig`] and the [`Hooks`]. Defaults:
+/// those of [`TrackerConfig::default`] (enabled; parameters and responses captured,
+/// `resources/read` text not; built-in redaction on; caps of [`PayloadLimits::default`]; queue of
+/// 10,000 operations / 64 MiB; batches of 512 or 1 s; JSONL to `./mcplens-events.jsonl` when no
+/// exporter is added).
+#[derive(Default)]
 pub struct TrackerBuilder {
-    enabled: bool,
-    build: BuildConfig,
-    project_id: Option<String>,
-    max_queue_events: usize,
-    max_queue_bytes: usize,
-    policy: ExportPolicy,
-    exporters: Vec<PendingExporter>,
-    drop_timeout: Duration,
-    seed: Option<u64>,
-}
-
-impl Default for TrackerBuilder {
-    fn default() -> Self {
-        TrackerBuilder {
-            enabled: true,
-            build: BuildConfig::default(),
-            project_id: None,
-            max_queue_events: 10_000,
-            max_queue_bytes: 64 * 1024 * 1024,
-            policy: ExportPolicy::default(),
-            exporters: Vec::new(),
-            drop_timeout: Duration::from_secs(2),
-            seed: None,
-        }
-    }
+    config: TrackerConfig,
+    hooks: Hooks,
 }
 
 impl fmt::Debug for TrackerBuilder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TrackerBuilder")
-            .field("enabled", &self.enabled)
-            .field("build", &self.build)
-            .field("max_queue_events", &self.max_queue_events)
-            .field("max_queue_bytes", &self.max_queue_bytes)
-            .field("policy", &self.policy)
-            .field("exporters", &self.exporters.len())
-            .finish_non_exhaustive()
+        f.debug_struct("TrackerBuilder").field("config", &self.config).field("hooks", &self.hooks).finish()
     }
 }
 
 impl TrackerBuilder {
-    /// `false`: [`build`](TrackerBuilder::build) returns [`Tracker::disabled`] (`enable_tracing = False`).
+    /// Start from this configuration (exporters and hooks added later are appended).
+    pub fn config(mut self, config: TrackerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// `false`: [`build`](TrackerBuilder::build) returns a disabled tracker (`enable_tracing = False`).
     pub fn enabled(mut self, on: bool) -> Self {
-        self.enabled = on;
+        self.config.enable_tracing = on;
         self
     }
 
     /// The server's `serverInfo`.
     pub fn server(mut self, name: impl Into<String>, version: Option<&str>) -> Self {
-        self.build.server = Some(PeerInfo::new(name, version));
+        self.config.server = Some(PeerInfo::new(name, version));
         self
     }
 
-    /// The project id (MCPcat `project_id`; also salts the derivation of session ids).
+    /// The project id (salts the derivation of session ids; default: the first agentcat
+    /// exporter's).
     pub fn project_id(mut self, id: impl Into<String>) -> Self {
-        self.project_id = Some(id.into());
+        self.config.project_id = Some(id.into());
         self
     }
 
     /// Keep request `params` in events (default true).
     pub fn capture_parameters(mut self, on: bool) -> Self {
-        self.build.capture_parameters = on;
+        self.config.capture_parameters = on;
         self
     }
 
     /// Keep results in events (default true; `capture_responses = False`). When off, results are
     /// not even copied on the request path; set [`Operation::tool_error`] for tool errors.
     pub fn capture_responses(mut self, on: bool) -> Self {
-        self.build.capture_responses = on;
+        self.config.capture_responses = on;
         self
     }
 
     /// Keep the text of `resources/read` contents (default false). Blobs are never kept.
     pub fn capture_resource_text(mut self, on: bool) -> Self {
-        self.build.capture_resource_text = on;
+        self.config.capture_resource_text = on;
         self
     }
 
     /// Apply the built-in redaction rules (default true).
     pub fn builtin_redaction(mut self, on: bool) -> Self {
-        self.build.builtin_redaction = on;
+        self.config.builtin_redaction = on;
         self
     }
 
     /// Payload caps.
     pub fn limits(mut self, limits: PayloadLimits) -> Self {
-        self.build.limits = limits;
+        self.config.limits = limits;
         self
     }
 
     /// Bounds of the request-path queue: operations and bytes (defaults 10,000 and 64 MiB). A
     /// payload larger than half the byte bound is left out of its event (listed in `truncated`).
     pub fn queue(mut self, max_events: usize, max_bytes: usize) -> Self {
-        self.max_queue_events = max_events;
-        self.max_queue_bytes = max_bytes;
+        self.config.queue_capacity = max_events;
+        self.config.queue_bytes = max_bytes;
         self
     }
 
     /// Batching, per-exporter queue bound and retry policy.
     pub fn export_policy(mut self, policy: ExportPolicy) -> Self {
-        self.policy = policy;
+        self.config.export = policy;
+        self
+    }
+
+    /// How long records wait for identify (defaults 1,000 records, 5 s).
+    pub fn identify_limits(mut self, limits: IdentifyLimits) -> Self {
+        self.config.identify_max_records = limits.max_records;
+        self.config.identify_timeout = limits.timeout;
         self
     }
 
     /// How long dropping the last clone waits for delivery (default 2 s).
     pub fn drop_timeout(mut self, timeout: Duration) -> Self {
-        self.drop_timeout = timeout;
+        self.config.drop_timeout = timeout;
         self
     }
 
-    /// A fixed seed for event, span and trace ids (tests).
+    /// A fixed seed for event, span, trace and minted session ids (tests).
     pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = Some(seed);
+        self.config.seed = Some(seed);
         self
     }
 
     /// The user string hook (after the built-in rules).
     pub fn redact_strings(mut self, f: impl Fn(&str) -> Result<String, TrackingError> + Send + Sync + 'static) -> Self {
-        self.build.redact_string = Some(Arc::new(f));
+        self.hooks.redact_strings = Some(super::build::string_hook(f));
         self
     }
 
@@ -1084,13 +847,13 @@ impl TrackerBuilder {
         mut self,
         f: impl Fn(super::Event) -> Result<Option<super::Event>, TrackingError> + Send + Sync + 'static,
     ) -> Self {
-        self.build.redact_event = Some(Arc::new(f));
+        self.hooks.redact_event = Some(Arc::new(f));
         self
     }
 
-    /// Add a JSONL file exporter (named `jsonl`).
+    /// Add a JSONL file exporter (named `jsonl`, then `jsonl-2`, …).
     pub fn jsonl(mut self, config: JsonlConfig) -> Self {
-        self.exporters.push(PendingExporter::Jsonl(config));
+        self.config.exporters.push(ExporterConfig::jsonl(config));
         self
     }
 
@@ -1098,20 +861,21 @@ impl TrackerBuilder {
     /// only if enabled in the configuration.
     #[cfg(feature = "otlp")]
     pub fn otlp(mut self, config: super::export::OtlpConfig) -> Self {
-        self.exporters.push(PendingExporter::Otlp("otlp".to_owned(), config));
+        self.config.exporters.push(ExporterConfig::Otlp { name: None, config });
         self
     }
 
-    /// Add the MCPcat-compatible API exporter (named `mcpcat`).
+    /// Add the agentcat-compatible API exporter (named `mcpcat`).
     #[cfg(feature = "mcpcat")]
     pub fn mcpcat(mut self, config: super::export::McpcatConfig) -> Self {
-        self.exporters.push(PendingExporter::Mcpcat("mcpcat".to_owned(), config));
+        self.config.exporters.push(ExporterConfig::Mcpcat { name: None, config });
         self
     }
 
     /// Add a custom exporter.
     pub fn exporter(mut self, name: impl Into<String>, exporter: impl Exporter) -> Self {
-        self.exporters.push(PendingExporter::Custom(name.into(), Box::new(exporter)));
+        self.config.exporters.push(ExporterConfig::callback(Some(name.into())));
+        self.hooks.callbacks.push(Box::new(exporter));
         self
     }
 
@@ -1119,135 +883,18 @@ impl TrackerBuilder {
     pub fn callback(
         self,
         name: impl Into<String>,
-        f: impl FnMut(&Batch<'_>) -> Result<(), TrackingError> + Send + 'static,
+        f: impl FnMut(&Batch<'_>) -> Result<(), ExportError> + Send + 'static,
     ) -> Self {
         self.exporter(name, CallbackExporter(f))
     }
 
-    fn check(&self) -> Result<(), TrackingError> {
-        let bad = |reason: &str| Err(TrackingError::InvalidArgument { reason: reason.to_owned() });
-        if self.max_queue_events == 0 {
-            return bad("the queue must hold at least one operation");
-        }
-        if self.max_queue_bytes < 4096 {
-            return bad("the queue must hold at least 4096 bytes");
-        }
-        if self.policy.max_events == 0 || self.policy.max_queued == 0 {
-            return bad("batches and exporter queues must hold at least one event");
-        }
-        if self.build.limits.max_string_bytes < 64 {
-            return bad("the string cap must be at least 64 bytes");
-        }
-        if self.build.limits.max_event_bytes < 4096 {
-            return bad("the event cap must be at least 4096 bytes");
-        }
-        if self.build.limits.max_breadth == 0 {
-            return bad("the breadth cap must be at least 1");
-        }
-        Ok(())
+    /// The configuration so far.
+    pub fn peek(&self) -> &TrackerConfig {
+        &self.config
     }
 
-    /// Start the tracker: open the exporters (a JSONL file that cannot be opened or a bad URL
-    /// fails here), start the worker and exporter threads.
+    /// Start the tracker ([`Tracker::start`]).
     pub fn build(self) -> Result<Tracker, TrackingError> {
-        if !self.enabled {
-            return Ok(Tracker::disabled_for(self.project_id));
-        }
-        self.check()?;
-        let mut pending = self.exporters;
-        if pending.is_empty() {
-            pending.push(PendingExporter::Jsonl(JsonlConfig::default()));
-        }
-        let mut exporters: Vec<(String, Box<dyn Exporter>)> = Vec::new();
-        for p in pending {
-            match p {
-                PendingExporter::Jsonl(c) => exporters.push(("jsonl".to_owned(), Box::new(JsonlExporter::open(c)?))),
-                #[cfg(feature = "otlp")]
-                PendingExporter::Otlp(name, c) => {
-                    if c.traces {
-                        exporters
-                            .push((name.clone(), Box::new(super::export::OtlpTracesExporter::new(&name, c.clone())?)));
-                    }
-                    if c.metrics {
-                        let m = format!("{name}-metrics");
-                        exporters.push((m.clone(), Box::new(super::export::OtlpMetricsExporter::new(&m, c)?)));
-                    }
-                }
-                #[cfg(feature = "mcpcat")]
-                PendingExporter::Mcpcat(name, c) => {
-                    exporters.push((name.clone(), Box::new(super::export::McpcatExporter::new(&name, c)?)))
-                }
-                PendingExporter::Custom(name, e) => exporters.push((name, e)),
-            }
-        }
-        for (i, (name, _)) in exporters.iter().enumerate() {
-            if exporters[..i].iter().any(|(n, _)| n == name) {
-                return Err(TrackingError::InvalidArgument { reason: format!("two exporters are named \"{name}\"") });
-            }
-        }
-        let slots: Vec<Arc<Slot>> = exporters
-            .iter()
-            .map(|(name, _)| {
-                Arc::new(Slot {
-                    name: name.clone(),
-                    state: Mutex::new(SlotState::default()),
-                    cv: Condvar::new(),
-                    exported: AtomicU64::new(0),
-                    dropped: AtomicU64::new(0),
-                    failed: AtomicU64::new(0),
-                    abandoned: AtomicU64::new(0),
-                })
-            })
-            .collect();
-        let seed = self.seed.unwrap_or_else(|| IdGen::from_entropy(1).next_u64());
-        let shared = Arc::new(Shared {
-            enabled: true,
-            capture_responses: self.build.capture_responses,
-            staging: Mutex::new(StagingState {
-                staging: Staging::new(self.max_queue_events, self.max_queue_bytes),
-                closed: false,
-                in_worker: 0,
-            }),
-            wake_pending: AtomicBool::new(false),
-            signal: Mutex::new(Signal::default()),
-            signal_cv: Condvar::new(),
-            sessions: Mutex::new(Sessions::default()),
-            slots: slots.clone(),
-            progress: Mutex::new(()),
-            progress_cv: Condvar::new(),
-            filtered: AtomicU64::new(0),
-            redaction_failed: AtomicU64::new(0),
-            recycle: Mutex::new(Recycle::default()),
-            recycled: AtomicUsize::new(0),
-            recycle_max: (self.policy.max_queued.max(1) + self.policy.max_events.max(1)).saturating_mul(slots.len()),
-            built_upto: AtomicU64::new(0),
-            builder_exited: AtomicBool::new(false),
-            next_session: AtomicU64::new(1),
-            session_salt: IdGen::seeded(seed ^ 0x5E55_1011).next_u64(),
-            project_id: self.project_id,
-            payload_budget: self.max_queue_bytes / 2,
-            policy: self.policy,
-        });
-        let builder = EventBuilder::new(self.build, IdGen::seeded(seed));
-        let initial = Staging::initial_capacity(self.max_queue_bytes);
-        let mut threads = Vec::new();
-        let spawn_err = |e| TrackingError::Io { what: "starting a tracking thread".to_owned(), source: e };
-        for ((_, exporter), slot) in exporters.into_iter().zip(slots) {
-            let sh = shared.clone();
-            let t = std::thread::Builder::new()
-                .name(format!("mcplens-export-{}", slot.name))
-                .spawn(move || run_exporter(sh, slot, exporter))
-                .map_err(spawn_err)?;
-            threads.push(t);
-        }
-        let sh = shared.clone();
-        let t = std::thread::Builder::new()
-            .name("mcplens-tracker".to_owned())
-            .spawn(move || run_builder(sh, builder, initial))
-            .map_err(spawn_err)?;
-        threads.push(t);
-        Ok(Tracker {
-            inner: Arc::new(Handle { shared, threads: Mutex::new(threads), drop_timeout: self.drop_timeout }),
-        })
+        Tracker::start(self.config, self.hooks)
     }
 }

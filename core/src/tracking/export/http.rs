@@ -2,23 +2,23 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::tracking::TrackingError;
+use crate::tracking::config::option_at;
+use crate::tracking::{ExportError, TrackingError};
 
 /// An HTTP poster.
 #[derive(Debug, Clone)]
 pub(crate) struct Poster {
     agent: ureq::Agent,
-    exporter: String,
 }
 
 impl Poster {
-    pub fn new(exporter: &str, timeout: Duration) -> Poster {
+    pub fn new(timeout: Duration) -> Poster {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
             .http_status_as_error(false)
             .user_agent(format!("mcplens/{}", crate::VERSION))
             .build();
-        Poster { agent: config.into(), exporter: exporter.to_owned() }
+        Poster { agent: config.into() }
     }
 
     /// POST `body`; `Ok` on 2xx. `delivered` is what the error reports as already delivered.
@@ -29,17 +29,18 @@ impl Poster {
         headers: &[(String, String)],
         body: &[u8],
         delivered: usize,
-    ) -> Result<(), TrackingError> {
+    ) -> Result<(), ExportError> {
         let mut req = self.agent.post(url).header("Content-Type", content_type);
         for (k, v) in headers {
             req = req.header(k.as_str(), v.as_str());
         }
-        let fail = |message: String, retryable: bool, retry_after: Option<Duration>| TrackingError::Export {
-            exporter: self.exporter.clone(),
-            message,
-            retryable,
-            delivered,
-            retry_after,
+        let fail = |message: String, retryable: bool, retry_after: Option<Duration>| {
+            let e = if retryable {
+                ExportError::retryable(message, delivered)
+            } else {
+                ExportError::permanent(message, delivered)
+            };
+            e.with_retry_after(retry_after)
         };
         match req.send(body) {
             Ok(resp) => {
@@ -90,18 +91,20 @@ fn describe(e: &ureq::Error) -> (String, bool) {
     }
 }
 
-/// Check an endpoint URL early (at build time).
-pub(crate) fn check_url(what: &str, url: &str) -> Result<(), TrackingError> {
+/// Check an endpoint URL early (at build time); `at`: where the exporter sits in the
+/// configuration (`exporters[1]`), `key`: the option (`endpoint`).
+pub(crate) fn check_url(at: &str, key: &str, url: &str) -> Result<(), TrackingError> {
     let ok = (url.starts_with("http://") || url.starts_with("https://"))
         && url.parse::<ureq::http::Uri>().is_ok_and(|u| u.host().is_some());
     if !ok {
-        return Err(TrackingError::InvalidArgument { reason: format!("{what} must be an http(s) URL with a host") });
+        return Err(TrackingError::invalid(option_at(at, key), "must be an http(s) URL with a host"));
     }
     #[cfg(not(feature = "tls"))]
     if url.starts_with("https://") {
-        return Err(TrackingError::InvalidArgument {
-            reason: format!("{what} is https but mcplens was built without the `tls` feature"),
-        });
+        return Err(TrackingError::invalid(
+            option_at(at, key),
+            "is https but mcplens was built without the `tls` feature",
+        ));
     }
     Ok(())
 }

@@ -4,11 +4,15 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::{Batch, Exporter};
-use crate::tracking::TrackingError;
+use serde::{Deserialize, Serialize};
 
-/// Where and how the JSONL exporter writes.
-#[derive(Debug, Clone, PartialEq, Eq)]
+use super::{Batch, Exporter};
+use crate::tracking::{ExportError, TrackingError};
+
+/// Where and how the JSONL exporter writes. In [`TrackerConfig`](crate::tracking::TrackerConfig)
+/// JSON: `{"type": "jsonl", "name"?, "path", "maxFileBytes", "maxFiles"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct JsonlConfig {
     /// The file (default `./mcplens-events.jsonl`). Created if missing, appended to otherwise.
     pub path: PathBuf,
@@ -117,17 +121,11 @@ impl JsonlExporter {
         Ok(())
     }
 
-    fn write_buf(&mut self, delivered: usize) -> Result<(), TrackingError> {
+    fn write_buf(&mut self, delivered: usize) -> Result<(), ExportError> {
         if self.buf.is_empty() {
             return Ok(());
         }
-        let fail = |e: TrackingError| TrackingError::Export {
-            exporter: "jsonl".to_owned(),
-            message: e.to_string(),
-            retryable: true,
-            delivered,
-            retry_after: None,
-        };
+        let fail = |e: TrackingError| ExportError::retryable(e.to_string(), delivered);
         self.rotate_if_needed(self.buf.len()).map_err(fail)?;
         self.file.write_all(&self.buf).map_err(|e| fail(io_err("writing", &self.config.path, e)))?;
         self.size += self.buf.len() as u64;
@@ -137,7 +135,7 @@ impl JsonlExporter {
 }
 
 impl Exporter for JsonlExporter {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), TrackingError> {
+    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
         self.buf.clear();
         let mut delivered = 0;
         let mut in_buf = 0;

@@ -3,10 +3,13 @@
 //! and jitter; a slow or dead exporter never blocks `record` or another exporter.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::event::Event;
-use super::TrackingError;
+use serde::{Deserialize, Serialize};
+
+use super::build::Tokens;
+use super::event::{Event, Method};
+use super::ExportError;
 
 mod jsonl;
 #[cfg(feature = "mcpcat")]
@@ -19,19 +22,18 @@ mod http;
 
 pub use jsonl::{JsonlConfig, JsonlExporter};
 #[cfg(feature = "mcpcat")]
-pub use mcpcat::{McpcatConfig, McpcatExporter};
+pub use mcpcat::{body_json, McpcatConfig, McpcatExporter, ACCEPTED_EVENT_TYPES, DEFAULT_BASE_URL};
 #[cfg(feature = "otlp")]
 pub use otlp::{OtlpConfig, OtlpMetricsExporter, OtlpTracesExporter, DURATION_BUCKETS};
 
 /// One built event as exporters see it.
 #[derive(Debug)]
 pub struct ExportItem {
-    pub(crate) seq: u64,
-    pub(crate) enqueued: Instant,
     pub(crate) started_unix_nanos: u64,
     pub(crate) duration: Duration,
     pub(crate) event: Event,
     pub(crate) json: String,
+    pub(crate) tokens: Option<Tokens>,
 }
 
 impl ExportItem {
@@ -55,10 +57,21 @@ impl ExportItem {
         self.duration
     }
 
+    /// The token estimate of the request and its result (when an exporter needs it).
+    pub fn tokens(&self) -> Option<Tokens> {
+        self.tokens
+    }
+
     /// An item for tests of custom exporters.
     pub fn new(event: Event, started_unix_nanos: u64, duration: Duration) -> ExportItem {
         let json = serde_json::to_string(&event).unwrap_or_default();
-        ExportItem { seq: 0, enqueued: Instant::now(), started_unix_nanos, duration, event, json }
+        ExportItem { started_unix_nanos, duration, event, json, tokens: None }
+    }
+
+    /// An item with a token estimate, for tests of custom exporters.
+    pub fn with_tokens(mut self, tokens: Tokens) -> ExportItem {
+        self.tokens = Some(tokens);
+        self
     }
 }
 
@@ -116,13 +129,25 @@ impl<'a> Batch<'a> {
 
 /// A destination for events. Called on the exporter's own thread, one batch at a time.
 ///
-/// Return `Ok(())` when the whole batch is delivered. On failure return
-/// [`TrackingError::Export`] with `delivered` = how many events at the front of the batch were
-/// delivered anyway and `retryable` = whether to try the rest again after a backoff; any other
-/// error is retried as a whole (I/O, timeouts) or given up (hook, argument errors).
+/// Return `Ok(())` when the whole batch is delivered. On failure return an [`ExportError`] with
+/// `delivered` = how many events at the front of the batch were delivered anyway and
+/// `retryable` = whether to try the rest again after a backoff. A panic counts the batch as
+/// failed (code `exporter_panicked`).
 pub trait Exporter: Send + 'static {
     /// Deliver a batch.
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), TrackingError>;
+    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError>;
+
+    /// Whether events of this method go to this exporter (asked once per method when the tracker
+    /// starts); the others are counted as `skipped` (default: all go).
+    fn accepts(&self, method: Method) -> bool {
+        let _ = method;
+        true
+    }
+
+    /// Whether this exporter needs the token estimate ([`ExportItem::tokens`]; default no).
+    fn needs_tokens(&self) -> bool {
+        false
+    }
 
     /// Called once when the tracker shuts down, after the last batch.
     fn shutdown(&mut self) {}
@@ -133,28 +158,48 @@ pub struct CallbackExporter<F>(pub F);
 
 impl<F> Exporter for CallbackExporter<F>
 where
-    F: FnMut(&Batch<'_>) -> Result<(), TrackingError> + Send + 'static,
+    F: FnMut(&Batch<'_>) -> Result<(), ExportError> + Send + 'static,
 {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), TrackingError> {
+    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
         (self.0)(batch)
     }
 }
 
-/// Batching and retry policy (per exporter).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Batching and retry policy (per exporter). In [`TrackerConfig`](super::TrackerConfig) JSON:
+/// `{"maxEvents", "maxDelayMs", "maxQueued", "initialBackoffMs", "maxBackoffMs", "maxAttempts"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct ExportPolicy {
     /// Most events per batch (default 512).
     pub max_events: usize,
     /// Longest an event waits for a batch to fill (default 1 s).
+    #[serde(rename = "maxDelayMs", with = "millis")]
     pub max_delay: Duration,
     /// Most events waiting per exporter; when full the oldest are dropped and counted (default 10,000).
     pub max_queued: usize,
     /// First backoff after a failure (default 200 ms); doubles per attempt, with jitter.
+    #[serde(rename = "initialBackoffMs", with = "millis")]
     pub initial_backoff: Duration,
     /// Longest backoff (default 30 s).
+    #[serde(rename = "maxBackoffMs", with = "millis")]
     pub max_backoff: Duration,
     /// Attempts per batch before it is counted as failed (default 8; about 1 minute of retrying).
     pub max_attempts: u32,
+}
+
+/// A `Duration` as whole milliseconds in JSON.
+pub(crate) mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis().min(u128::from(u64::MAX)) as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
+    }
 }
 
 impl Default for ExportPolicy {
@@ -176,16 +221,6 @@ impl ExportPolicy {
     pub fn backoff(&self, attempt: u32) -> Duration {
         let factor = 1u32.checked_shl(attempt.saturating_sub(1).min(31)).unwrap_or(u32::MAX);
         self.initial_backoff.saturating_mul(factor).min(self.max_backoff)
-    }
-}
-
-/// How the worker treats an exporter's error: `(retry the rest, delivered at the front, the
-/// receiver's Retry-After)`.
-pub(crate) fn classify(e: &TrackingError) -> (bool, usize, Option<Duration>) {
-    match e {
-        TrackingError::Export { retryable, delivered, retry_after, .. } => (*retryable, *delivered, *retry_after),
-        TrackingError::Io { .. } | TrackingError::Timeout { .. } => (true, 0, None),
-        _ => (false, 0, None),
     }
 }
 

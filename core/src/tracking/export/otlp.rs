@@ -16,19 +16,24 @@ use opentelemetry_proto::tonic::trace::v1::{span, status, ResourceSpans, ScopeSp
 use prost::Message;
 use serde_json::Value;
 
+use serde::{Deserialize, Serialize};
+
 use super::http::{check_url, Poster};
 use super::{Batch, ExportItem, Exporter};
 use crate::tracking::event::{Event, Method};
 use crate::tracking::ids::{parse_hex, unix_nanos};
-use crate::tracking::TrackingError;
+use crate::tracking::{ExportError, TrackingError};
 
 /// The explicit bucket bounds (seconds) of `mcp.server.operation.duration`, as the semantic
 /// conventions recommend.
 pub const DURATION_BUCKETS: [f64; 14] =
     [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
 
-/// Where and how to send OTLP.
-#[derive(Debug, Clone, PartialEq)]
+/// Where and how to send OTLP. In [`TrackerConfig`](crate::tracking::TrackerConfig) JSON:
+/// `{"type": "otlp", "name"?, "endpoint", "headers": [[k, v], …], "timeoutMs", "traces",
+/// "metrics", "spanNameIncludesUri", "serviceName", "resourceAttributes": [[k, v], …]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct OtlpConfig {
     /// The OTLP/HTTP base URL (default `http://localhost:4318`); spans go to `{endpoint}/v1/traces`
     /// and metrics to `{endpoint}/v1/metrics`.
@@ -36,6 +41,7 @@ pub struct OtlpConfig {
     /// Extra request headers (e.g. an API key for a hosted backend).
     pub headers: Vec<(String, String)>,
     /// Per-request timeout (default 10 s).
+    #[serde(rename = "timeoutMs", with = "super::millis")]
     pub timeout: Duration,
     /// Send spans (default true).
     pub traces: bool,
@@ -75,8 +81,17 @@ impl OtlpConfig {
         format!("{}/v1/{signal}", self.endpoint.trim_end_matches('/'))
     }
 
-    pub(crate) fn check(&self) -> Result<(), TrackingError> {
-        check_url("the OTLP endpoint", &self.endpoint)
+    /// Check the options (`at`: where the exporter sits in the configuration, for the error's
+    /// option path).
+    pub fn check(&self, at: &str) -> Result<(), TrackingError> {
+        check_url(at, "endpoint", &self.endpoint)?;
+        if self.timeout.is_zero() {
+            return Err(TrackingError::invalid(
+                crate::tracking::config::option_at(at, "timeoutMs"),
+                "must be at least 1 ms",
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -164,7 +179,10 @@ pub(crate) fn span_of(item: &ExportItem, include_uri: bool) -> Span {
     let e = &item.event;
     let mut attributes = Vec::with_capacity(12);
     common_attributes(e, &mut attributes);
-    attributes.push(kv("mcp.session.id", e.session_id.clone()));
+    // Never on a sessionless (2026-07-28) request: its event has no session id.
+    if let Some(id) = &e.session_id {
+        attributes.push(kv("mcp.session.id", id.clone()));
+    }
     if let Some(id) = &e.request_id {
         attributes.push(kv("jsonrpc.request.id", request_id_text(id)));
     }
@@ -172,6 +190,9 @@ pub(crate) fn span_of(item: &ExportItem, include_uri: bool) -> Span {
         if m.names_a_uri() {
             attributes.push(kv("mcp.resource.uri", uri.clone()));
         }
+    }
+    if let [uri] = e.resource_uris.as_slice() {
+        attributes.push(kv("mcp.resource.uri", uri.clone()));
     }
     attributes.push(kv("mcplens.event.id", e.id.clone()));
     let parent = e.parent_span_id.as_deref().and_then(parse_hex::<8>);
@@ -323,24 +344,18 @@ pub struct OtlpTracesExporter {
 
 impl OtlpTracesExporter {
     /// An exporter for this configuration (the URL is checked now).
-    pub fn new(name: &str, config: OtlpConfig) -> Result<OtlpTracesExporter, TrackingError> {
-        config.check()?;
+    pub fn new(config: OtlpConfig) -> Result<OtlpTracesExporter, TrackingError> {
+        config.check("")?;
         let url = config.url("traces");
-        Ok(OtlpTracesExporter { poster: Poster::new(name, config.timeout), url, config, buf: Vec::new() })
+        Ok(OtlpTracesExporter { poster: Poster::new(config.timeout), url, config, buf: Vec::new() })
     }
 }
 
 impl Exporter for OtlpTracesExporter {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), TrackingError> {
+    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
         let req = traces_request(&self.config, batch);
         self.buf.clear();
-        req.encode(&mut self.buf).map_err(|_| TrackingError::Export {
-            exporter: "otlp".to_owned(),
-            message: "protobuf encoding failed".to_owned(),
-            retryable: false,
-            delivered: 0,
-            retry_after: None,
-        })?;
+        req.encode(&mut self.buf).map_err(|_| ExportError::permanent("protobuf encoding failed", 0))?;
         self.poster.post(&self.url, "application/x-protobuf", &self.config.headers, &self.buf, 0)
     }
 }
@@ -357,36 +372,55 @@ pub struct OtlpMetricsExporter {
 
 impl OtlpMetricsExporter {
     /// An exporter for this configuration (the URL is checked now).
-    pub fn new(name: &str, config: OtlpConfig) -> Result<OtlpMetricsExporter, TrackingError> {
-        config.check()?;
+    pub fn new(config: OtlpConfig) -> Result<OtlpMetricsExporter, TrackingError> {
+        config.check("")?;
         let url = config.url("metrics");
-        Ok(OtlpMetricsExporter {
-            poster: Poster::new(name, config.timeout),
-            url,
-            config,
-            last_end: None,
-            buf: Vec::new(),
-        })
+        Ok(OtlpMetricsExporter { poster: Poster::new(config.timeout), url, config, last_end: None, buf: Vec::new() })
     }
 }
 
 impl Exporter for OtlpMetricsExporter {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), TrackingError> {
+    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
         let now = unix_nanos(SystemTime::now());
         let earliest = batch.items().iter().map(|i| i.started_unix_nanos).min().unwrap_or(now);
         let start = self.last_end.unwrap_or(earliest).min(earliest);
         let now = now.max(start);
         let req = metrics_request(&self.config, batch, start, now);
         self.buf.clear();
-        req.encode(&mut self.buf).map_err(|_| TrackingError::Export {
-            exporter: "otlp".to_owned(),
-            message: "protobuf encoding failed".to_owned(),
-            retryable: false,
-            delivered: 0,
-            retry_after: None,
-        })?;
+        req.encode(&mut self.buf).map_err(|_| ExportError::permanent("protobuf encoding failed", 0))?;
         self.poster.post(&self.url, "application/x-protobuf", &self.config.headers, &self.buf, 0)?;
         self.last_end = Some(now);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tracking::{BuildConfig, EventBuilder, Operation, Payload, SessionInfo, SessionKey};
+    use std::time::UNIX_EPOCH;
+
+    fn span_attributes(params: &str) -> Vec<String> {
+        let op = Operation {
+            params: Payload::Json(params),
+            ..Operation::new(SessionKey(1), Method::ResourcesRead, UNIX_EPOCH, Duration::from_millis(1))
+        };
+        let session = SessionInfo { id: "ses_1".into(), ..SessionInfo::default() };
+        let built = EventBuilder::new(BuildConfig::default(), crate::tracking::ids::IdGen::seeded(1))
+            .build(&op, &session)
+            .unwrap();
+        let item = ExportItem::new(built.event, 0, Duration::from_millis(1));
+        span_of(&item, false).attributes.into_iter().map(|kv| kv.key).collect()
+    }
+
+    #[test]
+    fn no_session_id_on_a_2026_07_28_span() {
+        let legacy = span_attributes(r#"{"uri":"note://1"}"#);
+        assert!(legacy.contains(&"mcp.session.id".to_owned()));
+        let modern =
+            span_attributes(r#"{"uri":"note://1","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}"#);
+        assert!(!modern.contains(&"mcp.session.id".to_owned()), "{modern:?}");
+        assert!(modern.contains(&"mcp.resource.uri".to_owned()));
+        assert!(modern.contains(&"mcp.protocol.version".to_owned()));
     }
 }

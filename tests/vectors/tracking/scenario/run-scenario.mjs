@@ -1,16 +1,16 @@
 // The Node half of the cross-language tracking check: runs scenario.json against a tracked Node
 // server (in memory) and prints its events normalized, one JSON object per line (see README.md).
 //
-//   node bindings-node/__test__/tracking/run-scenario.mjs            print the normalized events
-//   node bindings-node/__test__/tracking/run-scenario.mjs --check    compare with expected.jsonl (exit 1 if not equal)
+//   node tests/vectors/tracking/scenario/run-scenario.mjs            print the normalized events
+//   node tests/vectors/tracking/scenario/run-scenario.mjs --check    compare with expected.jsonl (exit 1 if not equal)
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 import { Tracker, callbackExporter, track } from 'mcplens';
 import * as z from 'zod';
 
-import { SCENARIO, createScenarioServer } from '../servers/scenario-server.mjs';
-import { connectMemory } from '../tracking-helpers.mjs';
+import { SCENARIO, createScenarioServer } from '../../../../bindings-node/__test__/servers/scenario-server.mjs';
+import { connectMemory } from '../../../../bindings-node/__test__/tracking-helpers.mjs';
 
 /** Ids, times and SDK names out; `initialize`'s SDK-specific payloads out; keys sorted. */
 export function normalize(event) {

@@ -1,0 +1,285 @@
+//! The worker thread: takes the request-path queue's records in one swap, builds their events
+//! (holding a session's records while its identify hook runs, see `sessions.rs`), and hands them
+//! to every exporter's queue. It also frees exported events (see [`Recycle`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::build::{EventBuilder, NotBuilt, SessionInfo};
+use super::export::ExportItem;
+use super::ids::unix_nanos;
+use super::queue::{decode, Drained};
+use super::sessions::{HeldRecord, IdentifyHolds, IdentifyState, Offered};
+use super::tracker::{lock, Shared};
+
+/// Exported items handed back to the worker, which allocated them, to be freed there: it frees
+/// one just before building each event, so that the allocator serves the new event from the old
+/// one's memory on the same thread instead of every block crossing threads (a block freed on
+/// another thread costs the worker far more to get back than one it freed itself). Bounded by
+/// `Shared::recycle_max` (what the exporter queues may hold); when it is full, or once the worker
+/// has exited, exporters free items themselves. Once no operation has arrived for
+/// [`RECYCLE_LINGER`], the worker frees whatever is left.
+#[derive(Debug, Default)]
+pub(crate) struct Recycle {
+    items: Vec<Arc<ExportItem>>,
+    closed: bool,
+}
+
+/// How long handed-back items may wait for new events to reuse their memory.
+const RECYCLE_LINGER: Duration = Duration::from_secs(1);
+
+/// An exporter is done with these items: hand them to the worker if it takes them.
+pub(crate) fn give_back(shared: &Shared, batch: &mut Vec<Arc<ExportItem>>) {
+    {
+        let mut r = lock(&shared.recycle);
+        if !r.closed {
+            let n = shared.recycle_max.saturating_sub(r.items.len()).min(batch.len());
+            r.items.extend(batch.drain(..n));
+            shared.recycled.store(r.items.len(), Ordering::Relaxed);
+        }
+    }
+    batch.clear();
+}
+
+/// The worker takes what exporters handed back, once it has used up the last take.
+fn take_back(shared: &Shared, dead: &mut Vec<Arc<ExportItem>>) {
+    if dead.is_empty() && shared.recycled.load(Ordering::Relaxed) > 0 {
+        let mut r = lock(&shared.recycle);
+        std::mem::swap(&mut r.items, dead);
+        shared.recycled.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Free one handed-back event (dropping references until one is the last).
+fn free_one(dead: &mut Vec<Arc<ExportItem>>) {
+    while let Some(item) = dead.pop() {
+        if Arc::try_unwrap(item).is_ok() {
+            break;
+        }
+    }
+}
+
+const MIN_IDLE: Duration = Duration::from_millis(5);
+const MAX_IDLE: Duration = Duration::from_millis(100);
+
+/// The worker's state between rounds.
+struct Worker {
+    shared: Arc<Shared>,
+    builder: EventBuilder,
+    holds: IdentifyHolds,
+    /// Session info read this round (the registry is read once per session per round).
+    cache: HashMap<u64, (Arc<SessionInfo>, IdentifyState)>,
+    items: Vec<(u64, Arc<ExportItem>)>,
+    dead: Vec<Arc<ExportItem>>,
+}
+
+impl Worker {
+    fn session(&mut self, key: u64) -> (Arc<SessionInfo>, IdentifyState) {
+        if let Some(s) = self.cache.get(&key) {
+            return s.clone();
+        }
+        let s = lock(&self.shared.sessions).get(key).unwrap_or_else(|| {
+            (
+                Arc::new(SessionInfo { id: self.shared.session_id_for_key(key), ..SessionInfo::default() }),
+                IdentifyState::Settled,
+            )
+        });
+        self.cache.insert(key, s.clone());
+        s
+    }
+
+    /// Build one record's event (numbered `seq`), now.
+    fn build(&mut self, seq: u64, rec: &[u8], info: &SessionInfo, unidentified: bool) {
+        let Some(op) = decode(rec) else { return };
+        // Free an exported event before allocating this one (see `Recycle`).
+        take_back(&self.shared, &mut self.dead);
+        free_one(&mut self.dead);
+        if unidentified {
+            self.shared.unidentified.fetch_add(1, Ordering::AcqRel);
+        }
+        match self.builder.build(&op, info) {
+            Ok(built) => self.items.push((
+                seq,
+                Arc::new(ExportItem {
+                    started_unix_nanos: unix_nanos(op.started_at),
+                    duration: op.duration,
+                    event: built.event,
+                    json: built.json,
+                    tokens: built.tokens,
+                }),
+            )),
+            Err(NotBuilt::Filtered) => {
+                self.shared.filtered.fetch_add(1, Ordering::AcqRel);
+            }
+            Err(NotBuilt::HookFailed(_)) => {
+                self.shared.redaction_failed.fetch_add(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Build records released from the hold (their session's info as it is now).
+    fn build_released(&mut self, key: u64, records: Vec<HeldRecord>, unidentified: bool) {
+        let (info, _) = self.session(key);
+        for (seq, rec) in records {
+            self.build(seq, &rec, &info, unidentified);
+        }
+    }
+
+    /// One record from the queue: built now, or held for its session's identify.
+    fn offer(&mut self, seq: u64, rec: &[u8], now: Instant) {
+        let Some(key) = decode(rec).map(|op| op.session.0) else { return };
+        let (info, state) = self.session(key);
+        match self.holds.offer(key, state, seq, rec, now) {
+            Offered::Held => {}
+            Offered::Build { unidentified } => self.build(seq, rec, &info, unidentified),
+            Offered::Release { records, unidentified } => {
+                self.build_released(key, records, unidentified);
+                self.build(seq, rec, &info, unidentified);
+            }
+        }
+    }
+
+    /// Publish what the hold keeps (read by `stats` and `flush`).
+    fn publish_holds(&self) {
+        self.shared.held.store(self.holds.len() as u64, Ordering::Release);
+        self.shared.min_held.store(self.holds.min_seq().unwrap_or(u64::MAX), Ordering::Release);
+    }
+
+    /// Hand the built events to every exporter queue.
+    fn dispatch(&mut self, end_seq: u64, flushing: bool, now: Instant) {
+        for slot in &self.shared.slots {
+            let mut st = lock(&slot.state);
+            let was_empty = st.queue.pending() == 0;
+            let mut pushed = false;
+            for (seq, item) in &self.items {
+                if slot.accepts(item.event.method()) {
+                    st.queue.push(*seq, Arc::clone(item), now);
+                    pushed = true;
+                } else {
+                    st.queue.skip();
+                }
+            }
+            st.queue.set_dispatched(end_seq);
+            if flushing {
+                st.queue.flush(end_seq, now);
+            }
+            let full = st.queue.pending() >= self.shared.config.export.max_events as u64;
+            drop(st);
+            if flushing || (was_empty && pushed) || full {
+                slot.cv.notify_all();
+            }
+        }
+        self.items.clear();
+    }
+}
+
+pub(crate) fn run_builder(shared: Arc<Shared>, builder: EventBuilder, initial_capacity: usize) {
+    let limits = shared.config.identify_limits();
+    let max_held = shared.config.queue_capacity;
+    let mut w = Worker {
+        shared: shared.clone(),
+        builder,
+        holds: IdentifyHolds::new(limits, max_held),
+        cache: HashMap::new(),
+        items: Vec::new(),
+        dead: Vec::new(),
+    };
+    let mut spare: Vec<u8> = Vec::with_capacity(initial_capacity);
+    let mut idle = MIN_IDLE;
+    let mut seen_flush = 0u64;
+    let mut last_work = Instant::now();
+    loop {
+        let wait = match w.holds.poll_timeout() {
+            Some(at) => idle.min(at.saturating_duration_since(Instant::now())),
+            None => idle,
+        };
+        let (stop, flush_gen, identified) = {
+            let mut sig = lock(&shared.signal);
+            if !sig.wake && !sig.stop && !sig.identified && sig.flush_gen == seen_flush {
+                sig = shared.signal_cv.wait_timeout(sig, wait).unwrap_or_else(std::sync::PoisonError::into_inner).0;
+            }
+            sig.wake = false;
+            let identified = std::mem::take(&mut sig.identified);
+            (sig.stop, sig.flush_gen, identified)
+        };
+        shared.wake_pending.store(false, Ordering::Release);
+        let flushing = flush_gen != seen_flush;
+        seen_flush = flush_gen;
+
+        let drained: Drained = {
+            let mut st = lock(&shared.staging);
+            let d = st.staging.swap(std::mem::take(&mut spare));
+            st.in_worker = d.count as u64;
+            d
+        };
+        let now = Instant::now();
+        w.cache.clear();
+        // Sessions whose identify answered or whose wait ran out, first (their records are older).
+        if identified || w.holds.poll_timeout().is_some_and(|t| t <= now) || stop {
+            let sessions = lock(&shared.sessions);
+            let state_of = |k: u64| sessions.get(k).map_or(IdentifyState::Settled, |(_, s)| s);
+            let released = w.holds.poll(now, state_of);
+            drop(sessions);
+            for (key, records, unidentified) in released {
+                w.build_released(key, records, unidentified);
+            }
+        }
+        if drained.count > 0 {
+            let first_seq = drained.end_seq - drained.count as u64;
+            for (i, rec) in drained.records().enumerate() {
+                w.offer(first_seq + i as u64, rec, now);
+            }
+        }
+        if stop && lock(&shared.staging).staging.live() == 0 {
+            // Shutting down: nothing waits for identify any more.
+            for (key, records, unidentified) in w.holds.release_all() {
+                w.build_released(key, records, unidentified);
+            }
+        }
+        // Exporters first, then the hold's watermark, then the builder's (see `Shared::settled`).
+        w.dispatch(drained.end_seq, flushing, now);
+        w.publish_holds();
+        lock(&shared.staging).in_worker = 0;
+        shared.built_upto.store(drained.end_seq, Ordering::Release);
+        // Forget closed sessions once all their records are built.
+        if drained.count > 0 {
+            let holds = &w.holds;
+            lock(&shared.sessions).forget_closed(drained.end_seq, |k| holds.holds(k));
+        }
+        shared.notify_progress();
+
+        // Idle for a while: free what was handed back instead of keeping it for new events.
+        if drained.count > 0 {
+            last_work = now;
+        } else if now.duration_since(last_work) >= RECYCLE_LINGER {
+            w.dead.clear();
+            take_back(&shared, &mut w.dead);
+            w.dead.clear();
+        }
+        let mut buf = drained.buf;
+        buf.clear();
+        if buf.capacity() > 4 * initial_capacity.max(1) {
+            buf.shrink_to(initial_capacity);
+        }
+        spare = buf;
+        idle = if drained.count > 0 { MIN_IDLE } else { (idle * 2).min(MAX_IDLE) };
+
+        if stop && lock(&shared.staging).staging.live() == 0 && w.holds.len() == 0 {
+            break;
+        }
+    }
+    {
+        let mut r = lock(&shared.recycle);
+        r.closed = true;
+        w.dead.append(&mut r.items);
+    }
+    w.dead.clear();
+    for slot in &shared.slots {
+        lock(&slot.state).closed = true;
+        slot.cv.notify_all();
+    }
+    shared.builder_exited.store(true, Ordering::Release);
+    shared.notify_progress();
+}
