@@ -1,0 +1,297 @@
+"""`mcplens.track()` on a community `fastmcp.FastMCP` server (2.x or 3.x on mcp 1.30.0, 4.x on mcp
+2.3.0), with a real `fastmcp.Client`.
+
+track() hooks the SDK `Server` fastmcp answers through (`FastMCP._mcp_server`), under fastmcp's own
+middleware: the events record what goes on the wire (the page sent, a `ToolError` as its `isError`
+result, a `ResourceError` or not-found as the JSON-RPC error with its code) and are the SDK servers'
+for the same exchange, which the cross-language scenario (`tests/vectors/tracking/scenario/`) run
+against a fastmcp server proves. `initialize` is recorded on mcp 2.x only, as for the SDK servers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.streams.buffered
+import pytest
+from mcp import types
+from test_tracking_cross_language import EXPECTED, SCENARIO, normalize
+
+import mcplens
+from mcplens._mcp import _sdk
+from support import FASTMCP, SERVERS, V2
+
+assert FASTMCP is not None  # collected only where fastmcp is installed (conftest.py)
+from fastmcp import Client  # noqa: E402
+from fastmcp.client.transports import StdioTransport  # noqa: E402
+from fastmcp.server.middleware import Middleware  # noqa: E402
+from servers import fastmcp_server  # noqa: E402
+from servers.tracked_server import error  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+PAGE = 2 if fastmcp_server.PAGINATES else None
+MAJOR = fastmcp_server.MAJOR
+LEGACY: dict[str, Any] = {"mode": "legacy"} if MAJOR >= 4 else {}  # fastmcp 4 negotiates 2026-07-28 by default
+
+
+class Events:
+    """A tracker whose events land in a list."""
+
+    def __init__(self, **options: Any) -> None:
+        self.items: list[dict[str, Any]] = []
+        self.tracker = mcplens.Tracker(exporters=[mcplens.CallbackExporter(self.items.extend)], **options)
+
+    def flushed(self) -> list[dict[str, Any]]:
+        self.tracker.flush(10)
+        return sorted(self.items, key=lambda e: (e["sessionId"], e["timestamp"]))
+
+
+@pytest.fixture
+def events() -> Iterator[Events]:
+    e = Events()
+    yield e
+    e.tracker.shutdown(5)
+
+
+async def raw(client: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One request through the client's SDK session, the result as sent (or `{"error": {code, message}}`)."""
+    data: dict[str, Any] = {"method": method, **({} if params is None else {"params": params})}
+    sdk = _sdk()
+    try:
+        result: dict[str, Any] = await sdk._send(client.session, data)
+    except sdk.rpc_error as e:
+        return {"error": {"code": e.error.code, "message": e.error.message}}  # type: ignore[attr-defined]
+    return result
+
+
+async def exercise(client: Any) -> list[tuple[str, dict[str, Any] | None, dict[str, Any]]]:
+    """Every operation the fastmcp server serves, each list walked page by page as a client would:
+    (method, params, what the client received)."""
+    sent: list[tuple[str, dict[str, Any] | None, dict[str, Any]]] = []
+
+    async def send(method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        got = await raw(client, method, params)
+        sent.append((method, params, got))
+        return got
+
+    for method in ("tools/list", "resources/list", "resources/templates/list", "prompts/list"):
+        page = await send(method)
+        while "nextCursor" in page:
+            page = await send(method, {"cursor": page["nextCursor"]})
+    await send("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    await send("tools/call", {"name": "fail", "arguments": {}})
+    for uri in ("mem://static", "note://7", "mem://broken", "mem://missing"):
+        await send("resources/read", {"uri": uri})
+    await send("prompts/get", {"name": "greet", "arguments": {"who": "Ada"}})
+    await send("ping")
+    return sent
+
+
+def read_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """How an event records a `resources/read` result (docs/events.md): each text content as its
+    URI, MIME type, UTF-8 length and SHA-256, never the text (by default)."""
+    contents = []
+    for c in result["contents"]:
+        text = c["text"].encode()
+        entry = {"uri": c["uri"], "textBytes": len(text), "sha256": hashlib.sha256(text).hexdigest()}
+        contents.append({**({"mimeType": c["mimeType"]} if "mimeType" in c else {}), **entry})
+    return {"contents": contents}
+
+
+def answer_fields(method: str, got: dict[str, Any]) -> dict[str, Any]:
+    """The fields of an event that follow from what the server answered (docs/events.md): a
+    JSON-RPC error → its code and message, no response; an `isError` tool result → a `tool_error`
+    with its text; otherwise the result, cursors redacted."""
+    if "error" in got:
+        code, message = got["error"]["code"], got["error"]["message"]
+        return {"isError": True, "error": {"code": code, "message": message, "type": str(code)}}
+    response = read_summary(got) if method == "resources/read" else dict(got)
+    if "nextCursor" in response:
+        response["nextCursor"] = "[REDACTED]"
+    fields: dict[str, Any] = {"isError": got.get("isError") is True, "response": response}
+    if fields["isError"]:
+        fields["error"] = {"type": "tool_error", "message": got["content"][0]["text"]}
+    return fields
+
+
+@asynccontextmanager
+async def tracked(ev: Events, page_size: int | None = PAGE, **client_options: Any) -> AsyncIterator[Any]:
+    server = fastmcp_server.build(page_size)
+    assert mcplens.track(server, ev.tracker, transport="memory") is server
+    async with Client(server, **client_options) as client:
+        yield client
+
+
+async def test_one_event_per_request_recording_what_went_on_the_wire(events: Events) -> None:
+    async with tracked(events, **LEGACY) as client:
+        sent = await exercise(client)
+    got = events.flushed()
+    if V2:  # mcp 2.x shows `initialize` to the SDK middleware; mcp 1.x answers it inside `ServerSession`
+        assert got[0]["type"] == "mcp:initialize"
+        assert got[0]["parameters"]["clientInfo"]["name"] == "fastmcp"
+        got = got[1:]
+    assert [e["type"] for e in got] == [f"mcp:{m}" for m, _, _ in sent]
+    pages = [e for e in got if e["type"] == "mcp:resources/templates/list"]
+    assert len(pages) == (3 if PAGE else 1)  # one event per page, as sent
+    for e, (method, params, answer) in zip(got, sent, strict=True):
+        want = answer_fields(method, answer)
+        assert {k: e.get(k) for k in ("isError", "error", "response")} == {
+            "isError": want["isError"],
+            "error": want.get("error"),
+            "response": want.get("response"),
+        }, method
+        if params and "cursor" in params:
+            assert e["parameters"] == {"cursor": "[REDACTED]"}
+    by_name = {(e["type"], e.get("resourceName")): e for e in got}
+    # A ToolError is a tool result with isError (recorded as such, no JSON-RPC code).
+    fail = by_name[("mcp:tools/call", "fail")]
+    assert fail["error"] == {"type": "tool_error", "message": "the tool failed"}
+    # ResourceError and not-found are JSON-RPC errors, recorded with the code the client received:
+    # mcp 1.x answers any exception with code 0 (fastmcp 3 raises -32002 for not-found itself),
+    # fastmcp 4 on mcp 2.x sends -32603 and -32602 (SEP-2164).
+    codes = {u: e["error"]["code"] for (t, u), e in by_name.items() if t == "mcp:resources/read" and e["isError"]}
+    assert codes == {2: {"mem://broken": 0, "mem://missing": 0}, 3: {"mem://broken": 0, "mem://missing": -32002}}.get(
+        MAJOR, {"mem://broken": -32603, "mem://missing": -32602}
+    )
+    assert len({e["sessionId"] for e in events.items}) == 1
+    assert all(e["server"] == {"name": "fastmcp-docs", "version": "1.2.3"} for e in events.items)
+    assert len({json.dumps(e["client"]) for e in events.items}) == 1
+    assert all(e["transport"] == "memory" for e in events.items)
+
+
+async def test_sessions_per_connection(events: Events) -> None:
+    server = mcplens.track(fastmcp_server.build(PAGE), events.tracker)
+    async with Client(server, **LEGACY) as a, Client(server, **LEGACY) as b:
+        await a.call_tool("echo", {"text": "a"})
+        await b.call_tool("echo", {"text": "b"})
+        await a.call_tool("echo", {"text": "a"})
+    calls = [e for e in events.flushed() if e["type"] == "mcp:tools/call"]
+    by_text: dict[str, set[str]] = {}
+    for e in calls:
+        by_text.setdefault(e["parameters"]["arguments"]["text"], set()).add(e["sessionId"])
+    assert len(by_text["a"]) == len(by_text["b"]) == 1
+    assert by_text["a"] != by_text["b"]
+
+
+async def test_the_same_answers_tracked_or_not(events: Events) -> None:
+    answers = []
+    for track in (False, True):
+        server = fastmcp_server.build(PAGE)
+        if track:
+            mcplens.track(server, events.tracker)
+        async with Client(server, **LEGACY) as client:
+            answers.append([got for _, _, got in await exercise(client)])
+    assert answers[0] == answers[1]
+    assert len(events.flushed()) == len(answers[1]) + (1 if V2 else 0)
+
+
+async def test_results_and_errors_pass_through_as_the_same_objects(
+    events: Events, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the handler under the tracker returns is the object the SDK sends, and what it raises
+    is the exception the SDK answers with: no copy, no change."""
+    inner: list[Any] = []  # what the handler under the tracker returned or raised
+    outer: list[Any] = []  # what the SDK then answered with
+
+    async def probe(call: Any) -> Any:
+        try:
+            result = await call()
+        except Exception as e:
+            inner.append(e)
+            raise
+        inner.append(result)
+        return result
+
+    server = fastmcp_server.build(PAGE)
+    low = server._mcp_server
+    if V2:
+        mcplens.track(server, events.tracker)
+
+        async def under(ctx: Any, call_next: Any) -> Any:
+            return await probe(lambda: call_next(ctx))
+
+        async def over(ctx: Any, call_next: Any) -> Any:
+            try:
+                result = await call_next(ctx)
+            except Exception as e:
+                outer.append(e)
+                raise
+            outer.append(result)
+            return result
+
+        low.middleware.insert(1, under)  # just inside the tracker (outermost at 0)
+        low.middleware.insert(0, over)
+    else:
+        from mcp.shared.session import RequestResponder
+
+        for key in (types.GetPromptRequest, types.ReadResourceRequest):
+            handler = low.request_handlers[key]
+
+            async def wrapped(req: Any, handler: Any = handler) -> Any:
+                return await probe(lambda: handler(req))
+
+            low.request_handlers[key] = wrapped
+        mcplens.track(server, events.tracker)
+        respond = RequestResponder.respond
+
+        async def responding(self: Any, response: Any) -> None:
+            outer.append(response)
+            await respond(self, response)
+
+        monkeypatch.setattr(RequestResponder, "respond", responding)
+    async with Client(server, **LEGACY) as client:
+        outer.clear()
+        await raw(client, "prompts/get", {"name": "greet", "arguments": {"who": "Ada"}})
+        await raw(client, "resources/read", {"uri": "mem://broken"})
+    result, exc = inner[-2:]
+    assert isinstance(exc, Exception)
+    if V2:
+        assert outer[-2:] == [result, exc] and outer[-2] is result and outer[-1] is exc
+    else:  # 1.x answers an exception with `ErrorData(code 0, str(exc))` built in `_handle_request`
+        sent_result, sent_error = outer[-2:]
+        assert sent_result is result
+        assert (sent_error.code, sent_error.message) == (0, str(exc))
+    recorded = [e for e in events.flushed() if e["type"] in ("mcp:prompts/get", "mcp:resources/read")]
+    assert [e["isError"] for e in recorded] == [False, True]
+
+
+async def test_the_same_bytes_on_the_wire_over_stdio(tmp_path: Path) -> None:
+    """Over stdio, the tracked server's responses are byte for byte the untracked server's."""
+    init = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}
+    requests: list[dict[str, Any]] = [
+        {"method": "initialize", "params": init},
+        {"method": "resources/templates/list"},
+        {"method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}},
+        {"method": "tools/call", "params": {"name": "fail", "arguments": {}}},
+        {"method": "resources/read", "params": {"uri": "mem://static"}},
+        {"method": "resources/read", "params": {"uri": "mem://missing"}},
+        {"method": "prompts/get", "params": {"name": "greet", "arguments": {"who": "Ada"}}},
+    ]
+    outputs: list[list[bytes]] = []
+    events = tmp_path / "events.jsonl"
+    for extra in ([], ["--events", str(events)]):
+        args = [str(SERVERS / "fastmcp_server.py"), "stdio", *(["--page-size", "2"] if PAGE else []), *extra]
+        async with await anyio.open_process([sys.executable, *args], stderr=subprocess.DEVNULL) as process:
+            assert process.stdin is not None and process.stdout is not None
+            stream = anyio.streams.buffered.BufferedByteReceiveStream(process.stdout)
+            out: list[bytes] = []
+            for i, request in enumerate(requests):
+                await process.stdin.send(json.dumps({"jsonrpc": "2.0", "id": i, **request}).encode() + b"\n")
+                if i == 0:
+                    await process.stdin.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+                out.append(await stream.receive_until(b"\n", 1 << 20))
+            await process.stdin.aclose()
+        outputs.append(out)
+    assert outputs[0] == outputs[1]
+    assert all(b'"id":' in line for line in outputs[1])
+    recorded = [json.loads(line) for line in events.read_text().splitlines()]
+    assert len(recorded) == len(requests) - (0 if V2 else 1)  # mcp 1.x: no initialize event
