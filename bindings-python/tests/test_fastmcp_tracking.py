@@ -295,3 +295,94 @@ async def test_the_same_bytes_on_the_wire_over_stdio(tmp_path: Path) -> None:
     assert all(b'"id":' in line for line in outputs[1])
     recorded = [json.loads(line) for line in events.read_text().splitlines()]
     assert len(recorded) == len(requests) - (0 if V2 else 1)  # mcp 1.x: no initialize event
+
+
+# ---------------------------------------------------------------------------------------------
+# The cross-language scenario (`tests/vectors/tracking/scenario/`) against a fastmcp server.
+
+
+def scenario_server() -> Any:
+    """The scenario's server written with fastmcp, as close to its `handlers` as fastmcp allows:
+    fastmcp adds keys of its own to results (`_meta`, `structuredContent`, generated schemas), and
+    does not serve `resources/subscribe`/`unsubscribe` (the SDK answers -32601)."""
+    from fastmcp import FastMCP
+    from fastmcp.exceptions import ToolError
+
+    server = FastMCP(SCENARIO["server"]["name"], version=SCENARIO["server"]["version"])
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool
+    def fail() -> str:
+        raise ToolError("the tool failed")
+
+    class UnknownTool(Middleware):  # type: ignore[misc]
+        async def on_call_tool(self, context: Any, call_next: Any) -> Any:
+            if context.message.name not in ("echo", "fail"):
+                raise error(-32602, f"Unknown tool: {context.message.name}")
+            return await call_next(context)
+
+    server.add_middleware(UnknownTool())
+    server.resource("note://1", name="one", mime_type="text/plain")(lambda: "note 1")
+
+    @server.resource("note://{id}", name="note", mime_type="text/plain")
+    def note(id: str) -> str:
+        if id == "missing":
+            raise error(-32002, "Resource not found: note://missing")
+        return f"note {id}"
+
+    @server.prompt
+    def greet(who: str) -> str:
+        return f"Hello {who}"
+
+    return server
+
+
+async def test_the_cross_language_scenario_gives_the_sdk_servers_events(events: Events) -> None:
+    """Each step's event equals the scenario's expected line (the SDK servers' event in Python and
+    Node) in every field; the fields that follow from the answer (`response`, `isError`, `error`)
+    follow from what this fastmcp server sent, by the same rules; where fastmcp answered exactly as
+    the scenario's server, the whole line is equal."""
+    from test_tracking_cross_language import answer
+
+    server = mcplens.track(scenario_server(), events.tracker, transport="memory")
+    client_info = types.Implementation(**SCENARIO["client"])
+    got: list[dict[str, Any]] = []
+    async with Client(server, client_info=client_info, **LEGACY) as client:
+        for step in SCENARIO["steps"]:
+            got.append(await raw(client, step["method"], step.get("params")))
+    recorded = [json.loads(normalize(e)) for e in sorted(events.flushed(), key=lambda e: e["timestamp"])]
+    expected = [json.loads(line) for line in EXPECTED.read_text(encoding="utf-8").splitlines()]
+    if V2:
+        assert recorded.pop(0) == expected[0]  # initialize (without parameters and response)
+    exact: list[str] = []
+    for step, answered, line in zip(SCENARIO["steps"], got, expected[1:], strict=True):
+        method = step["method"]
+        if method in ("resources/subscribe", "resources/unsubscribe"):  # not served by fastmcp
+            assert answered["error"]["code"] == -32601
+            if not V2:  # mcp 1.x answers a method without a handler before any hook: no event
+                continue
+        event = recorded.pop(0)
+        scenario_answer = answer(step)
+        same_error = "error" in answered and answered["error"]["code"] == scenario_answer.get("error")
+        if answered == scenario_answer or same_error:
+            if "error" in answered:
+                assert answered["error"]["message"] == line["error"]["message"]
+            assert event == line, method
+            exact.append(f"{method} {line.get('resourceName')}")
+        want = {k: v for k, v in line.items() if k not in ("response", "error", "isError")}
+        fields = answer_fields(method, answered)
+        for c in fields.get("response", {}).get("contents", []):  # the URI as redacted in `parameters`
+            c["uri"] = want["parameters"]["uri"] if c["uri"] == step["params"]["uri"] else c["uri"]
+        assert event == {**want, **fields}, method
+    assert recorded == []
+    # Where fastmcp answers exactly as the scenario's server does (mcp 1.x turns the unknown tool's
+    # -32602 into an `isError` result, fastmcp 2 a missing resource's -32002 into code 0):
+    same = ["tools/call fail", "resources/read note://1", "resources/read note://missing", "prompts/get greet"]
+    if MAJOR == 2:
+        same.remove("resources/read note://missing")
+    if V2:
+        same.insert(1, "tools/call nope")
+    assert exact == same
