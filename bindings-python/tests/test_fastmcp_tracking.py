@@ -52,7 +52,7 @@ class Events:
 
     def flushed(self) -> list[dict[str, Any]]:
         self.tracker.flush(10)
-        return sorted(self.items, key=lambda e: (e["sessionId"], e["timestamp"]))
+        return sorted(self.items, key=lambda e: (e.get("sessionId", ""), e["timestamp"]))
 
 
 @pytest.fixture
@@ -386,3 +386,67 @@ async def test_the_cross_language_scenario_gives_the_sdk_servers_events(events: 
     if V2:
         same.insert(1, "tools/call nope")
     assert exact == same
+
+
+@pytest.mark.skipif(MAJOR < 4, reason="fastmcp 4.x has built-in OpenTelemetry spans")
+async def test_fastmcp_4s_own_opentelemetry_spans_keep_working_beside_mcplens() -> None:
+    """fastmcp 4 opens a SERVER span per request (its `telemetry_mode="native"`, the default) with
+    whatever OpenTelemetry SDK the application installed; mcplens exports its own over OTLP. Both
+    are there, for the same requests, in the same trace (fastmcp's client puts `traceparent` in
+    `_meta`, which both servers' spans continue)."""
+    from opentelemetry import trace
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from test_tracking_exporters import Receiver
+
+    own = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(own))
+    trace.set_tracer_provider(provider)
+    with Receiver().running() as rx:
+        tracker = mcplens.Tracker(exporters=[mcplens.OtlpExporter(rx.url)])
+        server = mcplens.track(fastmcp_server.build(PAGE), tracker)
+        async with Client(server, **LEGACY) as client:
+            await client.call_tool("echo", {"text": "hi"})
+            await client.read_resource("mem://static")
+        tracker.shutdown(10)
+    theirs = {s.name: s for s in own.get_finished_spans() if s.kind == trace.SpanKind.SERVER}
+    ours: dict[str, Any] = {}
+    for path, _, body in rx.posts:
+        if path == "/v1/traces":
+            req = ExportTraceServiceRequest()
+            req.ParseFromString(body)
+            ours |= {s.name: s for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans}
+    names = {"tools/call echo", "resources/read"}  # neither puts the URI into the span name
+    assert names <= set(theirs) and names <= set(ours)
+    for name in names:
+        assert ours[name].trace_id == theirs[name].context.trace_id.to_bytes(16, "big")
+
+
+@pytest.mark.skipif(MAJOR < 4, reason="fastmcp 4.x negotiates 2026-07-28 (mode='auto', its default)")
+async def test_the_2026_07_28_era_is_tracked_sessionless(events: Events) -> None:
+    """fastmcp 4's client probes `server/discover` and runs 2026-07-28: that probe is an event, and
+    the era's events carry no session id (the revision is sessionless)."""
+    async with tracked(events) as client:
+        assert client.protocol_version == "2026-07-28"
+        await client.list_resource_templates()
+        await client.call_tool("echo", {"text": "hi"})
+    got = events.flushed()
+    assert [e["type"] for e in got][:1] == ["mcp:server/discover"]
+    assert {"mcp:resources/templates/list", "mcp:tools/call"} <= {e["type"] for e in got}
+    assert all("sessionId" not in e and e["protocolVersion"] == "2026-07-28" for e in got[1:])
+
+
+def test_the_readme_quickstart_runs(tmp_path: Path) -> None:
+    """README.md's fastmcp quickstart is `examples/fastmcp_quickstart.py` (tests/readme_check.py):
+    it lists its own templates through fastmcp.Client, and its server recorded the request."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "fastmcp_quickstart.py"
+    done = subprocess.run(
+        [sys.executable, str(example), "--list"], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.splitlines() == ["note://{id} - note"]
+    recorded = [json.loads(line) for line in (tmp_path / "mcplens-events.jsonl").read_text().splitlines()]
+    assert "mcp:resources/templates/list" in [e["type"] for e in recorded]
+    assert all(e["server"]["name"] == "notes" and e["transport"] == "stdio" for e in recorded)
