@@ -25,6 +25,7 @@ import tempfile
 import warnings
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 from time import perf_counter_ns
 from typing import Any
 
@@ -104,10 +105,9 @@ async def connect(variant: str, transport: str, server: Any = None) -> AsyncIter
         async with Client(server, **LEGACY) as client:
             yield client
         return
-    with open(os.devnull, "w") as devnull:
-        stdio = StdioTransport(sys.executable, [__file__, "--serve", variant], log_file=devnull, keep_alive=False)
-        async with Client(stdio, **LEGACY) as client:
-            yield client
+    stdio = StdioTransport(sys.executable, [__file__, "--serve", variant], log_file=Path(os.devnull), keep_alive=False)
+    async with Client(stdio, **LEGACY) as client:
+        yield client
 
 
 async def tool_args(client: Any, variant: str) -> dict[str, Any]:
@@ -128,7 +128,11 @@ def pct(xs: list[float], p: float) -> float:
 def row(label: str, op: str, variant: str, xs: list[float], base: list[float]) -> None:
     p50, p99 = statistics.median(xs), pct(xs, 99)
     b50, b99 = statistics.median(base), pct(base, 99)
-    added = "" if variant == "untracked" else f"{p50 - b50:>+7.1f} µs {100 * (p50 - b50) / b50:>+6.1f} %  p99 {p99 - b99:>+7.1f} µs"
+    added = (
+        ""
+        if variant == "untracked"
+        else f"{p50 - b50:>+7.1f} µs {100 * (p50 - b50) / b50:>+6.1f} %  p99 {p99 - b99:>+7.1f} µs"
+    )
     note = "  (not recorded by agentcat)" if variant == "agentcat" and op == "resources/read" else ""
     print(f"    {label:<8} {op:<15} {variant:<10} p50 {p50:>7.1f}  p99 {p99:>8.1f} µs   {added}{note}")
 
@@ -174,7 +178,9 @@ def main() -> None:
     if len(sys.argv) == 3 and sys.argv[1] == "--serve":
         anyio.run(serve, sys.argv[2])
         return
-    versions = f"fastmcp {fastmcp.__version__} · mcp {importlib.metadata.version('mcp')} · mcplens {mcplens.__version__}"
+    versions = (
+        f"fastmcp {fastmcp.__version__} · mcp {importlib.metadata.version('mcp')} · mcplens {mcplens.__version__}"
+    )
     if HAS_AGENTCAT:
         versions += f" · agentcat {importlib.metadata.version('agentcat')}"
     print(f"== tracking a fastmcp server: {versions} · Python {sys.version.split()[0]}")

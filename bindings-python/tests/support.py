@@ -20,10 +20,10 @@ try:  # community fastmcp, in its own test environments only
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with contextlib.suppress(ImportError):  # authlib turns its own deprecation warnings on at import
-            import authlib.deprecate
+            import authlib.deprecate  # noqa: F401
         warnings.simplefilter("ignore")  # fastmcp 2.x imports authlib's deprecated modules
         import fastmcp as FASTMCP
-        import fastmcp.client.transports
+        import fastmcp.client.transports  # noqa: F401 (imports the auth modules too)
 except ImportError:
     FASTMCP = None
 SERVERS = Path(__file__).parent / "servers"

@@ -23,16 +23,14 @@ from typing import Any
 
 import anyio
 import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StdioTransport
+from fastmcp.server.middleware import Middleware
 from mcp import types
 
 import mcplens
-from support import FASTMCP, SERVERS
-
-assert FASTMCP is not None  # collected only where fastmcp is installed (conftest.py)
-from fastmcp import Client  # noqa: E402
-from fastmcp.client.transports import StdioTransport  # noqa: E402
-from fastmcp.server.middleware import Middleware  # noqa: E402
-from servers import fastmcp_server  # noqa: E402
+from servers import fastmcp_server  # collected only where fastmcp is installed (conftest.py)
+from support import SERVERS
 
 pytestmark = pytest.mark.anyio
 
@@ -54,10 +52,10 @@ async def connected(transport: str, **client_options: Any) -> AsyncIterator[Any]
         async with Client(fastmcp_server.build(PAGE), **client_options) as client:
             yield client
     elif transport == "stdio":
-        with open(os.devnull, "w") as devnull:
-            stdio = StdioTransport(sys.executable, args, log_file=devnull, keep_alive=False)  # closes with the client
-            async with Client(stdio, **client_options) as client:
-                yield client
+        # keep_alive=False: the server process ends with the client's session
+        stdio = StdioTransport(sys.executable, args, log_file=Path(os.devnull), keep_alive=False)
+        async with Client(stdio, **client_options) as client:
+            yield client
     else:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -135,7 +133,8 @@ async def test_a_reconnected_client_is_a_new_connection() -> None:
         await catalog.refresh("docs", client)
         old = catalog.watch("docs", client)
         await old.ready()
-    assert not old.active and catalog.templates("docs") == []
+    assert not old.active
+    assert catalog.templates("docs") == []
     async with client:  # the same Client, a new session under it
         status = await catalog.refresh("docs", client)
         assert (status.status, status.templates) == ("ok", 5)
@@ -171,9 +170,7 @@ async def test_the_deadline_bounds_each_request() -> None:
     server.add_middleware(Stall())
     async with Client(server) as client:
         with pytest.raises(mcplens.DiscoveryError) as e:
-            await mcplens.list_resource_templates(
-                client, server="docs", limits=mcplens.Limits(deadline_seconds=0.2)
-            )
+            await mcplens.list_resource_templates(client, server="docs", limits=mcplens.Limits(deadline_seconds=0.2))
         assert e.value.code == "deadline"
         assert stalled.is_set()
         if MAJOR >= 4:  # mcp 2.x tells the server `notifications/cancelled` for the abandoned request
@@ -189,15 +186,14 @@ async def test_a_repeated_cursor_fails_where_fastmcps_own_walk_returns_a_prefix(
     cursor and returns the pages so far; fastmcp 2.x's `list_resource_templates_mcp` takes no
     cursor, so its walk is page 1 alone. mcplens fails closed and never names the cursor."""
     args = [str(HOSTILE), "--case", "repeat_cursor", "--log", os.devnull]
-    with open(os.devnull, "w") as devnull:
-        async with Client(StdioTransport(sys.executable, args, log_file=devnull)) as client:
-            assert len(await mcplens.list_resource_templates(client, server="hostile")) == 2  # well-formed at first
-            first = wire(await client.list_resource_templates_mcp())  # from now on: nextCursor "same"
-            cursor = first["nextCursor"]
-            with pytest.raises(mcplens.DiscoveryError) as e:
-                await mcplens.list_resource_templates(client, server="hostile")
-            with caplog.at_level(logging.WARNING):
-                own = await client.list_resource_templates()
+    async with Client(StdioTransport(sys.executable, args, log_file=Path(os.devnull))) as client:
+        assert len(await mcplens.list_resource_templates(client, server="hostile")) == 2  # well-formed at first
+        first = wire(await client.list_resource_templates_mcp())  # from now on: nextCursor "same"
+        cursor = first["nextCursor"]
+        with pytest.raises(mcplens.DiscoveryError) as e:
+            await mcplens.list_resource_templates(client, server="hostile")
+        with caplog.at_level(logging.WARNING):
+            own = await client.list_resource_templates()
     assert e.value.code == "repeated_cursor"
     assert cursor not in str(e.value)
     if MAJOR >= 3:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -22,19 +21,16 @@ from typing import Any
 import anyio
 import anyio.streams.buffered
 import pytest
+from fastmcp import Client
+from fastmcp.server.middleware import Middleware
 from mcp import types
 from test_tracking_cross_language import EXPECTED, SCENARIO, normalize
 
 import mcplens
 from mcplens._mcp import _sdk
-from support import FASTMCP, SERVERS, V2
-
-assert FASTMCP is not None  # collected only where fastmcp is installed (conftest.py)
-from fastmcp import Client  # noqa: E402
-from fastmcp.client.transports import StdioTransport  # noqa: E402
-from fastmcp.server.middleware import Middleware  # noqa: E402
-from servers import fastmcp_server  # noqa: E402
-from servers.tracked_server import error  # noqa: E402
+from servers import fastmcp_server  # collected only where fastmcp is installed (conftest.py)
+from servers.tracked_server import error
+from support import SERVERS, V2
 
 pytestmark = pytest.mark.anyio
 
@@ -255,7 +251,8 @@ async def test_results_and_errors_pass_through_as_the_same_objects(
     result, exc = inner[-2:]
     assert isinstance(exc, Exception)
     if V2:
-        assert outer[-2:] == [result, exc] and outer[-2] is result and outer[-1] is exc
+        assert outer[-2] is result
+        assert outer[-1] is exc
     else:  # 1.x answers an exception with `ErrorData(code 0, str(exc))` built in `_handle_request`
         sent_result, sent_error = outer[-2:]
         assert sent_result is result
@@ -281,7 +278,8 @@ async def test_the_same_bytes_on_the_wire_over_stdio(tmp_path: Path) -> None:
     for extra in ([], ["--events", str(events)]):
         args = [str(SERVERS / "fastmcp_server.py"), "stdio", *(["--page-size", "2"] if PAGE else []), *extra]
         async with await anyio.open_process([sys.executable, *args], stderr=subprocess.DEVNULL) as process:
-            assert process.stdin is not None and process.stdout is not None
+            assert process.stdin is not None
+            assert process.stdout is not None
             stream = anyio.streams.buffered.BufferedByteReceiveStream(process.stdout)
             out: list[bytes] = []
             for i, request in enumerate(requests):
@@ -420,7 +418,8 @@ async def test_fastmcp_4s_own_opentelemetry_spans_keep_working_beside_mcplens() 
             req.ParseFromString(body)
             ours |= {s.name: s for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans}
     names = {"tools/call echo", "resources/read"}  # neither puts the URI into the span name
-    assert names <= set(theirs) and names <= set(ours)
+    assert names <= set(theirs)
+    assert names <= set(ours)
     for name in names:
         assert ours[name].trace_id == theirs[name].context.trace_id.to_bytes(16, "big")
 

@@ -7,8 +7,8 @@ Each case: refresh once against the well-formed server, then again against the m
 the outcome must be the table's code (or `ok`) within the deadline plus slack, the process's peak
 RSS must grow by at most the table's bound, and after a failure the previous good templates must
 survive. Rows marked `http` run again over the server's streamable-HTTP endpoint. Rows are written
-to `.build/hostile/python-mcp<major>[-http].json` (`python-fastmcp<major>[-http].json`) for `tests/servers/hostile/summary.py` (the
-closing table)."""
+to `.build/hostile/python-mcp<major>[-http].json` (`python-fastmcp<major>[-http].json`) for
+`tests/servers/hostile/summary.py` (the closing table)."""
 
 from __future__ import annotations
 
@@ -114,9 +114,8 @@ async def connect(case: str, transport: str, log: Path) -> AsyncIterator[Any]:
     if FASTMCP and transport == "stdio":
         from fastmcp.client.transports import StdioTransport
 
-        with open(os.devnull, "w") as devnull:
-            async with FASTMCP.Client(StdioTransport(sys.executable, args, log_file=devnull)) as client:
-                yield client
+        async with FASTMCP.Client(StdioTransport(sys.executable, args, log_file=Path(os.devnull))) as client:
+            yield client
         return
     if transport == "stdio":
         params = StdioServerParameters(command=sys.executable, args=args)

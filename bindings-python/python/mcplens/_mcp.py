@@ -39,8 +39,8 @@ async def list_resource_templates(session: Any, *, server: str, limits: Limits |
     """Every resource template of one server, bounded, validated and sanitized.
 
     `session` is an initialized `mcp.ClientSession` (1.x or 2.x), an entered 2.x `mcp.Client` or a
-    connected `fastmcp.Client` (2.x-4.x); `server` is the host's name for it. Raises `mcplens.DiscoveryError` (`.code`) on any failure:
-    no prefix of a failed traversal is ever returned.
+    connected `fastmcp.Client` (2.x-4.x); `server` is the host's name for it. Raises
+    `mcplens.DiscoveryError` (`.code`) on any failure: no prefix of a failed traversal is ever returned.
     """
     return await _traverse(session, "resource_templates", server, limits)
 

@@ -348,11 +348,11 @@ def track(
     **options: Any,
 ) -> S:
     """Track every request of `server`: an mcp 1.x `Server` or `FastMCP`, an mcp 2.x `Server` or
-    `MCPServer`, or a community `fastmcp.FastMCP` (2.x-4.x). Returns `server` itself. Handlers registered later are tracked too; tracking a
-    server twice is a no-op. `transport`: what events say for connections that are not HTTP
-    (`"stdio"` or `"memory"`): the Python SDKs hand a server the same in-memory streams for both,
-    so it cannot be read from them; HTTP sessions always say `"http"`. `options` are `Tracker`
-    options, for when no `tracker` is given."""
+    `MCPServer`, or a community `fastmcp.FastMCP` (2.x-4.x). Returns `server` itself. Handlers
+    registered later are tracked too; tracking a server twice is a no-op. `transport`: what events
+    say for connections that are not HTTP (`"stdio"` or `"memory"`): the Python SDKs hand a server
+    the same in-memory streams for both, so it cannot be read from them; HTTP sessions always say
+    `"http"`. `options` are `Tracker` options, for when no `tracker` is given."""
     if transport not in (None, "stdio", "memory"):
         raise ValueError(f"transport must be 'stdio', 'memory' or None, not {transport!r}")
     if tracker is None:

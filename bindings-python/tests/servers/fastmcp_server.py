@@ -27,7 +27,7 @@ from typing import Any
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     with contextlib.suppress(ImportError):  # authlib turns its own deprecation warnings on at import
-        import authlib.deprecate
+        import authlib.deprecate  # noqa: F401
     warnings.simplefilter("ignore")  # fastmcp 2.x imports authlib's deprecated modules
     import fastmcp
     from fastmcp import Context, FastMCP
