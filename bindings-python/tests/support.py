@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import socket
+import subprocess
 import sys
 import warnings
 from collections.abc import AsyncIterator
@@ -48,6 +50,23 @@ async def in_memory(server: Any, **client_options: Any) -> AsyncIterator[Any]:
             await session.initialize()
             yield session
         tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def http_server(*args: str) -> AsyncIterator[str]:
+    """`python ARGS PORT`, a server on a free loopback port that writes one line to stderr once it
+    listens; yields its streamable-HTTP URL (`/mcp`) and kills it at the end."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = await anyio.open_process([sys.executable, *args, str(port)], stdout=subprocess.DEVNULL)
+    try:
+        assert process.stderr is not None
+        await process.stderr.receive()
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        await process.wait()
 
 
 def stdio_params(script: str, *args: str) -> StdioServerParameters:

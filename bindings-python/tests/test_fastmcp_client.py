@@ -13,8 +13,6 @@ import base64
 import json
 import logging
 import os
-import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -30,7 +28,7 @@ from mcp import types
 
 import mcplens
 from servers import fastmcp_server  # collected only where fastmcp is installed (conftest.py)
-from support import SERVERS
+from support import SERVERS, http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -57,18 +55,8 @@ async def connected(transport: str, **client_options: Any) -> AsyncIterator[Any]
         async with Client(stdio, **client_options) as client:
             yield client
     else:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        process = await anyio.open_process([sys.executable, *args, "--port", str(port)], stdout=subprocess.DEVNULL)
-        try:
-            assert process.stderr is not None
-            assert b"listening" in await process.stderr.receive()
-            async with Client(f"http://127.0.0.1:{port}/mcp", **client_options) as client:
-                yield client
-        finally:
-            process.kill()
-            await process.wait()
+        async with http_server(*args, "--port") as url, Client(url, **client_options) as client:
+            yield client
 
 
 def wire(model: Any) -> Any:

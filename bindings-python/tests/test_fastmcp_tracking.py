@@ -21,6 +21,7 @@ from typing import Any
 import anyio
 import anyio.streams.buffered
 import pytest
+import test_tracking
 from fastmcp import Client
 from fastmcp.server.middleware import Middleware
 from mcp import types
@@ -39,16 +40,10 @@ MAJOR = fastmcp_server.MAJOR
 LEGACY: dict[str, Any] = {"mode": "legacy"} if MAJOR >= 4 else {}  # fastmcp 4 negotiates 2026-07-28 by default
 
 
-class Events:
-    """A tracker whose events land in a list."""
-
-    def __init__(self, **options: Any) -> None:
-        self.items: list[dict[str, Any]] = []
-        self.tracker = mcplens.Tracker(exporters=[mcplens.CallbackExporter(self.items.extend)], **options)
-
+class Events(test_tracking.Events):
     def flushed(self) -> list[dict[str, Any]]:
-        self.tracker.flush(10)
-        return sorted(self.items, key=lambda e: (e.get("sessionId", ""), e["timestamp"]))
+        """By session, then in time order (sessionless 2026-07-28 events first)."""
+        return sorted(super().flushed(), key=lambda e: (e.get("sessionId", ""), e["timestamp"]))
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ from mcp.client import streamable_http
 from mcp.client.stdio import stdio_client
 
 import mcplens
-from support import FASTMCP, V2
+from support import FASTMCP, V2, http_server
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
@@ -126,26 +125,14 @@ async def connect(case: str, transport: str, log: Path) -> AsyncIterator[Any]:
             await session.initialize()
             yield session
         return
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    process = await anyio.open_process([sys.executable, *args, "--http", str(port)], stdout=subprocess.DEVNULL)
-    try:
-        assert process.stderr is not None
-        await process.stderr.receive()  # "listening on …"
+    async with http_server(*args, "--http") as url:  # "listening on …"
         if FASTMCP:
-            async with FASTMCP.Client(f"http://127.0.0.1:{port}/mcp") as client:
+            async with FASTMCP.Client(url) as client:
                 yield client
             return
-        async with (
-            HTTP_CLIENT(f"http://127.0.0.1:{port}/mcp") as streams,
-            ClientSession(streams[0], streams[1]) as session,
-        ):
+        async with HTTP_CLIENT(url) as streams, ClientSession(streams[0], streams[1]) as session:
             await session.initialize()
             yield session
-    finally:
-        process.kill()
-        await process.wait()
 
 
 @pytest.mark.parametrize(("case", "transport"), RUNS, ids=[f"{c['case']}-{t}" for c, t in RUNS])
