@@ -31,7 +31,7 @@ import mcplens
 from mcplens._mcp import _sdk
 from servers import fastmcp_server  # collected only where fastmcp is installed (conftest.py)
 from servers.tracked_server import error
-from support import SERVERS, V2
+from support import SERVERS, V2, http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -444,3 +444,33 @@ def test_the_readme_quickstart_runs(tmp_path: Path) -> None:
     recorded = [json.loads(line) for line in (tmp_path / "mcplens-events.jsonl").read_text().splitlines()]
     assert "mcp:resources/templates/list" in [e["type"] for e in recorded]
     assert all(e["server"]["name"] == "notes" and e["transport"] == "stdio" for e in recorded)
+
+
+async def test_streamable_http_one_session_per_client(tmp_path: Path) -> None:
+    """A tracked fastmcp server process over streamable HTTP, two clients at once: each client's
+    events carry one session id of their own and say `http`."""
+    events = tmp_path / "events.jsonl"
+    names = ("client-a", "client-b")
+    async with http_server(str(SERVERS / "fastmcp_server.py"), "http", "--events", str(events), "--port") as url:
+
+        async def one(name: str) -> None:
+            async with Client(url, client_info=types.Implementation(name=name, version="1"), **LEGACY) as client:
+                await client.call_tool("echo", {"text": name})
+                await client.read_resource("mem://static")
+
+        async with anyio.create_task_group() as tg:
+            for name in names:
+                tg.start_soon(one, name)
+        # The server process writes within its exporter's batch delay (1 s); it is killed after.
+        for _ in range(400):  # at most 20 s: another process's file, no event to wait on
+            if sum(b'"mcp:resources/read"' in line for line in events.read_bytes().splitlines()) == 2:
+                break
+            await anyio.sleep(0.05)
+    got = [json.loads(line) for line in events.read_text().splitlines()]
+    sessions: dict[str, set[str]] = {}
+    for e in got:
+        sessions.setdefault(e["client"]["name"], set()).add(e["sessionId"])
+    assert set(sessions) == set(names)
+    assert all(len(ids) == 1 for ids in sessions.values())
+    assert sessions["client-a"] != sessions["client-b"]
+    assert {e["transport"] for e in got} == {"http"}
