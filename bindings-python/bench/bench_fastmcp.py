@@ -6,7 +6,10 @@ fastmcp middleware; API base URL a closed local port, diagnostics off). agentcat
 its `resources/read` rows show what its middleware costs a request it does not record.
 
 (a) Handler side, in process: the server's own time per request, from the SDK middleware seam in
-    (an outermost probe) to the answer, with the tracker's hook and fastmcp's whole chain inside.
+    (an outermost probe) to the answer, with the tracker's hook and fastmcp's whole chain inside;
+    and (mcp 2.x) mcplens' hook alone: its middleware around a `call_next` that returns the result
+    fastmcp gave, with that request's own context, vs that `call_next` alone (median of 7 runs of
+    20,000 calls, interleaved). agentcat's middleware needs a live request: not measured alone.
 (b) End to end in memory (`fastmcp.Client(server)`) and (c) over stdio (`StdioTransport`, one
     server process per variant): tools/call and resources/read as the client sees them.
 Every round sends one request to each variant in rotating order (interleaved); 200 warm-up rounds,
@@ -170,6 +173,47 @@ async def run(transport: str, n: int, warmup: int = 200) -> None:
                     row("server", op, v, inside[v][op], inside["untracked"][op])
 
 
+async def hook_cost() -> None:
+    """mcplens' SDK middleware on a fastmcp server around a recorded `call_next`: ns per call."""
+    server = build("mcplens")
+    low = server._mcp_server
+    if not hasattr(low, "middleware"):
+        return
+    captured: dict[str, tuple[Any, Any]] = {}
+
+    async def capture(ctx: Any, call_next: Any) -> Any:
+        result = await call_next(ctx)
+        captured[ctx.method] = (ctx, result)
+        return result
+
+    low.middleware.insert(1, capture)  # just inside mcplens' hook
+    async with Client(server, **LEGACY) as client:
+        await client.call_tool("echo", {"text": "hello"})
+        await client.read_resource("note://1")
+    hook = low.middleware[0]
+    n, runs = 20_000, 7
+    print("    mcplens' hook alone, ns per call (median of 7 x 20,000): bare call_next, wrapped, added")
+    for op in OPS:
+        ctx, result = captured[op]
+
+        async def bare(c: Any, result: Any = result) -> Any:
+            return result
+
+        b, w = [], []
+        for _ in range(runs):
+            b.append(await per_call(lambda ctx=ctx: bare(ctx), n))
+            w.append(await per_call(lambda ctx=ctx: hook(ctx, bare), n))
+        mb, mw = statistics.median(b), statistics.median(w)
+        print(f"    hook     {op:<15} mcplens    bare {mb:>6.0f}  wrapped {mw:>7.0f}  added {mw - mb:>6.0f} ns")
+
+
+async def per_call(fn: Any, n: int) -> float:
+    t = perf_counter_ns()
+    for _ in range(n):
+        await fn()
+    return (perf_counter_ns() - t) / n
+
+
 async def serve(variant: str) -> None:
     await build(variant).run_async("stdio", show_banner=False)
 
@@ -186,6 +230,7 @@ def main() -> None:
     print(f"== tracking a fastmcp server: {versions} · Python {sys.version.split()[0]}")
     print("(a)+(b) in memory, 2,000 each, interleaved: client = round trip, server = the server's own time")
     anyio.run(run, "memory", 2_000)
+    anyio.run(hook_cost)
     print("(c) over stdio, 1,000 each, interleaved (one server process per variant)")
     anyio.run(run, "stdio", 1_000)
 

@@ -186,7 +186,7 @@ def install(server: Any, tracker: mcplens.Tracker, mode: str) -> None:
     from mcplens import _tracking
 
     install_glue = _tracking._install_v2 if V2 else _tracking._install_v1
-    install_glue(server, tracker, NoopCore())  # type: ignore[arg-type]
+    install_glue(server, tracker, NoopCore(), None)  # type: ignore[arg-type]
 
 
 def pair_v1(op: str, mode: str) -> tuple[Callable[[], Awaitable[Any]], Callable[[], Awaitable[Any]], Any]:
