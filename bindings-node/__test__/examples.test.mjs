@@ -7,10 +7,13 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
 
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 import { EVERYTHING_SERVER } from './helpers.mjs';
+import { V2_SERVER } from './v2-helpers.mjs';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..');
@@ -28,6 +31,21 @@ test('README quickstart = examples/quickstart.mjs, and it lists server-everythin
   assert.equal(tool.total, 2);
   assert.equal(tool.nextOffset, 1);
   assert.equal(tool.resourceTemplates[0].server, 'docs');
+});
+
+test('README quickstart (v2) = examples/quickstart-v2.mjs: 2026-07-28 with a v2 server, the legacy handshake with server-everything', async () => {
+  const source = readFileSync(join(ROOT, 'examples', 'quickstart-v2.mjs'), 'utf8');
+  assert.ok(readFileSync(join(ROOT, 'README.md'), 'utf8').includes('```js\n' + source + '```'), 'README is stale');
+  const quickstart = (...server) => run(process.execPath, [join(ROOT, 'examples', 'quickstart-v2.mjs'), process.execPath, ...server], { timeout: 30_000 });
+  const v2 = (await quickstart(V2_SERVER, 'stdio', 'pages')).stdout.trim().split('\n');
+  assert.deepEqual(v2.slice(0, 3), ['protocol 2026-07-28', '4 templates, 2 resources', 'file:///{path} - files']);
+  assert.deepEqual(JSON.parse(v2.at(-1)).resourceTemplates, [{ uriTemplate: 'file:///{path}', name: 'files', title: 'Files', mimeType: 'text/plain', server: 'docs' }]);
+  const everything = (await quickstart(EVERYTHING_SERVER, 'stdio')).stdout.trim().split('\n');
+  assert.deepEqual(everything.slice(0, 3), [
+    'protocol 2025-11-25',
+    '2 templates, 7 resources',
+    'demo://resource/dynamic/text/{resourceId} - Dynamic Text Resource',
+  ]);
 });
 
 test('examples/agent-tool.mjs registers the tool (deferred) and answers the model', async () => {
@@ -77,6 +95,33 @@ test('README server quickstart = examples/server-quickstart.mjs; as a stdio serv
   );
   assert.equal(events[1].response.contents[0].textBytes, 7);
   assert.equal(stderr, '');
+});
+
+test('README server quickstart (v2) = examples/server-quickstart-v2.mjs; over stdio, both eras, one event per request', async () => {
+  const source = readFileSync(join(ROOT, 'examples', 'server-quickstart-v2.mjs'), 'utf8');
+  assert.ok(readFileSync(join(ROOT, 'README.md'), 'utf8').includes('```js\n' + source + '```'), 'README is stale');
+  const cwd = mkdtempSync(join(tmpdir(), 'mcplens-quickstart-v2-'));
+  for (const mode of ['legacy', { pin: '2026-07-28' }]) {
+    const client = new ClientV2({ name: 'quickstart-client', version: '2.0.0' }, { versionNegotiation: { mode } });
+    await client.connect(new StdioClientTransportV2({ command: process.execPath, args: [join(ROOT, 'examples', 'server-quickstart-v2.mjs')], cwd }));
+    assert.equal((await client.readResource({ uri: 'note://42' })).contents[0].text, 'Note 42');
+    assert.equal((await client.callTool({ name: 'add', arguments: { a: 2, b: 3 } })).content[0].text, '5');
+    await client.close();
+  }
+  const events = readFileSync(join(cwd, 'mcplens-events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  const row = (e) => [e.type, e.resourceName, e.protocolVersion, e.sessionId === undefined ? 'sessionless' : 'session', e.client.name, e.server.name];
+  // The pinned client's server/discover went to a sibling process it SIGTERMed (and SIGKILLs 1 s
+  // later): that process writes its event at SIGTERM, in its own time.
+  const probe = events.filter((e) => e.type === 'mcp:server/discover');
+  assert.ok(probe.length <= 1);
+  for (const e of probe) assert.deepEqual(row(e), ['mcp:server/discover', undefined, '2026-07-28', 'sessionless', 'quickstart-client', 'notes']);
+  assert.deepEqual(events.filter((e) => !probe.includes(e)).map(row), [
+    ['mcp:initialize', undefined, '2025-11-25', 'session', 'quickstart-client', 'notes'],
+    ['mcp:resources/read', 'note://42', '2025-11-25', 'session', 'quickstart-client', 'notes'],
+    ['mcp:tools/call', 'add', '2025-11-25', 'session', 'quickstart-client', 'notes'],
+    ['mcp:resources/read', 'note://42', '2026-07-28', 'sessionless', 'quickstart-client', 'notes'],
+    ['mcp:tools/call', 'add', '2026-07-28', 'sessionless', 'quickstart-client', 'notes'],
+  ]);
 });
 
 test('the cross-language tracking scenario: run-scenario.mjs prints its expected.jsonl (the Python side must print the same)', async () => {

@@ -17,7 +17,8 @@ export const EVERYTHING_SERVER = join(
   'index.js',
 );
 
-function record(transport) {
+/** Records every message sent on `transport` (a copy of each). */
+export function record(transport) {
   const sent = [];
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {

@@ -73,3 +73,41 @@ test('hasResourcesCapability reads the capabilities object', () => {
   assert.equal(cjs.hasResourcesCapability({ resources: true }), false);
   assert.equal(cjs.hasResourcesCapability(undefined), false);
 });
+
+test("the SDK v2's CommonJS build: its Client and Server objects work as the ES module build's do", async () => {
+  const { Client, InMemoryTransport } = require('@modelcontextprotocol/client');
+  const { Server } = require('@modelcontextprotocol/server');
+  const { serveStdio } = require('@modelcontextprotocol/server/stdio');
+  for (const mode of ['legacy', { pin: '2026-07-28' }]) {
+    const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
+    const handle = serveStdio(() => {
+      const server = new Server({ name: 'cjs', version: '2.0.0' }, { capabilities: { resources: {} } });
+      server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [{ uriTemplate: 'a://{b}', name: 'a' }] }));
+      server.setRequestHandler('resources/list', async () => ({ resources: [] }));
+      return server;
+    }, { transport: serverTransport });
+    const client = new Client({ name: 'cjs', version: '0.0.0' }, { versionNegotiation: { mode } });
+    await client.connect(clientTransport);
+    try {
+      const catalog = new cjs.Catalog();
+      await catalog.watch('cjs', client);
+      assert.equal((await catalog.refresh('cjs', client)).templates, 1);
+      assert.deepEqual(catalog.templates(), [{ uriTemplate: 'a://{b}', name: 'a', server: 'cjs' }]);
+    } finally {
+      await client.close();
+      await handle.close();
+    }
+  }
+});
+
+test('the published types import from neither SDK line nor zod (all optional peers)', () => {
+  const { readdirSync, readFileSync } = require('node:fs');
+  const { join } = require('node:path');
+  const dir = join(__dirname, '..', 'dist');
+  const files = readdirSync(dir).filter((f) => /\.d\.m?ts$/.test(f));
+  assert.ok(files.length >= 6, files.join(' '));
+  for (const f of [...files.map((n) => join(dir, n)), join(__dirname, '..', 'index.d.ts')]) {
+    const imports = readFileSync(f, 'utf8').match(/(?:from|import\()\s*['"][^'"]+['"]/g) ?? [];
+    for (const i of imports) assert.ok(!/@modelcontextprotocol|['"]zod/.test(i), `${f}: ${i}`);
+  }
+});

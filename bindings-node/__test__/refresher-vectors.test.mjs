@@ -1,34 +1,37 @@
 // Replays every shared vector in tests/vectors/refresher/ (format: tests/vectors/README.md) through
-// the package's Refresher, mirroring core/tests/vectors.rs `run_refresher_case`: the exact actions,
-// timeouts, statuses and byte-identical tool output.
+// the package's Refresher, with the traversals run by the Pager and again by the package's traversal
+// over a TypeScript SDK v2 `Client` (legacy handshake and 2026-07-28, replay.mjs `driveClient`),
+// mirroring core/tests/vectors.rs `run_refresher_case`: the exact actions, timeouts, statuses and
+// byte-identical tool output.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'node:test';
 
 import { Catalog, McplensError, Refresher } from 'mcplens';
 
-import { drive } from './replay.mjs';
+import { drive, driveClient, perDriver } from './replay.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'refresher');
 const files = readdirSync(DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
 
-/** One list of a traversal pair: `{capabilities?, answers}`, default limits. */
-function traverse(kind, server, spec, now) {
+/** One list of a traversal pair: `{capabilities?, answers}`, default limits; `via` a v2 client's era. */
+async function traverse(kind, server, spec, now, via) {
   const answers = spec?.answers ?? [];
   const capabilities = spec !== undefined && 'capabilities' in spec ? spec.capabilities : { resources: {} };
-  const run = drive({ kind, server, capabilities, limits: undefined, startMs: now, answers });
+  const setup = { kind, server, capabilities, limits: undefined, startMs: now, answers };
+  const run = via === undefined ? drive(setup) : await driveClient({ ...setup, ...via });
   assert.ok(!run.ranOut && run.used === answers.length, `${server}: answers do not match the requests`);
   return run;
 }
 
-function traversed(machine, server, step, now) {
+async function traversed(machine, server, step, now, via) {
   if (step.abandoned) return machine.traversalAbandoned(step.traversed, now);
-  const resources = traverse('resources', server, step.resources, now);
+  const resources = await traverse('resources', server, step.resources, now, via);
   if (resources.error !== undefined) return machine.traversalFailed(step.traversed, resources.error, now);
-  const templates = traverse('resource_templates', server, step.templates, now);
+  const templates = await traverse('resource_templates', server, step.templates, now, via);
   if (templates.error !== undefined) return machine.traversalFailed(step.traversed, templates.error, now);
   return machine.traversed(step.traversed, resources.listing, templates.listing, now);
 }
@@ -38,14 +41,14 @@ function statusValue(catalog, server, now) {
   return { ...rest, lastError: lastError?.code ?? null };
 }
 
-function runCase(c) {
+async function runCase(c, via) {
   const bad = [];
   const catalog = new Catalog();
   const machine = new Refresher(catalog, c.config ?? {}, BigInt(c.seed ?? 0));
   const callers = new Map();
   const traversals = new Map();
   let now = 0;
-  c.steps.forEach((step, i) => {
+  for (const [i, step] of c.steps.entries()) {
     if (step.atMs !== undefined) now = step.atMs;
     const expect = (what, got, want) => {
       try {
@@ -69,7 +72,7 @@ function runCase(c) {
       expect('listChanged', machine.onListChanged(step.listChanged, step.epoch, now), step.decision);
     } else if ('traversed' in step) {
       const server = traversals.get(step.traversed) ?? 'a';
-      expect('traversed', traversed(machine, server, step, now), step.disposition);
+      expect('traversed', await traversed(machine, server, step, now, via), step.disposition);
     } else if ('timeout' in step) machine.handleTimeout(now);
     else if ('remove' in step) expect('remove', machine.remove(step.remove), step.removed);
     else if ('clear' in step) machine.clear();
@@ -87,7 +90,7 @@ function runCase(c) {
     }
     if ('tool' in step) expect('tool', catalog.callListTemplatesTool(step.tool), step.expect);
     if ('visible' in step) expect('visible', catalog.visibleTools(), step.visible);
-  });
+  }
   return bad;
 }
 
@@ -95,11 +98,4 @@ test('the shared refresher vectors are there', () => {
   assert.ok(files.length >= 40, `only ${files.length} refresher vectors in ${DIR}`);
 });
 
-for (const file of files) {
-  test(`refresher vector ${file}`, () => {
-    const c = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
-    assert.equal(c.name, basename(file, '.json'), 'name must match the file');
-    const bad = runCase(c);
-    assert.deepEqual(bad, [], bad.join('\n'));
-  });
-}
+for (const file of files) perDriver(test, `refresher vector ${file}`, join(DIR, file), runCase);

@@ -1,5 +1,9 @@
 // Drives the package's Pager over canned answers in the shared vector format (tests/vectors/README.md);
 // used by the discovery and catalog vector replays.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+
 import { McplensError, Pager, hasResourcesCapability } from 'mcplens';
 
 /** A `synth` page: `count` items numbered from `start`, compact JSON. */
@@ -57,6 +61,143 @@ export function drive({ kind, server, capabilities, limits, startMs, answers }) 
   } catch (e) {
     if (!(e instanceof McplensError)) throw e;
     error ??= e;
+  }
+  return { requests, used, ranOut, listing, error };
+}
+
+/** What the answers are once they cross as JSON-RPC messages (a real transport parses JSON). */
+export function carried(kind, answers) {
+  // (driveClient's transport does the same with the answers it is given)
+  return answers.map((a) => {
+    const text = typeof a.page === 'string' ? a.page : a.synth ? synth(kind, a.synth) : undefined;
+    if (text === undefined) return a;
+    const at = a.atMs === undefined ? {} : { atMs: a.atMs };
+    let value;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return { ...at, timedOut: true }; // no transport delivers it: only the deadline ends the wait
+    }
+    try {
+      return { ...at, page: JSON.stringify(value) };
+    } catch {
+      return { ...at, malformed: true }; // JSON.stringify cannot go that deep: the host refuses it
+    }
+  });
+}
+
+const ENVELOPE = /^io\.modelcontextprotocol\//;
+
+/**
+ * One test per vector file and per driver: the Pager (`via` undefined), then a v2 Client on the
+ * legacy handshake and on 2026-07-28 (`via`: `driveClient`'s `era` and fake `timers`).
+ */
+export function perDriver(test, label, path, runCase) {
+  for (const era of [undefined, 'legacy', 'modern']) {
+    test(`${label}${era === undefined ? '' : ` through a v2 Client (${era})`}`, async (t) => {
+      const text = readFileSync(path, 'utf8');
+      const c = JSON.parse(text);
+      assert.equal(c.name, basename(path, '.json'), 'name must match the file');
+      if (era !== undefined && text.includes('"timedOut"')) t.mock.timers.enable({ apis: ['setTimeout'] });
+      const bad = await runCase(c, era === undefined ? undefined : { era, timers: t.mock.timers });
+      assert.deepEqual(bad, [], bad.join('\n'));
+    });
+  }
+}
+
+/**
+ * The same traversal through the package's `listResources`/`listResourceTemplates` over a real
+ * TypeScript SDK v2 `Client`, on the legacy handshake or pinned to 2026-07-28 (`era: 'modern'`),
+ * over a scripted raw transport (a real v2 server validates what it sends; the vectors' sloppy pages
+ * need one that does not). The transport answers the handshake with `capabilities`, then each
+ * list request with the next answer as a JSON-RPC message a microtask later: a page as its parsed
+ * JSON (one that is not JSON is dropped, as a transport drops such a line), `rpcError` as an error
+ * response, `transport` as a failed send, `timedOut` by never answering
+ * (the fake clock stands at `atMs` and `mock.timers` fires the deadline), `malformed` as an error
+ * response without an integer code (the only answer the Node host refuses itself). The clock
+ * (`performance.now`) is the vector's. Returns what `drive` returns; `requests` without the era's
+ * `_meta` envelope (checked to hold only envelope keys, and to be absent on the legacy handshake).
+ */
+export async function driveClient({ kind, server, capabilities, limits, startMs, answers, era, timers }) {
+  const { Client } = await import('@modelcontextprotocol/client');
+  const { listResources, listResourceTemplates } = await import('mcplens');
+  const real = performance.now;
+  let now = startMs;
+  const requests = [];
+  let used = 0;
+  let ranOut = false;
+  const transport = {
+    async start() {},
+    async close() {
+      this.onclose?.();
+    },
+    send(message) {
+      const reply = (body) =>
+        queueMicrotask(() => {
+          try {
+            transport.onmessage?.({ jsonrpc: '2.0', id: message.id, ...body });
+          } catch (e) {
+            transport.onerror?.(e); // what a transport's read loop does when the client throws
+          }
+        });
+      if (!('id' in message)) return Promise.resolve(); // notifications/initialized, notifications/cancelled
+      const info = { name: 'scripted', version: '0.0.0' };
+      if (message.method === 'initialize') {
+        reply({ result: { protocolVersion: message.params.protocolVersion, capabilities, serverInfo: info } });
+      } else if (message.method === 'server/discover') {
+        const meta = { 'io.modelcontextprotocol/serverInfo': info };
+        reply({ result: { resultType: 'complete', supportedVersions: ['2026-07-28'], capabilities, ttlMs: 0, cacheScope: 'private', _meta: meta } });
+      } else {
+        const { _meta, ...params } = message.params ?? {};
+        if (era === 'modern') {
+          for (const key of Object.keys(_meta ?? {})) if (!ENVELOPE.test(key)) throw new Error(`_meta key ${key} sent`);
+        } else if (_meta !== undefined) throw new Error('_meta sent on the legacy handshake');
+        requests.push(message.params === undefined || Object.keys(params).length === 0 && era === 'modern' ? { method: message.method } : { method: message.method, params });
+        const a = answers[used];
+        if (a === undefined) {
+          ranOut = true;
+          return Promise.reject(new Error('ran out of answers'));
+        }
+        used += 1;
+        if (a.atMs !== undefined) now = a.atMs;
+        const text = typeof a.page === 'string' ? a.page : a.synth ? synth(kind, a.synth) : undefined;
+        if (text !== undefined) {
+          let result;
+          try {
+            result = JSON.parse(text);
+          } catch (e) {
+            // What a transport does with a line that is not JSON: report it, drop it.
+            queueMicrotask(() => transport.onerror?.(e));
+            queueMicrotask(() => timers.tick(2 ** 31 - 1));
+            return Promise.resolve();
+          }
+          reply({ result });
+        } else if (a.rpcError) reply({ error: a.rpcError });
+        else if (a.transport) return Promise.reject(new Error('the pipe broke'));
+        else if (a.malformed) reply({ error: { code: 'not-a-code', message: 'x' } });
+        else if (a.timedOut) queueMicrotask(() => timers.tick(2 ** 31 - 1));
+        else throw new Error(`unknown answer ${JSON.stringify(a)}`);
+      }
+      return Promise.resolve();
+    },
+  };
+  const mode = era === 'modern' ? { pin: '2026-07-28' } : 'legacy';
+  const client = new Client({ name: 'mcplens-replay', version: '0.0.0' }, { versionNegotiation: { mode } });
+  let listing;
+  let error;
+  performance.now = () => now;
+  try {
+    await client.connect(transport);
+    if (client.getProtocolEra() !== (era ?? 'legacy')) throw new Error(`negotiated ${client.getProtocolEra()}`);
+    now = startMs;
+    const list = kind === 'resources' ? listResources : listResourceTemplates;
+    listing = await list(client, { server, limits });
+  } catch (e) {
+    if (e?.name !== 'McplensError') throw e;
+    error = e;
+  } finally {
+    performance.now = real;
+    await client.close();
   }
   return { requests, used, ranOut, listing, error };
 }

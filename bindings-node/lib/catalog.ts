@@ -1,6 +1,6 @@
 /**
  * The catalog: each server's last complete resources + templates pair, refreshed as one
- * transaction over an `@modelcontextprotocol/sdk` 1.x `Client`, kept current by list_changed, and
+ * transaction over an MCP SDK `Client` (1.x or v2, either era), kept current by list_changed, and
  * the model-facing listing tool rendered from it.
  *
  * Every rule — joining, queueing, connection epochs, retries with backoff, `ttlMs`, the shrink
@@ -106,9 +106,20 @@ export const listResourceTemplatesTool: ToolSpec = deepFreeze(JSON.parse(native.
 /** `ListMcpResourcesTool`, the concrete-resources twin: answer it with `catalog.callListResourcesTool(args)`. */
 export const listResourcesTool: ToolSpec = deepFreeze(JSON.parse(native.listResourcesToolSpec()) as ToolSpec);
 
-/** What `watch` needs of an SDK 1.x `Client` besides requests (the SDK's `Client` satisfies it). */
+/** A v2 client's `subscriptions/listen` stream (2026-07-28). */
+interface Subscription {
+  readonly honoredFilter: { resourcesListChanged?: boolean };
+  readonly closed: Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/** What `watch` needs of a `Client` besides requests (SDK 1.x and v2 clients satisfy it). */
 export interface WatchableClient extends McpClient {
   onclose?: (() => void) | undefined;
+  /** v2, 2026-07-28: opens a `subscriptions/listen` stream. */
+  listen?(filter: { resourcesListChanged: boolean }): Promise<Subscription>;
+  /** v2: the stream the client's own `listChanged` option opened. */
+  readonly autoOpenedSubscription?: Subscription | undefined;
 }
 
 /** The refresher's settings (milliseconds); missing keys take the defaults. */
@@ -175,7 +186,7 @@ function call<T>(server: string, f: () => T): T {
 /**
  * The refresh state machine over a `Catalog` (sans-IO; `mcplens::catalog::Refresher`): events in,
  * actions out (`pollActions`), `pollTimeout` for the one timer; `now` is `performance.now()` unless
- * given. `Catalog` drives one over SDK 1.x clients; hosts on other SDKs drive their own.
+ * given. `Catalog` drives one over SDK clients (1.x and v2); hosts on other SDKs drive their own.
  */
 export class Refresher {
   readonly #native: native.NativeRefresher;
@@ -268,10 +279,12 @@ interface Connection {
   client: McpClient;
   /** The current `watch` of this connection (a newer one replaces it). */
   watch?: object;
+  /** The `subscriptions/listen` stream mcplens opened for it (2026-07-28). */
+  listen?: Subscription;
 }
 
 /**
- * The per-server catalog, over SDK 1.x clients.
+ * The per-server catalog, over SDK clients (1.x and v2).
  *
  * ```js
  * const catalog = new Catalog();
@@ -333,40 +346,69 @@ export class Catalog {
    * clears both lists. Chains onto the client's existing list_changed handler and `onclose` (both
    * still run, after mcplens'). Call it after `client.connect()` and after the app's own
    * `setNotificationHandler` for that method. It does not refresh by itself.
+   *
+   * On a v2 client's 2026-07-28 connection, list_changed comes only on a `subscriptions/listen`
+   * stream: mcplens opens one (unless the client's own `listChanged` subscription has it) and treats
+   * its end like the connection closing. The promise resolves once notifications are delivered (at
+   * once on the legacy handshake, after the server's acknowledgement on 2026-07-28).
    */
-  watch(server: string, client: WatchableClient): void {
+  watch(server: string, client: WatchableClient): Promise<void> {
     const handlers = (client as { _notificationHandlers?: unknown })._notificationHandlers;
     if (!(handlers instanceof Map)) {
       throw new McplensError(
         'invalid_argument',
         server,
-        `server "${server}": invalid argument: watch needs an @modelcontextprotocol/sdk 1.x Client (no notification handler map to chain onto)`,
+        `server "${server}": invalid argument: watch needs an MCP SDK Client (1.x or v2; no notification handler map to chain onto)`,
       );
     }
     const conn = this.#connect(server, client);
     const watch = (conn.watch = {});
     const current = () => conn.watch === watch && this.#connections.get(conn.epoch) === conn;
-    const previous = handlers.get(LIST_CHANGED) as ((notification: unknown) => unknown) | undefined;
-    handlers.set(LIST_CHANGED, (notification: unknown) => {
+    const closed = () => {
+      if (current() && this.#machine.detach(server, conn.epoch, 'connection_closed')) this.#drop(conn);
+      this.#drive();
+    };
+    const previous = handlers.get(LIST_CHANGED) as ((...args: unknown[]) => unknown) | undefined;
+    handlers.set(LIST_CHANGED, (...args: unknown[]) => {
       try {
         if (current()) this.#machine.onListChanged(server, conn.epoch);
         this.#drive();
       } catch {
         // never throws into the SDK
       }
-      return previous?.(notification);
+      return previous?.(...args); // v2 passes the era's codec too
     });
     const previousOnclose = client.onclose;
     client.onclose = () => {
       try {
-        if (current() && this.#machine.detach(server, conn.epoch, 'connection_closed')) {
-          this.#connections.delete(conn.epoch);
-        }
-        this.#drive();
+        closed();
       } finally {
         previousOnclose?.call(client);
       }
     };
+    if (client.getProtocolEra?.() !== 'modern') return Promise.resolve();
+    return this.#listen(conn, client, closed, current);
+  }
+
+  /** 2026-07-28: the `subscriptions/listen` stream that carries list_changed; its end detaches. */
+  async #listen(conn: Connection, client: WatchableClient, closed: () => void, current: () => boolean): Promise<void> {
+    let sub = client.autoOpenedSubscription;
+    if (sub?.honoredFilter.resourcesListChanged !== true) {
+      try {
+        sub = await client.listen!({ resourcesListChanged: true });
+      } catch (e) {
+        const rpcCode = (e as { code?: unknown } | null)?.code;
+        const code = typeof rpcCode === 'number' ? 'server_error' : 'transport_error';
+        throw new McplensError(code, conn.server, `server "${conn.server}": subscriptions/listen failed (${code})`, {
+          rpcCode: typeof rpcCode === 'number' ? rpcCode : undefined,
+          cause: e,
+        });
+      }
+      if (!current()) return void sub.close();
+      void conn.listen?.close().catch(() => {}); // an earlier watch's stream
+      conn.listen = sub;
+    }
+    void sub.closed.then(closed);
   }
 
   /** Invalidates `server`: `list_changed` keeps the pair (outdated); every other reason clears both lists. */
@@ -376,7 +418,7 @@ export class Catalog {
 
   /** Forgets `server` (entries, connection, watch); a refresh still waiting rejects with `unknown_server`. Returns whether it was known. */
   remove(server: string): boolean {
-    for (const [epoch, conn] of this.#connections) if (conn.server === server) this.#connections.delete(epoch);
+    for (const conn of this.#connections.values()) if (conn.server === server) this.#drop(conn);
     const known = this.#machine.remove(server);
     this.#drive();
     return known;
@@ -384,7 +426,7 @@ export class Catalog {
 
   /** Forgets every server. */
   clear(): void {
-    this.#connections.clear();
+    for (const conn of this.#connections.values()) this.#drop(conn);
     this.#machine.clear();
     this.#drive();
   }
@@ -544,11 +586,17 @@ export class Catalog {
     const current = this.#connections.get(this.#machine.epoch(server) ?? -1);
     if (current !== undefined && current.client === client) return current;
     const declares = hasResourcesCapability(client.getServerCapabilities());
-    if (current !== undefined) this.#connections.delete(current.epoch);
+    if (current !== undefined) this.#drop(current);
     const conn = { server, epoch: this.#machine.attach(server, declares), client };
     this.#connections.set(conn.epoch, conn);
     this.#drive();
     return conn;
+  }
+
+  /** Forgets a connection (and closes the stream mcplens opened for it). */
+  #drop(conn: Connection): void {
+    this.#connections.delete(conn.epoch);
+    void conn.listen?.close().catch(() => {});
   }
 
   async #wait(server: string, want: 'current' | 'refresh' | 'force'): Promise<ServerStatus> {

@@ -1,12 +1,11 @@
 /**
- * Discovery: the sans-IO `Pager` and the traversals over an `@modelcontextprotocol/sdk` 1.x `Client`.
+ * Discovery: the sans-IO `Pager` and the traversals over an MCP TypeScript SDK `Client` — 1.x
+ * (`@modelcontextprotocol/sdk`) or v2 (`@modelcontextprotocol/client`), either era.
  *
  * Every rule lives in the Rust core (the napi addon in `../index.js`). This facade only drives the
  * SDK's I/O, reads the clock, converts values (pages cross as JSON text) and maps errors.
  */
 import { performance } from 'node:perf_hooks';
-import * as z from 'zod/v4';
-
 import * as native from '../index.js';
 
 /** Which list a traversal reads. */
@@ -274,7 +273,8 @@ export function hasResourcesCapability(capabilities: object | null | undefined):
 export const coreVersion: string = native.coreVersion();
 
 /**
- * What a traversal needs of an `@modelcontextprotocol/sdk` 1.x `Client` (which satisfies it).
+ * What a traversal needs of a `Client`: SDK 1.x (`@modelcontextprotocol/sdk`) and v2
+ * (`@modelcontextprotocol/client`) clients satisfy it as they are.
  */
 export interface McpClient {
   request(
@@ -285,6 +285,8 @@ export interface McpClient {
   getServerCapabilities(): object | undefined;
   /** Unset by the SDK once the connection has closed. */
   readonly transport?: unknown;
+  /** v2 only: `'legacy'` (the `initialize` handshake) or `'modern'` (2026-07-28). */
+  getProtocolEra?(): string | undefined;
 }
 
 /** Options of `listResourceTemplates` / `listResources`. */
@@ -328,8 +330,14 @@ export function nativeOf(listing: unknown): native.NativeListing | undefined {
   return typeof listing === 'object' && listing !== null ? NATIVE_LISTINGS.get(listing) : undefined;
 }
 
-/** Passes the result through untouched, so the core validates what the server sent. */
-const RAW_RESULT = z.unknown();
+/**
+ * Passes the result through untouched, so the core validates what the server sent: SDK 1.x calls
+ * `safeParse` (a zod 3 shape), v2 a Standard Schema's `validate`. No zod needed.
+ */
+const RAW_RESULT = {
+  safeParse: (data: unknown) => ({ success: true, data }),
+  '~standard': { version: 1, vendor: 'mcplens', validate: (value: unknown) => ({ value }) },
+} as never;
 
 /** Node's timers overflow past this many milliseconds (and would fire at once). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -356,27 +364,107 @@ async function send(client: McpClient, pager: Pager, request: PagerRequest, sign
   const timeout = Math.min(Math.ceil(pager.remaining(performance.now())), MAX_TIMER_MS);
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeout);
-  let page: string;
+  let answer: JsonRpcAnswer;
   try {
-    const result = await client.request(request, RAW_RESULT, {
+    answer = await exchange(client, request, {
       timeout,
       signal: signal === undefined ? deadline.signal : AbortSignal.any([signal, deadline.signal]),
     });
-    page = JSON.stringify(result) ?? 'null';
   } catch (e) {
     const now = performance.now();
     if (signal?.aborted) throw signal.reason;
     if (deadline.signal.aborted) return pager.acceptTimeout(now);
-    const code = (e as { code?: unknown } | null)?.code;
     // McpError carries the JSON-RPC code; the SDK also uses it for a closed connection.
     const connected = !('transport' in client) || client.transport !== undefined;
-    if (typeof code === 'number' && Number.isInteger(code) && connected) {
-      return pager.acceptRpcError(code, now);
-    }
+    const code = (e as { code?: unknown } | null)?.code;
+    if (connected && isRpcCode(code)) return pager.acceptRpcError(code, now);
     if (Array.isArray((e as { issues?: unknown } | null)?.issues)) return pager.acceptMalformed(now);
     return pager.acceptTransportError(now);
   } finally {
     clearTimeout(timer);
   }
-  pager.acceptPage(page, performance.now());
+  const now = performance.now();
+  if (answer.error !== undefined) {
+    const code = (answer.error as { code?: unknown } | null)?.code;
+    return isRpcCode(code) ? pager.acceptRpcError(code, now) : pager.acceptMalformed(now);
+  }
+  let page: string;
+  try {
+    page = JSON.stringify(answer.result) ?? 'null';
+  } catch {
+    return pager.acceptMalformed(now); // deeper than JSON.stringify can go: the host cannot hand it over
+  }
+  pager.acceptPage(page, now);
+}
+
+function isRpcCode(code: unknown): code is number {
+  return typeof code === 'number' && Number.isInteger(code);
+}
+
+/** A JSON-RPC answer as the server sent it: `result`, or `error` (`{code, message}`). */
+interface JsonRpcAnswer {
+  result?: unknown;
+  error?: unknown;
+}
+
+/** The part of a transport (both SDK lines') that mcplens taps. */
+interface TapTransport {
+  send(message: { id?: unknown }, options?: unknown): Promise<void>;
+  onmessage?: ((message: JsonRpcAnswer & { id?: unknown }, extra?: unknown) => void) | undefined;
+}
+
+/** Per tapped transport: who waits for the answer to which request id, and the id being sent. */
+interface Tap {
+  waiting: Map<unknown, (message: JsonRpcAnswer) => void>;
+  sending?: ((id: unknown) => void) | undefined;
+}
+
+const TAPS = new WeakMap<object, Tap>();
+
+/**
+ * One request over the client, answered with what the server sent. A v2 client decodes every result
+ * against its era's schema before any result schema sees it (on 2026-07-28 it refuses a page whose
+ * optional field is sloppy; it strips `resultType`), so over v2 the answer is read off the
+ * transport's public `onmessage`/`send` callbacks, by the request id the client gave it. Over 1.x
+ * the pass-through schema already gives the raw result.
+ */
+async function exchange(client: McpClient, request: PagerRequest, options: { timeout: number; signal: AbortSignal }): Promise<JsonRpcAnswer> {
+  const transport = client.getProtocolEra === undefined ? undefined : (client.transport as TapTransport | undefined);
+  if (transport === undefined) return { result: await client.request(request, RAW_RESULT, options) };
+  const tap = tapOf(transport);
+  const done = new AbortController();
+  let id: unknown;
+  let raw: Promise<JsonRpcAnswer> | undefined;
+  tap.sending = (sent) => {
+    tap.sending = undefined;
+    id = sent;
+    raw = new Promise((resolve) => tap.waiting.set(sent, resolve));
+  };
+  // allowInputRequired: an `input_required` answer is the core's to judge, never fulfilled and retried
+  const sdk = client.request(request, RAW_RESULT, { ...options, signal: AbortSignal.any([options.signal, done.signal]), allowInputRequired: true } as never);
+  tap.sending = undefined;
+  if (raw === undefined) return { result: await sdk };
+  try {
+    return await Promise.race([raw, sdk.then(() => raw!)]);
+  } finally {
+    tap.waiting.delete(id);
+    done.abort(); // a no-op once the client has the answer; else (a result it cannot parse) it stops waiting
+  }
+}
+
+function tapOf(transport: TapTransport): Tap {
+  let tap = TAPS.get(transport);
+  if (tap !== undefined) return tap;
+  const t: Tap = (tap = { waiting: new Map() });
+  const { send, onmessage } = transport;
+  transport.send = function (this: unknown, message, options) {
+    t.sending?.(message?.id);
+    return send.call(this, message, options);
+  };
+  transport.onmessage = function (this: unknown, message, extra) {
+    if (message !== null && typeof message === 'object' && !('method' in message)) t.waiting.get(message.id)?.(message);
+    return onmessage?.call(this, message, extra);
+  };
+  TAPS.set(transport, tap);
+  return tap;
 }

@@ -1,9 +1,9 @@
 /**
  * mcplens for Node: bounded, validated, sanitized discovery of an MCP server's resources and
- * resource templates over an `@modelcontextprotocol/sdk` 1.x `Client`, a per-server catalog kept
- * current by list_changed, the model-facing `ListMcpResourceTemplatesTool` and `ListMcpResourcesTool`,
- * RFC 6570 `expand`/`matches`/`variables`, and operation tracking
- * for `@modelcontextprotocol/sdk` servers (`track`).
+ * resource templates over an MCP SDK `Client` (`@modelcontextprotocol/sdk` 1.x, or v2's
+ * `@modelcontextprotocol/client` on either era), a per-server catalog kept current by list_changed,
+ * the model-facing `ListMcpResourceTemplatesTool` and `ListMcpResourcesTool`, RFC 6570
+ * `expand`/`matches`/`variables`, and operation tracking for MCP SDK servers (`track`).
  *
  * Every rule lives in the Rust core (the napi addon in `../index.js`). This facade only drives the
  * SDK's I/O, reads the clock, converts values and maps errors.

@@ -1,9 +1,11 @@
 /**
  * Server tracking: `track(server, tracker)` makes every tracked request (`initialize`, `ping`,
- * `tools/*`, `resources/*`, `prompts/*`, `completion/complete`, `logging/setLevel`, `tasks/*`) of an
- * `@modelcontextprotocol/sdk` 1.x `Server` (or `McpServer`) an event, exported off the request path
- * to a JSONL file (default), OTLP/HTTP, the agentcat (MCPcat) API or a JS callback. Hosts that drive
- * the tracker themselves use `Tracker.openSession()` and `TrackingSession.record()`.
+ * `tools/*`, `resources/*`, `prompts/*`, `completion/complete`, `logging/setLevel`, `tasks/*`,
+ * `server/discover`, `subscriptions/listen`) of an MCP SDK `Server` or `McpServer` (1.x or v2) an
+ * event, exported off the request path to a JSONL file (default), OTLP/HTTP, the agentcat (MCPcat)
+ * API or a JS callback; v2's per-request factories, `createMcpHandler` handlers and `serveStdio`
+ * transports are tracked too. Hosts that drive the tracker themselves use `Tracker.openSession()`
+ * and `TrackingSession.record()`.
  *
  * Every rule (the configuration and its checks, the event, redaction, caps, session ids, identify,
  * the queue, batching, retries, the wire formats) is the Rust core's (`mcplens::tracking`). This
@@ -256,6 +258,8 @@ interface State {
   closed: boolean;
   /** `stats().recorded` at the last exit flush. */
   exitFlushed: number;
+  /** The sessions of the `subscriptions/listen` requests v2 serving entries answer. */
+  listen?: { stdio?: TrackingSession; http?: TrackingSession };
 }
 
 const STATES = new WeakMap<Tracker, State>();
@@ -519,9 +523,12 @@ let defaultTracker: Tracker | undefined;
 
 type Handler = (request: JsonRpcRequest, extra: Extra | undefined) => Promise<unknown>;
 
+/** 1.x: the handler's `extra`; v2: its `ctx` (`mcpReq` holds the id and the 2026-07-28 envelope). */
 interface Extra {
   sessionId?: string;
   requestInfo?: unknown;
+  http?: unknown;
+  mcpReq?: { id?: unknown; envelope?: Record<string, unknown> };
 }
 
 /** The parts of an SDK `Server` (ESM or CommonJS build; never its class) that tracking uses. */
@@ -531,6 +538,8 @@ interface LowLevelServer {
   _onclose?: (...args: unknown[]) => unknown;
   transport?: unknown;
   getClientVersion(): { name?: string; version?: string } | undefined;
+  /** v2 */
+  getNegotiatedProtocolVersion?(): string | undefined;
   setRequestHandler: unknown;
   [TRACKED]?: ServerState;
 }
@@ -567,7 +576,7 @@ function isLowLevel(x: unknown): x is LowLevelServer {
 }
 
 function transportOf(server: LowLevelServer, extra: Extra | undefined): 'stdio' | 'http' | 'memory' | undefined {
-  if (extra?.requestInfo !== undefined) return 'http';
+  if (extra?.requestInfo !== undefined || extra?.http !== undefined) return 'http';
   const name = (server.transport as { constructor?: { name?: string } } | undefined)?.constructor?.name ?? '';
   if (/stdio/i.test(name)) return 'stdio';
   if (/memory/i.test(name)) return 'memory';
@@ -590,13 +599,30 @@ function sessionOf(state: ServerState, request: JsonRpcRequest, extra: Extra | u
   return s;
 }
 
+/**
+ * The request as the client sent it: a v2 handler gets it without its id and its 2026-07-28
+ * `_meta` envelope (the core reads each request's revision and client there), both in `ctx.mcpReq`.
+ */
+function asSent(request: JsonRpcRequest, extra: Extra | undefined): JsonRpcRequest {
+  const m = extra?.mcpReq;
+  if (m === undefined) return request;
+  const envelope = m.envelope;
+  const params = envelope === undefined ? request.params : { ...request.params, _meta: { ...(request.params?._meta as object), ...envelope } };
+  return { ...request, id: (request.id ?? m.id) as JsonRpcRequest['id'], params };
+}
+
 /** Records a request the SDK's handler answered (`outcome`), between `t0` and `t1` (`performance.now()`). */
-function recorded(state: ServerState, method: string, request: JsonRpcRequest, extra: Extra | undefined, t0: number, t1: number, outcome: Outcome): void {
+function recorded(state: ServerState, method: string, raw: JsonRpcRequest, extra: Extra | undefined, t0: number, t1: number, outcome: Outcome): void {
   try {
+    const request = asSent(raw, extra);
     const s = sessionOf(state, request, extra);
     if (!s.clientKnown || method === 'initialize') {
       const info = state.server.getClientVersion();
-      const version = method === 'initialize' && 'result' in outcome ? (outcome.result as { protocolVersion?: unknown } | undefined)?.protocolVersion : undefined;
+      // v2: the instance's revision, or (a stateless HTTP instance) the request's header.
+      const version =
+        method === 'initialize' && 'result' in outcome
+          ? (outcome.result as { protocolVersion?: unknown } | undefined)?.protocolVersion
+          : (state.server.getNegotiatedProtocolVersion?.() ?? (extra?.http as { req?: Request } | undefined)?.req?.headers.get('mcp-protocol-version'));
       if (info !== undefined || version !== undefined) s.session.setClient(info, version);
       s.clientKnown = info !== undefined;
     }
@@ -637,29 +663,45 @@ function wrap(state: ServerState, method: string, handler: Handler): Handler {
 }
 
 /**
- * Tracks `server`: an `@modelcontextprotocol/sdk` 1.x low-level `Server`, or an `McpServer` (its
- * `.server` is patched), before or after its handlers are registered, with `tracker` (default: one
- * shared `new Tracker()`, JSONL to `./mcplens-events.jsonl`). Returns `server`. Idempotent.
- *
- * Only this instance is patched: every handler in its request-handler map is wrapped, and the
- * map's own `set` wraps handlers registered later (`setRequestHandler`, McpServer's lazy
- * registrations). Results are returned and errors rethrown unchanged.
+ * Tracks, with `tracker` (default: one shared `new Tracker()`, JSONL to `./mcplens-events.jsonl`),
+ * and returns:
+ * - an MCP SDK `Server` or `McpServer` instance (1.x or v2; an McpServer's `.server` is patched),
+ *   before or after its handlers are registered. Only this instance is patched: every handler in
+ *   its request-handler map is wrapped, and the map's own `set` wraps handlers registered later
+ *   (`setRequestHandler`, McpServer's lazy registrations, v2's `server/discover`). Results are
+ *   returned and errors rethrown unchanged.
+ * - a v2 server factory (`(ctx) => server`, for `createMcpHandler` or `serveStdio`): the factory
+ *   that tracks each instance it builds, all with `tracker`;
+ * - a v2 `createMcpHandler` handler (its `fetch` also records `subscriptions/listen`, which v2
+ *   serves before any instance), or a transport handed to v2 `serveStdio` (`{ transport }`: the
+ *   same for stdio).
+ * Idempotent; a `TypeError` for anything else.
  */
-export function track<S>(server: S, tracker?: Tracker): S {
-  let low: LowLevelServer;
-  if (isLowLevel(server)) low = server;
-  else if (typeof server === 'object' && server !== null && isLowLevel((server as { server?: unknown }).server)) {
-    low = (server as unknown as { server: LowLevelServer }).server;
-  } else {
-    throw new TypeError('track() takes an @modelcontextprotocol/sdk Server or McpServer instance');
-  }
+export function track<S>(target: S, tracker?: Tracker): S {
   if (tracker !== undefined && !(tracker instanceof Tracker)) throw new TypeError('track(): tracker must be a Tracker');
-  if (low[TRACKED] !== undefined) return server;
   const t = tracker ?? (defaultTracker ??= new Tracker());
+  if (typeof target === 'function') {
+    const factory = target as unknown as (ctx: unknown) => unknown;
+    return ((ctx: unknown) => {
+      const built = factory(ctx);
+      return built instanceof Promise ? built.then((s) => track(s, t)) : track(built, t);
+    }) as S;
+  }
+  const x = target as { server?: unknown; fetch?: unknown; bus?: unknown; send?: unknown; start?: unknown } | null;
+  const low = isLowLevel(x) ? x : isLowLevel(x?.server) ? x.server : undefined;
+  if (low !== undefined) trackInstance(low, t);
+  else if (typeof x?.fetch === 'function' && x.bus !== undefined) trackHandler(x as McpHttpHandler, t);
+  else if (typeof x?.send === 'function' && typeof x.start === 'function') trackTransport(x as WireTransport, t);
+  else throw new TypeError('track() takes an MCP SDK Server or McpServer (1.x or v2), a v2 server factory, createMcpHandler handler or serveStdio transport');
+  return target;
+}
+
+function trackInstance(low: LowLevelServer, t: Tracker): void {
+  if (low[TRACKED] !== undefined) return;
   const core = coreOf(t, low._serverInfo);
   const state: ServerState = { tracker: t, core, server: low, session: undefined };
   Object.defineProperty(low, TRACKED, { value: state });
-  if (!core.enabled) return server; // enableTracing: false: a pass-through, nothing installed
+  if (!core.enabled) return; // enableTracing: false: a pass-through, nothing installed
 
   const map = low._requestHandlers;
   for (const [method, handler] of map) {
@@ -687,5 +729,91 @@ export function track<S>(server: S, tracker?: Tracker): S {
       return onclose.apply(this, args);
     };
   }
-  return server;
+}
+
+// --- subscriptions/listen, which a v2 serving entry answers itself (before any instance) ---
+
+type Message = JsonRpcRequest & { result?: unknown; error?: { code: number; message: string } };
+
+/** The v2 `createMcpHandler` handler's face. */
+interface McpHttpHandler {
+  fetch(request: Request, options?: { parsedBody?: unknown }): Promise<Response>;
+  bus: unknown;
+  [TRACKED]?: true;
+}
+
+/** A transport handed to v2 `serveStdio`. */
+interface WireTransport {
+  send(message: Message, options?: unknown): Promise<void>;
+  onmessage?: ((message: Message, extra?: unknown) => void) | undefined;
+  [TRACKED]?: true;
+}
+
+const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+
+/** Records a listen request once the server acknowledged it (`{}`), or answered it with an error. */
+function recordListen(t: Tracker, transport: 'stdio' | 'http', request: Message, t0: number, answer: Message): void {
+  try {
+    const state = STATES.get(t)!;
+    const session = (state.listen ??= {})[transport] ??= t.openSession({ transport });
+    const outcome: Outcome = answer.error !== undefined ? { error: answer.error } : { result: {} };
+    session.record('subscriptions/listen', request, outcome, TIME_ORIGIN + t0, performance.now() - t0);
+  } catch {
+    // Tracking never breaks the server.
+  }
+}
+
+/** The listen id a message from the server answers: the acknowledgement's, or a response's. */
+function answers(message: Message): unknown {
+  if (message.method === 'notifications/subscriptions/acknowledged') return (message.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID];
+  return message.method === undefined ? message.id : undefined;
+}
+
+/** `enableTracing: false`: entries stay untouched (the native tracker starts with the first instance). */
+const disabled = (t: Tracker): boolean => STATES.get(t)!.options.enableTracing === false;
+
+function trackTransport(wire: WireTransport, t: Tracker): void {
+  if (wire[TRACKED] || disabled(t)) return;
+  Object.defineProperty(wire, TRACKED, { value: true });
+  const pending = new Map<unknown, { request: Message; t0: number }>();
+  const send = wire.send;
+  wire.send = function (this: unknown, message, options) {
+    const id = pending.size > 0 ? answers(message) : undefined;
+    const p = id === undefined ? undefined : pending.get(id);
+    if (p !== undefined) {
+      pending.delete(id);
+      recordListen(t, 'stdio', p.request, p.t0, message);
+    }
+    return send.call(this, message, options);
+  };
+  // serveStdio sets `onmessage` at start: whatever it sets sees each message after mcplens.
+  let onmessage = wire.onmessage;
+  const deliver = (message: Message, extra?: unknown) => {
+    if (message?.method === 'subscriptions/listen' && message.id !== undefined) pending.set(message.id, { request: message, t0: performance.now() });
+    onmessage?.(message, extra);
+  };
+  Object.defineProperty(wire, 'onmessage', {
+    configurable: true,
+    get: () => (onmessage === undefined ? undefined : deliver),
+    set: (fn) => {
+      onmessage = fn;
+    },
+  });
+}
+
+function trackHandler(handler: McpHttpHandler, t: Tracker): void {
+  if (handler[TRACKED] || disabled(t)) return;
+  Object.defineProperty(handler, TRACKED, { value: true });
+  const fetch = handler.fetch;
+  handler.fetch = async function (this: unknown, request, options) {
+    // 2026-07-28 HTTP requests name their method in a header (SEP-2243).
+    if (request.headers.get('mcp-method') !== 'subscriptions/listen') return fetch.call(this, request, options);
+    const t0 = performance.now();
+    const body = (options?.parsedBody ?? (await request.clone().json().catch(() => undefined))) as Message | undefined;
+    const response = await fetch.call(this, request, options);
+    // A refusal is a JSON error response; an accepted listen an SSE stream opening with the acknowledgement.
+    const refusal = response.headers.get('content-type')?.includes('json') ? await response.clone().json().catch(() => undefined) : {};
+    if (body?.id !== undefined && refusal !== undefined) recordListen(t, 'http', body, t0, refusal as Message);
+    return response;
+  };
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """External conformance: `@modelcontextprotocol/conformance` (pinned) against our tracked servers.
 
-For each fixture server (TypeScript SDK 1.x `McpServer`, Python mcp 1.x `FastMCP`, Python mcp 2.x
-`MCPServer`, all in `servers/`) it runs `conformance server --suite active` twice, plain and tracked
+For each fixture server (TypeScript SDK 1.x and v2 `McpServer`, Python mcp 1.x `FastMCP`, Python
+mcp 2.x `MCPServer`, all in `servers/`) it runs `conformance server --suite active` twice, plain and tracked
 with mcplens, and gates on:
 
 1. both runs exit 0 (with the server's committed expected-failures baseline, `baselines/<server>.yml`);
@@ -487,7 +487,7 @@ def preflight(servers: list[Server], clients: bool) -> list[str]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, default=HERE / "out", help="output directory (default tests/conformance/out)")
-    p.add_argument("--only", help="comma-separated servers to run (ts, py-v1, py-v2)")
+    p.add_argument("--only", help="comma-separated servers to run (ts, ts-v2, py-v1, py-v2)")
     p.add_argument("--expected-ops", type=Path, default=HERE / "expected-ops.json")
     p.add_argument("--jobs", type=int, default=2, help="suite runs at a time (default 2)")
     p.add_argument("--timeout", type=float, default=120, help="seconds per suite run")
@@ -502,6 +502,7 @@ def main() -> int:
     py1, py2 = str(ROOT / ".build/venv-mcp1/bin/python"), str(ROOT / ".build/venv-mcp2/bin/python")
     all_servers = [
         Server("ts", "ts (sdk 1.x McpServer)", (node, str(HERE / "servers/server.mjs"))),
+        Server("ts-v2", "ts-v2 (sdk v2 McpServer)", (node, str(HERE / "servers/server_ts_v2.mjs"))),
         Server("py-v1", "py-v1 (mcp 1.x FastMCP)", (py1, str(HERE / "servers/server_v1.py"))),
         Server("py-v2", "py-v2 (mcp 2.x MCPServer)", (py2, str(HERE / "servers/server_v2.py"))),
     ]
