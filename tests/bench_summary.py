@@ -1,6 +1,7 @@
 """The table that ends `make bench`: each figure of issue 19 against its goal.
 
-A benchmark reports a row by writing `<row>.json` ({"row", "figure", "detail", "enforced"?}) into
+A benchmark reports a row by writing `<row>.json` ({"row", "figure", "detail", "enforced"?}; a row
+measured more than once, per SDK line say, as `<row>.<which>.json`: the worst figure is shown) into
 the directory named by MCPLENS_BENCH_RESULTS (the Makefile empties it at the start of `make bench`).
 A row no benchmark reported in this run is shown as not measured, never guessed. A row marked
 `enforced` (a deterministic figure, such as callgrind's instruction ratio) fails `make bench` when it
@@ -20,13 +21,48 @@ ROWS = [
         "≤ 0.40",
         0.40,
     ),
-    ("node_discovery_stdio", "Node, 100 × 100 templates, mcplens ÷ the SDK's loop — stdio", "≤ 1.1×", 1.1),
-    ("node_discovery_memory", "Node, 100 × 100 templates, mcplens ÷ the SDK's loop — in memory", "≤ 1.0×", 1.0),
-    ("node_discovery_long_stdio", "Node, 5 × 100 templates, 2,000-char descriptions — stdio", "≤ 1.1×", 1.1),
-    ("node_discovery_long_memory", "Node, 5 × 100 templates, 2,000-char descriptions — in memory", "≤ 1.5×", 1.5),
-    ("python_discovery", "Python, ~1 MB workload in memory ÷ the SDK's typed loop (worst workload)", "≤ 0.8×", 0.8),
-    ("node_tracking", "Node track(): added p50 of tools/call in memory (µs)", "≤ +3 µs", 3.0),
-    ("python_tracking", "Python track(): cost at the handler on the request path (µs)", "≤ 1 µs", 1.0),
+    (
+        "node_discovery_stdio",
+        "Node, 100 × 100 templates, mcplens ÷ the SDK's loop — stdio",
+        "≤ 1.1×",
+        1.1,
+    ),
+    (
+        "node_discovery_memory",
+        "Node, 100 × 100 templates, mcplens ÷ the SDK's loop — in memory",
+        "≤ 1.0×",
+        1.0,
+    ),
+    (
+        "node_discovery_long_stdio",
+        "Node, 5 × 100 templates, 2,000-char descriptions — stdio",
+        "≤ 1.1×",
+        1.1,
+    ),
+    (
+        "node_discovery_long_memory",
+        "Node, 5 × 100 templates, 2,000-char descriptions — in memory",
+        "≤ 1.5×",
+        1.5,
+    ),
+    (
+        "python_discovery",
+        "Python, ~1 MB workload in memory ÷ the SDK's typed loop (worst workload)",
+        "≤ 0.8×",
+        0.8,
+    ),
+    (
+        "node_tracking",
+        "Node track(): added p50 of tools/call in memory (µs)",
+        "≤ +3 µs",
+        3.0,
+    ),
+    (
+        "python_tracking",
+        "Python track(): cost at the handler on the request path (µs)",
+        "≤ 1 µs",
+        1.0,
+    ),
 ]
 
 
@@ -35,10 +71,25 @@ def main() -> int:
     found = {}
     for path in sorted(results.glob("*.json")) if results.is_dir() else []:
         row = json.loads(path.read_text())
+        # A row measured more than once (one file per SDK line, say) shows its worst figure.
+        seen = found.get(row["row"])
+        if seen is not None:
+            worst, other = (
+                (row, seen)
+                if float(row["figure"]) > float(seen["figure"])
+                else (seen, row)
+            )
+            row = {
+                **worst,
+                "detail": f"{worst['detail']}; {other['figure']:g} for {other['detail']}",
+            }
         found[row["row"]] = row
     unknown = sorted(set(found) - {r[0] for r in ROWS})
     if unknown:
-        print(f"bench summary: rows not in the table: {', '.join(unknown)}", file=sys.stderr)
+        print(
+            f"bench summary: rows not in the table: {', '.join(unknown)}",
+            file=sys.stderr,
+        )
         return 1
     table = [("figure", "measured", "goal", "")]
     missed = []
@@ -49,7 +100,9 @@ def main() -> int:
             continue
         value = float(row["figure"])
         met = value <= bound
-        table.append((figure, f"{value:g} ({row['detail']})", goal, "met" if met else "NOT MET"))
+        table.append(
+            (figure, f"{value:g} ({row['detail']})", goal, "met" if met else "NOT MET")
+        )
         if row.get("enforced") and not met:
             missed.append(f"{key} ({value:g}, goal {goal})")
     widths = [max(len(r[i]) for r in table) for i in range(4)]
@@ -57,7 +110,10 @@ def main() -> int:
     for r in table:
         print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     if missed:
-        print(f"make bench: deterministic goal missed: {', '.join(missed)}", file=sys.stderr)
+        print(
+            f"make bench: deterministic goal missed: {', '.join(missed)}",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -8,6 +8,8 @@ stdio. Workloads (`reference/baseline-discovery.md`):
 - M: a ~1 MB in-bounds workload: 440 templates in 5 pages, 2,000-character descriptions, default limits.
 
 Prints the median milliseconds per full traversal and the ratio mcplens / SDK (< 1: mcplens faster).
+Under `make bench` (MCPLENS_BENCH_RESULTS set) the worst in-memory ratio of this SDK major is written
+as a `python_discovery` row for the summary, which keeps the worst of both majors.
 `python bench_discovery.py --serve WORKLOAD` is the stdio server.
 """
 
@@ -15,10 +17,13 @@ from __future__ import annotations
 
 import base64
 import importlib.metadata
+import json
+import os
 import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -153,18 +158,34 @@ async def serve(workload: str) -> None:
         await low.run(read, write, low.create_initialization_options())
 
 
-async def main() -> None:
+async def main() -> dict[str, float]:
     print(f"mcp {importlib.metadata.version('mcp')} · mcplens {mcplens.__version__}")
     print(f"{'workload':<34} {'transport':<9} {'SDK loop ms':>11} {'mcplens ms':>10} {'ratio':>6}")
+    in_memory_ratios = {}
     for workload, label in (("S", "S 100x100 tpl, 200-char desc"), ("M", "M ~1 MB in bounds (5x88, 2000ch)")):
         for transport, run in (("memory", in_memory), ("stdio", over_stdio)):
             t = await run(workload)
             ratio = t["mcplens"] / t["sdk"]
             print(f"{label:<34} {transport:<9} {t['sdk']:>11.1f} {t['mcplens']:>10.1f} {ratio:>6.2f}")
+            if transport == "memory":
+                in_memory_ratios[workload] = ratio
+    return in_memory_ratios
+
+
+def write_row(in_memory_ratios: dict[str, float]) -> None:
+    """The summary row of `make bench`: this major's worst in-memory ratio."""
+    if results := os.environ.get("MCPLENS_BENCH_RESULTS"):
+        major = "2" if V2 else "1"
+        worst = max(in_memory_ratios, key=in_memory_ratios.__getitem__)
+        detail = f"mcp {importlib.metadata.version('mcp')}: worst in memory is {worst}"
+        row = {"row": "python_discovery", "figure": round(in_memory_ratios[worst], 3), "detail": detail}
+        out = Path(results)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / f"python_discovery.mcp{major}.json").write_text(json.dumps(row))
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--serve"]:
         anyio.run(serve, sys.argv[2])
     else:
-        anyio.run(main)
+        write_row(anyio.run(main))
