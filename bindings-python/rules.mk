@@ -5,6 +5,9 @@
 #   dist/         the wheel built there, installed into the test environments
 #   venv-mcp1/    mcp 1.30.0 + pytest (requirements-mcp1.txt)
 #   venv-mcp2/    mcp 2.3.0 + pytest (requirements-mcp2.txt), plus ruff and mypy (requirements-lint.txt)
+#   venv-fastmcp2/ 3/ 4/  community fastmcp 2.14.7 and 3.4.11 on mcp 1.30.0, 4.2.3 on mcp 2.3.0
+#                 (requirements-fastmcp<N>.txt): the fastmcp tests and the hostile matrix through
+#                 fastmcp.Client; 4/ gets agentcat 2.1.0 for the benchmark (requirements-bench-fastmcp.txt)
 
 PYTHON ?= python3
 PY_DIR := bindings-python
@@ -13,6 +16,9 @@ PY_PIP := --disable-pip-version-check --no-input --quiet
 PY_WHEEL = $(firstword $(wildcard $(PY_OUT)/dist/mcplens-*.whl))
 
 PY_INSTALL_WHEEL = for v in 1 2; do $(PY_OUT)/venv-mcp$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
+PY_FASTMCP := 2 3 4
+PY_FASTMCP_VENVS := $(PY_FASTMCP:%=$(PY_OUT)/venv-fastmcp%/.requirements)
+PY_FASTMCP_TESTS := tests/test_fastmcp_client.py tests/test_fastmcp_tracking.py tests/test_hostile.py
 
 .PHONY: build-python test-python lint-python bench-python
 
@@ -23,10 +29,10 @@ build-python: ## Python: `pip install ./bindings-python` in a fresh venv, smoke 
 	cd $(PY_OUT) && venv-fresh/bin/python $(CURDIR)/$(PY_DIR)/tests/smoke.py
 	$(PY_OUT)/venv-fresh/bin/pip wheel $(PY_PIP) --no-deps --wheel-dir $(PY_OUT)/dist ./$(PY_DIR)
 
-$(PY_OUT)/venv-mcp%/.requirements: $(PY_DIR)/requirements-mcp%.txt
-	rm -rf $(PY_OUT)/venv-mcp$*
-	$(PYTHON) -m venv $(PY_OUT)/venv-mcp$*
-	$(PY_OUT)/venv-mcp$*/bin/pip install $(PY_PIP) --requirement $<
+$(PY_OUT)/venv-%/.requirements: $(PY_DIR)/requirements-%.txt
+	rm -rf $(PY_OUT)/venv-$*
+	$(PYTHON) -m venv $(PY_OUT)/venv-$*
+	$(PY_OUT)/venv-$*/bin/pip install $(PY_PIP) --requirement $<
 	touch $@
 
 $(PY_OUT)/venv-mcp2/.lint-requirements: $(PY_DIR)/requirements-lint.txt $(PY_OUT)/venv-mcp2/.requirements
@@ -35,12 +41,14 @@ $(PY_OUT)/venv-mcp2/.lint-requirements: $(PY_DIR)/requirements-lint.txt $(PY_OUT
 
 # node-install: the cross-language tests need the Node package, and must run (MCPLENS_REQUIRE_NODE).
 # venv-bench: agentcat 2.1.0, whose own event body the agentcat exporter's is compared with.
-test-python: build-python node-install $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements $(PY_OUT)/venv-bench/.requirements ## Python tests on mcp 1.30.0 and 2.3.0
+test-python: build-python node-install $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements $(PY_OUT)/venv-bench/.requirements $(PY_FASTMCP_VENVS) ## Python tests on mcp 1.30.0 and 2.3.0, and community fastmcp 2.x/3.x/4.x
 	@$(PY_INSTALL_WHEEL)
+	@for v in $(PY_FASTMCP); do $(PY_OUT)/venv-fastmcp$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
 	@echo "== pytest, mcp 1.30.0"
 	cd $(PY_DIR) && MCPLENS_REQUIRE_NODE=1 ../$(PY_OUT)/venv-mcp1/bin/python -m pytest
 	@echo "== pytest, mcp 2.3.0"
 	cd $(PY_DIR) && MCPLENS_REQUIRE_NODE=1 ../$(PY_OUT)/venv-mcp2/bin/python -m pytest
+	@for v in $(PY_FASTMCP); do echo "== pytest, fastmcp $$v.x"; (cd $(PY_DIR) && ../$(PY_OUT)/venv-fastmcp$$v/bin/python -m pytest $(PY_FASTMCP_TESTS)) || exit 1; done
 
 lint-python: build-python $(PY_OUT)/venv-mcp2/.lint-requirements ## Python: ruff, stubtest of _core.pyi, mypy --strict on the glue
 	$(PY_OUT)/venv-mcp2/bin/ruff check $(PY_DIR)
@@ -58,17 +66,17 @@ TEST_EXTRA += test-python
 LINT_EXTRA += lint-python
 BENCH_EXTRA += bench-python
 
-# Server tracking benchmark: mcp 1.30.0 (untracked vs mcplens) and .build/venv-bench (mcp 2.3.0 with
-# agentcat 2.1.0: untracked vs mcplens vs agentcat).
+# Server tracking benchmark: mcp 1.30.0 (untracked vs mcplens), .build/venv-bench (mcp 2.3.0 with
+# agentcat 2.1.0: untracked vs mcplens vs agentcat) and .build/venv-fastmcp4 (a fastmcp 4.2.3 server,
+# untracked vs mcplens vs agentcat 2.1.0, in memory and over stdio).
 .PHONY: bench-python-tracking
-$(PY_OUT)/venv-bench/.requirements: $(PY_DIR)/requirements-bench.txt
-	rm -rf $(PY_OUT)/venv-bench
-	$(PYTHON) -m venv $(PY_OUT)/venv-bench
-	$(PY_OUT)/venv-bench/bin/pip install $(PY_PIP) --requirement $<
+$(PY_OUT)/venv-fastmcp4/.bench-requirements: $(PY_DIR)/requirements-bench-fastmcp.txt $(PY_OUT)/venv-fastmcp4/.requirements
+	$(PY_OUT)/venv-fastmcp4/bin/pip install $(PY_PIP) --requirement $<
 	touch $@
 
-bench-python-tracking: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-bench/.requirements ## Python: tracking cost at the handler, end to end vs agentcat, RSS with the exporter down
-	@for v in mcp1 bench; do $(PY_OUT)/venv-$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
+bench-python-tracking: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-bench/.requirements $(PY_OUT)/venv-fastmcp4/.bench-requirements ## Python: tracking cost at the handler, end to end vs agentcat (SDK and fastmcp servers), RSS with the exporter down
+	@for v in mcp1 bench fastmcp4; do $(PY_OUT)/venv-$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
 	@for v in mcp1 bench; do $(PY_OUT)/venv-$$v/bin/python $(PY_DIR)/bench/bench_tracking.py || exit 1; done
+	$(PY_OUT)/venv-fastmcp4/bin/python $(PY_DIR)/bench/bench_fastmcp.py
 
 BENCH_EXTRA += bench-python-tracking

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import subprocess
 import sys
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,6 +18,16 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 V2 = hasattr(mcp, "MCPError")
+try:  # community fastmcp, in its own test environments only
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with contextlib.suppress(ImportError):  # authlib turns its own deprecation warnings on at import
+            import authlib.deprecate  # noqa: F401
+        warnings.simplefilter("ignore")  # fastmcp 2.x imports authlib's deprecated modules
+        import fastmcp as FASTMCP
+        import fastmcp.client.transports  # noqa: F401 (imports the auth modules too)
+except ImportError:
+    FASTMCP = None
 SERVERS = Path(__file__).parent / "servers"
 
 
@@ -36,6 +50,23 @@ async def in_memory(server: Any, **client_options: Any) -> AsyncIterator[Any]:
             await session.initialize()
             yield session
         tg.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def http_server(*args: str) -> AsyncIterator[str]:
+    """`python ARGS PORT`, a server on a free loopback port that writes one line to stderr once it
+    listens; yields its streamable-HTTP URL (`/mcp`) and kills it at the end."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    process = await anyio.open_process([sys.executable, *args, str(port)], stdout=subprocess.DEVNULL)
+    try:
+        assert process.stderr is not None
+        await process.stderr.receive()
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        await process.wait()
 
 
 def stdio_params(script: str, *args: str) -> StdioServerParameters:

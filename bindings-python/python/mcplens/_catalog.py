@@ -90,8 +90,9 @@ class Catalog(_core.Catalog):
     catalog.call_list_templates_tool({"server": "docs"})   # the model's listing, compact JSON
     ```
 
-    `session` is an initialized, entered `mcp.ClientSession` (1.x or 2.x) or an entered 2.x
-    `mcp.Client`. `refresh` (`mcplens.RefreshConfig`) sets the retry backoff, the `ttlMs` floor and
+    `session` is an initialized, entered `mcp.ClientSession` (1.x or 2.x), an entered 2.x
+    `mcp.Client` or a connected `fastmcp.Client` (held as its current session: a reconnected client
+    is a new connection). `refresh` (`mcplens.RefreshConfig`) sets the retry backoff, the `ttlMs` floor and
     the shrink guard. The sans-IO methods of `mcplens._core.Catalog` (`begin_refresh`, `commit`,
     `fail`, ...) remain for hosts that run their own traversals; `mcplens.Refresher` is the state
     machine itself, for hosts on other SDKs.
@@ -113,7 +114,7 @@ class Catalog(_core.Catalog):
         connection): joins a refresh under way, else starts one; `force` asks for one that begins
         after this call. Returns the status once both lists committed; raises `DiscoveryError` when
         the traversal failed (the catalog keeps the previous pair, status `stale`)."""
-        self._connect(server, session)
+        self._connect(server, session := _sdk().connection(session))
         return await self._wait(server, self._machine.request(server, "force" if force else "refresh"))
 
     async def ensure_fresh(self, server: str | None = None) -> None:
@@ -131,7 +132,7 @@ class Catalog(_core.Catalog):
         closing clears both lists. Chains onto the session's message handler, which still sees
         every message. Does not refresh by itself: `await refresh(...)` for the first listing."""
         sdk = _sdk()
-        conn = self._connect(server, session)
+        conn = self._connect(server, session := sdk.connection(session))
         if conn.watch is not None:
             conn.watch._stop()
         watch = conn.watch = Watch(server, session)

@@ -11,6 +11,9 @@ validation, projection, sanitizing, error codes) is the core's.
 - Deadline: `pager.remaining(time.monotonic())` bounds each in-flight request with an anyio cancel
   scope, which cancels the SDK call (2.x then tells the server `notifications/cancelled`).
 - A 2.x `mcp.Client` is read through its `.session`, which bypasses the Client's response cache.
+- A community `fastmcp.Client` (2.x-4.x) is read through its `.session`, the SDK `ClientSession` it
+  drives: under its typed one-page call (`list_resource_templates_mcp`, which validates the page and
+  caches page 1) and its walk (which logs a repeated cursor and returns the partial list).
 - Watching (`Catalog.watch`): the session's private `_message_handler` is wrapped (the SDKs take
   the handler at construction only); 1.x delivers a `ServerNotification` (`.root`), 2.x the model.
   On a 2.x 2026-07-28 connection list_changed flows only while a `subscriptions/listen` stream is
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, Literal
@@ -34,9 +38,9 @@ __all__ = ["list_resource_templates", "list_resources"]
 async def list_resource_templates(session: Any, *, server: str, limits: Limits | None = None) -> Listing:
     """Every resource template of one server, bounded, validated and sanitized.
 
-    `session` is an initialized `mcp.ClientSession` (1.x or 2.x) or an entered 2.x `mcp.Client`;
-    `server` is the host's name for it. Raises `mcplens.DiscoveryError` (`.code`) on any failure:
-    no prefix of a failed traversal is ever returned.
+    `session` is an initialized `mcp.ClientSession` (1.x or 2.x), an entered 2.x `mcp.Client` or a
+    connected `fastmcp.Client` (2.x-4.x); `server` is the host's name for it. Raises
+    `mcplens.DiscoveryError` (`.code`) on any failure: no prefix of a failed traversal is ever returned.
     """
     return await _traverse(session, "resource_templates", server, limits)
 
@@ -51,7 +55,7 @@ async def _traverse(
 ) -> Listing:
     sdk = _sdk()
     session = sdk.client_session(target)
-    capabilities = sdk.capabilities(session)
+    capabilities = None if session is None else sdk.capabilities(session)
     if capabilities is None:
         err = DiscoveryError(f'server "{server}": the session is not initialized')
         err.code, err.server = "invalid_argument", server
@@ -113,11 +117,24 @@ class _Sdk:
             self.listen_unsupported = (subscriptions.ListenNotSupportedError,)
 
     def client_session(self, target: Any) -> Any:
+        """The `ClientSession` under `target`; None for a `fastmcp.Client` that is not connected."""
         if isinstance(target, self.session_type):
             return target
         if self.client_type is not None and isinstance(target, self.client_type):
             return target.session
-        raise TypeError(f"expected an mcp.ClientSession or mcp.Client, got {type(target).__name__}")
+        if (fastmcp := sys.modules.get("fastmcp")) is not None and isinstance(target, fastmcp.Client):
+            try:
+                return target.session
+            except Exception:  # not connected, or the connection was lost
+                return None
+        raise TypeError(f"expected an mcp.ClientSession, mcp.Client or fastmcp.Client, got {type(target).__name__}")
+
+    def connection(self, target: Any) -> Any:
+        """What the catalog holds as one connection: a `fastmcp.Client`'s current session (the
+        client reconnects with a new one), else `target` itself."""
+        fastmcp = sys.modules.get("fastmcp")
+        session = self.client_session(target) if fastmcp and isinstance(target, fastmcp.Client) else None
+        return target if session is None else session
 
     def is_list_changed(self, message: Any) -> bool:
         """A resources list_changed notification, as either major delivers it to a message handler."""

@@ -15,6 +15,12 @@ Hook points (verified against mcp 1.30.0 and 2.3.0):
   (`(ctx, call_next)`), which sees every request, `initialize` included, and every handler
   registered at any time. The per-connection session lives in `Connection.state` and is closed by
   the connection's `exit_stack`.
+- Community `fastmcp.FastMCP` (2.x and 3.x on mcp 1.x, 4.x on mcp 2.x; `._mcp_server`, the SDK
+  `Server` subclass fastmcp answers through): the hook of its `mcp` major, under fastmcp's own
+  middleware chain. Its typed middleware hooks see fastmcp objects (a `ToolResult`, lists before
+  pagination, a `ToolError` as an exception); this seam sees what goes on the wire (the page sent,
+  a `ToolError` as the `isError` result fastmcp sends), so the events are the SDK servers' for the
+  same exchange. `initialize` is seen on mcp 2.x only, as for the SDK servers.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import inspect
 import json
 import logging
 import os
+import sys
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -340,12 +347,12 @@ def track(
     transport: Literal["stdio", "memory"] | None = None,
     **options: Any,
 ) -> S:
-    """Track every request of `server`: an mcp 1.x `Server` or `FastMCP`, or an mcp 2.x `Server`
-    or `MCPServer`. Returns `server` itself. Handlers registered later are tracked too; tracking a
-    server twice is a no-op. `transport`: what events say for connections that are not HTTP
-    (`"stdio"` or `"memory"`): the Python SDKs hand a server the same in-memory streams for both,
-    so it cannot be read from them; HTTP sessions always say `"http"`. `options` are `Tracker`
-    options, for when no `tracker` is given."""
+    """Track every request of `server`: an mcp 1.x `Server` or `FastMCP`, an mcp 2.x `Server` or
+    `MCPServer`, or a community `fastmcp.FastMCP` (2.x-4.x). Returns `server` itself. Handlers
+    registered later are tracked too; tracking a server twice is a no-op. `transport`: what events
+    say for connections that are not HTTP (`"stdio"` or `"memory"`): the Python SDKs hand a server
+    the same in-memory streams for both, so it cannot be read from them; HTTP sessions always say
+    `"http"`. `options` are `Tracker` options, for when no `tracker` is given."""
     if transport not in (None, "stdio", "memory"):
         raise ValueError(f"transport must be 'stdio', 'memory' or None, not {transport!r}")
     if tracker is None:
@@ -403,9 +410,13 @@ def _resolve(server: object) -> tuple[Any, int]:
             return server._lowlevel_server, 2
         if isinstance(server, Server2):
             return server, 2
+    fastmcp = sys.modules.get("fastmcp")
+    if major and fastmcp is not None and isinstance(server, fastmcp.FastMCP):
+        return server._mcp_server, major  # community fastmcp: the SDK `Server` it answers through
     raise TypeError(
         "mcplens.track() supports mcp 1.x `mcp.server.lowlevel.Server` and `mcp.server.fastmcp.FastMCP`, "
-        "and mcp 2.x `mcp.server.lowlevel.Server` and `mcp.server.mcpserver.MCPServer`; "
+        "mcp 2.x `mcp.server.lowlevel.Server` and `mcp.server.mcpserver.MCPServer`, and community "
+        "`fastmcp.FastMCP` (2.x-4.x); "
         f"got {type(server).__module__}.{type(server).__qualname__}"
         + ("" if major else " (the `mcp` package is not installed)")
     )

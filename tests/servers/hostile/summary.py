@@ -4,7 +4,8 @@
     python3 tests/servers/hostile/summary.py [RESULTS_DIR]   # default .build/hostile
 
 Each runner (core/tests/hostile_matrix.rs → rust.json, bindings-python/tests/test_hostile.py →
-python-mcp1.json / python-mcp2.json and, over HTTP, python-mcp<N>-http.json,
+python-mcp1.json / python-mcp2.json and, over HTTP, python-mcp<N>-http.json; through
+`fastmcp.Client` in the fastmcp environments, python-fastmcp<N>[-http].json,
 bindings-node/__test__/hostile.test.mjs → node.json and, over HTTP, node-http.json) writes
 one row per case: the expected outcome, the outcome, the time it took and the peak-RSS growth. A
 cell reads `outcome  time  +RSS`, marked FAIL where the runner's checks failed (`xN`: traversals).
@@ -20,6 +21,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 COLUMNS = ["rust", "python-mcp1", "python-mcp2", "node", "python-mcp1-http", "python-mcp2-http", "node-http"]
+COLUMNS += [f"python-fastmcp{n}{t}" for t in ("", "-http") for n in (2, 3, 4)]  # through fastmcp.Client
 
 
 def main() -> int:

@@ -1,0 +1,211 @@
+"""Discovery and the catalog through a community `fastmcp.Client` (2.x, 3.x or 4.x, whichever this
+environment has), against a real fastmcp server (`servers/fastmcp_server.py`) in memory, over stdio
+and over streamable HTTP. With fastmcp 3.x and 4.x the server paginates every list
+(`list_page_size=2`, base64 cursors); fastmcp 2.x has no `list_page_size` and sends one page.
+
+mcplens goes under the client's typed one-page call: through its SDK `ClientSession`, on the raw
+path the SDK sessions use, so the core sees each page as sent. The hostile matrix through
+`fastmcp.Client` is `test_hostile.py` (run in these environments too)."""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StdioTransport
+from fastmcp.server.middleware import Middleware
+from mcp import types
+
+import mcplens
+from servers import fastmcp_server  # collected only where fastmcp is installed (conftest.py)
+from support import SERVERS, http_server
+
+pytestmark = pytest.mark.anyio
+
+PAGE = 2 if fastmcp_server.PAGINATES else None
+PAGES = (3, 2) if PAGE else (1, 1)  # (templates, resources) pages
+MAJOR = fastmcp_server.MAJOR
+# fastmcp 4 negotiates 2026-07-28 by default, where its server does not serve `subscriptions/listen`:
+# the watch tests hold a legacy connection (list_changed flows on the session).
+LEGACY: dict[str, Any] = {"mode": "legacy"} if MAJOR >= 4 else {}
+HOSTILE = Path(__file__).resolve().parents[2] / "tests" / "servers" / "hostile" / "server.py"
+
+
+@asynccontextmanager
+async def connected(transport: str, **client_options: Any) -> AsyncIterator[Any]:
+    """A connected `fastmcp.Client` to the fastmcp server, in memory, over stdio or over HTTP."""
+    args = [str(SERVERS / "fastmcp_server.py"), "stdio" if transport == "stdio" else "http"]
+    args += [] if PAGE is None else ["--page-size", str(PAGE)]
+    if transport == "memory":
+        async with Client(fastmcp_server.build(PAGE), **client_options) as client:
+            yield client
+    elif transport == "stdio":
+        # keep_alive=False: the server process ends with the client's session
+        stdio = StdioTransport(sys.executable, args, log_file=Path(os.devnull), keep_alive=False)
+        async with Client(stdio, **client_options) as client:
+            yield client
+    else:
+        async with http_server(*args, "--port") as url, Client(url, **client_options) as client:
+            yield client
+
+
+def wire(model: Any) -> Any:
+    """A result model as JSON (1.x and 2.x models name their fields apart)."""
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def changed(event: anyio.Event) -> Any:
+    """A fastmcp message handler that sets `event` on resources list_changed."""
+
+    async def handler(message: Any) -> None:
+        if isinstance(getattr(message, "root", message), types.ResourceListChangedNotification):
+            event.set()
+
+    return handler
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio", "http"])
+async def test_listings_are_fastmcps_own_walk_page_by_page(transport: str) -> None:
+    async with connected(transport) as client:
+        templates = await mcplens.list_resource_templates(client, server="docs")
+        resources = await mcplens.list_resources(client, server="docs")
+        own_templates = await client.list_resource_templates()
+        own_resources = await client.list_resources()
+        first = wire(await client.list_resource_templates_mcp())
+    assert [t.uri_template for t in templates] == [wire(t)["uriTemplate"] for t in own_templates]
+    assert [t.uri_template for t in templates] == fastmcp_server.TEMPLATES
+    assert [r.uri for r in resources] == [wire(r)["uri"] for r in own_resources] == fastmcp_server.RESOURCES
+    assert (templates.diagnostics["pages"], resources.diagnostics["pages"]) == PAGES
+    assert all(t.server == "docs" for t in templates)
+    docs = next(t for t in templates if t.uri_template == "docs://{section}/{page}")
+    assert docs.description == "Documentation pages"
+    if PAGE:  # the server's own cursor: base64 of {"o": offset}, sent back byte for byte
+        assert json.loads(base64.urlsafe_b64decode(first["nextCursor"])) == {"o": PAGE}
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+async def test_catalog_refresh_watch_and_close(transport: str) -> None:
+    catalog = mcplens.Catalog()
+    notified = anyio.Event()
+    async with connected(transport, message_handler=changed(notified), **LEGACY) as client:
+        status = await catalog.refresh("docs", client)
+        assert (status.status, status.templates, status.resources) == ("ok", 5, 3)
+        watch = catalog.watch("docs", client)
+        await watch.ready()
+        assert watch.session is client.session  # the connection is the client's current session
+        await client.call_tool("add_template", {"n": 1})
+        await notified.wait()  # the watch saw it first, then handed it on to fastmcp's handler
+        await catalog.settled("docs")
+        assert [t.uri_template for t in catalog.templates("docs")] == [*fastmcp_server.TEMPLATES, "extra://1/{id}"]
+        assert catalog.status("docs").generation == 2
+        assert watch.active
+    # The client closed its session: both lists are cleared together.
+    assert not watch.active
+    assert (catalog.status("docs").status, catalog.templates("docs"), catalog.resources("docs")) == ("unknown", [], [])
+
+
+async def test_a_reconnected_client_is_a_new_connection() -> None:
+    catalog = mcplens.Catalog()
+    client = Client(fastmcp_server.build(PAGE), **LEGACY)
+    async with client:
+        await catalog.refresh("docs", client)
+        old = catalog.watch("docs", client)
+        await old.ready()
+    assert not old.active
+    assert catalog.templates("docs") == []
+    async with client:  # the same Client, a new session under it
+        status = await catalog.refresh("docs", client)
+        assert (status.status, status.templates) == ("ok", 5)
+        new = catalog.watch("docs", client)
+        await new.ready()
+        assert new.session is client.session is not old.session
+    assert not new.active
+
+
+async def test_a_client_that_is_not_connected_is_refused() -> None:
+    client = Client(fastmcp_server.build(PAGE))
+    with pytest.raises(mcplens.DiscoveryError) as e:
+        await mcplens.list_resource_templates(client, server="docs")
+    assert (e.value.code, e.value.server) == ("invalid_argument", "docs")
+    with pytest.raises(mcplens.CatalogError) as c:
+        await mcplens.Catalog().refresh("docs", client)
+    assert (c.value.code, c.value.server) == ("invalid_argument", "docs")
+
+
+async def test_the_deadline_bounds_each_request() -> None:
+    stalled = anyio.Event()
+    cancelled = anyio.Event()
+
+    class Stall(Middleware):  # type: ignore[misc]
+        async def on_list_resource_templates(self, context: Any, call_next: Any) -> Any:
+            stalled.set()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                cancelled.set()
+
+    server = fastmcp_server.build(PAGE)
+    server.add_middleware(Stall())
+    async with Client(server) as client:
+        with pytest.raises(mcplens.DiscoveryError) as e:
+            await mcplens.list_resource_templates(client, server="docs", limits=mcplens.Limits(deadline_seconds=0.2))
+        assert e.value.code == "deadline"
+        assert stalled.is_set()
+        if MAJOR >= 4:  # mcp 2.x tells the server `notifications/cancelled` for the abandoned request
+            await cancelled.wait()
+        # The session still serves: only that request was given up.
+        assert len(await mcplens.list_resources(client, server="docs")) == 3
+
+
+async def test_a_repeated_cursor_fails_where_fastmcps_own_walk_returns_a_prefix(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """On a repeated cursor, fastmcp's own walk (3.x, 4.x) stops with a warning that includes the
+    cursor and returns the pages so far; fastmcp 2.x's `list_resource_templates_mcp` takes no
+    cursor, so its walk is page 1 alone. mcplens fails closed and never names the cursor."""
+    args = [str(HOSTILE), "--case", "repeat_cursor", "--log", os.devnull]
+    async with Client(StdioTransport(sys.executable, args, log_file=Path(os.devnull))) as client:
+        assert len(await mcplens.list_resource_templates(client, server="hostile")) == 2  # well-formed at first
+        first = wire(await client.list_resource_templates_mcp())  # from now on: nextCursor "same"
+        cursor = first["nextCursor"]
+        with pytest.raises(mcplens.DiscoveryError) as e:
+            await mcplens.list_resource_templates(client, server="hostile")
+        with caplog.at_level(logging.WARNING):
+            own = await client.list_resource_templates()
+    assert e.value.code == "repeated_cursor"
+    assert cursor not in str(e.value)
+    if MAJOR >= 3:
+        assert len(own) == 2 * len(first["resourceTemplates"])
+        assert any(cursor in r.getMessage() for r in caplog.records)
+    else:
+        assert len(own) == len(first["resourceTemplates"])
+
+
+@pytest.mark.skipif(MAJOR < 4, reason="fastmcp 4.x negotiates 2026-07-28 (mode='auto', its default)")
+async def test_the_2026_07_28_era() -> None:
+    """fastmcp 4's client negotiates 2026-07-28 with a fastmcp 4 server by default: its pages carry
+    `ttlMs: 0` and `cacheScope: "private"`; the server answers `subscriptions/listen` with -32601,
+    so a watch cannot hear list_changed there and ends (clearing the pair, as for any listen
+    stream that ends)."""
+    catalog = mcplens.Catalog()
+    async with connected("memory") as client:
+        assert client.protocol_version == "2026-07-28"
+        templates = await mcplens.list_resource_templates(client, server="docs")
+        assert [t.uri_template for t in templates] == fastmcp_server.TEMPLATES
+        assert (templates.ttl_ms, templates.cache_scope) == (0, "private")
+        status = await catalog.refresh("docs", client)
+        assert (status.templates, status.resources) == (5, 3)
+        watch = catalog.watch("docs", client)
+        await watch.ready()
+        assert not watch.active
+        assert catalog.templates("docs") == []
