@@ -135,10 +135,7 @@ export declare class Pager {
   remaining(nowMs: number): number
   /** True once the traversal has finished or failed. */
   isDone(): boolean
-  /**
-   * The JSON-RPC `result` of the request, as JSON text exactly as the server sent it (read
-   * into a buffer reused across pages: no fresh allocation, and no page faults, per page).
-   */
+  /** The JSON-RPC `result` of the request, as JSON text exactly as the server sent it. */
   acceptPage(page: string, nowMs: number): void
   /** The server answered with a JSON-RPC error (only its code is used). */
   acceptRpcError(code: number, nowMs: number): void

@@ -166,14 +166,10 @@ impl Pager {
         self.inner.as_ref().is_none_or(discovery::Pager::is_done)
     }
 
-    /// The JSON-RPC `result` of the request, as JSON text exactly as the server sent it (read
-    /// into a buffer reused across pages: no fresh allocation, and no page faults, per page).
-    #[napi(ts_args_type = "page: string, nowMs: number")]
-    pub fn accept_page(&mut self, page: tracking::Utf8, now_ms: f64) -> Result<()> {
-        let Ok(page) = std::str::from_utf8(&page.0) else {
-            return Err(invalid_argument(&self.server, "the page is not valid UTF-8"));
-        };
-        self.accept(Outcome::Page(page), now_ms)
+    /// The JSON-RPC `result` of the request, as JSON text exactly as the server sent it.
+    #[napi]
+    pub fn accept_page(&mut self, page: String, now_ms: f64) -> Result<()> {
+        self.accept(Outcome::Page(&page), now_ms)
     }
 
     /// The server answered with a JSON-RPC error (only its code is used).

@@ -337,7 +337,7 @@ pub fn tracking_text_buffer() -> Uint8Array {
 }
 
 /// A JS string read as UTF-8 into a buffer kept per thread (no allocation once it is large enough).
-pub struct Utf8(pub(crate) Vec<u8>);
+pub struct Utf8(Vec<u8>);
 
 impl Drop for Utf8 {
     fn drop(&mut self) {
