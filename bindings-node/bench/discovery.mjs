@@ -1,10 +1,15 @@
-// bench-node: mcplens' bounded traversal (`listResourceTemplates`) vs the SDK's own
-// `client.listResourceTemplates({cursor})` loop, same server, same client, same process,
-// interleaved (ABBA), in memory and over stdio, on the baseline-discovery workloads.
-// Prints the median ms per complete traversal, µs per page, and mcplens ÷ SDK.
+// bench-node: mcplens' bounded traversal (`listResourceTemplates`) vs the SDK's own walk, on both
+// SDK lines: the 1.x `client.listResourceTemplates({cursor})` loop and the v2 client's own walk
+// (`listResourceTemplates()` without a cursor, cache bypassed), each against mcplens over that same
+// client; one server per client, every variant in every round (order rotated), in memory and
+// over stdio, on the baseline-discovery workloads. Prints the median ms per complete traversal,
+// µs per page, and mcplens ÷ SDK; under `make bench` writes the summary rows (the worse line's ratio).
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -28,13 +33,20 @@ async function sdkLoop(client) {
   return items.length;
 }
 
+async function v2Walk(client) {
+  const page = await client.listResourceTemplates(undefined, { cacheMode: 'bypass' });
+  if (page.nextCursor !== undefined) throw new Error('the v2 walk stopped early');
+  return page.resourceTemplates.length;
+}
+
 async function mcplens(client) {
   const listing = await listResourceTemplates(client, { server: 'bench', limits: LIMITS });
   return listing.items.length;
 }
 
-async function connect(workload, transport) {
-  const client = new Client({ name: 'bench', version: '0.0.0' });
+async function connect(workload, transport, line) {
+  const client =
+    line === 'v2' ? new ClientV2({ name: 'bench', version: '0.0.0' }, { listMaxPages: 0 }) : new Client({ name: 'bench', version: '0.0.0' });
   if (transport === 'memory') {
     const server = createWorkloadServer(workload);
     const [ct, st] = InMemoryTransport.createLinkedPair();
@@ -42,7 +54,8 @@ async function connect(workload, transport) {
     return { client, close: async () => (await client.close(), await server.close()) };
   }
   const script = join(import.meta.dirname, 'workload-server.mjs');
-  await client.connect(new StdioClientTransport({ command: process.execPath, args: [script, workload], stderr: 'inherit' }));
+  const Stdio = line === 'v2' ? StdioClientTransportV2 : StdioClientTransport;
+  await client.connect(new Stdio({ command: process.execPath, args: [script, workload], stderr: 'inherit' }));
   return { client, close: () => client.close() };
 }
 
@@ -60,51 +73,57 @@ async function timed(f, client, expected) {
   return ms;
 }
 
+/** The four variants: [name, SDK line, traversal]. */
+const VARIANTS = [
+  ['sdk1', '1.x', sdkLoop],
+  ['ours1', '1.x', mcplens],
+  ['sdk2', 'v2', v2Walk],
+  ['ours2', 'v2', mcplens],
+];
+
 async function bench(workload, transport) {
   const { pages, pageSize } = WORKLOADS[workload];
   const expected = pages * pageSize;
-  const { client, close } = await connect(workload, transport);
+  const clients = { '1.x': await connect(workload, transport, '1.x'), v2: await connect(workload, transport, 'v2') };
   try {
-    const sdk = [];
-    const ours = [];
-    const ratios = [];
+    const times = Object.fromEntries(VARIANTS.map(([name]) => [name, []]));
     for (let round = 0; round < WARMUP + ROUNDS[workload]; round++) {
-      // ABBA: alternate who goes first.
-      let a;
-      let b;
-      if (round % 2 === 0) {
-        a = await timed(sdkLoop, client, expected);
-        b = await timed(mcplens, client, expected);
-      } else {
-        b = await timed(mcplens, client, expected);
-        a = await timed(sdkLoop, client, expected);
+      // Every variant each round; the order rotates (and reverses every other round).
+      const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]);
+      if (round % 2 === 1) order.reverse();
+      for (const [name, line, f] of order) {
+        const ms = await timed(f, clients[line].client, expected);
+        if (round >= WARMUP) times[name].push(ms);
       }
-      if (round < WARMUP) continue;
-      sdk.push(a);
-      ours.push(b);
-      ratios.push(b / a);
     }
-    const s = median(sdk);
-    const m = median(ours);
-    return { workload, transport, pages, sdk: s, ours: m, ratio: m / s, roundRatio: median(ratios), rounds: sdk.length };
+    const m = Object.fromEntries(Object.entries(times).map(([k, xs]) => [k, median(xs)]));
+    return { workload, transport, pages, rounds: times.sdk1.length, m, ratio1: m.ours1 / m.sdk1, ratio2: m.ours2 / m.sdk2 };
   } finally {
-    await close();
+    await clients['1.x'].close();
+    await clients.v2.close();
   }
 }
 
-const GOAL = { memory: 1.0, stdio: 1.1 };
-const rows = [];
-console.log(`bench-node: mcplens ${coreVersion} (Node ${process.version}); median ms per complete traversal`);
-console.log('workload  transport  rounds   SDK loop ms (µs/page)   mcplens ms (µs/page)   mcplens÷SDK  (median per-round)  goal');
+const GOAL = { 'S|stdio': 1.1, 'S|memory': 1.0, 'M|stdio': 1.1, 'M|memory': 1.5 };
+const ROW = { 'S|stdio': 'node_discovery_stdio', 'S|memory': 'node_discovery_memory', 'M|stdio': 'node_discovery_long_stdio', 'M|memory': 'node_discovery_long_memory' };
+const results = process.env.MCPLENS_BENCH_RESULTS;
+console.log(`bench-node: mcplens ${coreVersion} (Node ${process.version}); median ms per complete traversal (µs per page)`);
+console.log('workload  transport  rounds   1.x loop       mcplens/1.x        ÷  v2 walk        mcplens/v2         ÷  goal');
 for (const workload of ['S', 'M']) {
   for (const transport of ['memory', 'stdio']) {
     const r = await bench(workload, transport);
-    rows.push(r);
-    const cell = (ms) => `${ms.toFixed(2).padStart(8)} (${((ms * 1000) / r.pages).toFixed(0).padStart(5)})`;
+    const cell = (ms) => `${ms.toFixed(2)} (${((ms * 1000) / r.pages).toFixed(0)})`.padEnd(15);
+    const key = `${workload}|${transport}`;
     console.log(
-      `${workload.padEnd(9)} ${transport.padEnd(10)} ${String(r.rounds).padStart(6)}   ${cell(r.sdk).padEnd(22)}  ${cell(r.ours).padEnd(21)}  ` +
-        `${r.ratio.toFixed(2).padStart(10)}×  ${r.roundRatio.toFixed(2).padStart(10)}×          ≤ ${GOAL[transport].toFixed(1)}×`,
+      `${workload.padEnd(9)} ${transport.padEnd(10)} ${String(r.rounds).padStart(6)}   ${cell(r.m.sdk1)}${cell(r.m.ours1)}${r.ratio1.toFixed(2).padStart(5)}×  ` +
+        `${cell(r.m.sdk2)}${cell(r.m.ours2)}${r.ratio2.toFixed(2).padStart(5)}×  ≤ ${GOAL[key].toFixed(1)}×`,
     );
+    if (results !== undefined) {
+      mkdirSync(results, { recursive: true });
+      const figure = Math.max(r.ratio1, r.ratio2);
+      const detail = `mcplens ÷ 1.x loop ${r.ratio1.toFixed(2)}×, ÷ v2 walk ${r.ratio2.toFixed(2)}×; medians of ${r.rounds} rounds`;
+      writeFileSync(join(results, `${ROW[key]}.json`), JSON.stringify({ row: ROW[key], figure: Number(figure.toFixed(3)), detail }));
+    }
   }
 }
 console.log('S = 100 pages × 100 templates, 200-char descriptions (4.1 MiB on the wire); M = 5 × 100, 2,000-char (1.06 MiB).');

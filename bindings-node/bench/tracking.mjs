@@ -2,17 +2,20 @@
 //  (a) the hot path at the handler: the wrapped handler vs the bare one (a trivial async handler put
 //      in the SDK's request-handler map), with and without response capture;
 //  (b) end to end: tools/call and resources/read p50/p99 through an SDK Client ↔ McpServer in
-//      memory, untracked vs mcplens vs the `mcpcat` npm package, same process, interleaved.
-// Network off: mcplens exports to a JSONL file; mcpcat posts to a loopback sink in a child process.
+//      memory, untracked vs mcplens vs the `agentcat` and `mcpcat` npm packages, same server, same
+//      process, interleaved; under `make bench` the tools/call row (mcplens' added p50) is written.
+// Network off: mcplens exports to a JSONL file; agentcat and mcpcat post to a loopback sink in a
+// child process.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
 const SCRATCH = mkdtempSync(join(tmpdir(), 'mcplens-bench-tracking-'));
-// mcpcat appends its log to ~/mcpcat.log and may phone home for diagnostics: keep both local.
+// agentcat and mcpcat append their logs to ~/agentcat.log, ~/mcpcat.log and may phone home for
+// diagnostics: keep both local.
 process.env.HOME = SCRATCH;
 process.env.DISABLE_DIAGNOSTICS = 'true';
 
@@ -21,6 +24,7 @@ const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.j
 const { McpServer, ResourceTemplate } = await import('@modelcontextprotocol/sdk/server/mcp.js');
 const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
 const { Tracker, coreVersion, jsonlExporter, track } = await import('mcplens');
+const agentcat = await import('agentcat');
 const mcpcat = await import('mcpcat');
 const z = await import('zod');
 
@@ -143,19 +147,16 @@ const OPS = {
   'resources/read': (c, i) => c.readResource({ uri: `note://${i}` }),
 };
 
+/** agentcat / mcpcat: events to the loopback sink, nothing added to the server's tools. */
+const CAT_OPTIONS = (apiBaseUrl) => ({ apiBaseUrl, disableDiagnostics: true, enableReportMissing: false, enableToolCallContext: false });
+
 async function endToEnd(sinkUrl) {
   const tracker = new Tracker({ exporters: [jsonlExporter({ path: join(SCRATCH, 'e2e.jsonl') })] });
   const variants = {
     untracked: await connected(notesServer()),
     mcplens: await connected(track(notesServer(), tracker)),
-    mcpcat: await connected(
-      mcpcat.track(notesServer(), 'proj_bench', {
-        apiBaseUrl: sinkUrl,
-        disableDiagnostics: true,
-        enableReportMissing: false,
-        enableToolCallContext: false,
-      }),
-    ),
+    agentcat: await connected(agentcat.track(notesServer(), 'proj_bench', CAT_OPTIONS(sinkUrl))),
+    mcpcat: await connected(mcpcat.track(notesServer(), 'proj_bench', CAT_OPTIONS(sinkUrl))),
   };
   const samples = {};
   let n = 0;
@@ -201,46 +202,58 @@ function version(name, entry) {
   }
   return '?';
 }
+const agentcatVersion = version('agentcat', 'agentcat');
 const mcpcatVersion = version('mcpcat', 'mcpcat');
 const sdkVersion = version('@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/server/index.js');
-console.log(`mcplens ${coreVersion} · @modelcontextprotocol/sdk ${sdkVersion} · mcpcat ${mcpcatVersion} · Node ${process.versions.node}`);
+console.log(`mcplens ${coreVersion} · @modelcontextprotocol/sdk ${sdkVersion} · agentcat ${agentcatVersion} · mcpcat ${mcpcatVersion} · Node ${process.versions.node}`);
 
 console.log(
   `\n(a) hot path at the handler: ns per request (median of ${RUNS} runs × ${CALLS.toLocaleString('en')} calls in bursts of ${BURST.toLocaleString('en')}, ABBA)`,
 );
 console.log('    method            response   bare   wrapped     added   events exported/dropped');
+let hot = NaN; // tools/call, response not captured: the request thread's added ns
 for (const r of await hotPath()) {
   const ex = r.stats.exporters[0];
+  if (r.method === 'tools/call' && !r.capture) hot = r.wrapped - r.bare;
   console.log(
     `    ${r.method.padEnd(16)} ${(r.capture ? 'captured' : 'not').padEnd(9)}${fmt(r.bare)}  ${fmt(r.wrapped)}  ${fmt(r.wrapped - r.bare)}   ${ex.exported}/${r.stats.dropped + ex.dropped}`,
   );
 }
 
-// mcpcat posts on its own schedule and rejects unhandled when a post fails: count, never crash.
-let mcpcatFailures = 0;
-process.on('unhandledRejection', () => void (mcpcatFailures += 1));
+// agentcat and mcpcat post on their own schedule and reject unhandled when a post fails: count, never crash.
+let catFailures = 0;
+process.on('unhandledRejection', () => void (catFailures += 1));
 const sink = await startSink();
 const { samples, stats } = await endToEnd(sink.url);
-await new Promise((resolve) => setTimeout(resolve, 2_000)); // let mcpcat's queue drain into the sink
+await new Promise((resolve) => setTimeout(resolve, 2_000)); // let agentcat's and mcpcat's queues drain into the sink
 console.log(
   `\n(b) end to end, SDK Client ↔ McpServer in memory: µs per request (${ROUNDS} interleaved rounds × ${PER_ROUND} = ${ROUNDS * PER_ROUND} each)`,
 );
 console.log('    method            tracker        p50       p99   added p50');
+let added;
 for (const op of Object.keys(OPS)) {
   const base = quantile(
     [...samples[`${op}|untracked`]].sort((a, b) => a - b),
     0.5,
   );
-  for (const name of ['untracked', 'mcplens', 'mcpcat']) {
+  for (const name of ['untracked', 'mcplens', 'agentcat', 'mcpcat']) {
     const xs = [...samples[`${op}|${name}`]].sort((a, b) => a - b);
     const p50 = quantile(xs, 0.5);
+    if (op === 'tools/call' && name === 'mcplens') added = { mcplens: p50 - base, base };
+    if (op === 'tools/call' && name === 'agentcat') added.agentcat = p50 - base;
     console.log(`    ${op.padEnd(16)}  ${name.padEnd(10)}${fmt(p50, 1)}  ${fmt(quantile(xs, 0.99), 1)}  ${name === 'untracked' ? '' : fmt(p50 - base, 1)}`);
   }
 }
 const ex = stats.exporters[0];
 console.log(`    mcplens events: recorded ${stats.recorded}, exported ${ex.exported}, dropped ${stats.dropped + ex.dropped}`);
-console.log('    (mcpcat tracks tools/call only; mcplens records every request and writes JSONL; mcpcat posts to a loopback sink)');
-if (mcpcatFailures > 0) console.log(`    mcpcat: ${mcpcatFailures} failed posts`);
+console.log('    (agentcat and mcpcat track tools/call only and post to a loopback sink; mcplens records every request and writes JSONL)');
+if (catFailures > 0) console.log(`    agentcat/mcpcat: ${catFailures} failed posts`);
+const results = process.env.MCPLENS_BENCH_RESULTS;
+if (results !== undefined) {
+  mkdirSync(results, { recursive: true });
+  const detail = `p50 ${added.base.toFixed(1)} µs untracked; agentcat +${added.agentcat.toFixed(1)} µs; hot path ${hot.toFixed(0)} ns at the handler`;
+  writeFileSync(join(results, 'node_tracking.json'), JSON.stringify({ row: 'node_tracking', figure: Number(added.mcplens.toFixed(2)), detail }));
+}
 sink.child.kill();
 rmSync(SCRATCH, { recursive: true, force: true });
 process.exit(0); // mcpcat's beforeExit drain would wait for its sink

@@ -60,14 +60,23 @@ function put(
   SLOTS[7] = rpcCode;
   if (params !== undefined) flags |= F_PARAMS;
   SLOTS[6] = flags;
-  const text = `${params ?? ''}\0${idText}\0${rest}`;
-  const { read, written } = ENCODER.encodeInto(text, TEXT);
-  if (read === text.length) {
-    SLOTS[8] = written;
+  // Each part encoded in place (no joined string to build and flatten); -1 once one does not fit.
+  let at = into(params ?? '', 0);
+  at = at >= 0 && at < TEXT.length ? into(idText, ((TEXT[at] = 0), at + 1)) : -1;
+  at = at >= 0 && at < TEXT.length ? into(rest, ((TEXT[at] = 0), at + 1)) : -1;
+  if (at >= 0) {
+    SLOTS[8] = at;
     record();
   } else {
-    recordText(text); // over 64 KiB
+    recordText(`${params ?? ''}\0${idText}\0${rest}`); // over 64 KiB
   }
+}
+
+/** Encodes `s` into the text buffer at byte `at`: the offset after it, or -1 if it does not fit. */
+function into(s: string, at: number): number {
+  if (s === '') return at;
+  const { read, written } = ENCODER.encodeInto(s, at === 0 ? TEXT : TEXT.subarray(at));
+  return read === s.length ? at + written : -1;
 }
 
 /** A tracked MCP request as exported (schema 1, `docs/events.md`). */
