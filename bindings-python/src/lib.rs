@@ -5,6 +5,19 @@
 //! clock when the caller passes no `now`. The `mcp` SDK glue lives in `python/mcplens/`.
 #![forbid(unsafe_code)]
 
+/// A class's `#[pymethods]` block with its read-only properties one line each: `name: Type =
+/// expr;`, `expr` reading the object as `s` (doc comments allowed); the other methods follow as
+/// written.
+macro_rules! methods {
+    ($class:ty, |$s:ident| { $($(#[$m:meta])* $name:ident: $ret:ty = $e:expr;)* } $($rest:tt)*) => {
+        #[pymethods]
+        impl $class {
+            $( $(#[$m])* #[getter] fn $name(&self) -> $ret { let $s = self; $e } )*
+            $($rest)*
+        }
+    };
+}
+
 mod refresher;
 mod template;
 mod tracking;
@@ -131,8 +144,12 @@ struct PyLimits {
     inner: Limits,
 }
 
-#[pymethods]
-impl PyLimits {
+methods! { PyLimits, |s| {
+    max_pages: u32 = s.inner.max_pages;
+    max_items: usize = s.inner.max_items;
+    max_bytes: usize = s.inner.max_bytes;
+    deadline_seconds: f64 = s.inner.deadline.as_secs_f64();
+}
     #[new]
     #[pyo3(signature = (*, max_pages = 100, max_items = 10_000, max_bytes = 1_000_000, deadline_seconds = 60.0))]
     fn new(
@@ -149,26 +166,6 @@ impl PyLimits {
         let inner = Limits { max_pages, max_items, max_bytes, deadline };
         inner.validate().map_err(invalid)?;
         Ok(PyLimits { inner })
-    }
-
-    #[getter]
-    fn max_pages(&self) -> u32 {
-        self.inner.max_pages
-    }
-
-    #[getter]
-    fn max_items(&self) -> usize {
-        self.inner.max_items
-    }
-
-    #[getter]
-    fn max_bytes(&self) -> usize {
-        self.inner.max_bytes
-    }
-
-    #[getter]
-    fn deadline_seconds(&self) -> f64 {
-        self.inner.deadline.as_secs_f64()
     }
 
     fn __repr__(&self) -> String {
@@ -188,20 +185,12 @@ struct PyRequest {
     inner: discovery::Request,
 }
 
-#[pymethods]
-impl PyRequest {
+methods! { PyRequest, |s| {
     /// The JSON-RPC method.
-    #[getter]
-    fn method(&self) -> &'static str {
-        self.inner.method
-    }
-
+    method: &'static str = s.inner.method;
     /// The exact cursor to send back (`None` on page 1).
-    #[getter]
-    fn cursor(&self) -> Option<&str> {
-        self.inner.cursor.as_deref()
-    }
-
+    cursor: Option<&str> = s.inner.cursor.as_deref();
+}
     /// The request's `params`: `None` on page 1 (send no `params` key), else `{"cursor": ...}`.
     #[getter]
     fn params<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -243,8 +232,13 @@ impl PyPager {
     }
 }
 
-#[pymethods]
-impl PyPager {
+methods! { PyPager, |s| {
+    /// `"resources"` or `"resource_templates"`.
+    kind: String = name_of(s.inner.as_ref().map_or(ListKind::Resources, Pager::kind));
+    server: &str = &s.server;
+    /// True once the traversal has finished or failed.
+    is_done: bool = s.inner.as_ref().is_none_or(Pager::is_done);
+}
     #[new]
     #[pyo3(signature = (kind, server, *, resources_capability = true, limits = None, now = None))]
     fn new(
@@ -264,23 +258,6 @@ impl PyPager {
         let pager =
             Pager::new(kind, server.clone(), resources_capability, limits, now).map_err(|e| discovery_error(py, &e))?;
         Ok(PyPager { inner: Some(pager), server })
-    }
-
-    /// `"resources"` or `"resource_templates"`.
-    #[getter]
-    fn kind(&self) -> String {
-        name_of(self.inner.as_ref().map_or(ListKind::Resources, Pager::kind))
-    }
-
-    #[getter]
-    fn server(&self) -> &str {
-        &self.server
-    }
-
-    /// True once the traversal has finished or failed.
-    #[getter]
-    fn is_done(&self) -> bool {
-        self.inner.as_ref().is_none_or(Pager::is_done)
     }
 
     /// The next request to send, or `None` when the traversal is over (call `finish()`).
@@ -383,39 +360,19 @@ fn item_object<'py>(py: Python<'py>, item: &Item) -> PyResult<Bound<'py, PyAny>>
     })
 }
 
-#[pymethods]
-impl PyListing {
+methods! { PyListing, |s| {
     /// `"resources"` or `"resource_templates"`.
-    #[getter]
-    fn kind(&self) -> String {
-        name_of(self.inner.kind)
-    }
-
-    #[getter]
-    fn server(&self) -> &str {
-        &self.inner.server
-    }
-
+    kind: String = name_of(s.inner.kind);
+    server: &str = &s.inner.server;
+    /// `"listed"`, `"no_capability"` or `"method_not_found"`.
+    support: String = name_of(s.inner.support);
+    ttl_ms: Option<u64> = s.inner.ttl_ms;
+    cache_scope: Option<&str> = s.inner.cache_scope.as_deref();
+}
     /// The items, in server order.
     #[getter]
     fn items(&self, py: Python<'_>) -> Py<PyTuple> {
         self.items.clone_ref(py)
-    }
-
-    /// `"listed"`, `"no_capability"` or `"method_not_found"`.
-    #[getter]
-    fn support(&self) -> String {
-        name_of(self.inner.support)
-    }
-
-    #[getter]
-    fn ttl_ms(&self) -> Option<u64> {
-        self.inner.ttl_ms
-    }
-
-    #[getter]
-    fn cache_scope(&self) -> Option<&str> {
-        self.inner.cache_scope.as_deref()
     }
 
     /// What the traversal counted (camelCase keys, as the core reports them).
@@ -455,22 +412,14 @@ struct PyAnnotations {
     inner: Annotations,
 }
 
-#[pymethods]
-impl PyAnnotations {
+methods! { PyAnnotations, |s| {
+    priority: Option<f64> = s.inner.priority;
+    last_modified: Option<&str> = s.inner.last_modified.as_deref();
+}
     /// `("user", "assistant")` subset, or None.
     #[getter]
     fn audience<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         self.inner.audience.as_ref().map(|a| PyTuple::new(py, a.iter().map(name_of))).transpose()
-    }
-
-    #[getter]
-    fn priority(&self) -> Option<f64> {
-        self.inner.priority
-    }
-
-    #[getter]
-    fn last_modified(&self) -> Option<&str> {
-        self.inner.last_modified.as_deref()
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -493,37 +442,15 @@ struct PyResourceTemplate {
     inner: discovery::ResourceTemplate,
 }
 
-#[pymethods]
-impl PyResourceTemplate {
-    #[getter]
-    fn uri_template(&self) -> &str {
-        &self.inner.uri_template
-    }
-    #[getter]
-    fn name(&self) -> &str {
-        &self.inner.name
-    }
-    #[getter]
-    fn title(&self) -> Option<&str> {
-        self.inner.title.as_deref()
-    }
-    #[getter]
-    fn description(&self) -> Option<&str> {
-        self.inner.description.as_deref()
-    }
-    #[getter]
-    fn mime_type(&self) -> Option<&str> {
-        self.inner.mime_type.as_deref()
-    }
-    #[getter]
-    fn annotations(&self) -> Option<PyAnnotations> {
-        annotations(&self.inner.annotations)
-    }
-    #[getter]
-    fn server(&self) -> &str {
-        &self.inner.server
-    }
-
+methods! { PyResourceTemplate, |s| {
+    uri_template: &str = &s.inner.uri_template;
+    name: &str = &s.inner.name;
+    title: Option<&str> = s.inner.title.as_deref();
+    description: Option<&str> = s.inner.description.as_deref();
+    mime_type: Option<&str> = s.inner.mime_type.as_deref();
+    annotations: Option<PyAnnotations> = annotations(&s.inner.annotations);
+    server: &str = &s.inner.server;
+}
     /// The item as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -541,41 +468,16 @@ struct PyResource {
     inner: discovery::Resource,
 }
 
-#[pymethods]
-impl PyResource {
-    #[getter]
-    fn uri(&self) -> &str {
-        &self.inner.uri
-    }
-    #[getter]
-    fn name(&self) -> &str {
-        &self.inner.name
-    }
-    #[getter]
-    fn title(&self) -> Option<&str> {
-        self.inner.title.as_deref()
-    }
-    #[getter]
-    fn description(&self) -> Option<&str> {
-        self.inner.description.as_deref()
-    }
-    #[getter]
-    fn mime_type(&self) -> Option<&str> {
-        self.inner.mime_type.as_deref()
-    }
-    #[getter]
-    fn size(&self) -> Option<u64> {
-        self.inner.size
-    }
-    #[getter]
-    fn annotations(&self) -> Option<PyAnnotations> {
-        annotations(&self.inner.annotations)
-    }
-    #[getter]
-    fn server(&self) -> &str {
-        &self.inner.server
-    }
-
+methods! { PyResource, |s| {
+    uri: &str = &s.inner.uri;
+    name: &str = &s.inner.name;
+    title: Option<&str> = s.inner.title.as_deref();
+    description: Option<&str> = s.inner.description.as_deref();
+    mime_type: Option<&str> = s.inner.mime_type.as_deref();
+    size: Option<u64> = s.inner.size;
+    annotations: Option<PyAnnotations> = annotations(&s.inner.annotations);
+    server: &str = &s.inner.server;
+}
     /// The item as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -592,14 +494,10 @@ struct PyTicket {
     inner: Ticket,
 }
 
-#[pymethods]
-impl PyTicket {
+methods! { PyTicket, |s| {
     /// The server this ticket refreshes.
-    #[getter]
-    fn server(&self) -> &str {
-        self.inner.server()
-    }
-
+    server: &str = s.inner.server();
+}
     fn __repr__(&self) -> String {
         format!("<Ticket server={:?}>", self.inner.server())
     }
@@ -612,20 +510,12 @@ struct PyCompletion {
     inner: catalog::Completion,
 }
 
-#[pymethods]
-impl PyCompletion {
+methods! { PyCompletion, |s| {
     /// False when the ticket was outdated (newer ticket, invalidation, removal): nothing changed.
-    #[getter]
-    fn applied(&self) -> bool {
-        self.inner.applied
-    }
-
+    applied: bool = s.inner.applied;
     /// A list_changed arrived during the refresh: start exactly one more refresh now.
-    #[getter]
-    fn refresh_again(&self) -> bool {
-        self.inner.refresh_again
-    }
-
+    refresh_again: bool = s.inner.refresh_again;
+}
     fn __repr__(&self) -> String {
         let c = self.inner;
         let cap = |b: bool| if b { "True" } else { "False" };
@@ -646,18 +536,10 @@ struct PyFailure {
     inner: catalog::Failure,
 }
 
-#[pymethods]
-impl PyFailure {
-    #[getter]
-    fn code(&self) -> &str {
-        &self.inner.code
-    }
-
-    #[getter]
-    fn message(&self) -> &str {
-        &self.inner.message
-    }
-
+methods! { PyFailure, |s| {
+    code: &str = &s.inner.code;
+    message: &str = &s.inner.message;
+}
     fn __repr__(&self) -> String {
         format!("Failure(code={:?}, message={:?})", self.inner.code, self.inner.message)
     }
@@ -670,49 +552,21 @@ struct PyServerStatus {
     inner: ServerStatus,
 }
 
-#[pymethods]
-impl PyServerStatus {
-    #[getter]
-    fn server(&self) -> &str {
-        &self.inner.server
-    }
-
+methods! { PyServerStatus, |s| {
+    server: &str = &s.inner.server;
     /// `"unknown"`, `"ok"`, `"unsupported"`, `"outdated"`, `"failed"` or `"stale"`.
-    #[getter]
-    fn status(&self) -> String {
-        name_of(self.inner.status)
-    }
-
+    status: String = name_of(s.inner.status);
     /// Commits so far (0 = never).
-    #[getter]
-    fn generation(&self) -> u64 {
-        self.inner.generation
-    }
-
+    generation: u64 = s.inner.generation;
     /// The last failure, kept until the next successful commit.
-    #[getter]
-    fn last_error(&self) -> Option<PyFailure> {
-        self.inner.last_error.clone().map(|inner| PyFailure { inner })
-    }
-
+    last_error: Option<PyFailure> = s.inner.last_error.clone().map(|inner| PyFailure { inner });
     /// Cached resources.
-    #[getter]
-    fn resources(&self) -> usize {
-        self.inner.resources
-    }
-
+    resources: usize = s.inner.resources;
     /// Cached templates.
-    #[getter]
-    fn templates(&self) -> usize {
-        self.inner.templates
-    }
-
+    templates: usize = s.inner.templates;
     /// True while a refresh is running.
-    #[getter]
-    fn refreshing(&self) -> bool {
-        self.inner.refreshing
-    }
-
+    refreshing: bool = s.inner.refreshing;
+}
     /// The snapshot as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -744,8 +598,12 @@ struct PyCatalog {
     refresh: mcplens::catalog::RefreshConfig,
 }
 
-#[pymethods]
-impl PyCatalog {
+methods! { PyCatalog, |s| {
+    /// Catalog-wide change counter: compare it with the last value seen to learn of a change.
+    generation: u64 = s.inner.generation();
+    /// The bounds of every traversal a refresh runs (None: the defaults).
+    limits: Option<PyLimits> = s.limits.clone();
+}
     #[new]
     #[pyo3(signature = (limits = None, *, refresh = None))]
     fn new(limits: Option<PyRef<'_, PyLimits>>, refresh: Option<PyRef<'_, refresher::PyRefreshConfig>>) -> Self {
@@ -758,21 +616,9 @@ impl PyCatalog {
         self.inner.visible_tools().to_vec()
     }
 
-    /// Catalog-wide change counter: compare it with the last value seen to learn of a change.
-    #[getter]
-    fn generation(&self) -> u64 {
-        self.inner.generation()
-    }
-
     /// Records whether `server` declares the `resources` capability (for `visible_tools`).
     fn declare_resources(&self, server: &str, declares: bool) {
         self.inner.declare_resources(server, declares);
-    }
-
-    /// The bounds of every traversal a refresh runs (None: the defaults).
-    #[getter]
-    fn limits(&self) -> Option<PyLimits> {
-        self.limits.clone()
     }
 
     /// Registers a server without refreshing it (idempotent); servers are listed in registration order.
@@ -898,18 +744,12 @@ struct PyToolSpec {
     inner: tool::ToolSpec,
 }
 
-#[pymethods]
-impl PyToolSpec {
-    #[getter]
-    fn name(&self) -> &'static str {
-        self.inner.name
-    }
-
-    #[getter]
-    fn description(&self) -> &'static str {
-        self.inner.description
-    }
-
+methods! { PyToolSpec, |s| {
+    name: &'static str = s.inner.name;
+    description: &'static str = s.inner.description;
+    /// Hosts that load rarely used tools on demand should defer this one.
+    deferred: bool = s.inner.deferred;
+}
     /// The JSON schema of the input (a fresh dict on each access).
     #[getter]
     fn input_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -920,12 +760,6 @@ impl PyToolSpec {
     #[getter]
     fn annotations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner.annotations)
-    }
-
-    /// Hosts that load rarely used tools on demand should defer this one.
-    #[getter]
-    fn deferred(&self) -> bool {
-        self.inner.deferred
     }
 
     /// The spec with wire (camelCase) keys: `name`, `description`, `inputSchema`, `annotations`, `deferred`.

@@ -23,8 +23,12 @@ pub(crate) struct PyRefreshConfig {
     pub(crate) inner: RefreshConfig,
 }
 
-#[pymethods]
-impl PyRefreshConfig {
+methods! { PyRefreshConfig, |s| {
+    retry_base_seconds: f64 = s.inner.retry_base.as_secs_f64();
+    retry_max_seconds: f64 = s.inner.retry_max.as_secs_f64();
+    min_ttl_seconds: f64 = s.inner.min_ttl.as_secs_f64();
+    shrink_min_items: usize = s.inner.shrink_min_items;
+}
     #[new]
     #[pyo3(signature = (*, retry_base_seconds = 1.0, retry_max_seconds = 300.0, min_ttl_seconds = 10.0, shrink_min_items = 10))]
     fn new(
@@ -47,26 +51,6 @@ impl PyRefreshConfig {
         };
         inner.validate().map_err(invalid)?;
         Ok(PyRefreshConfig { inner })
-    }
-
-    #[getter]
-    fn retry_base_seconds(&self) -> f64 {
-        self.inner.retry_base.as_secs_f64()
-    }
-
-    #[getter]
-    fn retry_max_seconds(&self) -> f64 {
-        self.inner.retry_max.as_secs_f64()
-    }
-
-    #[getter]
-    fn min_ttl_seconds(&self) -> f64 {
-        self.inner.min_ttl.as_secs_f64()
-    }
-
-    #[getter]
-    fn shrink_min_items(&self) -> usize {
-        self.inner.shrink_min_items
     }
 
     fn __repr__(&self) -> String {

@@ -153,14 +153,10 @@ pub struct PySession {
     inner: Session,
 }
 
-#[pymethods]
-impl PySession {
+methods! { PySession, |s| {
     /// The `ses_…` id its events carry (none on requests of a sessionless revision).
-    #[getter]
-    fn id(&self) -> &str {
-        self.inner.id()
-    }
-
+    id: &str = s.inner.id();
+}
     fn __repr__(&self) -> String {
         format!("<TrackingSession {}>", self.inner.id())
     }
@@ -688,8 +684,12 @@ impl PyTrackerCore {
     }
 }
 
-#[pymethods]
-impl PyTrackerCore {
+methods! { PyTrackerCore, |s| {
+    /// Whether anything is recorded (`enable_tracing`).
+    enabled: bool = s.inner.is_enabled();
+    /// The exporters' names, in order.
+    exporter_names: Vec<String> = s.inner.exporter_names().to_vec();
+}
     /// `exporters` and `options` as `mcplens.Tracker` got them (options under the core's
     /// `TrackerConfig` names); the server's info; the `redact` hook; a fixed `seed` (vectors).
     #[new]
@@ -720,18 +720,6 @@ impl PyTrackerCore {
         }
         let inner = py.detach(|| Tracker::start(config, hooks)).map_err(|e| tracking_error(py, &e))?;
         Ok(PyTrackerCore { inner, clock: Clock::new(py)? })
-    }
-
-    /// Whether anything is recorded (`enable_tracing`).
-    #[getter]
-    fn enabled(&self) -> bool {
-        self.inner.is_enabled()
-    }
-
-    /// The exporters' names, in order.
-    #[getter]
-    fn exporter_names(&self) -> Vec<String> {
-        self.inner.exporter_names().to_vec()
     }
 
     /// Open a session for a new connection (`transport`: "stdio", "http", "memory" or None).
