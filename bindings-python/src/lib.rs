@@ -86,13 +86,7 @@ fn discovery_error(py: Python<'_>, e: &discovery::DiscoveryError) -> PyErr {
 }
 
 fn catalog_error(py: Python<'_>, e: &catalog::CatalogError) -> PyErr {
-    let server = match e {
-        catalog::CatalogError::UnknownServer { server, .. } | catalog::CatalogError::InvalidArgument { server, .. } => {
-            Some(server.as_str())
-        }
-        _ => None,
-    };
-    error::<CatalogError>(py, e.to_string(), e.code(), server, None)
+    error::<CatalogError>(py, e.to_string(), e.code(), Some(e.server()), None)
 }
 
 /// `server`: the name the input asked for, when it asked for one.
@@ -579,11 +573,9 @@ methods! { PyServerStatus, |s| {
 
 fn parse_reason(py: Python<'_>, server: &str, reason: &str) -> PyResult<Reason> {
     from_name(reason).ok_or_else(|| {
-        let message = format!(
-            "server \"{server}\": invalid argument: reason must be \"list_changed\", \"connection_closed\", \
-             \"configuration_changed\", \"disabled\" or \"other\""
-        );
-        error::<CatalogError>(py, message, "invalid_argument", Some(server), None)
+        let reason = "invalid argument: reason must be \"list_changed\", \"connection_closed\", \
+                      \"configuration_changed\", \"disabled\" or \"other\"";
+        catalog_error(py, &catalog::CatalogError::InvalidArgument { server: server.into(), reason })
     })
 }
 

@@ -11,8 +11,7 @@ use mcplens::catalog::{self, Epoch, Failure, RefreshConfig, Refresher, Traversal
 use pyo3::prelude::*;
 
 use crate::{
-    catalog_error, duration, error, from_name, instant, parse_reason, pythonize, CatalogError, McplensError, PyCatalog,
-    PyListing,
+    catalog_error, duration, error, from_name, instant, parse_reason, pythonize, McplensError, PyCatalog, PyListing,
 };
 
 /// The refresher's settings (defaults: retries from 1 s doubling to 5 min, `ttlMs` honoured down to
@@ -141,9 +140,8 @@ impl PyRefresher {
     #[pyo3(signature = (server, want = "refresh", now = None))]
     fn request(&self, py: Python<'_>, server: &str, want: &str, now: Option<f64>) -> PyResult<u64> {
         let want: Want = from_name(want).ok_or_else(|| {
-            let message =
-                format!("server \"{server}\": invalid argument: want must be \"current\", \"refresh\" or \"force\"");
-            error::<CatalogError>(py, message, "invalid_argument", Some(server), None)
+            let reason = "invalid argument: want must be \"current\", \"refresh\" or \"force\"";
+            catalog_error(py, &catalog::CatalogError::InvalidArgument { server: server.into(), reason })
         })?;
         let now = instant(py, now)?;
         let id = self.lock().request(server, want, now).map_err(|e| catalog_error(py, &e))?;
