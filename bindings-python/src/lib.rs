@@ -5,15 +5,14 @@
 //! clock when the caller passes no `now`. The `mcp` SDK glue lives in `python/mcplens/`.
 #![forbid(unsafe_code)]
 
-/// A class's `#[pymethods]` block with its read-only properties one line each: `name: Type =
-/// expr;`, `expr` reading the object as `s` (doc comments allowed); the other methods follow as
-/// written.
-macro_rules! methods {
-    ($class:ty, |$s:ident| { $($(#[$m:meta])* $name:ident: $ret:ty = $e:expr;)* } $($rest:tt)*) => {
+/// A class's read-only properties, one line each: `name: Type = expr;`, `expr` reading the object
+/// as `s` (doc comments allowed). Their own `#[pymethods]` block (pyo3's `multiple-pymethods`):
+/// the class's other methods stay in an ordinary block.
+macro_rules! getters {
+    ($class:ty, |$s:ident| { $($(#[$m:meta])* $name:ident: $ret:ty = $e:expr;)* }) => {
         #[pymethods]
         impl $class {
             $( $(#[$m])* #[getter] fn $name(&self) -> $ret { let $s = self; $e } )*
-            $($rest)*
         }
     };
 }
@@ -138,12 +137,15 @@ struct PyLimits {
     inner: Limits,
 }
 
-methods! { PyLimits, |s| {
+getters! { PyLimits, |s| {
     max_pages: u32 = s.inner.max_pages;
     max_items: usize = s.inner.max_items;
     max_bytes: usize = s.inner.max_bytes;
     deadline_seconds: f64 = s.inner.deadline.as_secs_f64();
-}
+}}
+
+#[pymethods]
+impl PyLimits {
     #[new]
     #[pyo3(signature = (*, max_pages = 100, max_items = 10_000, max_bytes = 1_000_000, deadline_seconds = 60.0))]
     fn new(
@@ -179,12 +181,15 @@ struct PyRequest {
     inner: discovery::Request,
 }
 
-methods! { PyRequest, |s| {
+getters! { PyRequest, |s| {
     /// The JSON-RPC method.
     method: &'static str = s.inner.method;
     /// The exact cursor to send back (`None` on page 1).
     cursor: Option<&str> = s.inner.cursor.as_deref();
-}
+}}
+
+#[pymethods]
+impl PyRequest {
     /// The request's `params`: `None` on page 1 (send no `params` key), else `{"cursor": ...}`.
     #[getter]
     fn params<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -226,13 +231,16 @@ impl PyPager {
     }
 }
 
-methods! { PyPager, |s| {
+getters! { PyPager, |s| {
     /// `"resources"` or `"resource_templates"`.
     kind: String = name_of(s.inner.as_ref().map_or(ListKind::Resources, Pager::kind));
     server: &str = &s.server;
     /// True once the traversal has finished or failed.
     is_done: bool = s.inner.as_ref().is_none_or(Pager::is_done);
-}
+}}
+
+#[pymethods]
+impl PyPager {
     #[new]
     #[pyo3(signature = (kind, server, *, resources_capability = true, limits = None, now = None))]
     fn new(
@@ -354,7 +362,7 @@ fn item_object<'py>(py: Python<'py>, item: &Item) -> PyResult<Bound<'py, PyAny>>
     })
 }
 
-methods! { PyListing, |s| {
+getters! { PyListing, |s| {
     /// `"resources"` or `"resource_templates"`.
     kind: String = name_of(s.inner.kind);
     server: &str = &s.inner.server;
@@ -362,7 +370,10 @@ methods! { PyListing, |s| {
     support: String = name_of(s.inner.support);
     ttl_ms: Option<u64> = s.inner.ttl_ms;
     cache_scope: Option<&str> = s.inner.cache_scope.as_deref();
-}
+}}
+
+#[pymethods]
+impl PyListing {
     /// The items, in server order.
     #[getter]
     fn items(&self, py: Python<'_>) -> Py<PyTuple> {
@@ -406,10 +417,13 @@ struct PyAnnotations {
     inner: Annotations,
 }
 
-methods! { PyAnnotations, |s| {
+getters! { PyAnnotations, |s| {
     priority: Option<f64> = s.inner.priority;
     last_modified: Option<&str> = s.inner.last_modified.as_deref();
-}
+}}
+
+#[pymethods]
+impl PyAnnotations {
     /// `("user", "assistant")` subset, or None.
     #[getter]
     fn audience<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
@@ -436,7 +450,7 @@ struct PyResourceTemplate {
     inner: discovery::ResourceTemplate,
 }
 
-methods! { PyResourceTemplate, |s| {
+getters! { PyResourceTemplate, |s| {
     uri_template: &str = &s.inner.uri_template;
     name: &str = &s.inner.name;
     title: Option<&str> = s.inner.title.as_deref();
@@ -444,7 +458,10 @@ methods! { PyResourceTemplate, |s| {
     mime_type: Option<&str> = s.inner.mime_type.as_deref();
     annotations: Option<PyAnnotations> = annotations(&s.inner.annotations);
     server: &str = &s.inner.server;
-}
+}}
+
+#[pymethods]
+impl PyResourceTemplate {
     /// The item as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -462,7 +479,7 @@ struct PyResource {
     inner: discovery::Resource,
 }
 
-methods! { PyResource, |s| {
+getters! { PyResource, |s| {
     uri: &str = &s.inner.uri;
     name: &str = &s.inner.name;
     title: Option<&str> = s.inner.title.as_deref();
@@ -471,7 +488,10 @@ methods! { PyResource, |s| {
     size: Option<u64> = s.inner.size;
     annotations: Option<PyAnnotations> = annotations(&s.inner.annotations);
     server: &str = &s.inner.server;
-}
+}}
+
+#[pymethods]
+impl PyResource {
     /// The item as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -488,10 +508,13 @@ struct PyTicket {
     inner: Ticket,
 }
 
-methods! { PyTicket, |s| {
+getters! { PyTicket, |s| {
     /// The server this ticket refreshes.
     server: &str = s.inner.server();
-}
+}}
+
+#[pymethods]
+impl PyTicket {
     fn __repr__(&self) -> String {
         format!("<Ticket server={:?}>", self.inner.server())
     }
@@ -504,12 +527,15 @@ struct PyCompletion {
     inner: catalog::Completion,
 }
 
-methods! { PyCompletion, |s| {
+getters! { PyCompletion, |s| {
     /// False when the ticket was outdated (newer ticket, invalidation, removal): nothing changed.
     applied: bool = s.inner.applied;
     /// A list_changed arrived during the refresh: start exactly one more refresh now.
     refresh_again: bool = s.inner.refresh_again;
-}
+}}
+
+#[pymethods]
+impl PyCompletion {
     fn __repr__(&self) -> String {
         let c = self.inner;
         let cap = |b: bool| if b { "True" } else { "False" };
@@ -530,10 +556,13 @@ struct PyFailure {
     inner: catalog::Failure,
 }
 
-methods! { PyFailure, |s| {
+getters! { PyFailure, |s| {
     code: &str = &s.inner.code;
     message: &str = &s.inner.message;
-}
+}}
+
+#[pymethods]
+impl PyFailure {
     fn __repr__(&self) -> String {
         format!("Failure(code={:?}, message={:?})", self.inner.code, self.inner.message)
     }
@@ -546,7 +575,7 @@ struct PyServerStatus {
     inner: ServerStatus,
 }
 
-methods! { PyServerStatus, |s| {
+getters! { PyServerStatus, |s| {
     server: &str = &s.inner.server;
     /// `"unknown"`, `"ok"`, `"unsupported"`, `"outdated"`, `"failed"` or `"stale"`.
     status: String = name_of(s.inner.status);
@@ -560,7 +589,10 @@ methods! { PyServerStatus, |s| {
     templates: usize = s.inner.templates;
     /// True while a refresh is running.
     refreshing: bool = s.inner.refreshing;
-}
+}}
+
+#[pymethods]
+impl PyServerStatus {
     /// The snapshot as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -590,12 +622,15 @@ struct PyCatalog {
     refresh: mcplens::catalog::RefreshConfig,
 }
 
-methods! { PyCatalog, |s| {
+getters! { PyCatalog, |s| {
     /// Catalog-wide change counter: compare it with the last value seen to learn of a change.
     generation: u64 = s.inner.generation();
     /// The bounds of every traversal a refresh runs (None: the defaults).
     limits: Option<PyLimits> = s.limits.clone();
-}
+}}
+
+#[pymethods]
+impl PyCatalog {
     #[new]
     #[pyo3(signature = (limits = None, *, refresh = None))]
     fn new(limits: Option<PyRef<'_, PyLimits>>, refresh: Option<PyRef<'_, refresher::PyRefreshConfig>>) -> Self {
@@ -736,12 +771,15 @@ struct PyToolSpec {
     inner: tool::ToolSpec,
 }
 
-methods! { PyToolSpec, |s| {
+getters! { PyToolSpec, |s| {
     name: &'static str = s.inner.name;
     description: &'static str = s.inner.description;
     /// Hosts that load rarely used tools on demand should defer this one.
     deferred: bool = s.inner.deferred;
-}
+}}
+
+#[pymethods]
+impl PyToolSpec {
     /// The JSON schema of the input (a fresh dict on each access).
     #[getter]
     fn input_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

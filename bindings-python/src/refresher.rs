@@ -22,12 +22,15 @@ pub(crate) struct PyRefreshConfig {
     pub(crate) inner: RefreshConfig,
 }
 
-methods! { PyRefreshConfig, |s| {
+getters! { PyRefreshConfig, |s| {
     retry_base_seconds: f64 = s.inner.retry_base.as_secs_f64();
     retry_max_seconds: f64 = s.inner.retry_max.as_secs_f64();
     min_ttl_seconds: f64 = s.inner.min_ttl.as_secs_f64();
     shrink_min_items: usize = s.inner.shrink_min_items;
-}
+}}
+
+#[pymethods]
+impl PyRefreshConfig {
     #[new]
     #[pyo3(signature = (*, retry_base_seconds = 1.0, retry_max_seconds = 300.0, min_ttl_seconds = 10.0, shrink_min_items = 10))]
     fn new(

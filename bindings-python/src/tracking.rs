@@ -152,10 +152,13 @@ pub struct PySession {
     inner: Session,
 }
 
-methods! { PySession, |s| {
+getters! { PySession, |s| {
     /// The `ses_…` id its events carry (none on requests of a sessionless revision).
     id: &str = s.inner.id();
-}
+}}
+
+#[pymethods]
+impl PySession {
     fn __repr__(&self) -> String {
         format!("<TrackingSession {}>", self.inner.id())
     }
@@ -640,12 +643,15 @@ impl PyTrackerCore {
     }
 }
 
-methods! { PyTrackerCore, |s| {
+getters! { PyTrackerCore, |s| {
     /// Whether anything is recorded (`enable_tracing`).
     enabled: bool = s.inner.is_enabled();
     /// The exporters' names, in order.
     exporter_names: Vec<String> = s.inner.exporter_names().to_vec();
-}
+}}
+
+#[pymethods]
+impl PyTrackerCore {
     /// `exporters` and `options` as `mcplens.Tracker` got them (options under the core's
     /// `TrackerConfig` names); the server's info; the `redact` hook; a fixed `seed` (vectors).
     #[new]
