@@ -5,6 +5,18 @@
 //! clock when the caller passes no `now`. The `mcp` SDK glue lives in `python/mcplens/`.
 #![forbid(unsafe_code)]
 
+/// A class's read-only properties, one line each: `name: Type = expr;`, `expr` reading the object
+/// as `s` (doc comments allowed). Their own `#[pymethods]` block (pyo3's `multiple-pymethods`):
+/// the class's other methods stay in an ordinary block.
+macro_rules! getters {
+    ($class:ty, |$s:ident| { $($(#[$m:meta])* $name:ident: $ret:ty = $e:expr;)* }) => {
+        #[pymethods]
+        impl $class {
+            $( $(#[$m])* #[getter] fn $name(&self) -> $ret { let $s = self; $e } )*
+        }
+    };
+}
+
 mod refresher;
 mod template;
 mod tracking;
@@ -73,13 +85,7 @@ fn discovery_error(py: Python<'_>, e: &discovery::DiscoveryError) -> PyErr {
 }
 
 fn catalog_error(py: Python<'_>, e: &catalog::CatalogError) -> PyErr {
-    let server = match e {
-        catalog::CatalogError::UnknownServer { server, .. } | catalog::CatalogError::InvalidArgument { server, .. } => {
-            Some(server.as_str())
-        }
-        _ => None,
-    };
-    error::<CatalogError>(py, e.to_string(), e.code(), server, None)
+    error::<CatalogError>(py, e.to_string(), e.code(), Some(e.server()), None)
 }
 
 /// `server`: the name the input asked for, when it asked for one.
@@ -131,6 +137,13 @@ struct PyLimits {
     inner: Limits,
 }
 
+getters! { PyLimits, |s| {
+    max_pages: u32 = s.inner.max_pages;
+    max_items: usize = s.inner.max_items;
+    max_bytes: usize = s.inner.max_bytes;
+    deadline_seconds: f64 = s.inner.deadline.as_secs_f64();
+}}
+
 #[pymethods]
 impl PyLimits {
     #[new]
@@ -151,26 +164,6 @@ impl PyLimits {
         Ok(PyLimits { inner })
     }
 
-    #[getter]
-    fn max_pages(&self) -> u32 {
-        self.inner.max_pages
-    }
-
-    #[getter]
-    fn max_items(&self) -> usize {
-        self.inner.max_items
-    }
-
-    #[getter]
-    fn max_bytes(&self) -> usize {
-        self.inner.max_bytes
-    }
-
-    #[getter]
-    fn deadline_seconds(&self) -> f64 {
-        self.inner.deadline.as_secs_f64()
-    }
-
     fn __repr__(&self) -> String {
         format!(
             "Limits(max_pages={}, max_items={}, max_bytes={}, deadline_seconds={:?})",
@@ -188,20 +181,15 @@ struct PyRequest {
     inner: discovery::Request,
 }
 
+getters! { PyRequest, |s| {
+    /// The JSON-RPC method.
+    method: &'static str = s.inner.method;
+    /// The exact cursor to send back (`None` on page 1).
+    cursor: Option<&str> = s.inner.cursor.as_deref();
+}}
+
 #[pymethods]
 impl PyRequest {
-    /// The JSON-RPC method.
-    #[getter]
-    fn method(&self) -> &'static str {
-        self.inner.method
-    }
-
-    /// The exact cursor to send back (`None` on page 1).
-    #[getter]
-    fn cursor(&self) -> Option<&str> {
-        self.inner.cursor.as_deref()
-    }
-
     /// The request's `params`: `None` on page 1 (send no `params` key), else `{"cursor": ...}`.
     #[getter]
     fn params<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -243,6 +231,14 @@ impl PyPager {
     }
 }
 
+getters! { PyPager, |s| {
+    /// `"resources"` or `"resource_templates"`.
+    kind: String = name_of(s.inner.as_ref().map_or(ListKind::Resources, Pager::kind));
+    server: &str = &s.server;
+    /// True once the traversal has finished or failed.
+    is_done: bool = s.inner.as_ref().is_none_or(Pager::is_done);
+}}
+
 #[pymethods]
 impl PyPager {
     #[new]
@@ -264,23 +260,6 @@ impl PyPager {
         let pager =
             Pager::new(kind, server.clone(), resources_capability, limits, now).map_err(|e| discovery_error(py, &e))?;
         Ok(PyPager { inner: Some(pager), server })
-    }
-
-    /// `"resources"` or `"resource_templates"`.
-    #[getter]
-    fn kind(&self) -> String {
-        name_of(self.inner.as_ref().map_or(ListKind::Resources, Pager::kind))
-    }
-
-    #[getter]
-    fn server(&self) -> &str {
-        &self.server
-    }
-
-    /// True once the traversal has finished or failed.
-    #[getter]
-    fn is_done(&self) -> bool {
-        self.inner.as_ref().is_none_or(Pager::is_done)
     }
 
     /// The next request to send, or `None` when the traversal is over (call `finish()`).
@@ -383,39 +362,22 @@ fn item_object<'py>(py: Python<'py>, item: &Item) -> PyResult<Bound<'py, PyAny>>
     })
 }
 
+getters! { PyListing, |s| {
+    /// `"resources"` or `"resource_templates"`.
+    kind: String = name_of(s.inner.kind);
+    server: &str = &s.inner.server;
+    /// `"listed"`, `"no_capability"` or `"method_not_found"`.
+    support: String = name_of(s.inner.support);
+    ttl_ms: Option<u64> = s.inner.ttl_ms;
+    cache_scope: Option<&str> = s.inner.cache_scope.as_deref();
+}}
+
 #[pymethods]
 impl PyListing {
-    /// `"resources"` or `"resource_templates"`.
-    #[getter]
-    fn kind(&self) -> String {
-        name_of(self.inner.kind)
-    }
-
-    #[getter]
-    fn server(&self) -> &str {
-        &self.inner.server
-    }
-
     /// The items, in server order.
     #[getter]
     fn items(&self, py: Python<'_>) -> Py<PyTuple> {
         self.items.clone_ref(py)
-    }
-
-    /// `"listed"`, `"no_capability"` or `"method_not_found"`.
-    #[getter]
-    fn support(&self) -> String {
-        name_of(self.inner.support)
-    }
-
-    #[getter]
-    fn ttl_ms(&self) -> Option<u64> {
-        self.inner.ttl_ms
-    }
-
-    #[getter]
-    fn cache_scope(&self) -> Option<&str> {
-        self.inner.cache_scope.as_deref()
     }
 
     /// What the traversal counted (camelCase keys, as the core reports them).
@@ -455,22 +417,17 @@ struct PyAnnotations {
     inner: Annotations,
 }
 
+getters! { PyAnnotations, |s| {
+    priority: Option<f64> = s.inner.priority;
+    last_modified: Option<&str> = s.inner.last_modified.as_deref();
+}}
+
 #[pymethods]
 impl PyAnnotations {
     /// `("user", "assistant")` subset, or None.
     #[getter]
     fn audience<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         self.inner.audience.as_ref().map(|a| PyTuple::new(py, a.iter().map(name_of))).transpose()
-    }
-
-    #[getter]
-    fn priority(&self) -> Option<f64> {
-        self.inner.priority
-    }
-
-    #[getter]
-    fn last_modified(&self) -> Option<&str> {
-        self.inner.last_modified.as_deref()
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -493,37 +450,18 @@ struct PyResourceTemplate {
     inner: discovery::ResourceTemplate,
 }
 
+getters! { PyResourceTemplate, |s| {
+    uri_template: &str = &s.inner.uri_template;
+    name: &str = &s.inner.name;
+    title: Option<&str> = s.inner.title.as_deref();
+    description: Option<&str> = s.inner.description.as_deref();
+    mime_type: Option<&str> = s.inner.mime_type.as_deref();
+    annotations: Option<PyAnnotations> = annotations(&s.inner.annotations);
+    server: &str = &s.inner.server;
+}}
+
 #[pymethods]
 impl PyResourceTemplate {
-    #[getter]
-    fn uri_template(&self) -> &str {
-        &self.inner.uri_template
-    }
-    #[getter]
-    fn name(&self) -> &str {
-        &self.inner.name
-    }
-    #[getter]
-    fn title(&self) -> Option<&str> {
-        self.inner.title.as_deref()
-    }
-    #[getter]
-    fn description(&self) -> Option<&str> {
-        self.inner.description.as_deref()
-    }
-    #[getter]
-    fn mime_type(&self) -> Option<&str> {
-        self.inner.mime_type.as_deref()
-    }
-    #[getter]
-    fn annotations(&self) -> Option<PyAnnotations> {
-        annotations(&self.inner.annotations)
-    }
-    #[getter]
-    fn server(&self) -> &str {
-        &self.inner.server
-    }
-
     /// The item as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -541,41 +479,19 @@ struct PyResource {
     inner: discovery::Resource,
 }
 
+getters! { PyResource, |s| {
+    uri: &str = &s.inner.uri;
+    name: &str = &s.inner.name;
+    title: Option<&str> = s.inner.title.as_deref();
+    description: Option<&str> = s.inner.description.as_deref();
+    mime_type: Option<&str> = s.inner.mime_type.as_deref();
+    size: Option<u64> = s.inner.size;
+    annotations: Option<PyAnnotations> = annotations(&s.inner.annotations);
+    server: &str = &s.inner.server;
+}}
+
 #[pymethods]
 impl PyResource {
-    #[getter]
-    fn uri(&self) -> &str {
-        &self.inner.uri
-    }
-    #[getter]
-    fn name(&self) -> &str {
-        &self.inner.name
-    }
-    #[getter]
-    fn title(&self) -> Option<&str> {
-        self.inner.title.as_deref()
-    }
-    #[getter]
-    fn description(&self) -> Option<&str> {
-        self.inner.description.as_deref()
-    }
-    #[getter]
-    fn mime_type(&self) -> Option<&str> {
-        self.inner.mime_type.as_deref()
-    }
-    #[getter]
-    fn size(&self) -> Option<u64> {
-        self.inner.size
-    }
-    #[getter]
-    fn annotations(&self) -> Option<PyAnnotations> {
-        annotations(&self.inner.annotations)
-    }
-    #[getter]
-    fn server(&self) -> &str {
-        &self.inner.server
-    }
-
     /// The item as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -592,14 +508,13 @@ struct PyTicket {
     inner: Ticket,
 }
 
+getters! { PyTicket, |s| {
+    /// The server this ticket refreshes.
+    server: &str = s.inner.server();
+}}
+
 #[pymethods]
 impl PyTicket {
-    /// The server this ticket refreshes.
-    #[getter]
-    fn server(&self) -> &str {
-        self.inner.server()
-    }
-
     fn __repr__(&self) -> String {
         format!("<Ticket server={:?}>", self.inner.server())
     }
@@ -612,20 +527,15 @@ struct PyCompletion {
     inner: catalog::Completion,
 }
 
+getters! { PyCompletion, |s| {
+    /// False when the ticket was outdated (newer ticket, invalidation, removal): nothing changed.
+    applied: bool = s.inner.applied;
+    /// A list_changed arrived during the refresh: start exactly one more refresh now.
+    refresh_again: bool = s.inner.refresh_again;
+}}
+
 #[pymethods]
 impl PyCompletion {
-    /// False when the ticket was outdated (newer ticket, invalidation, removal): nothing changed.
-    #[getter]
-    fn applied(&self) -> bool {
-        self.inner.applied
-    }
-
-    /// A list_changed arrived during the refresh: start exactly one more refresh now.
-    #[getter]
-    fn refresh_again(&self) -> bool {
-        self.inner.refresh_again
-    }
-
     fn __repr__(&self) -> String {
         let c = self.inner;
         let cap = |b: bool| if b { "True" } else { "False" };
@@ -646,18 +556,13 @@ struct PyFailure {
     inner: catalog::Failure,
 }
 
+getters! { PyFailure, |s| {
+    code: &str = &s.inner.code;
+    message: &str = &s.inner.message;
+}}
+
 #[pymethods]
 impl PyFailure {
-    #[getter]
-    fn code(&self) -> &str {
-        &self.inner.code
-    }
-
-    #[getter]
-    fn message(&self) -> &str {
-        &self.inner.message
-    }
-
     fn __repr__(&self) -> String {
         format!("Failure(code={:?}, message={:?})", self.inner.code, self.inner.message)
     }
@@ -670,49 +575,24 @@ struct PyServerStatus {
     inner: ServerStatus,
 }
 
+getters! { PyServerStatus, |s| {
+    server: &str = &s.inner.server;
+    /// `"unknown"`, `"ok"`, `"unsupported"`, `"outdated"`, `"failed"` or `"stale"`.
+    status: String = name_of(s.inner.status);
+    /// Commits so far (0 = never).
+    generation: u64 = s.inner.generation;
+    /// The last failure, kept until the next successful commit.
+    last_error: Option<PyFailure> = s.inner.last_error.clone().map(|inner| PyFailure { inner });
+    /// Cached resources.
+    resources: usize = s.inner.resources;
+    /// Cached templates.
+    templates: usize = s.inner.templates;
+    /// True while a refresh is running.
+    refreshing: bool = s.inner.refreshing;
+}}
+
 #[pymethods]
 impl PyServerStatus {
-    #[getter]
-    fn server(&self) -> &str {
-        &self.inner.server
-    }
-
-    /// `"unknown"`, `"ok"`, `"unsupported"`, `"outdated"`, `"failed"` or `"stale"`.
-    #[getter]
-    fn status(&self) -> String {
-        name_of(self.inner.status)
-    }
-
-    /// Commits so far (0 = never).
-    #[getter]
-    fn generation(&self) -> u64 {
-        self.inner.generation
-    }
-
-    /// The last failure, kept until the next successful commit.
-    #[getter]
-    fn last_error(&self) -> Option<PyFailure> {
-        self.inner.last_error.clone().map(|inner| PyFailure { inner })
-    }
-
-    /// Cached resources.
-    #[getter]
-    fn resources(&self) -> usize {
-        self.inner.resources
-    }
-
-    /// Cached templates.
-    #[getter]
-    fn templates(&self) -> usize {
-        self.inner.templates
-    }
-
-    /// True while a refresh is running.
-    #[getter]
-    fn refreshing(&self) -> bool {
-        self.inner.refreshing
-    }
-
     /// The snapshot as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -725,11 +605,9 @@ impl PyServerStatus {
 
 fn parse_reason(py: Python<'_>, server: &str, reason: &str) -> PyResult<Reason> {
     from_name(reason).ok_or_else(|| {
-        let message = format!(
-            "server \"{server}\": invalid argument: reason must be \"list_changed\", \"connection_closed\", \
-             \"configuration_changed\", \"disabled\" or \"other\""
-        );
-        error::<CatalogError>(py, message, "invalid_argument", Some(server), None)
+        let reason = "invalid argument: reason must be \"list_changed\", \"connection_closed\", \
+                      \"configuration_changed\", \"disabled\" or \"other\"";
+        catalog_error(py, &catalog::CatalogError::InvalidArgument { server: server.into(), reason })
     })
 }
 
@@ -743,6 +621,13 @@ struct PyCatalog {
     /// The settings of the refresher that drives this catalog (`mcplens.Catalog`).
     refresh: mcplens::catalog::RefreshConfig,
 }
+
+getters! { PyCatalog, |s| {
+    /// Catalog-wide change counter: compare it with the last value seen to learn of a change.
+    generation: u64 = s.inner.generation();
+    /// The bounds of every traversal a refresh runs (None: the defaults).
+    limits: Option<PyLimits> = s.limits.clone();
+}}
 
 #[pymethods]
 impl PyCatalog {
@@ -758,21 +643,9 @@ impl PyCatalog {
         self.inner.visible_tools().to_vec()
     }
 
-    /// Catalog-wide change counter: compare it with the last value seen to learn of a change.
-    #[getter]
-    fn generation(&self) -> u64 {
-        self.inner.generation()
-    }
-
     /// Records whether `server` declares the `resources` capability (for `visible_tools`).
     fn declare_resources(&self, server: &str, declares: bool) {
         self.inner.declare_resources(server, declares);
-    }
-
-    /// The bounds of every traversal a refresh runs (None: the defaults).
-    #[getter]
-    fn limits(&self) -> Option<PyLimits> {
-        self.limits.clone()
     }
 
     /// Registers a server without refreshing it (idempotent); servers are listed in registration order.
@@ -898,18 +771,15 @@ struct PyToolSpec {
     inner: tool::ToolSpec,
 }
 
+getters! { PyToolSpec, |s| {
+    name: &'static str = s.inner.name;
+    description: &'static str = s.inner.description;
+    /// Hosts that load rarely used tools on demand should defer this one.
+    deferred: bool = s.inner.deferred;
+}}
+
 #[pymethods]
 impl PyToolSpec {
-    #[getter]
-    fn name(&self) -> &'static str {
-        self.inner.name
-    }
-
-    #[getter]
-    fn description(&self) -> &'static str {
-        self.inner.description
-    }
-
     /// The JSON schema of the input (a fresh dict on each access).
     #[getter]
     fn input_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -920,12 +790,6 @@ impl PyToolSpec {
     #[getter]
     fn annotations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner.annotations)
-    }
-
-    /// Hosts that load rarely used tools on demand should defer this one.
-    #[getter]
-    fn deferred(&self) -> bool {
-        self.inner.deferred
     }
 
     /// The spec with wire (camelCase) keys: `name`, `description`, `inputSchema`, `annotations`, `deferred`.

@@ -11,8 +11,7 @@ use mcplens::catalog::{self, Epoch, Failure, RefreshConfig, Refresher, Traversal
 use pyo3::prelude::*;
 
 use crate::{
-    catalog_error, duration, error, from_name, instant, parse_reason, pythonize, CatalogError, McplensError, PyCatalog,
-    PyListing,
+    catalog_error, duration, error, from_name, instant, parse_reason, pythonize, McplensError, PyCatalog, PyListing,
 };
 
 /// The refresher's settings (defaults: retries from 1 s doubling to 5 min, `ttlMs` honoured down to
@@ -22,6 +21,13 @@ use crate::{
 pub(crate) struct PyRefreshConfig {
     pub(crate) inner: RefreshConfig,
 }
+
+getters! { PyRefreshConfig, |s| {
+    retry_base_seconds: f64 = s.inner.retry_base.as_secs_f64();
+    retry_max_seconds: f64 = s.inner.retry_max.as_secs_f64();
+    min_ttl_seconds: f64 = s.inner.min_ttl.as_secs_f64();
+    shrink_min_items: usize = s.inner.shrink_min_items;
+}}
 
 #[pymethods]
 impl PyRefreshConfig {
@@ -47,26 +53,6 @@ impl PyRefreshConfig {
         };
         inner.validate().map_err(invalid)?;
         Ok(PyRefreshConfig { inner })
-    }
-
-    #[getter]
-    fn retry_base_seconds(&self) -> f64 {
-        self.inner.retry_base.as_secs_f64()
-    }
-
-    #[getter]
-    fn retry_max_seconds(&self) -> f64 {
-        self.inner.retry_max.as_secs_f64()
-    }
-
-    #[getter]
-    fn min_ttl_seconds(&self) -> f64 {
-        self.inner.min_ttl.as_secs_f64()
-    }
-
-    #[getter]
-    fn shrink_min_items(&self) -> usize {
-        self.inner.shrink_min_items
     }
 
     fn __repr__(&self) -> String {
@@ -157,9 +143,8 @@ impl PyRefresher {
     #[pyo3(signature = (server, want = "refresh", now = None))]
     fn request(&self, py: Python<'_>, server: &str, want: &str, now: Option<f64>) -> PyResult<u64> {
         let want: Want = from_name(want).ok_or_else(|| {
-            let message =
-                format!("server \"{server}\": invalid argument: want must be \"current\", \"refresh\" or \"force\"");
-            error::<CatalogError>(py, message, "invalid_argument", Some(server), None)
+            let reason = "invalid argument: want must be \"current\", \"refresh\" or \"force\"";
+            catalog_error(py, &catalog::CatalogError::InvalidArgument { server: server.into(), reason })
         })?;
         let now = instant(py, now)?;
         let id = self.lock().request(server, want, now).map_err(|e| catalog_error(py, &e))?;

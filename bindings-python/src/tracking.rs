@@ -15,13 +15,12 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use mcplens::tracking::{
     write_json_str as write_str, Batch, ExportError, Exporter, Hooks, Identity, Method, Operation, Payload, PeerInfo,
-    RequestId, RpcError, Session, Tracker, TrackerConfig, TrackingError as CoreError, Transport,
+    RequestId, RpcError, Session, Tracker, TrackerConfig, TrackingError as CoreError, Transport, WallClock,
 };
 use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
@@ -153,14 +152,13 @@ pub struct PySession {
     inner: Session,
 }
 
+getters! { PySession, |s| {
+    /// The `ses_…` id its events carry (none on requests of a sessionless revision).
+    id: &str = s.inner.id();
+}}
+
 #[pymethods]
 impl PySession {
-    /// The `ses_…` id its events carry (none on requests of a sessionless revision).
-    #[getter]
-    fn id(&self) -> &str {
-        self.inner.id()
-    }
-
     fn __repr__(&self) -> String {
         format!("<TrackingSession {}>", self.inner.id())
     }
@@ -498,30 +496,12 @@ fn json_payload(text: &str) -> Payload<'_> {
     }
 }
 
-/// Maps Python's `time.perf_counter_ns()` onto `Instant` (both read the monotonic clock), so the
-/// request path passes one integer and one clock read gives the duration and the wall-clock start:
-/// the wall clock's offset from the monotonic one is re-read every `REANCHOR` (a stepped system
-/// clock is followed within that time).
+/// Python's `time.perf_counter_ns()` (the request path's one integer) read on `Instant` (both
+/// read the monotonic clock), mapped onto wall time by the core's `WallClock`.
 struct Clock {
-    /// Set by `_freeze_clock` (vectors): every record gets this start (Unix ns) …
-    frozen_start: AtomicI64,
-    /// … and this duration (ns).
-    frozen_duration: AtomicU64,
     base: Instant,
     base_ns: u64,
-    /// Unix time minus perf_counter time, in ns.
-    wall_offset: AtomicI64,
-    /// perf_counter time at which to re-read the wall clock.
-    next_anchor: AtomicU64,
-}
-
-const REANCHOR_NS: u64 = 10_000_000_000;
-
-fn unix_ns(t: SystemTime) -> i64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
-        Err(e) => -i64::try_from(e.duration().as_nanos()).unwrap_or(i64::MAX),
-    }
+    wall: WallClock,
 }
 
 impl Clock {
@@ -530,38 +510,13 @@ impl Clock {
         let a = Instant::now();
         let ns: u64 = perf.call0()?.extract()?;
         let b = Instant::now();
-        let offset = unix_ns(SystemTime::now()).saturating_sub(i64::try_from(ns).unwrap_or(i64::MAX));
-        Ok(Clock {
-            frozen_start: AtomicI64::new(i64::MIN),
-            frozen_duration: AtomicU64::new(0),
-            base: a + (b - a) / 2,
-            base_ns: ns,
-            wall_offset: AtomicI64::new(offset),
-            next_anchor: AtomicU64::new(ns.saturating_add(REANCHOR_NS)),
-        })
+        Ok(Clock { base: a + (b - a) / 2, base_ns: ns, wall: WallClock::new(ns, SystemTime::now()) })
     }
 
     /// `(started_at, duration)` of a request that started at `t0_ns` (perf_counter) and ends now.
     fn since(&self, t0_ns: u64) -> (SystemTime, Duration) {
-        let frozen = self.frozen_start.load(Ordering::Relaxed);
-        if frozen != i64::MIN {
-            let start = UNIX_EPOCH + Duration::from_nanos(u64::try_from(frozen).unwrap_or(0));
-            return (start, Duration::from_nanos(self.frozen_duration.load(Ordering::Relaxed)));
-        }
         let elapsed = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let now_ns = self.base_ns.saturating_add(elapsed);
-        if now_ns >= self.next_anchor.load(Ordering::Relaxed) {
-            self.next_anchor.store(now_ns.saturating_add(REANCHOR_NS), Ordering::Relaxed);
-            let offset = unix_ns(SystemTime::now()).saturating_sub(i64::try_from(now_ns).unwrap_or(i64::MAX));
-            self.wall_offset.store(offset, Ordering::Relaxed);
-        }
-        let duration = Duration::from_nanos(now_ns.saturating_sub(t0_ns));
-        let start = i64::try_from(t0_ns).unwrap_or(i64::MAX).saturating_add(self.wall_offset.load(Ordering::Relaxed));
-        let started_at = match u64::try_from(start) {
-            Ok(n) => UNIX_EPOCH + Duration::from_nanos(n),
-            Err(_) => UNIX_EPOCH,
-        };
-        (started_at, duration)
+        self.wall.span(t0_ns, self.base_ns.saturating_add(elapsed), SystemTime::now)
     }
 }
 
@@ -688,6 +643,13 @@ impl PyTrackerCore {
     }
 }
 
+getters! { PyTrackerCore, |s| {
+    /// Whether anything is recorded (`enable_tracing`).
+    enabled: bool = s.inner.is_enabled();
+    /// The exporters' names, in order.
+    exporter_names: Vec<String> = s.inner.exporter_names().to_vec();
+}}
+
 #[pymethods]
 impl PyTrackerCore {
     /// `exporters` and `options` as `mcplens.Tracker` got them (options under the core's
@@ -720,18 +682,6 @@ impl PyTrackerCore {
         }
         let inner = py.detach(|| Tracker::start(config, hooks)).map_err(|e| tracking_error(py, &e))?;
         Ok(PyTrackerCore { inner, clock: Clock::new(py)? })
-    }
-
-    /// Whether anything is recorded (`enable_tracing`).
-    #[getter]
-    fn enabled(&self) -> bool {
-        self.inner.is_enabled()
-    }
-
-    /// The exporters' names, in order.
-    #[getter]
-    fn exporter_names(&self) -> Vec<String> {
-        self.inner.exporter_names().to_vec()
     }
 
     /// Open a session for a new connection (`transport`: "stdio", "http", "memory" or None).
@@ -849,8 +799,7 @@ impl PyTrackerCore {
 
     /// Every record from now on starts at `started_unix_ns` and takes `duration_ns` (vectors).
     fn _freeze_clock(&self, started_unix_ns: i64, duration_ns: u64) {
-        self.clock.frozen_duration.store(duration_ns, Ordering::Relaxed);
-        self.clock.frozen_start.store(started_unix_ns, Ordering::Relaxed);
+        self.clock.wall.freeze(started_unix_ns, duration_ns);
     }
 }
 

@@ -316,13 +316,7 @@ class Tracker:
                 try:
                     result = await fn(*args, **kwargs)
                 except Exception as exc:
-                    try:
-                        ctx, params = _call_parts(method, args, kwargs)
-                        rid = getattr(ctx, "request_id", None)
-                        err = _error_of(exc)
-                        core.record_error(code, sessions.of(ctx), t0, rid, params, err[0], err[1])
-                    except Exception:
-                        _log.debug("mcplens: recording failed", exc_info=True)
+                    _record_failure(core, code, t0, exc, lambda: _traced_parts(sessions, method, args, kwargs))
                     raise
                 try:
                     ctx, params = _call_parts(method, args, kwargs)
@@ -445,6 +439,21 @@ def _error_of(exc: BaseException) -> tuple[int, str]:
     if "ValidationError" in names and _sdk_major_cached() == 2:
         return -32602, "Invalid request parameters"
     return 0, str(exc)
+
+
+def _record_failure(core: TrackerCore, code: int, t0: int, exc: BaseException, parts: Callable[[], Any]) -> None:
+    """Records a handler's exception as the JSON-RPC error the SDK sends for it (`parts()`: the
+    request's session, id and params); never raises."""
+    try:
+        s, rid, params = parts()
+        core.record_error(code, s, t0, rid, params, *_error_of(exc))
+    except Exception:
+        _log.debug("mcplens: recording failed", exc_info=True)
+
+
+def _traced_parts(sessions: _Sessions, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    ctx, params = _call_parts(method, args, kwargs)
+    return sessions.of(ctx), getattr(ctx, "request_id", None), params
 
 
 _URI_METHODS = ("resources/read", "resources/subscribe", "resources/unsubscribe")
@@ -630,6 +639,9 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
     record = core.record
     record_error = core.record_error
 
+    def parts(ctx: Any) -> tuple[TrackingSession, Any]:
+        return by_id.get(id(ctx.session)) or sessions.open_v1(ctx, transport), ctx.request_id
+
     def wrap(key: Any, handler: Any) -> Any:
         field = getattr(key, "model_fields", {}).get("method")
         code = _CODES.get(getattr(field, "default", None))  # type: ignore[arg-type]
@@ -643,13 +655,7 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
             try:
                 result = await handler(req)
             except Exception as exc:
-                try:
-                    ctx = request_ctx.get()
-                    s = by_id.get(id(ctx.session)) or sessions.open_v1(ctx, transport)
-                    err = _error_of(exc)
-                    record_error(code, s, t0, ctx.request_id, req.params, err[0], err[1])
-                except Exception:
-                    _log.debug("mcplens: recording failed", exc_info=True)
+                _record_failure(core, code, t0, exc, lambda: (*parts(request_ctx.get()), req.params))
                 raise
             try:
                 ctx = request_ctx.get()
@@ -681,8 +687,11 @@ def _install_v2(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
     sessions = tracker._sessions
     key = sessions._key
     record = core.record
-    record_error = core.record_error
     codes = _CODES
+
+    def session(ctx: Any) -> Any:
+        conn = ctx.session._connection
+        return conn.state.get(key) or sessions.open_v2(ctx, conn, transport)
 
     async def mcplens_middleware(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
         code = codes.get(ctx.method)
@@ -692,13 +701,7 @@ def _install_v2(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
         try:
             result = await call_next(ctx)
         except Exception as exc:
-            try:
-                conn = ctx.session._connection
-                s = conn.state.get(key) or sessions.open_v2(ctx, conn, transport)
-                err = _error_of(exc)
-                record_error(code, s, t0, ctx.request_id, ctx.params, err[0], err[1])
-            except Exception:
-                _log.debug("mcplens: recording failed", exc_info=True)
+            _record_failure(core, code, t0, exc, lambda: (session(ctx), ctx.request_id, ctx.params))
             raise
         try:
             conn = ctx.session._connection

@@ -193,6 +193,13 @@ impl CatalogError {
             CatalogError::InvalidArgument { .. } => "invalid_argument",
         }
     }
+
+    /// The server the operation named.
+    pub fn server(&self) -> &str {
+        match self {
+            CatalogError::UnknownServer { server, .. } | CatalogError::InvalidArgument { server, .. } => server,
+        }
+    }
 }
 
 #[derive(Debug)]

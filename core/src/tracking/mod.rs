@@ -43,6 +43,7 @@ use std::time::Duration;
 
 mod build;
 pub mod caps;
+mod clock;
 pub mod config;
 mod event;
 pub mod export;
@@ -65,6 +66,7 @@ pub use build::{
     SessionInfo, SessionKey, StringHook, Tokens, WriteJson,
 };
 pub use caps::PayloadLimits;
+pub use clock::{WallClock, REANCHOR};
 pub use config::{CallbackConfig, ExporterConfig, IdentifyLimits, TrackerConfig};
 pub use event::{
     is_sessionless, write_str as write_json_str, ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport,
