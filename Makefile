@@ -14,7 +14,7 @@ CARGO ?= cargo
 -include tests/dashboard/rules.mk
 -include tests/phoenix/rules.mk
 
-.PHONY: help build test test-rust lint lint-rust fmt bench bench-start bench-core-page bench-rust demo demo-build test-demo test-readme clean
+.PHONY: help build test test-rust lint lint-rust lint-glue fmt bench bench-start bench-core-page bench-rust demo demo-build test-demo test-readme clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -31,7 +31,10 @@ test-readme: ## Every README code block is executed by a test
 test-rust: ## Rust tests (core, shared vectors, rmcp integration)
 	$(CARGO) test -p mcplens --all-features
 
-lint: lint-rust $(LINT_EXTRA) ## Format check and clippy (and each package's linters)
+lint: lint-rust lint-glue $(LINT_EXTRA) ## Format check and clippy (and each package's linters), the glue budget
+
+lint-glue: ## Each binding's glue in code lines against a fifth of the core's (tests/glue_budget.py)
+	python3 tests/glue_budget.py
 
 lint-rust:
 	$(CARGO) fmt --all -- --check
