@@ -5,6 +5,7 @@
 //! clock when the caller passes no `now`. The `mcp` SDK glue lives in `python/mcplens/`.
 #![forbid(unsafe_code)]
 
+mod cli;
 mod refresher;
 mod template;
 mod tracking;
@@ -1021,6 +1022,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyToolSpec>()?;
     m.add("LIST_RESOURCE_TEMPLATES_TOOL", PyToolSpec { inner: tool::spec() })?;
     m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
+    cli::register(m)?;
     template::register(m)?;
     refresher::register(m)?;
     tracking::register(m)?;
