@@ -39,15 +39,15 @@ test-node: node-install ## Node tests: shared vectors, real SDK servers (memory,
 	fi
 	cd bindings-node && $(NPM) run --silent test
 
-lint-node: ## tsc --noEmit on the facade and its typed usage example
-	@[ -x node_modules/.bin/tsc ] || $(NPM) ci --no-audit --no-fund --ignore-scripts
+# The tools come from $(NODE_STAMP), newer than package-lock.json: a stale node_modules (say, after
+# a dependency was added) is installed again, never linted with.
+lint-node: $(NODE_STAMP) ## tsc --noEmit on the facade and its typed usage example
 	cd bindings-node && $(NPM) run --silent lint
 
 # The addon is rebuilt like the Rust benchmarks (fat LTO, one codegen unit: the workspace's bench
 # profile); `napi build --profile bench` cannot find cargo's output for that profile, so the release
 # profile is overridden for this build only.
-bench-node-addon:
-	@[ -x node_modules/.bin/napi ] || $(NPM) ci --no-audit --no-fund --ignore-scripts
+bench-node-addon: $(NODE_STAMP)
 	cd bindings-node && CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
 		$(NPM) exec -- napi build --platform --release && $(NPM) exec -- tsc -p tsconfig.build.json
 

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import configparser
 import json
 import re
 import subprocess
@@ -65,7 +66,12 @@ def check_wheel(dist: Path, v: str) -> Path:
     with zipfile.ZipFile(wheel) as z:
         entry = z.read(f"mcplens-{v}.dist-info/entry_points.txt").decode()
         metadata = z.read(f"mcplens-{v}.dist-info/METADATA").decode()
-    expect("mcplens = mcplens.__main__:main" in entry, f"{wheel.name}: no `mcplens` console script")
+    scripts = configparser.ConfigParser()
+    scripts.read_string(entry)
+    expect(
+        scripts.get("console_scripts", "mcplens", fallback=None) == "mcplens.__main__:main",
+        f"{wheel.name}: no `mcplens` console script",
+    )
     expect(f"Version: {v}\n" in metadata, f"{wheel.name}: METADATA is not version {v}")
     return wheel
 
@@ -103,6 +109,7 @@ def check_npm(dist: Path, v: str) -> None:
     expect(not any(n.endswith(".node") for n in names), f"{main.name} carries an addon")
     expect(manifest["version"] == v, f"{main.name}: version {manifest['version']}")
     expect(manifest.get("bin", {}).get("mcplens") == "bin/mcplens.cjs", f"{main.name}: no `mcplens` bin")
+    expect(not manifest.get("scripts"), f"{main.name}: carries the repository's scripts {manifest.get('scripts')}")
     for platform in platforms:
         p = package_json(platform)
         expect(
@@ -130,7 +137,7 @@ def main() -> None:
     if problems:
         sys.exit("check_dist:\n  " + "\n  ".join(problems))
     print(f"check_dist: dist/ holds mcplens {v} for every front door")
-    for path in sorted(dist.iterdir()):
+    for path in sorted(p for p in dist.iterdir() if not p.name.startswith(".")):
         print(f"  {path.stat().st_size / 1e6:7.2f} MB  {path.name}")
 
 

@@ -8,7 +8,8 @@
 //
 // The main package is packed from a copy of the files its `files` select (`npm pack --dry-run`),
 // with `optionalDependencies` written in as `napi pre-publish` does when publishing (the
-// repository's own package.json stays without them: its `npm ci` must not fetch them).
+// repository's own package.json stays without them: its `npm ci` must not fetch them) and without
+// the repository's scripts.
 //
 //   node packaging/pack_npm.mjs VERSION DIST STAGING
 import { execFileSync } from 'node:child_process';
@@ -45,6 +46,9 @@ for (const { path } of listed) {
   mkdirSync(dirname(join(staging, path)), { recursive: true });
   cpSync(join(pkgDir, path), join(staging, path));
 }
-writeFileSync(join(staging, 'package.json'), JSON.stringify({ ...main, optionalDependencies: optional }, null, 2) + '\n');
+// The repository's scripts (build, lint, test, and `prepare`, which builds from the Rust sources)
+// mean nothing in the tarball: left in, npm would flag `prepare` as an install script.
+const { scripts, ...published } = main;
+writeFileSync(join(staging, 'package.json'), JSON.stringify({ ...published, optionalDependencies: optional }, null, 2) + '\n');
 npm(['pack', '--ignore-scripts', '--silent', '--pack-destination', dist], staging);
 console.log(`pack_npm: ${main.name}-${version}.tgz and ${Object.keys(optional).map((n) => `${n}-${version}.tgz`).join(', ')}`);

@@ -15,40 +15,50 @@
 
 DIST := dist
 NPM_PLATFORM_DIR := bindings-node/npm/linux-x64-gnu
+VERSION_PLACES := Cargo.toml bindings-node/package.json $(NPM_PLATFORM_DIR)/package.json package-lock.json CHANGELOG.md
+# Each group of artifacts is a file target (a stamp in dist/): a second `make dist`, and
+# `make test-dist` after `make dist` or `make demo`, rebuild nothing that did not change.
+DIST_PYTHON := $(DIST)/.python
+DIST_NODE := $(DIST)/.node
+DIST_CRATES := $(DIST)/.crates
 
-.PHONY: dist dist-check-version dist-python dist-sdist dist-node dist-crates test-dist lint-packaging
+.PHONY: dist test-dist lint-packaging
 
-dist-check-version:
+# The wheel of .build/dist (built once, for the tests and the demo too), and the sdist. The sdist
+# builds from source: a wheel from it, with the same tools (the host target, as the wheel: only the
+# workspace's own crates are compiled again). Without build isolation the backend is the pinned
+# maturin of .build/venv-build, found on PATH.
+$(DIST_PYTHON): $(PY_BUILT) $(PY_BUILD_VENV)/.requirements $(VERSION_PLACES)
 	python3 packaging/version.py check
-
-dist-python: $(PY_BUILT) $(PY_BUILD_VENV)/.requirements dist-check-version
 	mkdir -p $(DIST)
 	rm -f $(DIST)/mcplens-*.whl $(DIST)/mcplens-*.tar.gz
 	cp $(PY_WHEEL) $(DIST)/
 	$(MATURIN) sdist --manifest-path $(PY_DIR)/Cargo.toml --out $(DIST)
-
-# The sdist builds from source: a wheel from it, with the same tools (the host target, as the
-# wheel: only the workspace's own crates are compiled again).
-dist-sdist: dist-python
 	rm -rf $(PY_OUT)/sdist-wheel
-	MATURIN_PEP517_ARGS="--target $(HOST_TARGET)" $(PY_BUILD_VENV)/bin/pip wheel $(PY_PIP) --no-deps \
+	PATH="$(CURDIR)/$(PY_BUILD_VENV)/bin:$$PATH" MATURIN_PEP517_ARGS="--target $(HOST_TARGET)" \
+		$(PY_BUILD_VENV)/bin/pip wheel $(PY_PIP) --no-deps \
 		--no-build-isolation --wheel-dir $(PY_OUT)/sdist-wheel $(DIST)/mcplens-*.tar.gz
+	touch $@
 
-dist-node: $(NODE_BUILT) dist-check-version
+$(DIST_NODE): $(NODE_BUILT) packaging/pack_npm.mjs bindings-node/README.md $(wildcard bindings-node/bin/*) $(VERSION_PLACES)
+	python3 packaging/version.py check
 	mkdir -p $(DIST)
 	rm -f $(DIST)/mcplens-*.tgz
 	cp $(NODE_ADDON) $(NPM_PLATFORM_DIR)/
 	node packaging/pack_npm.mjs "$$(python3 packaging/version.py)" $(DIST) $(PY_OUT)/npm-stage
+	touch $@
 
 # `cargo package` builds each packaged crate from its .crate (the CLI against the packaged core).
-dist-crates: dist-check-version
+$(DIST_CRATES): $(RUST_SOURCES) README.md cli/README.md $(VERSION_PLACES)
+	python3 packaging/version.py check
 	mkdir -p $(DIST)
 	rm -f $(DIST)/*.crate
 	$(CARGO) package --quiet --allow-dirty -p mcplens -p mcplens-cli
 	cp $(CARGO_TARGET_DIR)/package/mcplens-$$(python3 packaging/version.py).crate \
 		$(CARGO_TARGET_DIR)/package/mcplens-cli-$$(python3 packaging/version.py).crate $(DIST)/
+	touch $@
 
-dist: dist-python dist-sdist dist-node dist-crates ## Release artifacts in dist/: the wheel and sdist, the two npm tarballs, the crates (checked; sizes printed)
+dist: $(DIST_PYTHON) $(DIST_NODE) $(DIST_CRATES) ## Release artifacts in dist/: the wheel and sdist, the two npm tarballs, the crates (checked; sizes printed)
 	$(PY_BUILD_VENV)/bin/python packaging/check_dist.py $(DIST) $(PY_OUT)/sdist-wheel
 
 test-dist: dist $(NODE_STAMP) ## Install the artifacts with no Rust toolchain on PATH (fresh venv, fresh npm folder); README quickstarts and the mcplens command against real servers
