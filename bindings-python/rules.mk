@@ -13,7 +13,10 @@ PYTHON ?= python3
 PY_DIR := bindings-python
 PY_OUT := .build
 PY_PIP := --disable-pip-version-check --no-input --quiet
-PY_WHEEL = $(firstword $(wildcard $(PY_OUT)/dist/mcplens-*.whl))
+# A shell glob, expanded when a recipe runs (the one wheel $(PY_BUILT) leaves there): make's
+# `$(wildcard)` reads a directory listing it cached before the wheel was built, and was empty on a
+# fresh clone.
+PY_WHEEL = $(PY_OUT)/dist/mcplens-*.whl
 PY_BUILD_VENV := $(PY_OUT)/venv-build
 MATURIN := $(PY_BUILD_VENV)/bin/maturin
 # The wheel is made of the core, the CLI and this package (RUST_SOURCES: the top Makefile).
