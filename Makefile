@@ -74,7 +74,10 @@ DEMO_ARTIFACTS = $(DEMO_VENV)/.wheel $(NODE_BUILT)
 
 demo-build: $(DEMO_ARTIFACTS)
 
-demo: demo-build ## Build, then run the main job end to end: tracked Python server, Node agent, CLI, the events report
+# Two jobs: the venvs and `npm ci` (network, disk) go on while cargo builds; the wheel's and the
+# addon's cargo runs still take turns (cargo's lock on the target directory).
+demo: ## Build, then run the main job end to end: tracked Python server, Node agent, CLI, the events report
+	@$(MAKE) --no-print-directory -j2 demo-build
 	demo/run.sh $(CURDIR)/$(DEMO_VENV)/bin/python $(DEMO_CLI)
 	@echo "make demo: $$(echo "$$(date +%s.%N) - $(MAKE_START)" | bc | xargs printf '%.0f') s (build and run)"
 

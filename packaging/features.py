@@ -16,6 +16,8 @@ import sys
 from collections import defaultdict
 
 PACKAGES = ["mcplens-python", "mcplens-node"]
+# Every unit on its own line as `name version|features`.
+TREE_FORMAT = ("--prefix", "none", "--no-dedupe", "--format", "{p}|{f}")
 
 
 def host_target() -> str:
@@ -26,8 +28,7 @@ def host_target() -> str:
 def features(package: str, target: str) -> dict[str, set[str]]:
     """`name version` → the feature sets it is built with (one per host/target unit)."""
     out = subprocess.run(
-        ["cargo", "tree", "-p", package, "--target", target, "-e", "normal,build", "--prefix", "none"]
-        + ["--no-dedupe", "--format", "{p}|{f}"],
+        [*("cargo", "tree", "-p", package, "--target", target, "-e", "normal,build"), *TREE_FORMAT],
         capture_output=True,
         text=True,
         check=True,

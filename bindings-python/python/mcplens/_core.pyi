@@ -31,6 +31,7 @@ __all__ = [
     "ToolError",
     "ToolSpec",
     "__version__",
+    "cli_main",
     "has_resources_capability",
 ]
 # URI templates.
