@@ -3,6 +3,13 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 CARGO ?= cargo
+# When this make started (`make demo` prints the time since).
+MAKE_START := $(shell date +%s.%N)
+# Release artifacts (the wheel, the Node addon) are built for the host's target triple, named, as
+# napi always does: then maturin's and napi's cargo runs share one build of the dependencies.
+HOST_TARGET = $(shell $(CARGO) -vV >/dev/null 2>&1 && rustc -vV | sed -n 's/^host: //p')
+# What the Rust code of every package is made of (the wheel and the addon add their own crate).
+RUST_SOURCES := $(shell find core/src cli/src -name '*.rs') core/Cargo.toml cli/Cargo.toml Cargo.toml Cargo.lock
 
 # Language packages add their own targets (build-*, test-*, lint-*) in these fragments.
 -include bindings-python/rules.mk
@@ -13,6 +20,7 @@ CARGO ?= cargo
 -include tests/conformance/rules.mk
 -include tests/dashboard/rules.mk
 -include tests/phoenix/rules.mk
+-include packaging/rules.mk
 
 .PHONY: help build test test-rust lint lint-rust lint-glue fmt bench bench-start bench-core-page bench-rust demo demo-build test-demo test-readme clean
 
@@ -60,20 +68,28 @@ bench-core-page: ## The core page check alone (callgrind instruction ratio; fail
 bench-rust: ## Rust benchmarks (criterion) and the core page check (callgrind instruction ratio, fails over its goal)
 	$(CARGO) bench -p mcplens --all-features
 
+# The demo runs the `mcplens` command of the wheel (as `pip install mcplens` gives it) and the
+# packages as built for release; everything it needs is a file target, so a second `make demo`
+# rebuilds nothing (`test-demo` checks it with `make -q`).
 DEMO_VENV := .build/venv-mcp2
-DEMO_CLI = $(CARGO_TARGET_DIR)/debug/mcplens
+DEMO_CLI := $(CURDIR)/$(DEMO_VENV)/bin/mcplens
+DEMO_ARTIFACTS = $(DEMO_VENV)/.wheel $(NODE_BUILT)
 
-demo-build: build-python $(DEMO_VENV)/.requirements node-install
-	$(DEMO_VENV)/bin/pip install --disable-pip-version-check --quiet --no-deps --force-reinstall $(PY_WHEEL)
-	$(CARGO) build -q -p mcplens-cli
-	$(CARGO) build -q -p mcplens --example discover --all-features
+demo-build: $(DEMO_ARTIFACTS)
 
-demo: demo-build ## Build, then run the main job end to end: tracked Python server, Node agent, CLI, the events report
-	demo/run.sh $(CURDIR)/$(DEMO_VENV)/bin/python $(DEMO_CLI) $(CARGO_TARGET_DIR)/debug/examples/discover
+# Two jobs: the venvs and `npm ci` (network, disk) go on while cargo builds; the wheel's and the
+# addon's cargo runs still take turns (cargo's lock on the target directory).
+demo: ## Build, then run the main job end to end: tracked Python server, Node agent, CLI, the events report
+	@$(MAKE) --no-print-directory -j2 demo-build
+	demo/run.sh $(CURDIR)/$(DEMO_VENV)/bin/python $(DEMO_CLI)
+	@echo "make demo: $$(echo "$$(date +%s.%N) - $(MAKE_START)" | bc | xargs printf '%.0f') s (build and run)"
 
-test-demo: demo-build ## The demo, with its output checked for the key lines
+test-demo: demo-build ## The demo, with its output checked for the key lines; then a second build must have nothing to do
 	demo/run.sh $(CURDIR)/$(DEMO_VENV)/bin/python $(DEMO_CLI) > .build/demo.out 2>&1 || { cat .build/demo.out; exit 1; }
 	python3 demo/check_output.py .build/demo.out
+	@$(MAKE) --no-print-directory -q $(DEMO_ARTIFACTS) \
+		|| { echo "a second make demo would rebuild:"; $(MAKE) --no-print-directory -n $(DEMO_ARTIFACTS); exit 1; }
+	@echo "test-demo: a second make demo rebuilds nothing"
 
 clean: ## Remove build output
 	$(CARGO) clean

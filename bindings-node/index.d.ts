@@ -160,6 +160,12 @@ export declare function callListResourcesTool(catalog: NativeCatalog, inputJson:
 /** Every cached template `uri` fits, as JSON text: `{matches: [{server, uriTemplate, name, values}], skipped}`. */
 export declare function catalogMatchUri(catalog: NativeCatalog, uri: string): string
 
+/**
+ * Runs the `mcplens` command line with `argv` (the program name first) and returns its exit
+ * code. It blocks the calling thread until the command ends.
+ */
+export declare function cliMain(argv: Array<string>): number
+
 /** What became of a commit or failure. */
 export interface Completion {
   /** False when the ticket was stale: nothing changed. */

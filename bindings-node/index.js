@@ -842,6 +842,7 @@ module.exports.NativeTicket = nativeBinding.NativeTicket
 module.exports.Pager = nativeBinding.Pager
 module.exports.callListResourcesTool = nativeBinding.callListResourcesTool
 module.exports.catalogMatchUri = nativeBinding.catalogMatchUri
+module.exports.cliMain = nativeBinding.cliMain
 module.exports.coreVersion = nativeBinding.coreVersion
 module.exports.expandTemplate = nativeBinding.expandTemplate
 module.exports.hasResourcesCapability = nativeBinding.hasResourcesCapability

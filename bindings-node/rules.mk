@@ -1,14 +1,33 @@
 # Node package (bindings-node/), included by the top Makefile.
 #
-# `npm ci` at the repository root installs the pinned tools (package-lock.json) and runs the
-# workspace's `prepare`, which builds the napi addon (release) and compiles the facade (lib/ → dist/).
+# `npm ci --ignore-scripts` at the repository root installs the pinned tools (package-lock.json);
+# then the napi addon (release, like the wheel: one build of the dependencies for both) and the
+# facade (lib/ → dist/) are built here, each only when a source it is made of changed. (The
+# package's `prepare` script does the same for a plain `npm ci`/`npm install`.)
 
 NPM ?= npm
+NODE_STAMP := node_modules/.package-lock.json
+NODE_ADDON := bindings-node/mcplens.linux-x64-gnu.node
+NODE_FACADE := bindings-node/dist/index.js
+NODE_SOURCES := $(RUST_SOURCES) $(wildcard bindings-node/src/*.rs) bindings-node/Cargo.toml bindings-node/build.rs
+NODE_BUILT := $(NODE_ADDON) $(NODE_FACADE)
 
 .PHONY: node-install build-node test-node lint-node bench-node bench-node-addon bench-node-tracking
 
-node-install: ## npm ci at the root: pinned tools, napi addon and facade built by `prepare`
-	$(NPM) ci --no-audit --no-fund --foreground-scripts
+$(NODE_STAMP): package-lock.json package.json bindings-node/package.json
+	$(NPM) ci --no-audit --no-fund --ignore-scripts
+	touch $@
+
+# napi also rewrites the loader and the types it generates (bindings-node/index.js, index.d.ts).
+$(NODE_ADDON): $(NODE_SOURCES) | $(NODE_STAMP)
+	cd bindings-node && $(NPM) exec -- napi build --platform --release
+	touch $@
+
+$(NODE_FACADE): $(wildcard bindings-node/lib/*.ts bindings-node/lib/*.mts) bindings-node/tsconfig.build.json $(NODE_ADDON) | $(NODE_STAMP)
+	cd bindings-node && $(NPM) exec -- tsc -p tsconfig.build.json
+	touch $@
+
+node-install: $(NODE_BUILT) ## npm ci at the root (pinned tools), then the napi addon and the facade
 
 build-node: node-install ## Build the Node package (napi addon + facade)
 
@@ -20,15 +39,15 @@ test-node: node-install $(PY_OUT)/venv-mcp2/.requirements ## Node tests: shared 
 	fi
 	cd bindings-node && $(NPM) run --silent test
 
-lint-node: ## tsc --noEmit on the facade and its typed usage example
-	@[ -x node_modules/.bin/tsc ] || $(NPM) ci --no-audit --no-fund --foreground-scripts
+# The tools come from $(NODE_STAMP), newer than package-lock.json: a stale node_modules (say, after
+# a dependency was added) is installed again, never linted with.
+lint-node: $(NODE_STAMP) ## tsc --noEmit on the facade and its typed usage example
 	cd bindings-node && $(NPM) run --silent lint
 
 # The addon is rebuilt like the Rust benchmarks (fat LTO, one codegen unit: the workspace's bench
 # profile); `napi build --profile bench` cannot find cargo's output for that profile, so the release
 # profile is overridden for this build only.
-bench-node-addon:
-	@[ -x node_modules/.bin/napi ] || $(NPM) ci --no-audit --no-fund --foreground-scripts
+bench-node-addon: $(NODE_STAMP)
 	cd bindings-node && CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
 		$(NPM) exec -- napi build --platform --release && $(NPM) exec -- tsc -p tsconfig.build.json
 

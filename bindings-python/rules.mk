@@ -1,8 +1,11 @@
 # Python package (bindings-python/), included by the top Makefile.
 #
 # Everything lives under .build/ (gitignored):
-#   venv-fresh/   recreated on every build: proves `pip install ./bindings-python` on a bare virtualenv
-#   dist/         the wheel built there, installed into the test environments
+#   venv-build/   maturin and auditwheel, pinned (requirements-build.txt)
+#   dist/         the wheel, built once by `maturin build --release` (for the host target, as the
+#                 Node addon is, so both share one build of the dependencies); rebuilt only when a
+#                 source it is made of changed
+#   venv-fresh/   the wheel alone in a bare virtualenv: it imports and pages without the `mcp` SDK
 #   venv-mcp1/    mcp 1.30.0 + pytest (requirements-mcp1.txt)
 #   venv-mcp2/    mcp 2.3.0 + pytest (requirements-mcp2.txt), plus ruff and mypy (requirements-lint.txt)
 #   venv-fastmcp2/ 3/ 4/  community fastmcp 2.14.7 and 3.4.11 on mcp 1.30.0, 4.2.3 on mcp 2.3.0
@@ -13,7 +16,16 @@ PYTHON ?= python3
 PY_DIR := bindings-python
 PY_OUT := .build
 PY_PIP := --disable-pip-version-check --no-input --quiet
-PY_WHEEL = $(firstword $(wildcard $(PY_OUT)/dist/mcplens-*.whl))
+# A shell glob, expanded when a recipe runs (the one wheel $(PY_BUILT) leaves there): make's
+# `$(wildcard)` reads a directory listing it cached before the wheel was built, and was empty on a
+# fresh clone.
+PY_WHEEL = $(PY_OUT)/dist/mcplens-*.whl
+PY_BUILD_VENV := $(PY_OUT)/venv-build
+MATURIN := $(PY_BUILD_VENV)/bin/maturin
+# The wheel is made of the core, the CLI and this package (RUST_SOURCES: the top Makefile).
+PY_SOURCES := $(RUST_SOURCES) $(wildcard $(PY_DIR)/src/*.rs $(PY_DIR)/python/mcplens/*) \
+	$(PY_DIR)/Cargo.toml $(PY_DIR)/pyproject.toml $(PY_DIR)/README.md
+PY_BUILT := $(PY_OUT)/dist/.built
 
 PY_INSTALL_WHEEL = for v in 1 2; do $(PY_OUT)/venv-mcp$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
 PY_FASTMCP := 2 3 4
@@ -22,12 +34,31 @@ PY_FASTMCP_TESTS := tests/test_fastmcp_client.py tests/test_fastmcp_tracking.py 
 
 .PHONY: build-python test-python lint-python bench-python
 
-build-python: ## Python: `pip install ./bindings-python` in a fresh venv, smoke test, wheel in .build/dist
-	rm -rf $(PY_OUT)/venv-fresh $(PY_OUT)/dist
+$(PY_BUILD_VENV)/.requirements: $(PY_DIR)/requirements-build.txt
+	rm -rf $(PY_BUILD_VENV)
+	$(PYTHON) -m venv $(PY_BUILD_VENV)
+	$(PY_BUILD_VENV)/bin/pip install $(PY_PIP) --requirement $<
+	touch $@
+
+$(PY_BUILT): $(PY_SOURCES) $(PY_BUILD_VENV)/.requirements
+	rm -rf $(PY_OUT)/dist
+	$(MATURIN) build --release --target $(HOST_TARGET) --quiet --manifest-path $(PY_DIR)/Cargo.toml --out $(PY_OUT)/dist
+	touch $@
+
+# The wheel alone in a bare virtualenv: imports and pages without the `mcp` SDK.
+$(PY_OUT)/venv-fresh/.smoke: $(PY_BUILT) $(PY_DIR)/tests/smoke.py
+	rm -rf $(PY_OUT)/venv-fresh
 	$(PYTHON) -m venv $(PY_OUT)/venv-fresh
-	$(PY_OUT)/venv-fresh/bin/pip install $(PY_PIP) ./$(PY_DIR)
+	$(PY_OUT)/venv-fresh/bin/pip install $(PY_PIP) $(PY_WHEEL)
 	cd $(PY_OUT) && venv-fresh/bin/python $(CURDIR)/$(PY_DIR)/tests/smoke.py
-	$(PY_OUT)/venv-fresh/bin/pip wheel $(PY_PIP) --no-deps --wheel-dir $(PY_OUT)/dist ./$(PY_DIR)
+	touch $@
+
+# The wheel installed in a test environment (for `make demo`; the test targets reinstall it).
+$(PY_OUT)/venv-mcp%/.wheel: $(PY_BUILT) $(PY_OUT)/venv-mcp%/.requirements
+	$(PY_OUT)/venv-mcp$*/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL)
+	touch $@
+
+build-python: $(PY_OUT)/venv-fresh/.smoke ## Python: the abi3 wheel (maturin, release) in .build/dist, smoke-tested alone in a fresh venv
 
 $(PY_OUT)/venv-%/.requirements: $(PY_DIR)/requirements-%.txt
 	rm -rf $(PY_OUT)/venv-$*

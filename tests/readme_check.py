@@ -3,7 +3,8 @@
 - ```rust blocks run as doctests of the core (`core/src/lib.rs` includes README.md).
 - ```python / ```js blocks must be preceded by `<!-- file: PATH -->` and equal that file verbatim; the
   file is an example the package's tests run.
-- ```sh blocks may only hold commands CI runs (`make demo`, `make test`).
+- ```sh blocks may only hold commands CI runs (`make demo`, `make test`), or be preceded by
+  `<!-- test-dist -->`: `make test-dist` runs that block line by line (packaging/test_dist.py).
 """
 
 import pathlib
@@ -12,13 +13,19 @@ import sys
 
 root = pathlib.Path(__file__).resolve().parent.parent
 readme = (root / "README.md").read_text(encoding="utf-8")
-blocks = list(re.finditer(r"(?:<!-- file: (?P<file>\S+) -->\n)?```(?P<lang>\w*)\n(?P<body>.*?)```", readme, re.S))
+blocks = list(
+    re.finditer(
+        r"(?:<!-- file: (?P<file>\S+) -->\n|(?P<dist><!-- test-dist -->\n))?```(?P<lang>\w*)\n(?P<body>.*?)```", readme, re.S
+    )
+)
 problems = []
 counts: dict[str, int] = {}
 for b in blocks:
     lang, body, file = b["lang"], b["body"], b["file"]
     counts[lang] = counts.get(lang, 0) + 1
     if lang == "rust":
+        continue
+    if lang == "sh" and b["dist"]:
         continue
     if lang == "sh":
         for line in body.splitlines():

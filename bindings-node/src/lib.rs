@@ -20,6 +20,7 @@ use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, ValueType};
 use napi::sys;
 use napi_derive::napi;
 
+pub mod cli;
 pub mod refresher;
 pub mod template;
 pub mod tracking;

@@ -17,6 +17,7 @@ macro_rules! getters {
     };
 }
 
+mod cli;
 mod refresher;
 mod template;
 mod tracking;
@@ -841,6 +842,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyToolSpec>()?;
     m.add("LIST_RESOURCE_TEMPLATES_TOOL", PyToolSpec { inner: tool::spec() })?;
     m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
+    cli::register(m)?;
     template::register(m)?;
     refresher::register(m)?;
     tracking::register(m)?;

@@ -69,15 +69,26 @@ pub struct ListReport {
 #[serde(rename_all = "camelCase")]
 pub struct Report {
     pub server: String,
+    /// The protocol revision the session spoke (absent when the server was not reached).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
     pub ok: bool,
     pub lists: Vec<ListReport>,
+    /// Why nothing was listed: the server could not be reached (`{code, message, stderrTail?}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<serde_json::Value>,
 }
 
 impl Report {
-    pub fn new(server: &str, limits: &Limits, traversals: Vec<Traversal>) -> Report {
+    pub fn new(server: &str, protocol_version: Option<String>, limits: &Limits, traversals: Vec<Traversal>) -> Report {
         let lists: Vec<ListReport> = traversals.into_iter().map(|t| list_report(limits, t)).collect();
         let ok = !lists.iter().flat_map(|l| &l.findings).any(|f| f.severity == Severity::Error);
-        Report { server: server.to_owned(), ok, lists }
+        Report { server: server.to_owned(), protocol_version, ok, lists, error: None }
+    }
+
+    /// The report of a server that could not be reached: no lists, the `error`.
+    pub fn unreached(server: &str, error: serde_json::Value) -> Report {
+        Report { server: server.to_owned(), protocol_version: None, ok: false, lists: Vec::new(), error: Some(error) }
     }
 
     pub fn has_errors(&self) -> bool {
@@ -91,7 +102,11 @@ impl Report {
     }
 
     pub fn to_text(&self) -> String {
-        let mut out = format!("mcplens check: server \"{}\"\n", self.server);
+        let mut out = format!("mcplens check: server \"{}\"", self.server);
+        if let Some(version) = &self.protocol_version {
+            out.push_str(&format!(" (protocol {version})"));
+        }
+        out.push('\n');
         let code_width = self.lists.iter().flat_map(|l| &l.findings).map(|f| code_cell(f).len()).max().unwrap_or(0);
         for list in &self.lists {
             out.push('\n');

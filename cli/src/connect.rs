@@ -1,5 +1,6 @@
 //! Connecting to the server under test: spawn a stdio server or open a streamable HTTP session,
-//! then run the `initialize` handshake (bounded by the connect timeout).
+//! then run the handshake — `server/discover`, or `initialize` for a server that predates
+//! 2026-07-28 — bounded by the connect timeout.
 //!
 //! Nothing the server sends is printed from here unsanitized: handshake failures are described
 //! with our own text, and a stdio server's stderr is captured (never passed through) so the last
@@ -12,11 +13,14 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use rmcp::model::ProtocolVersion;
 use rmcp::model::{ClientCapabilities, ClientConfig, ClientJsonRpcMessage, Implementation};
-use rmcp::service::{ClientInitializeError, RunningService, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RunningService, RxJsonRpcMessage, TxJsonRpcMessage,
+};
 use rmcp::transport::streamable_http_client::{StreamableHttpClientTransportConfig, StreamableHttpError};
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess, Transport};
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::RoleClient;
 use tokio::io::AsyncReadExt;
 
 /// Where the server is.
@@ -95,9 +99,14 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for Counting<T> {
 #[derive(Debug, Default)]
 struct Tail(Vec<u8>);
 
-const TAIL_BYTES: usize = 8 * 1024;
-const TAIL_LINES: usize = 5;
-const TAIL_LINE_CHARS: usize = 200;
+/// Raw stderr kept (the end of it).
+const TAIL_BYTES: usize = 16 * 1024;
+/// At most this many of the last non-empty lines are shown: enough for a Node or Python stack
+/// whose cause ("Cannot find module …") sits above a dozen frames …
+pub const TAIL_LINES: usize = 40;
+/// … and at most this many characters in all, each line cut at [`TAIL_LINE_CHARS`].
+pub const TAIL_CHARS: usize = 4_000;
+const TAIL_LINE_CHARS: usize = 300;
 
 impl Tail {
     fn push(&mut self, bytes: &[u8]) {
@@ -108,17 +117,30 @@ impl Tail {
         }
     }
 
-    /// The last non-empty lines, sanitized by the core and cut short.
+    /// The last non-empty lines, sanitized by the core and cut short, within [`TAIL_LINES`] and
+    /// [`TAIL_CHARS`]; the first line says how many earlier lines were left out, if any.
     fn lines(&self) -> Vec<String> {
         let text = String::from_utf8_lossy(&self.0);
-        let mut lines: Vec<String> = text
+        let lines: Vec<String> = text
             .lines()
             .map(|l| cut(&mcplens::sanitize::label(l), TAIL_LINE_CHARS))
             .filter(|l| !l.trim().is_empty())
             .collect();
-        let skip = lines.len().saturating_sub(TAIL_LINES);
-        lines.drain(..skip);
-        lines
+        let (mut kept, mut chars) = (0, 0);
+        for line in lines.iter().rev() {
+            let n = line.chars().count();
+            if kept == TAIL_LINES - 1 || chars + n > TAIL_CHARS {
+                break;
+            }
+            kept += 1;
+            chars += n;
+        }
+        let skipped = lines.len() - kept;
+        let mut tail: Vec<String> = lines.into_iter().skip(skipped).collect();
+        if skipped > 0 || self.0.len() == TAIL_BYTES {
+            tail.insert(0, "(earlier lines not shown)".to_owned());
+        }
+        tail
     }
 }
 
@@ -144,6 +166,12 @@ impl Connection {
         self.service.peer()
     }
 
+    /// The protocol revision the session speaks (negotiated by `initialize` or
+    /// `server/discover`).
+    pub fn protocol_version(&self) -> Option<String> {
+        self.service.peer().peer_info().map(|info| info.protocol_version.as_str().to_owned())
+    }
+
     /// Ends the session: closes the transport (a stdio server sees end of input and is killed if
     /// it does not exit) within a short bound.
     pub async fn close(mut self) {
@@ -151,24 +179,90 @@ impl Connection {
     }
 }
 
-fn client_config() -> ClientConfig {
-    ClientConfig::new(ClientCapabilities::default(), Implementation::new("mcplens", mcplens::VERSION))
+/// Which protocol revisions the handshake offers.
+#[derive(Debug, Clone, Default)]
+pub enum Protocol {
+    /// `server/discover` with the revisions that have no `initialize` (2026-07-28), as that
+    /// revision specifies; a server that answers it with a JSON-RPC error (it predates it) gets
+    /// the `initialize` handshake offering the latest revision that has one (2025-11-25).
+    #[default]
+    Auto,
+    /// This revision only: `initialize` if it has one, else `server/discover`.
+    Only(ProtocolVersion),
+}
+
+impl Protocol {
+    /// Parses `--protocol-version`: `auto` or a revision rmcp knows.
+    pub fn parse(value: &str) -> Result<Protocol, String> {
+        if value == "auto" {
+            return Ok(Protocol::Auto);
+        }
+        ProtocolVersion::KNOWN_VERSIONS
+            .iter()
+            .find(|v| v.as_str() == value)
+            .map(|v| Protocol::Only(v.clone()))
+            .ok_or_else(|| {
+                let known: Vec<&str> = ProtocolVersion::KNOWN_VERSIONS.iter().map(|v| v.as_str()).collect();
+                format!("--protocol-version must be auto or one of {}", known.join(", "))
+            })
+    }
+
+    /// The client's `initialize` parameters and how the session starts.
+    fn lifecycle(&self) -> (ClientConfig, ClientLifecycleMode) {
+        let config = ClientConfig::new(ClientCapabilities::default(), Implementation::new("mcplens", mcplens::VERSION));
+        match self {
+            Protocol::Auto => {
+                let mut modern: Vec<ProtocolVersion> =
+                    ProtocolVersion::KNOWN_VERSIONS.iter().filter(|v| !v.has_initialize()).cloned().collect();
+                modern.reverse(); // newest first
+                let legacy = ProtocolVersion::LATEST_WITH_INITIALIZE;
+                (
+                    config.with_protocol_version(legacy.clone()),
+                    ClientLifecycleMode::Auto { preferred_versions: modern, legacy_version: Some(legacy) },
+                )
+            }
+            Protocol::Only(v) if v.has_initialize() => {
+                (config.with_protocol_version(v.clone()), ClientLifecycleMode::Initialize)
+            }
+            Protocol::Only(v) => (config, ClientLifecycleMode::Discover { preferred_versions: vec![v.clone()] }),
+        }
+    }
+
+    /// The request that opens the session, for messages (`auto` opens with `server/discover`;
+    /// a failed `initialize` after it is reported by [`ClientInitializeError::LegacyFallbackFailed`]).
+    fn first_request(&self) -> &'static str {
+        match self {
+            Protocol::Only(v) if v.has_initialize() => "initialize",
+            _ => "server/discover",
+        }
+    }
 }
 
 /// Connects to `endpoint` and runs the handshake within `timeout`.
-pub async fn connect(endpoint: &Endpoint, server: &str, timeout: Duration) -> Result<Connection, ConnectError> {
+pub async fn connect(
+    endpoint: &Endpoint,
+    server: &str,
+    protocol: &Protocol,
+    timeout: Duration,
+) -> Result<Connection, ConnectError> {
     let counter = Arc::new(RequestCounter::default());
-    let who = format!("server \"{server}\"");
+    let start = Start { who: format!("server \"{server}\""), protocol: protocol.clone(), timeout };
     match endpoint {
-        Endpoint::Stdio(command) => connect_stdio(command, &who, timeout, counter).await,
-        Endpoint::Http { url, headers } => connect_http(url, headers, &who, timeout, counter).await,
+        Endpoint::Stdio(command) => connect_stdio(command, &start, counter).await,
+        Endpoint::Http { url, headers } => connect_http(url, headers, &start, counter).await,
     }
+}
+
+/// How the handshake runs: who it is with (for messages), what it offers, how long it may take.
+struct Start {
+    who: String,
+    protocol: Protocol,
+    timeout: Duration,
 }
 
 async fn connect_stdio(
     command: &[String],
-    who: &str,
-    timeout: Duration,
+    start: &Start,
     counter: Arc<RequestCounter>,
 ) -> Result<Connection, ConnectError> {
     let (program, args) = command.split_first().expect("clap requires a command");
@@ -194,7 +288,7 @@ async fn connect_stdio(
         })
     });
     let transport = Counting { inner: transport, counter: counter.clone() };
-    let result = handshake(transport, timeout, who).await;
+    let result = handshake(transport, start).await;
     match result {
         Ok(service) => Ok(Connection { service, requests: counter }),
         Err((code, message)) => {
@@ -211,8 +305,7 @@ async fn connect_stdio(
 async fn connect_http(
     url: &str,
     headers: &[(String, String)],
-    who: &str,
-    timeout: Duration,
+    start: &Start,
     counter: Arc<RequestCounter>,
 ) -> Result<Connection, ConnectError> {
     let usage = |message: String| ConnectError { code: "invalid_argument", message, stderr_tail: Vec::new() };
@@ -234,8 +327,11 @@ async fn connect_http(
     if !custom.is_empty() {
         config = config.custom_headers(custom);
     }
-    let transport = Counting { inner: StreamableHttpClientTransport::from_config(config), counter: counter.clone() };
-    match handshake(transport, timeout, who).await {
+    let transport = Counting {
+        inner: StreamableHttpClientTransport::with_client(crate::http::KeepAlive::new(), config),
+        counter: counter.clone(),
+    };
+    match handshake(transport, start).await {
         Ok(service) => Ok(Connection { service, requests: counter }),
         Err((code, message)) => Err(ConnectError { code, message, stderr_tail: Vec::new() }),
     }
@@ -243,31 +339,31 @@ async fn connect_http(
 
 async fn handshake<T>(
     transport: T,
-    timeout: Duration,
-    who: &str,
+    start: &Start,
 ) -> Result<RunningService<RoleClient, ClientConfig>, (&'static str, String)>
 where
     T: Transport<RoleClient> + 'static,
 {
-    match tokio::time::timeout(timeout, client_config().serve(transport)).await {
-        Err(_) => Err((
-            "deadline",
-            format!("{who} did not complete the initialize handshake within {} ms", timeout.as_millis()),
-        )),
-        Ok(Err(e)) => Err(("transport_error", describe_init_error(&e, who))),
+    let (config, lifecycle) = start.protocol.lifecycle();
+    let who = &start.who;
+    match tokio::time::timeout(start.timeout, config.serve_with_lifecycle(transport, lifecycle)).await {
+        Err(_) => {
+            Err(("deadline", format!("{who} did not complete the handshake within {} ms", start.timeout.as_millis())))
+        }
+        Ok(Err(e)) => Err(("transport_error", describe_init_error(&e, who, start.protocol.first_request()))),
         Ok(Ok(service)) => Ok(service),
     }
 }
 
 /// Our own text for a failed handshake: rmcp's messages may quote what the server sent, so only
 /// fixed text, JSON-RPC codes and (sanitized) transport errors are shown.
-fn describe_init_error(e: &ClientInitializeError, who: &str) -> String {
+fn describe_init_error(e: &ClientInitializeError, who: &str, request: &str) -> String {
     match e {
         ClientInitializeError::ConnectionClosed(_) => {
-            format!("{who} closed the connection during the initialize handshake")
+            format!("{who} closed the connection during the handshake")
         }
         ClientInitializeError::JsonRpcError(data) => {
-            format!("{who} refused initialize with JSON-RPC error {}", data.code.0)
+            format!("{who} refused {request} with JSON-RPC error {}", data.code.0)
         }
         ClientInitializeError::TransportError { error, .. }
             if error.error.downcast_ref::<std::io::Error>().is_some_and(|e| {
@@ -276,7 +372,7 @@ fn describe_init_error(e: &ClientInitializeError, who: &str) -> String {
         {
             // A stdio server that exited before answering: the same story as `ConnectionClosed`,
             // whichever side noticed first.
-            format!("{who} closed the connection during the initialize handshake")
+            format!("{who} closed the connection during the handshake")
         }
         ClientInitializeError::TransportError { error, .. } => {
             // The error and its causes (e.g. reqwest's "error sending request" → "Connection
@@ -296,13 +392,17 @@ fn describe_init_error(e: &ClientInitializeError, who: &str) -> String {
                 source = cause.source();
             }
             format!(
-                "the transport to {who} failed during the initialize handshake: {}",
+                "the transport to {who} failed during the handshake: {}",
                 cut(&mcplens::sanitize::label(&detail), 300)
             )
         }
         ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
-            format!("{who} supports no protocol version mcplens speaks")
+            format!("{who} supports no protocol version mcplens offered")
         }
-        _ => format!("{who} answered initialize with something that is not an initialize result"),
+        // `server/discover` was refused and so was `initialize`: the second failure says why.
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => {
+            describe_init_error(fallback, who, "initialize")
+        }
+        _ => format!("{who} answered {request} with something that is not its result"),
     }
 }

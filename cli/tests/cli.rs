@@ -339,7 +339,7 @@ fn connect_failures_exit_3() {
     r.assert_clean();
     assert!(
         r.stderr.starts_with(
-            "error: transport_error: server \"test-server\" closed the connection during the initialize handshake; \
+            "error: transport_error: server \"test-server\" closed the connection during the handshake; \
              the server's last stderr lines (sanitized):\n"
         ),
         "{r:?}"
@@ -350,9 +350,7 @@ fn connect_failures_exit_3() {
     let r = run(&["check", "--connect-timeout-ms", "500"], &["--hang"]);
     assert_eq!(r.code, 3, "{r:?}");
     assert!(
-        r.stderr.starts_with(
-            "error: deadline: server \"test-server\" did not complete the initialize handshake within 500 ms"
-        ),
+        r.stderr.starts_with("error: deadline: server \"test-server\" did not complete the handshake within 500 ms"),
         "{r:?}"
     );
 
@@ -365,6 +363,99 @@ fn connect_failures_exit_3() {
     let r = run_raw(&["templates", "--connect-timeout-ms", "5000", "--url", &url]);
     assert_eq!(r.code, 3, "{r:?}");
     assert!(r.stderr.starts_with("error: transport_error: "), "{r:?}");
+}
+
+/// With `--json`, a connection failure still prints one JSON document on stdout — `templates`:
+/// the tool's output with the failure under `failures`; `resources` and `check`: their shapes
+/// with `error {code, message}` — and exits 3.
+#[test]
+fn connect_failures_print_json_with_json() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let server = test_server();
+    let endpoints: [(&[&str], &str, &str); 4] = [
+        (&["--", "/nonexistent/mcp-server"], "transport_error", "could not start \"/nonexistent/mcp-server\""),
+        (&["--connect-timeout-ms", "300", "--", &server, "--hang"], "deadline", "did not complete the handshake"),
+        (&["--", &server, "--crash"], "transport_error", "closed the connection during the handshake"),
+        (&["--url", &url], "transport_error", "failed during the handshake"),
+    ];
+    for (endpoint, code, message) in endpoints {
+        let name = ["--server", "docs"];
+        fn args<'a>(command: &'a str, name: [&'a str; 2], endpoint: &[&'a str]) -> Vec<&'a str> {
+            [command, "--json"].into_iter().chain(name).chain(endpoint.iter().copied()).collect()
+        }
+
+        let r = run_raw(&args("templates", name, endpoint));
+        assert_eq!(r.code, 3, "{endpoint:?}: {r:?}");
+        let out = r.json();
+        assert_eq!(out["resourceTemplates"], serde_json::json!([]), "{r:?}");
+        assert_eq!(out["total"], 0, "{r:?}");
+        assert_eq!(out["failures"][0]["server"], "docs", "{r:?}");
+        assert_eq!(out["failures"][0]["code"], code, "{r:?}");
+        assert!(out["failures"][0]["message"].as_str().unwrap().contains(message), "{r:?}");
+        assert!(r.stderr.starts_with(&format!("error: {code}: ")), "{r:?}");
+
+        let r = run_raw(&args("resources", name, endpoint));
+        assert_eq!(r.code, 3, "{endpoint:?}: {r:?}");
+        let out = r.json();
+        assert_eq!(out["kind"], "resources", "{r:?}");
+        assert_eq!(out["server"], "docs", "{r:?}");
+        assert_eq!(out["items"], serde_json::json!([]), "{r:?}");
+        assert_eq!(out["error"]["code"], code, "{r:?}");
+        assert!(out["error"]["message"].as_str().unwrap().contains(message), "{r:?}");
+
+        let r = run_raw(&args("check", name, endpoint));
+        assert_eq!(r.code, 3, "{endpoint:?}: {r:?}");
+        let out = r.json();
+        assert_eq!(out["server"], "docs", "{r:?}");
+        assert_eq!(out["ok"], false, "{r:?}");
+        assert_eq!(out["lists"], serde_json::json!([]), "{r:?}");
+        assert_eq!(out["error"]["code"], code, "{r:?}");
+        assert!(out["error"]["message"].as_str().unwrap().contains(message), "{r:?}");
+    }
+
+    // The crashed server's stderr tail is in the error, sanitized.
+    let r = run(&["check", "--json"], &["--crash"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    r.assert_clean();
+    assert_eq!(r.json()["error"]["stderrTail"], serde_json::json!(["starting up", "fatal: config missing boom"]));
+
+    // A failed traversal prints the listing's shape too (exit 1).
+    let r = run(&["resources", "--json"], &["--repeat-cursor"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert_eq!(r.json()["error"]["code"], "repeated_cursor", "{r:?}");
+}
+
+/// The stderr tail reaches back far enough to show why a Node server did not start (its cause
+/// sits above a dozen stack frames), and stays capped and sanitized for a noisy one.
+#[test]
+fn stderr_tail_shows_the_cause_capped_and_sanitized() {
+    let r = run_raw(&["templates", "--", "node", "/nonexistent/mcp-server.js"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("| Error: Cannot find module '/nonexistent/mcp-server.js'"), "{r:?}");
+
+    let r = run(&["check"], &["--crash-noise", "5000"]);
+    assert_eq!(r.code, 3, "{r:?}");
+    r.assert_clean();
+    let tail: Vec<&str> = r.stderr.lines().filter_map(|l| l.strip_prefix("  | ")).collect();
+    assert!(tail.len() <= 40, "{} lines", tail.len());
+    assert!(tail.iter().map(|l| l.chars().count()).sum::<usize>() <= 4_000 + "(earlier lines not shown)".len());
+    assert_eq!(tail[0], "(earlier lines not shown)");
+    assert_eq!(tail[tail.len() - 2..], ["starting up", "fatal: config missing boom"]);
+    assert!(tail[1..tail.len() - 2].iter().all(|l| l.starts_with("noise ") && l.chars().count() <= 300), "{tail:?}");
+}
+
+#[test]
+fn protocol_version_must_be_known() {
+    let r = run(&["templates", "--protocol-version", "2099-01-01"], &[]);
+    assert_eq!(r.code, 2, "{r:?}");
+    assert!(
+        r.stderr.starts_with("error: invalid_argument: --protocol-version must be auto or one of 2024-11-05"),
+        "{r:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,6 +589,12 @@ fn progress_only_when_asked_or_on_a_terminal() {
 
 /// Serves `options` over streamable HTTP on 127.0.0.1; returns the URL.
 async fn serve_http(options: Options) -> String {
+    serve_http_counting(options).await.0
+}
+
+/// Serves `options` over streamable HTTP on 127.0.0.1; returns the URL and the number of TCP
+/// connections accepted so far.
+async fn serve_http_counting(options: Options) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
     use hyper_util::rt::TokioIo;
     use hyper_util::service::TowerToHyperService;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -510,8 +607,14 @@ async fn serve_http(options: Options) -> String {
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let accepted = connections.clone();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
+            accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            // As asyncio, Node and most servers do; without it each response on a reused
+            // connection waits for the client's delayed ACK.
+            let _ = stream.set_nodelay(true);
             let service = TowerToHyperService::new(service.clone());
             tokio::spawn(async move {
                 let _ =
@@ -519,7 +622,7 @@ async fn serve_http(options: Options) -> String {
             });
         }
     });
-    format!("http://{addr}/mcp")
+    (format!("http://{addr}/mcp"), connections)
 }
 
 async fn run_async(args: &[&str]) -> Run {
@@ -547,6 +650,136 @@ async fn url_streamable_http() {
     let r = run_async(&["check", "--url", &url, "-H", "X-Test: 1", "-H", "Authorization: Bearer t0ken"]).await;
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stdout.contains("resources/list: ok — 3 resources kept, 2 pages"), "{r:?}");
+}
+
+/// Requests reuse keep-alive connections: the number of TCP connections does not grow with the
+/// number of requests (rmcp's default client keeps none idle, so each request opened its own).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_reuses_keep_alive_connections() {
+    for templates in ["3", "30"] {
+        let (url, connections) =
+            serve_http_counting(options(&["--templates", templates, "--resources", "30", "--page-size", "1"])).await;
+        let r = run_async(&["check", "--url", &url]).await;
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(r.stdout.contains(&format!("{templates} templates kept, {templates} pages")), "{r:?}");
+        // initialize, initialized, 3 or 30 template pages, 30 resource pages and the session's
+        // DELETE, all on one connection (no standalone GET stream is opened).
+        let n = connections.load(std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(n, 1, "{n} TCP connections for {templates} + 30 pages: requests did not reuse one connection");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Protocol eras, against the Python `mcp` SDK (2.3 serves both, 1.30 only `initialize`)
+// ---------------------------------------------------------------------------------------------
+
+/// The Python of the `.build/venv-mcp{major}` test environment (`make` creates it), or `None`
+/// when it is missing and MCPLENS_REQUIRE_PYTHON_SERVERS is not 1.
+fn sdk_python(major: u8) -> Option<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let python = root.join(format!(".build/venv-mcp{major}/bin/python"));
+    if python.exists() {
+        return Some(python.to_string_lossy().into_owned());
+    }
+    let required = std::env::var("MCPLENS_REQUIRE_PYTHON_SERVERS").is_ok_and(|v| v == "1");
+    assert!(!required, "MCPLENS_REQUIRE_PYTHON_SERVERS=1 but {} is missing: run `make test-cli`", python.display());
+    eprintln!("did not run against mcp {major}.x: {} is missing (`make test-cli` creates it)", python.display());
+    None
+}
+
+fn era_server() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/era_server.py").to_string_lossy().into_owned()
+}
+
+/// `era_server.py http` on 127.0.0.1, killed on drop.
+struct HttpEraServer {
+    child: std::process::Child,
+    url: String,
+}
+
+impl HttpEraServer {
+    fn start(python: &str) -> HttpEraServer {
+        use std::io::BufRead;
+        let mut child = Command::new(python)
+            .args([&era_server(), "http"])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("the era server starts");
+        let mut url = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut url).unwrap();
+        HttpEraServer { child, url: url.trim().to_owned() }
+    }
+}
+
+impl Drop for HttpEraServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The era server's one template: `(name, title)` = ("protocol <revision the request came
+/// with>", "initialize offered <revision>" or "no initialize").
+fn era_seen(r: &Run) -> (String, String) {
+    assert_eq!(r.code, 0, "{r:?}");
+    let out = r.json();
+    let t = &out["resourceTemplates"][0];
+    (t["name"].as_str().unwrap().to_owned(), t["title"].as_str().unwrap().to_owned())
+}
+
+fn seen(protocol: &str, title: &str) -> (String, String) {
+    (format!("protocol {protocol}"), title.to_owned())
+}
+
+/// `auto` reaches an mcp 2.3 server on 2026-07-28 through `server/discover` (no `initialize`);
+/// a revision with `initialize` is offered only that way — over stdio and streamable HTTP.
+#[test]
+fn mcp2_server_on_both_eras() {
+    let Some(python) = sdk_python(2) else { return };
+    let server = era_server();
+    let http = HttpEraServer::start(&python);
+    let endpoints: [Vec<&str>; 2] = [vec!["--", &python, &server, "stdio"], vec!["--url", &http.url]];
+    for endpoint in &endpoints {
+        let templates = |protocol: &str| {
+            let args: Vec<&str> = ["templates", "--json", "--protocol-version", protocol]
+                .into_iter()
+                .chain(endpoint.iter().copied())
+                .collect();
+            era_seen(&run_raw(&args))
+        };
+        assert_eq!(templates("auto"), seen("2026-07-28", "no initialize"), "{endpoint:?}");
+        assert_eq!(templates("2026-07-28"), seen("2026-07-28", "no initialize"), "{endpoint:?}");
+        assert_eq!(templates("2025-11-25"), seen("2025-11-25", "initialize offered 2025-11-25"), "{endpoint:?}");
+        assert_eq!(templates("2025-06-18"), seen("2025-06-18", "initialize offered 2025-06-18"), "{endpoint:?}");
+
+        let args: Vec<&str> = ["check"].into_iter().chain(endpoint.iter().copied()).collect();
+        let r = run_raw(&args);
+        assert_eq!(r.code, 0, "{r:?}");
+        assert!(
+            r.stdout.starts_with("mcplens check: server ") && r.stdout.contains("(protocol 2026-07-28)\n"),
+            "{r:?}"
+        );
+    }
+}
+
+/// A server that predates 2026-07-28 (mcp 1.30) answers `server/discover` with an error; `auto`
+/// then offers 2025-11-25 in `initialize`. Asking for 2026-07-28 alone fails to connect.
+#[test]
+fn mcp1_server_gets_initialize_after_discover() {
+    let Some(python) = sdk_python(1) else { return };
+    let server = era_server();
+    let http = HttpEraServer::start(&python);
+    let endpoints: [Vec<&str>; 2] = [vec!["--", &python, &server, "stdio"], vec!["--url", &http.url]];
+    for endpoint in &endpoints {
+        let args: Vec<&str> = ["templates", "--json"].into_iter().chain(endpoint.iter().copied()).collect();
+        assert_eq!(era_seen(&run_raw(&args)), seen("2025-11-25", "initialize offered 2025-11-25"), "{endpoint:?}");
+
+        let args: Vec<&str> =
+            ["check", "--protocol-version", "2026-07-28"].into_iter().chain(endpoint.iter().copied()).collect();
+        let r = run_raw(&args);
+        assert_eq!(r.code, 3, "{r:?}");
+        assert!(r.stderr.contains("refused server/discover with JSON-RPC error"), "{r:?}");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -13,9 +13,9 @@ $(CHROMIUM):
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
 
-test-dashboard: node-install $(CHROMIUM) ## The events report and the live page in headless Chromium (screenshots in .build/dashboard/)
-	$(CARGO) build -q -p mcplens-cli
-	MCPLENS_CLI=$(CARGO_TARGET_DIR)/debug/mcplens node --test tests/dashboard/browser.test.mjs
+# The `mcplens` command of the wheel (the one `make demo` runs): no separate debug build of the CLI.
+test-dashboard: node-install $(PY_OUT)/venv-mcp2/.wheel $(CHROMIUM) ## The events report and the live page in headless Chromium (screenshots in .build/dashboard/)
+	MCPLENS_CLI=$(CURDIR)/$(PY_OUT)/venv-mcp2/bin/mcplens node --test tests/dashboard/browser.test.mjs
 
 bench-report: ## events report on 1,000,000 events: time and peak memory (release; beside events summary)
 	$(CARGO) build -q --release -p mcplens-cli

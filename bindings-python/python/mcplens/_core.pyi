@@ -30,6 +30,7 @@ __all__ = [
     "ToolError",
     "ToolSpec",
     "__version__",
+    "cli_main",
     "has_resources_capability",
 ]
 # URI templates.
@@ -398,6 +399,8 @@ LIST_RESOURCES_TOOL: ToolSpec
 """`ListMcpResourcesTool`: register it with the model; answer it with `Catalog.call_list_resources_tool`."""
 
 def has_resources_capability(capabilities_json: str) -> bool: ...
+def cli_main(argv: list[str]) -> int:
+    """Run the `mcplens` command line with `argv` (the program name first); return its exit code."""
 
 # ---------------------------------------------------------------------------------------------
 # URI templates (RFC 6570; `docs/templates.md`).

@@ -3,8 +3,8 @@
 //!
 //! Flags (see `behaviour.rs`): `--templates N --resources N --page-size N --sloppy
 //! --repeat-cursor --no-resources --templates-error CODE --delay-ms N`, and here:
-//! `--crash` (write a hostile line to stderr and exit before the handshake) and `--hang` (never
-//! answer anything).
+//! `--crash` (write a hostile line to stderr and exit before the handshake), `--crash-noise N`
+//! (the same after N lines of noise) and `--hang` (never answer anything).
 
 #[path = "behaviour.rs"]
 mod behaviour;
@@ -16,7 +16,11 @@ use rmcp::ServiceExt;
 async fn main() {
     let mut args: Vec<String> = std::env::args().collect();
     args.remove(0); // the program name
-    if args.iter().any(|a| a == "--crash") {
+    let noise = args.iter().position(|a| a == "--crash-noise").map(|i| args[i + 1].parse::<usize>().unwrap());
+    if args.iter().any(|a| a == "--crash") || noise.is_some() {
+        for i in 0..noise.unwrap_or(0) {
+            eprintln!("noise {i}: \u{1b}[2m{}\u{1b}[0m", "x".repeat(500));
+        }
         eprintln!("starting up");
         eprintln!("\u{1b}[31mfatal:\u{1b}[0m config \u{202E}missing\u{200B} boom");
         std::process::exit(7);
