@@ -526,6 +526,7 @@ async def test_protocol_2026_07_28_requests_carry_no_session_id() -> None:
     """mcp 2.x serves the sessionless 2026-07-28 revision: each request says its version (and
     client) in `_meta`; its events take the version from the request and carry no session id."""
     if not V2:
+        # reason: mcp 1.x has no 2026-07-28 era; this test runs in the mcp 2.3.0 pass of make test-python
         pytest.skip("protocol 2026-07-28 is served by mcp 2.x")
     from mcp import Client
     from mcp.server.mcpserver import MCPServer

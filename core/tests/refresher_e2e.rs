@@ -446,6 +446,7 @@ fn main() {
         }),
         ("modern_era_listens_for_changes", || Box::pin(modern_era_listens_for_changes())),
     ];
+    // Not a skipped test: `.skip(1)` drops the program name; the rest are the test-name filters.
     let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let selected: Vec<_> =
         scenarios.iter().filter(|(name, _)| filter.is_empty() || filter.iter().any(|f| name.contains(f))).collect();
