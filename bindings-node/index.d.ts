@@ -236,6 +236,9 @@ export declare function trackingCloseSession(handle: number, key: number): void
  */
 export declare function trackingCreate(configJson: string, serverJson: string | null, redact: boolean, dispatch?: (kind: string, index: number, ticket: number, payload: string) => void): number
 
+/** How long the flush at `beforeExit` may take, in ms (the core's exit timeout). */
+export declare function trackingExitTimeoutMs(): number
+
 /** Waits until everything recorded so far is delivered, dropped or failed, at most `timeoutMs`. */
 export declare function trackingFlush(handle: number, timeoutMs: number): Promise<Settled>
 

@@ -854,6 +854,7 @@ module.exports.trackingBeginIdentify = nativeBinding.trackingBeginIdentify
 module.exports.trackingCheck = nativeBinding.trackingCheck
 module.exports.trackingCloseSession = nativeBinding.trackingCloseSession
 module.exports.trackingCreate = nativeBinding.trackingCreate
+module.exports.trackingExitTimeoutMs = nativeBinding.trackingExitTimeoutMs
 module.exports.trackingFlush = nativeBinding.trackingFlush
 module.exports.trackingIdentifyFailed = nativeBinding.trackingIdentifyFailed
 module.exports.trackingMethods = nativeBinding.trackingMethods

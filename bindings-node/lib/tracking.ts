@@ -276,7 +276,7 @@ const STATES = new WeakMap<Tracker, State>();
 /** Trackers with a live native tracker, flushed at `beforeExit`. */
 const LIVE = new Set<Tracker>();
 /** How long the `beforeExit` flush may take. */
-const EXIT_FLUSH_MS = 2_000;
+const EXIT_FLUSH_MS = native.trackingExitTimeoutMs();
 let exitHookInstalled = false;
 
 async function flushAtExit(): Promise<void> {

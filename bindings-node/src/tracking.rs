@@ -322,6 +322,12 @@ pub fn tracking_scratch() -> Float64Array {
     unsafe { Float64Array::with_external_data(slots.as_ptr() as *mut f64, SLOT_COUNT, |_, _| {}) }
 }
 
+/// How long the flush at `beforeExit` may take, in ms (the core's exit timeout).
+#[napi]
+pub fn tracking_exit_timeout_ms() -> u32 {
+    u32::try_from(mcplens::tracking::EXIT_TIMEOUT.as_millis()).unwrap_or(u32::MAX)
+}
+
 /// The text buffer of this JS thread, as a `Uint8Array` of 64 KiB the facade writes a request's
 /// text into (`TextEncoder.encodeInto`) before `trackingRecord`; call it once per thread.
 #[napi]

@@ -815,5 +815,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
     m.add("TRACKED_METHODS", PyTuple::new(py, names)?)?;
     m.add("DEFAULT_AGENTCAT_BASE_URL", mcplens::tracking::export::DEFAULT_BASE_URL)?;
+    m.add("DEFAULT_JSONL_PATH", mcplens::tracking::export::DEFAULT_JSONL_PATH)?;
+    m.add("EXIT_TIMEOUT_SECONDS", mcplens::tracking::EXIT_TIMEOUT.as_secs_f64())?;
     Ok(())
 }

@@ -38,6 +38,8 @@ __all__ += ["TemplateError", "expand", "matches", "variables"]
 # Server tracking.
 __all__ += [
     "DEFAULT_AGENTCAT_BASE_URL",
+    "DEFAULT_JSONL_PATH",
+    "EXIT_TIMEOUT_SECONDS",
     "TRACKED_METHODS",
     "TrackerCore",
     "TrackingError",
@@ -426,6 +428,10 @@ class TrackingError(McplensError):
 
 DEFAULT_AGENTCAT_BASE_URL: str
 """The agentcat API the agentcat exporter posts to by default (agentcat 2.1.0's)."""
+DEFAULT_JSONL_PATH: str
+"""Where the JSONL exporter writes when no path is given (the core's default)."""
+EXIT_TIMEOUT_SECONDS: float
+"""How long the flush at interpreter exit may take (the core's exit timeout)."""
 
 class _Exporter(Protocol):
     """An exporter of `mcplens._tracking`: its entry in the core's configuration."""

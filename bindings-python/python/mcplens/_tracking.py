@@ -41,6 +41,8 @@ from typing import Any, Literal, TypedDict, TypeVar, cast
 
 from mcplens._core import (
     DEFAULT_AGENTCAT_BASE_URL,
+    DEFAULT_JSONL_PATH,
+    EXIT_TIMEOUT_SECONDS,
     TRACKED_METHODS,
     TrackerCore,
     TrackingError,
@@ -62,7 +64,6 @@ __all__ = [
 
 _log = logging.getLogger("mcplens")
 _CODES: dict[str, int] = {name: i for i, name in enumerate(TRACKED_METHODS)}
-_ATEXIT_TIMEOUT_SECONDS = 2.0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -89,7 +90,7 @@ class JsonlExporter(_Exporter):
 
     @property
     def path(self) -> str:
-        return str(self._spec.get("path", "mcplens-events.jsonl"))
+        return str(self._spec.get("path", DEFAULT_JSONL_PATH))
 
     def __repr__(self) -> str:
         return f"JsonlExporter(path={self.path!r})"
@@ -732,6 +733,6 @@ def _arm_atexit() -> None:
 def _at_exit() -> None:
     for t in list(_LIVE):
         try:
-            t.shutdown(_ATEXIT_TIMEOUT_SECONDS)
+            t.shutdown(EXIT_TIMEOUT_SECONDS)
         except Exception:
             _log.debug("mcplens: events still undelivered at exit", exc_info=True)

@@ -325,6 +325,10 @@ pub struct TrackerConfig {
     pub exporters: Vec<ExporterConfig>,
 }
 
+/// How long delivery may take when a tracker ends with its process: dropping the last handle, and
+/// the bindings' flush at exit (Python `atexit`, Node `beforeExit`).
+pub const EXIT_TIMEOUT: Duration = Duration::from_secs(2);
+
 impl Default for TrackerConfig {
     fn default() -> Self {
         TrackerConfig {
@@ -341,7 +345,7 @@ impl Default for TrackerConfig {
             export: ExportPolicy::default(),
             identify_max_records: 1_000,
             identify_timeout: Duration::from_secs(5),
-            drop_timeout: Duration::from_secs(2),
+            drop_timeout: EXIT_TIMEOUT,
             sdk_language: "Rust".to_owned(),
             seed: None,
             exporters: Vec::new(),

@@ -67,7 +67,7 @@ pub use build::{
 };
 pub use caps::PayloadLimits;
 pub use clock::{WallClock, REANCHOR};
-pub use config::{CallbackConfig, ExporterConfig, IdentifyLimits, TrackerConfig};
+pub use config::{CallbackConfig, ExporterConfig, IdentifyLimits, TrackerConfig, EXIT_TIMEOUT};
 pub use event::{
     is_sessionless, write_str as write_json_str, ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport,
     Truncation, TruncationReason, SCHEMA_VERSION, SESSIONLESS_SINCE,

@@ -22,9 +22,12 @@ pub struct JsonlConfig {
     pub max_files: u32,
 }
 
+/// Where the JSONL exporter writes when no path is given (relative to the working directory).
+pub const DEFAULT_PATH: &str = "mcplens-events.jsonl";
+
 impl Default for JsonlConfig {
     fn default() -> Self {
-        JsonlConfig { path: PathBuf::from("mcplens-events.jsonl"), max_file_bytes: 64 * 1024 * 1024, max_files: 5 }
+        JsonlConfig { path: PathBuf::from(DEFAULT_PATH), max_file_bytes: 64 * 1024 * 1024, max_files: 5 }
     }
 }
 

@@ -20,7 +20,7 @@ mod otlp;
 #[cfg(any(feature = "otlp", feature = "mcpcat"))]
 mod http;
 
-pub use jsonl::{JsonlConfig, JsonlExporter};
+pub use jsonl::{JsonlConfig, JsonlExporter, DEFAULT_PATH as DEFAULT_JSONL_PATH};
 #[cfg(feature = "mcpcat")]
 pub use mcpcat::{body_json, McpcatConfig, McpcatExporter, ACCEPTED_EVENT_TYPES, DEFAULT_BASE_URL};
 #[cfg(feature = "otlp")]
