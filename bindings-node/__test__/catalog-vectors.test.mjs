@@ -10,7 +10,7 @@ import { test } from 'node:test';
 
 import { Catalog, McplensError } from 'mcplens';
 
-import { drive, driveClient, perDriver } from './replay.mjs';
+import { perDriver, traverse } from './replay.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'catalog');
 const files = readdirSync(DIR)
@@ -20,16 +20,6 @@ const TOOL_DIR = join(DIR, '..', 'catalog_tools');
 const toolFiles = readdirSync(TOOL_DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
-
-/** One refresh's traversal from a catalog vector: `{capabilities?, answers}`, default limits; `via` a v2 client's era. */
-async function traverse(kind, server, spec, now, via) {
-  const answers = spec?.answers ?? [];
-  const capabilities = spec !== undefined && 'capabilities' in spec ? spec.capabilities : { resources: {} };
-  const setup = { kind, server, capabilities, limits: undefined, startMs: now, answers };
-  const run = via === undefined ? drive(setup) : await driveClient({ ...setup, ...via });
-  assert.ok(!run.ranOut && run.used === answers.length, `${server}: answers do not match the requests`);
-  return run;
-}
 
 /** Both traversals, then commit both or fail with the first error (resources first). */
 async function complete(catalog, ticket, op, now, via) {

@@ -10,22 +10,12 @@ import { test } from 'node:test';
 
 import { Catalog, McplensError, Refresher } from 'mcplens';
 
-import { drive, driveClient, perDriver } from './replay.mjs';
+import { perDriver, traverse } from './replay.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'refresher');
 const files = readdirSync(DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
-
-/** One list of a traversal pair: `{capabilities?, answers}`, default limits; `via` a v2 client's era. */
-async function traverse(kind, server, spec, now, via) {
-  const answers = spec?.answers ?? [];
-  const capabilities = spec !== undefined && 'capabilities' in spec ? spec.capabilities : { resources: {} };
-  const setup = { kind, server, capabilities, limits: undefined, startMs: now, answers };
-  const run = via === undefined ? drive(setup) : await driveClient({ ...setup, ...via });
-  assert.ok(!run.ranOut && run.used === answers.length, `${server}: answers do not match the requests`);
-  return run;
-}
 
 async function traversed(machine, server, step, now, via) {
   if (step.abandoned) return machine.traversalAbandoned(step.traversed, now);

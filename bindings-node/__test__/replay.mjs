@@ -201,3 +201,14 @@ export async function driveClient({ kind, server, capabilities, limits, startMs,
   }
   return { requests, used, ranOut, listing, error };
 }
+
+/** One traversal of a catalog or refresher vector step: `spec` is `{capabilities?, answers}` (default
+ *  limits), driven over the Pager or, with `via` (a v2 client's era), over a v2 client. */
+export async function traverse(kind, server, spec, now, via) {
+  const answers = spec?.answers ?? [];
+  const capabilities = spec !== undefined && 'capabilities' in spec ? spec.capabilities : { resources: {} };
+  const setup = { kind, server, capabilities, limits: undefined, startMs: now, answers };
+  const run = via === undefined ? drive(setup) : await driveClient({ ...setup, ...via });
+  assert.ok(!run.ranOut && run.used === answers.length, `${server}: answers do not match the requests`);
+  return run;
+}
