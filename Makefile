@@ -77,10 +77,11 @@ DEMO_ARTIFACTS = $(DEMO_VENV)/.wheel $(NODE_BUILT)
 
 demo-build: $(DEMO_ARTIFACTS)
 
-# Two jobs: the venvs and `npm ci` (network, disk) go on while cargo builds; the wheel's and the
-# addon's cargo runs still take turns (cargo's lock on the target directory).
+# Three jobs: the venvs and `npm ci` (network, disk) go on while cargo builds, and the wheel's
+# cargo run starts as soon as maturin is installed (with two, it waited for `npm ci`); the wheel's
+# and the addon's cargo runs still take turns (cargo's lock on the target directory).
 demo: ## Build, then run the main job end to end: tracked Python server, Node agent, CLI, the events report
-	@$(MAKE) --no-print-directory -j2 demo-build
+	@$(MAKE) --no-print-directory -j3 demo-build
 	demo/run.sh $(CURDIR)/$(DEMO_VENV)/bin/python $(DEMO_CLI)
 	@echo "make demo: $$(echo "$$(date +%s.%N) - $(MAKE_START)" | bc | xargs printf '%.0f') s (build and run)"
 
