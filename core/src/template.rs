@@ -282,11 +282,18 @@ impl<'a> Template<'a> {
             };
             return Err(TemplateError::InvalidTemplate { problem, at });
         }
-        let parts = Parser { text, pos: 0 }.template().map_err(|byte| TemplateError::InvalidTemplate {
+        let parts = Parser::<true> { text, pos: 0 }.template().map_err(|byte| TemplateError::InvalidTemplate {
             problem: TemplateProblem::Syntax,
             at: text[..byte.min(text.len())].chars().count() + 1,
         })?;
         Ok(Template { text, parts })
+    }
+
+    /// What [`Template::parse`] decides, without building the parts (no allocation): the same
+    /// character check and the same parser, run with `BUILD = false`.
+    pub(crate) fn check(text: &str) -> Result<(), TemplateProblem> {
+        sanitize::check_uri_chars(text)?;
+        Parser::<false> { text, pos: 0 }.template().map(drop).map_err(|_| TemplateProblem::Syntax)
     }
 
     /// The template text.
@@ -385,12 +392,14 @@ pub fn matches(template: &str, uri: &str) -> Result<Option<Values>, TemplateErro
 }
 
 /// The recursive-descent parser; errors are the byte offset where the template went wrong.
-struct Parser<'a> {
+/// With `BUILD = false` it only checks: the same grammar, nothing pushed (no allocation), so
+/// discovery's check and [`Template::parse`] cannot disagree.
+struct Parser<'a, const BUILD: bool> {
     text: &'a str,
     pos: usize,
 }
 
-impl<'a> Parser<'a> {
+impl<'a, const BUILD: bool> Parser<'a, BUILD> {
     fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.pos).copied()
     }
@@ -401,11 +410,14 @@ impl<'a> Parser<'a> {
         while let Some(b) = self.peek() {
             match b {
                 b'{' => {
-                    if start < self.pos {
+                    if BUILD && start < self.pos {
                         parts.push(Part::Literal(&self.text[start..self.pos]));
                     }
                     self.pos += 1;
-                    parts.push(Part::Expression(self.expression()?));
+                    let e = self.expression()?;
+                    if BUILD {
+                        parts.push(Part::Expression(e));
+                    }
                     start = self.pos;
                 }
                 b'%' => self.pct()?,
@@ -418,7 +430,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        if start < self.pos {
+        if BUILD && start < self.pos {
             parts.push(Part::Literal(&self.text[start..]));
         }
         Ok(parts)
@@ -448,7 +460,10 @@ impl<'a> Parser<'a> {
         };
         let mut vars = Vec::new();
         loop {
-            vars.push(self.varspec()?);
+            let v = self.varspec()?;
+            if BUILD {
+                vars.push(v);
+            }
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
