@@ -80,6 +80,12 @@ export declare class NativeRefresher {
   attach(server: string, resourcesCapability: boolean): number
   /** Connection `epoch` of `server` ended: both lists cleared. False for an old epoch. */
   detach(server: string, epoch: number, reason: string): boolean
+  /**
+   * The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
+   * acknowledgement (`null`): throws the error to fail the watch with (`server_error` /
+   * `transport_error`); returns for an old epoch. The connection and its pair stay.
+   */
+  listenFailed(server: string, epoch: number, rpcCode?: number | undefined | null): void
   /** `server`'s current connection, if any. */
   epoch(server: string): number | null
   /** A list_changed on connection `epoch`: `refresh_now`, `queued`, `already_queued` or `ignored`. */

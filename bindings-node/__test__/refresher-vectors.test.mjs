@@ -58,6 +58,11 @@ async function runCase(c, via) {
         if (!(e instanceof McplensError)) throw e;
         expect('error', [e.code, e.message], [step.expectError, step.expectMessage]);
       }
+    } else if ('listenFailed' in step) {
+      const e = machine.listenFailed(step.listenFailed, step.epoch, step.rpcCode ?? undefined);
+      const got = e === null ? null : [e instanceof McplensError, e.code, e.server, e.message, e.rpcCode ?? null];
+      const want = step.expectError === null ? null : [true, step.expectError, step.listenFailed, step.expectMessage, step.rpcCode];
+      expect('listenFailed', got, want);
     } else if ('listChanged' in step) {
       expect('listChanged', machine.onListChanged(step.listChanged, step.epoch, now), step.decision);
     } else if ('traversed' in step) {

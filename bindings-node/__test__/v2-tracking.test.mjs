@@ -208,12 +208,26 @@ test('createMcpHandler: a fresh instance per request, one tracker for all; both 
   await tracker.shutdown(5_000);
 });
 
-test('a refused subscriptions/listen is an error event (memory and HTTP); watch rejects with server_error', async () => {
+test('a refused subscriptions/listen is an error event (memory and HTTP); watch rejects with the core\'s server_error, the pair stays', async () => {
   const { events, exporter } = collector();
   const tracker = new Tracker({ exporters: [exporter] });
   const refused = async (client) => {
-    const e = await new Catalog().watch('v2', client).then(() => assert.fail('watch resolved'), (err) => err);
-    assert.deepEqual([e.name, e.code, e.server, e.rpcCode], ['McplensError', 'server_error', 'v2', -32603]);
+    const catalog = new Catalog();
+    await catalog.refresh('v2', client);
+    const listed = catalog.templates({ server: 'v2' }).map((t) => t.uriTemplate);
+    const e = await catalog.watch('v2', client).then(() => assert.fail('watch resolved'), (err) => err);
+    assert.deepEqual([e.name, e.code, e.server, e.rpcCode, e.message], [
+      'McplensError',
+      'server_error',
+      'v2',
+      -32603,
+      'server "v2": subscriptions/listen failed with JSON-RPC error -32603',
+    ]);
+    assert.ok(e.cause instanceof Error, 'the SDK error is the cause');
+    // The connection stays attached with its pair (listen_failed changes nothing else).
+    assert.deepEqual(listed, ['note://{id}']);
+    assert.deepEqual(catalog.templates({ server: 'v2' }).map((t) => t.uriTemplate), listed);
+    assert.equal(catalog.status('v2').lastError, null, 'nothing recorded against the server');
   };
   const [clientTransport, serverTransport] = InMemoryTransport.createLinkedPair();
   const handle = serveStdio(track(createScenarioServer, tracker), { transport: track(serverTransport, tracker), maxSubscriptions: 0 });

@@ -15,8 +15,10 @@ import * as native from '../index.js';
 import {
   McplensError,
   hasResourcesCapability,
+  mcplensError,
   nativeOf,
   rethrow,
+  rpcCodeOf,
   traverse,
   type ErrorCode,
   type Limits,
@@ -205,6 +207,20 @@ export class Refresher {
   /** Connection `epoch` of `server` ended: both lists cleared. False for an old epoch. */
   detach(server: string, epoch: number, reason: InvalidateReason = 'connection_closed'): boolean {
     return call(server, () => this.#native.detach(server, epoch, reason));
+  }
+
+  /**
+   * The watch's `subscriptions/listen` stream was refused (`rpcCode`, the answer's JSON-RPC code) or
+   * failed before its acknowledgement: the error to fail the watch with (`server_error` with the
+   * code, or `transport_error`); null for an old epoch. The connection and its pair stay.
+   */
+  listenFailed(server: string, epoch: number, rpcCode?: number, cause?: unknown): McplensError | null {
+    try {
+      this.#native.listenFailed(server, epoch, rpcCode ?? null);
+      return null;
+    } catch (e) {
+      return mcplensError(e, server, rpcCode, cause);
+    }
   }
 
   /** `server`'s current connection, if any. */
@@ -397,12 +413,9 @@ export class Catalog {
       try {
         sub = await client.listen!({ resourcesListChanged: true });
       } catch (e) {
-        const rpcCode = (e as { code?: unknown } | null)?.code;
-        const code = typeof rpcCode === 'number' ? 'server_error' : 'transport_error';
-        throw new McplensError(code, conn.server, `server "${conn.server}": subscriptions/listen failed (${code})`, {
-          rpcCode: typeof rpcCode === 'number' ? rpcCode : undefined,
-          cause: e,
-        });
+        const err = this.#machine.listenFailed(conn.server, conn.epoch, rpcCodeOf(client, e), e);
+        if (err !== null) throw err;
+        return; // an old connection: nothing to report
       }
       if (!current()) return void sub.close();
       void conn.listen?.close().catch(() => {}); // an earlier watch's stream

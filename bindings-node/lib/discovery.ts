@@ -144,12 +144,17 @@ export class McplensError extends Error {
  * convert an argument, a napi status (`StringExpected`, `InvalidArg`, …).
  */
 export function rethrow(e: unknown, server: string, rpcCode?: number): never {
+  throw mcplensError(e, server, rpcCode);
+}
+
+/** The `McplensError` of an addon error (see `rethrow`); `cause`, when given, is what the host saw. */
+export function mcplensError(e: unknown, server: string, rpcCode?: number, cause?: unknown): McplensError {
   const code = (e as { code?: unknown } | null)?.code;
   const message = e instanceof Error ? e.message : String(e);
   if (typeof code === 'string' && /^[a-z]+(_[a-z]+)*$/.test(code)) {
-    throw new McplensError(code as ErrorCode, server, message, code === 'server_error' ? { rpcCode } : undefined);
+    return new McplensError(code as ErrorCode, server, message, { rpcCode: code === 'server_error' ? rpcCode : undefined, cause });
   }
-  throw new McplensError('invalid_argument', server, `server "${server}": invalid argument: ${message}`);
+  return new McplensError('invalid_argument', server, `server "${server}": invalid argument: ${message}`);
 }
 
 /** The request a `Pager` wants sent. Page 1 has no `params` at all. */
@@ -374,10 +379,8 @@ async function send(client: McpClient, pager: Pager, request: PagerRequest, sign
     const now = performance.now();
     if (signal?.aborted) throw signal.reason;
     if (deadline.signal.aborted) return pager.acceptTimeout(now);
-    // McpError carries the JSON-RPC code; the SDK also uses it for a closed connection.
-    const connected = !('transport' in client) || client.transport !== undefined;
-    const code = (e as { code?: unknown } | null)?.code;
-    if (connected && isRpcCode(code)) return pager.acceptRpcError(code, now);
+    const code = rpcCodeOf(client, e);
+    if (code !== undefined) return pager.acceptRpcError(code, now);
     if (Array.isArray((e as { issues?: unknown } | null)?.issues)) return pager.acceptMalformed(now);
     return pager.acceptTransportError(now);
   } finally {
@@ -399,6 +402,16 @@ async function send(client: McpClient, pager: Pager, request: PagerRequest, sign
 
 function isRpcCode(code: unknown): code is number {
   return typeof code === 'number' && Number.isInteger(code);
+}
+
+/**
+ * The JSON-RPC code of an error the server answered `client` with; undefined for anything else.
+ * McpError carries the code; the SDK also uses it for a closed connection (no transport left).
+ */
+export function rpcCodeOf(client: McpClient, e: unknown): number | undefined {
+  const connected = !('transport' in client) || client.transport !== undefined;
+  const code = (e as { code?: unknown } | null)?.code;
+  return connected && isRpcCode(code) ? code : undefined;
 }
 
 /** A JSON-RPC answer as the server sent it: `result`, or `error` (`{code, message}`). */

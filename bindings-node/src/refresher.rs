@@ -49,6 +49,14 @@ impl NativeRefresher {
         Ok(self.inner.detach(&server, Epoch(epoch as u64), reason))
     }
 
+    /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
+    /// acknowledgement (`null`): throws the error to fail the watch with (`server_error` /
+    /// `transport_error`); returns for an old epoch. The connection and its pair stay.
+    #[napi]
+    pub fn listen_failed(&self, server: String, epoch: i64, rpc_code: Option<i64>) -> Result<()> {
+        self.inner.listen_failed(&server, Epoch(epoch as u64), rpc_code).map_or(Ok(()), |e| Err(catalog_error(e)))
+    }
+
     /// `server`'s current connection, if any.
     #[napi]
     pub fn epoch(&self, server: String) -> Option<i64> {

@@ -86,7 +86,7 @@ fn discovery_error(py: Python<'_>, e: &discovery::DiscoveryError) -> PyErr {
 }
 
 fn catalog_error(py: Python<'_>, e: &catalog::CatalogError) -> PyErr {
-    error::<CatalogError>(py, e.to_string(), e.code(), Some(e.server()), None)
+    error::<CatalogError>(py, e.to_string(), e.code(), Some(e.server()), e.rpc_code())
 }
 
 /// `server`: the name the input asked for, when it asked for one.

@@ -119,6 +119,15 @@ impl PyRefresher {
         Ok(self.lock().detach(server, Epoch(epoch), reason))
     }
 
+    /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
+    /// acknowledgement (`None`): the `CatalogError` to raise from the watch (`server_error` /
+    /// `transport_error`); `None` for an old epoch. The connection and its pair stay.
+    #[pyo3(signature = (server, epoch, rpc_code = None))]
+    fn listen_failed(&self, py: Python<'_>, server: &str, epoch: u64, rpc_code: Option<i64>) -> Option<Py<PyAny>> {
+        let e = self.lock().listen_failed(server, Epoch(epoch), rpc_code)?;
+        Some(catalog_error(py, &e).into_value(py).into_any())
+    }
+
     /// `server`'s current connection, if any.
     fn epoch(&self, server: &str) -> Option<u64> {
         self.lock().epoch(server).map(|e| e.0)

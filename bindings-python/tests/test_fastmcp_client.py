@@ -195,8 +195,8 @@ async def test_a_repeated_cursor_fails_where_fastmcps_own_walk_returns_a_prefix(
 async def test_the_2026_07_28_era() -> None:
     """fastmcp 4's client negotiates 2026-07-28 with a fastmcp 4 server by default: its pages carry
     `ttlMs: 0` and `cacheScope: "private"`; the server answers `subscriptions/listen` with -32601,
-    so a watch cannot hear list_changed there and ends (clearing the pair, as for any listen
-    stream that ends)."""
+    so a watch cannot hear list_changed there: `ready()` raises the core's `server_error` with that
+    code, and the connection and its pair stay (its closing still clears them)."""
     catalog = mcplens.Catalog()
     async with connected("memory") as client:
         assert client.protocol_version == "2026-07-28"
@@ -206,6 +206,11 @@ async def test_the_2026_07_28_era() -> None:
         status = await catalog.refresh("docs", client)
         assert (status.templates, status.resources) == (5, 3)
         watch = catalog.watch("docs", client)
-        await watch.ready()
-        assert not watch.active
-        assert catalog.templates("docs") == []
+        with pytest.raises(mcplens.CatalogError) as refused:
+            await watch.ready()
+        assert (refused.value.code, refused.value.server, refused.value.rpc_code) == ("server_error", "docs", -32601)
+        assert str(refused.value) == 'server "docs": subscriptions/listen failed with JSON-RPC error -32601'
+        assert watch.active
+        assert len(catalog.templates("docs")) == 5
+        assert catalog.status("docs").last_error is None  # nothing recorded against the server (ttlMs 0: stale)
+    assert catalog.templates("docs") == []  # the connection closed

@@ -66,6 +66,17 @@ def run_case(case: dict[str, Any]) -> list[str]:
                 callers[caller] = step.get("caller", "")
             except mcplens.CatalogError as e:
                 expect("error", (e.code, str(e)), (step.get("expectError"), step.get("expectMessage")))
+        elif "listenFailed" in step:
+            e = machine.listen_failed(step["listenFailed"], step["epoch"], step["rpcCode"])
+            got = None if e is None else (type(e).__name__, e.code, e.server, str(e), e.rpc_code)
+            want = step["expectError"] and (
+                "CatalogError",
+                step["expectError"],
+                step["listenFailed"],
+                step["expectMessage"],
+                step["rpcCode"],
+            )
+            expect("listenFailed", got, want)
         elif "listChanged" in step:
             got = machine.on_list_changed(step["listChanged"], step["epoch"], now)
             expect("listChanged", got, step["decision"])

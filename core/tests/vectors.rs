@@ -396,6 +396,15 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
                 }
                 Err(e) => check_error(bad, i, step, e.code(), &e.to_string()),
             }
+        } else if step.get("listenFailed").is_some() {
+            let epoch = Epoch(step["epoch"].as_u64().unwrap());
+            match machine.listen_failed(&s("listenFailed"), epoch, step["rpcCode"].as_i64()) {
+                Some(e) => {
+                    check_error(bad, i, step, e.code(), &e.to_string());
+                    expect(bad, i, "rpcCode", json!(e.rpc_code()), step.get("rpcCode"));
+                }
+                None => expect(bad, i, "listenFailed", json!(null), step.get("expectError")),
+            }
         } else if step.get("listChanged").is_some() {
             let epoch = Epoch(step["epoch"].as_u64().unwrap());
             let decision = machine.on_list_changed(&s("listChanged"), epoch, now);

@@ -76,6 +76,15 @@ def lc(server, epoch, decision, **kw):
     return ev({"listChanged": server, "epoch": epoch, "decision": decision}, **kw)
 
 
+def listen_failed(server, epoch, rpc_code=None, error=None, message=None, **kw):
+    """The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
+    acknowledgement; `error` null: an old epoch, nothing to report."""
+    step = {"listenFailed": server, "epoch": epoch, "rpcCode": rpc_code, "expectError": error}
+    if message is not None:
+        step["expectMessage"] = message
+    return ev(step, **kw)
+
+
 def trav(tid, result, disposition, **kw):
     return ev({"traversed": tid, **result, "disposition": disposition}, **kw)
 
@@ -353,6 +362,34 @@ case("detach_clears_both_lists", "closing the connection clears resources and te
     trav(1, ok(2, 2), "committed", actions=[R(["c1"], COMMITTED, 1)]),
     detach("a", 1, reason="disabled", status={"a": status("unknown", 1)}),
     check(tool={}, expect=tools(0)),
+])
+case("listen_refused_is_a_server_error_and_keeps_the_pair", "a refused subscriptions/listen fails the watch with server_error and its JSON-RPC code; the connection and its pair stay, and its closing still clears them", [
+    attach("a", 1),
+    req("a", "c1", actions=[T(1)]),
+    trav(1, ok(2, 3), "committed", actions=[R(["c1"], COMMITTED, 1)]),
+    listen_failed("a", 1, -32601, "server_error", 'server "a": subscriptions/listen failed with JSON-RPC error -32601',
+                  status={"a": status("ok", 1, resources=2, templates=3)}),
+    check(tool={}, expect=tools(3)),
+    req("a", "c2", actions=[T(2)]),
+    trav(2, ok(2, 3), "committed", actions=[R(["c2"], COMMITTED, 2)]),
+    detach("a", 1, status={"a": status("unknown", 2)}),
+])
+case("listen_lost_before_its_acknowledgement_is_a_transport_error", "a listen stream that fails before the server acknowledged it is a transport_error for the watch; nothing else changes", [
+    attach("a", 1),
+    listen_failed("a", 1, None, "transport_error",
+                  'server "a": subscriptions/listen failed before the server acknowledged it: the transport failed',
+                  status={"a": status("unknown", 0)}),
+    req("a", "c1", "current", actions=[T(1)]),
+])
+case("listen_failed_on_an_old_connection_is_ignored", "a listen failure of a replaced or closed connection reports nothing and changes nothing", [
+    attach("a", 1),
+    req("a", "c1", actions=[T(1)]),
+    trav(1, ok(0, 2), "committed", actions=[R(["c1"], COMMITTED, 1)]),
+    attach("a", 2, status={"a": status("unknown", 1)}),
+    listen_failed("a", 1, -32603, None, status={"a": status("unknown", 1)}),
+    detach("a", 2),
+    listen_failed("a", 2, None, None),
+    listen_failed("b", 1, -32603, None),
 ])
 case("request_without_a_connection_fails", "a request of a server whose connection closed fails fast and is recorded", [
     attach("a", 1),

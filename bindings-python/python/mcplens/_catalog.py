@@ -12,7 +12,8 @@ performs its actions and nothing else:
 Connections: each session a server is refreshed or watched over is one connection (an epoch);
 another session under the same name replaces it. `watch` chains onto the session's message handler
 (list_changed → `on_list_changed`), and the session's receive loop ending, or its task group ending,
-detaches the connection. On a 2.x 2026-07-28 connection the watch holds `subscriptions/listen`.
+detaches the connection. On a 2.x 2026-07-28 connection the watch holds `subscriptions/listen`;
+a refused stream is the core's `listen_failed` error, raised by `Watch.ready()`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class Watch:
         self.session = session
         self._active = True
         self._ready = _sdk().anyio.Event()
+        self._error: CatalogError | None = None  # a refused listen stream, from the core
         self._scope: Any = None  # the cancel scope of the watch's task, once it runs
 
     @property
@@ -50,8 +52,12 @@ class Watch:
     async def ready(self) -> None:
         """Returns once list_changed notifications can arrive: at once on a legacy connection; on a
         2.x 2026-07-28 connection once the server acknowledged the `subscriptions/listen` stream
-        (or the watch ended)."""
+        (or the watch ended). Raises `CatalogError` (`server_error` with `rpc_code`, or
+        `transport_error`) when the server refused the stream or it failed before the
+        acknowledgement: the connection and its pair stay, and its closing still clears them."""
         await self._ready.wait()
+        if self._error is not None:
+            raise self._error
 
     def _stop(self) -> bool:
         """Deactivates (and ends the watch's task); True if it was active."""
@@ -292,7 +298,8 @@ class Catalog(_core.Catalog):
 
     async def _listen(self, conn: _Connection, watch: Watch) -> None:
         """Lives as long as the watch: holds the 2026-07-28 listen stream; its end, or the session's
-        task group ending, is the connection's end."""
+        task group ending, is the connection's end. A refused stream (or one lost before its
+        acknowledgement) is the core's error for `ready()`, and the watch goes on without it."""
         reason: Literal["connection_closed", "other"] = "connection_closed"
         sdk = _sdk()
         try:
@@ -310,10 +317,12 @@ class Catalog(_core.Catalog):
                         return
                     except sdk.listen_unsupported:
                         pass  # a legacy connection: notifications reach the message handler as they are
-                    except Exception as e:  # refused, lost, or the connection failed
-                        logger.warning("mcplens: list_changed stream of %r ended: %r", watch.server, e)
-                        reason = "other"
-                        return
+                    except Exception as e:
+                        if watch._ready.is_set():  # lost after the acknowledgement: the connection's end
+                            logger.warning("mcplens: list_changed stream of %r ended: %r", watch.server, e)
+                            reason = "other"
+                            return
+                        watch._error = self._machine.listen_failed(conn.server, conn.epoch, sdk.rpc_code(e))
                 watch._ready.set()
                 await sdk.anyio.sleep_forever()
         finally:

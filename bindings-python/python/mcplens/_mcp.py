@@ -185,13 +185,19 @@ class _Sdk:
         try:
             raw = await self._send(session, data)
         except self.rpc_error as e:
-            code = e.error.code  # type: ignore[attr-defined]
-            return ("transport", None) if code == self.connection_closed else ("rpc", code)
+            code = self.rpc_code(e)
+            return ("transport", None) if code is None else ("rpc", code)
         except self.validation_error:
             return "malformed", None
         except self.transport_errors:
             return "transport", None
         return "page", self._json(raw)
+
+    def rpc_code(self, e: BaseException) -> int | None:
+        """The JSON-RPC code of an error the server answered; None for anything else (the SDK's
+        own connection-closed code included)."""
+        code = e.error.code if isinstance(e, self.rpc_error) else None  # type: ignore[attr-defined]
+        return None if code == self.connection_closed else code
 
     async def _send(self, session: Any, data: dict[str, Any]) -> Any:
         stamp = getattr(session, "_stamp", None)

@@ -183,6 +183,19 @@ pub enum CatalogError {
         /// What was wrong (fixed text).
         reason: &'static str,
     },
+    /// The `subscriptions/listen` stream of a watched 2026-07-28 connection was refused (a
+    /// JSON-RPC error: `server_error`) or failed before the server acknowledged it
+    /// (`transport_error`). See [`Refresher::listen_failed`](refresher::Refresher::listen_failed).
+    #[error("server \"{server}\": subscriptions/listen failed {}", match rpc_code {
+        Some(code) => format!("with JSON-RPC error {code}"),
+        None => "before the server acknowledged it: the transport failed".to_owned(),
+    })]
+    ListenFailed {
+        /// The watched server.
+        server: String,
+        /// The JSON-RPC error code of a refusal; `None` when the transport failed.
+        rpc_code: Option<i64>,
+    },
 }
 
 impl CatalogError {
@@ -191,13 +204,25 @@ impl CatalogError {
         match self {
             CatalogError::UnknownServer { .. } => "unknown_server",
             CatalogError::InvalidArgument { .. } => "invalid_argument",
+            CatalogError::ListenFailed { rpc_code: Some(_), .. } => "server_error",
+            CatalogError::ListenFailed { rpc_code: None, .. } => "transport_error",
         }
     }
 
     /// The server the operation named.
     pub fn server(&self) -> &str {
         match self {
-            CatalogError::UnknownServer { server, .. } | CatalogError::InvalidArgument { server, .. } => server,
+            CatalogError::UnknownServer { server, .. }
+            | CatalogError::InvalidArgument { server, .. }
+            | CatalogError::ListenFailed { server, .. } => server,
+        }
+    }
+
+    /// The JSON-RPC error code of a `server_error`.
+    pub fn rpc_code(&self) -> Option<i64> {
+        match self {
+            CatalogError::ListenFailed { rpc_code, .. } => *rpc_code,
+            _ => None,
         }
     }
 }

@@ -33,6 +33,9 @@
 //! - Connections have epochs. [`attach`](Refresher::attach) under a name that has a connection
 //!   clears the old connection's pair first; every later event of an old epoch changes nothing.
 //!   [`detach`](Refresher::detach), [`remove`](Refresher::remove) clear both lists at once.
+//! - A refused (or, before its acknowledgement, failed) `subscriptions/listen` stream is an
+//!   error for the watch alone ([`listen_failed`](Refresher::listen_failed): `server_error` with
+//!   the JSON-RPC code, or `transport_error`); the connection and its pair stay.
 //! - A transient failure (`transport_error`, `deadline`, `server_error`) is retried on a timer:
 //!   the n-th consecutive one waits a whole number of milliseconds drawn uniformly from
 //!   `1 ..= min(retry_max, retry_base · 2ⁿ⁻¹)` (full jitter). Any other failure waits for a
@@ -345,6 +348,20 @@ impl Refresher {
         self.slots[i].failures = 0;
         self.resolve(i, waiters, Outcome::Discarded, None);
         true
+    }
+
+    /// The `subscriptions/listen` stream a host opens to watch connection `epoch` (2026-07-28,
+    /// where change notifications come only on it) was refused — `rpc_code`, the JSON-RPC error
+    /// code of the answer — or failed before the server acknowledged it (`None`: the transport).
+    /// Returns the error the host fails the watch with: `server_error` (with the code) or
+    /// `transport_error`, naming the server. Nothing else changes: the connection stays attached
+    /// and its pair listed (refreshes still reach the server; only its change notifications are
+    /// missing), and the connection closing still clears both lists. `None` for an old epoch
+    /// (the watch's connection was replaced or closed: nothing to report).
+    ///
+    /// A stream that ends after the acknowledgement is the connection's end: [`detach`](Self::detach).
+    pub fn listen_failed(&self, server: &str, epoch: Epoch, rpc_code: Option<i64>) -> Option<CatalogError> {
+        (self.epoch(server) == Some(epoch)).then(|| CatalogError::ListenFailed { server: server.to_owned(), rpc_code })
     }
 
     /// The server's current connection, if any.

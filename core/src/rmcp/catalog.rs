@@ -698,7 +698,9 @@ async fn traverse(peer: &Peer<RoleClient>, server: &str, limits: Limits) -> Resu
 
 /// The `subscriptions/listen` stream of a 2026-07-28 connection: each resources list_changed goes
 /// to the refresher; the stream ending detaches the connection.
-/// A server that refuses the subscription sends no changes: the connection stays attached.
+/// A server that refuses the subscription sends no changes: the connection stays attached and its
+/// pair listed, as [`Refresher::listen_failed`](crate::catalog::Refresher::listen_failed) rules
+/// (this task has no caller to fail with its error).
 async fn listen_changes(shared: Weak<Shared>, server: String, epoch: Epoch, peer: Peer<RoleClient>) {
     let filter = SubscriptionFilter::builder().resources_list_changed().build();
     let Ok(mut subscription) = peer.listen(filter).await else { return };
