@@ -366,7 +366,10 @@ export class Catalog {
    * On a v2 client's 2026-07-28 connection, list_changed comes only on a `subscriptions/listen`
    * stream: mcplens opens one (unless the client's own `listChanged` subscription has it) and treats
    * its end like the connection closing. The promise resolves once notifications are delivered (at
-   * once on the legacy handshake, after the server's acknowledgement on 2026-07-28).
+   * once on the legacy handshake, after the server's acknowledgement on 2026-07-28). It rejects with
+   * the core's `server_error` (`rpcCode` set) when the server refuses the stream, or
+   * `transport_error` when the stream failed before the acknowledgement; the connection and its
+   * lists stay (`Refresher.listenFailed`).
    */
   watch(server: string, client: WatchableClient): Promise<void> {
     const handlers = (client as { _notificationHandlers?: unknown })._notificationHandlers;
