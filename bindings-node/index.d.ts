@@ -82,10 +82,10 @@ export declare class NativeRefresher {
   detach(server: string, epoch: number, reason: string): boolean
   /**
    * The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
-   * acknowledgement (`null`): throws the error to fail the watch with (`server_error` /
-   * `transport_error`); returns for an old epoch. The connection and its pair stay.
+   * acknowledgement (`null`): the error to fail the watch with (`server_error` /
+   * `transport_error`); none for an old epoch. The connection and its pair stay.
    */
-  listenFailed(server: string, epoch: number, rpcCode?: number | undefined | null): void
+  listenFailed(server: string, epoch: number, rpcCode?: number | undefined | null): ListenFailure | null
   /** `server`'s current connection, if any. */
   epoch(server: string): number | null
   /** A list_changed on connection `epoch`: `refresh_now`, `queued`, `already_queued` or `ignored`. */
@@ -188,6 +188,14 @@ export declare function expandTemplate(template: string, valuesJson: string): st
 
 /** Does a server's `capabilities` object (JSON text) declare `resources`? */
 export declare function hasResourcesCapability(capabilitiesJson: string): boolean
+
+/** A failed watch (`NativeRefresher.listenFailed`): the core's code and message. */
+export interface ListenFailure {
+  /** `server_error` or `transport_error`. */
+  code: string
+  /** The core's message (names the server and the JSON-RPC code). */
+  message: string
+}
 
 /** The resources tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text. */
 export declare function listResourcesToolSpec(): string

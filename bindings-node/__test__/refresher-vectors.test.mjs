@@ -94,3 +94,18 @@ test('the shared refresher vectors are there', () => {
 });
 
 for (const file of files) perDriver(test, `refresher vector ${file}`, join(DIR, file), runCase);
+
+test('listenFailed: bad input throws invalid_argument (it is never returned as the watch error)', () => {
+  const machine = new Refresher(new Catalog());
+  const epoch = machine.attach('a', true);
+  for (const args of [['a', 'x'], ['a', epoch, 'refused']]) {
+    assert.throws(
+      () => machine.listenFailed(...args),
+      (e) => e instanceof McplensError && e.code === 'invalid_argument' && e.server === 'a',
+      JSON.stringify(args),
+    );
+  }
+  const cause = new Error('refused');
+  const e = machine.listenFailed('a', epoch, -32601, cause);
+  assert.deepEqual([e.code, e.rpcCode, e.cause], ['server_error', -32601, cause]);
+});

@@ -15,7 +15,6 @@ import * as native from '../index.js';
 import {
   McplensError,
   hasResourcesCapability,
-  mcplensError,
   nativeOf,
   rethrow,
   rpcCodeOf,
@@ -215,12 +214,8 @@ export class Refresher {
    * code, or `transport_error`); null for an old epoch. The connection and its pair stay.
    */
   listenFailed(server: string, epoch: number, rpcCode?: number, cause?: unknown): McplensError | null {
-    try {
-      this.#native.listenFailed(server, epoch, rpcCode ?? null);
-      return null;
-    } catch (e) {
-      return mcplensError(e, server, rpcCode, cause);
-    }
+    const f = call(server, () => this.#native.listenFailed(server, epoch, rpcCode ?? null));
+    return f == null ? null : new McplensError(f.code as ErrorCode, server, f.message, { rpcCode, cause });
   }
 
   /** `server`'s current connection, if any. */

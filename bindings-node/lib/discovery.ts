@@ -144,17 +144,12 @@ export class McplensError extends Error {
  * convert an argument, a napi status (`StringExpected`, `InvalidArg`, …).
  */
 export function rethrow(e: unknown, server: string, rpcCode?: number): never {
-  throw mcplensError(e, server, rpcCode);
-}
-
-/** The `McplensError` of an addon error (see `rethrow`); `cause`, when given, is what the host saw. */
-export function mcplensError(e: unknown, server: string, rpcCode?: number, cause?: unknown): McplensError {
   const code = (e as { code?: unknown } | null)?.code;
   const message = e instanceof Error ? e.message : String(e);
   if (typeof code === 'string' && /^[a-z]+(_[a-z]+)*$/.test(code)) {
-    return new McplensError(code as ErrorCode, server, message, { rpcCode: code === 'server_error' ? rpcCode : undefined, cause });
+    throw new McplensError(code as ErrorCode, server, message, code === 'server_error' ? { rpcCode } : undefined);
   }
-  return new McplensError('invalid_argument', server, `server "${server}": invalid argument: ${message}`);
+  throw new McplensError('invalid_argument', server, `server "${server}": invalid argument: ${message}`);
 }
 
 /** The request a `Pager` wants sent. Page 1 has no `params` at all. */

@@ -50,11 +50,12 @@ impl NativeRefresher {
     }
 
     /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
-    /// acknowledgement (`null`): throws the error to fail the watch with (`server_error` /
-    /// `transport_error`); returns for an old epoch. The connection and its pair stay.
+    /// acknowledgement (`null`): the error to fail the watch with (`server_error` /
+    /// `transport_error`); none for an old epoch. The connection and its pair stay.
     #[napi]
-    pub fn listen_failed(&self, server: String, epoch: i64, rpc_code: Option<i64>) -> Result<()> {
-        self.inner.listen_failed(&server, Epoch(epoch as u64), rpc_code).map_or(Ok(()), |e| Err(catalog_error(e)))
+    pub fn listen_failed(&self, server: String, epoch: i64, rpc_code: Option<i64>) -> Option<ListenFailure> {
+        let e = self.inner.listen_failed(&server, Epoch(epoch as u64), rpc_code)?;
+        Some(ListenFailure { code: e.code().to_owned(), message: e.to_string() })
     }
 
     /// `server`'s current connection, if any.
@@ -156,4 +157,13 @@ impl NativeRefresher {
         let now = instant("", now_ms)?;
         Ok(wire_name(self.inner.traversed(TraversalId(traversal as u64), result, now)))
     }
+}
+
+/// A failed watch (`NativeRefresher.listenFailed`): the core's code and message.
+#[napi(object)]
+pub struct ListenFailure {
+    /// `server_error` or `transport_error`.
+    pub code: String,
+    /// The core's message (names the server and the JSON-RPC code).
+    pub message: String,
 }
