@@ -36,8 +36,9 @@ test: lint test-readme test-rust $(TEST_EXTRA) test-demo ## Lint, then every tes
 test-readme: ## Every README code block is executed by a test
 	python3 tests/readme_check.py
 
-test-rust: ## Rust tests (core, shared vectors, rmcp integration)
-	$(CARGO) test -p mcplens --all-features
+# The rmcp driver is also tested against Python mcp 2.3 and fastmcp 4 servers (their virtualenvs).
+test-rust: $(PY_OUT)/venv-mcp2/.requirements $(PY_OUT)/venv-fastmcp4/.requirements ## Rust tests (core, shared vectors, rmcp integration, rmcp against Python servers)
+	MCPLENS_REQUIRE_PYTHON_SERVERS=1 $(CARGO) test -p mcplens --all-features
 
 lint: lint-rust lint-glue $(LINT_EXTRA) ## Format check and clippy (and each package's linters), the glue budget
 

@@ -81,9 +81,19 @@ export declare class NativeRefresher {
   /** Connection `epoch` of `server` ended: both lists cleared. False for an old epoch. */
   detach(server: string, epoch: number, reason: string): boolean
   /**
+   * A watch of connection `epoch`, which negotiated `protocolVersion` and declared
+   * `capabilitiesJson`: `unsolicited` (before 2026-07-28), `listening` (open
+   * `subscriptions/listen`) or `not_offered` (2026-07-28 without `resources.listChanged`);
+   * null for an old epoch.
+   */
+  watch(server: string, epoch: number, protocolVersion: string, capabilitiesJson: string): string | null
+  /** How the watch of `server`'s current connection learns of changes; null when unwatched. */
+  notifications(server: string): string | null
+  /**
    * The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
-   * acknowledgement (`null`): the error to fail the watch with (`server_error` /
-   * `transport_error`); none for an old epoch. The connection and its pair stay.
+   * acknowledgement (`null`): `{notifications: 'not_offered'}` for -32601 (the watch stands
+   * without a stream), else `{code, message}` to fail the watch with (`server_error` /
+   * `transport_error`); null for an old epoch. The connection and its pair stay.
    */
   listenFailed(server: string, epoch: number, rpcCode?: number | undefined | null): ListenFailure | null
   /** `server`'s current connection, if any. */
@@ -189,12 +199,17 @@ export declare function expandTemplate(template: string, valuesJson: string): st
 /** Does a server's `capabilities` object (JSON text) declare `resources`? */
 export declare function hasResourcesCapability(capabilitiesJson: string): boolean
 
-/** A failed watch (`NativeRefresher.listenFailed`): the core's code and message. */
+/**
+ * A refused watch stream (`NativeRefresher.listenFailed`): what the watch learns instead
+ * (`notifications`), or the core's failure (`code`, `message`).
+ */
 export interface ListenFailure {
+  /** `not_offered`: the server offers no change notifications (-32601); the watch stands. */
+  notifications?: string
   /** `server_error` or `transport_error`. */
-  code: string
+  code?: string
   /** The core's message (names the server and the JSON-RPC code). */
-  message: string
+  message?: string
 }
 
 /** The resources tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text. */

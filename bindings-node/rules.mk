@@ -31,7 +31,7 @@ node-install: $(NODE_BUILT) ## npm ci at the root (pinned tools), then the napi 
 
 build-node: node-install ## Build the Node package (napi addon + facade)
 
-test-node: node-install $(PY_OUT)/venv-mcp2/.requirements ## Node tests: shared vectors, real SDK 1.x and v2 servers (memory, stdio, HTTP; both eras), a Python mcp 2.3 server, ESM + CJS, tracking (memory, stdio, HTTP, OTLP, MCPcat)
+test-node: node-install $(PY_OUT)/venv-mcp2/.requirements $(PY_OUT)/venv-fastmcp4/.requirements ## Node tests: shared vectors, real SDK 1.x and v2 servers (memory, stdio, HTTP; both eras), Python mcp 2.3 and fastmcp 4 servers, ESM + CJS, tracking (memory, stdio, HTTP, OTLP, MCPcat)
 	@# In CI (a clean clone) the committed napi-generated loader and types must match the build.
 	@if [ -n "$$CI" ] && git rev-parse --git-dir >/dev/null 2>&1; then \
 		git diff --exit-code -- bindings-node/index.js bindings-node/index.d.ts \

@@ -190,7 +190,7 @@ def main() -> None:
 
     def node_quickstart_v2() -> None:
         out = run(env, project, "node", "quickstart-v2.mjs", "node", EVERYTHING, "stdio").stdout.splitlines()
-        assert out[:2] == ["protocol 2025-11-25", "2 templates, 7 resources"], out
+        assert out[:3] == ["protocol 2025-11-25", "change notifications: unsolicited", "2 templates, 7 resources"], out
 
     def node_server_v2() -> None:
         server = ["node", project / "server-quickstart-v2.mjs"]

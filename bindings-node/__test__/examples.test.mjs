@@ -12,7 +12,7 @@ import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextpro
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-import { EVERYTHING_SERVER } from './helpers.mjs';
+import { EVERYTHING_SERVER, FASTMCP_SERVER, PYTHON_FASTMCP4, PYTHON_MCP2, SDK_SERVER } from './helpers.mjs';
 import { V2_SERVER } from './v2-helpers.mjs';
 
 const run = promisify(execFile);
@@ -33,16 +33,29 @@ test('README quickstart = examples/quickstart.mjs, and it lists server-everythin
   assert.equal(tool.resourceTemplates[0].server, 'docs');
 });
 
-test('README quickstart (v2) = examples/quickstart-v2.mjs: 2026-07-28 with a v2 server, the legacy handshake with server-everything', async () => {
+test('README quickstart (v2) = examples/quickstart-v2.mjs: 2026-07-28 with a v2 server, fastmcp 4 and mcp 2.3 (no listChanged), the legacy handshake with server-everything', async () => {
   const source = readFileSync(join(ROOT, 'examples', 'quickstart-v2.mjs'), 'utf8');
   assert.ok(readFileSync(join(ROOT, 'README.md'), 'utf8').includes('```js\n' + source + '```'), 'README is stale');
-  const quickstart = (...server) => run(process.execPath, [join(ROOT, 'examples', 'quickstart-v2.mjs'), process.execPath, ...server], { timeout: 30_000 });
-  const v2 = (await quickstart(V2_SERVER, 'stdio', 'pages')).stdout.trim().split('\n');
-  assert.deepEqual(v2.slice(0, 3), ['protocol 2026-07-28', '4 templates, 2 resources', 'file:///{path} - files']);
+  const quickstart = (command, ...server) => run(process.execPath, [join(ROOT, 'examples', 'quickstart-v2.mjs'), command, ...server], { timeout: 30_000 });
+  const v2 = (await quickstart(process.execPath, V2_SERVER, 'stdio', 'pages')).stdout.trim().split('\n');
+  assert.deepEqual(v2.slice(0, 4), ['protocol 2026-07-28', 'change notifications: listening', '4 templates, 2 resources', 'file:///{path} - files']);
   assert.deepEqual(JSON.parse(v2.at(-1)).resourceTemplates, [{ uriTemplate: 'file:///{path}', name: 'files', title: 'Files', mimeType: 'text/plain', server: 'docs' }]);
-  const everything = (await quickstart(EVERYTHING_SERVER, 'stdio')).stdout.trim().split('\n');
-  assert.deepEqual(everything.slice(0, 3), [
+  // Servers that negotiate 2026-07-28 without advertising resources.listChanged (and answer
+  // subscriptions/listen with -32601): the watch stands without a stream; the quickstart exits 0.
+  const fastmcp = (await quickstart(PYTHON_FASTMCP4, FASTMCP_SERVER, 'stdio')).stdout.trim().split('\n');
+  assert.deepEqual(fastmcp.slice(0, 4), ['protocol 2026-07-28', 'change notifications: not_offered', '5 templates, 3 resources', 'note://{id} - note']);
+  assert.deepEqual(JSON.parse(fastmcp.at(-1)), {
+    resourceTemplates: [{ uriTemplate: 'note://{id}', name: 'note', mimeType: 'text/plain', server: 'docs' }],
+    failures: [],
+    total: 5,
+    nextOffset: 1,
+  });
+  const lowLevel = (await quickstart(PYTHON_MCP2, SDK_SERVER, 'paged')).stdout.trim().split('\n');
+  assert.deepEqual(lowLevel.slice(0, 4), ['protocol 2026-07-28', 'change notifications: not_offered', '8 templates, 2 resources', 'mem://t0/{id} - t0']);
+  const everything = (await quickstart(process.execPath, EVERYTHING_SERVER, 'stdio')).stdout.trim().split('\n');
+  assert.deepEqual(everything.slice(0, 4), [
     'protocol 2025-11-25',
+    'change notifications: unsolicited',
     '2 templates, 7 resources',
     'demo://resource/dynamic/text/{resourceId} - Dynamic Text Resource',
   ]);

@@ -17,6 +17,17 @@ export const EVERYTHING_SERVER = join(
   'index.js',
 );
 
+const REPO = join(import.meta.dirname, '..', '..');
+const PY_SERVERS = join(REPO, 'bindings-python', 'tests', 'servers');
+
+/** Python `mcp` 2.3 (.build/venv-mcp2) and community fastmcp 4 on it (.build/venv-fastmcp4), made by make. */
+export const PYTHON_MCP2 = join(REPO, '.build', 'venv-mcp2', 'bin', 'python');
+export const PYTHON_FASTMCP4 = join(REPO, '.build', 'venv-fastmcp4', 'bin', 'python');
+/** `sdk_server.py SCENARIO`: a low-level `mcp` Server (no `listChanged` on 2026-07-28). */
+export const SDK_SERVER = join(PY_SERVERS, 'sdk_server.py');
+/** `fastmcp_server.py stdio`: a community fastmcp server (4.x: 2026-07-28, `listChanged: false`). */
+export const FASTMCP_SERVER = join(PY_SERVERS, 'fastmcp_server.py');
+
 /** Records every message sent on `transport` (a copy of each). */
 export function record(transport) {
   const sent = [];

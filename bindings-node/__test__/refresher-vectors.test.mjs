@@ -58,10 +58,12 @@ async function runCase(c, via) {
         if (!(e instanceof McplensError)) throw e;
         expect('error', [e.code, e.message], [step.expectError, step.expectMessage]);
       }
+    } else if ('watch' in step) {
+      expect('watch', machine.watch(step.watch, step.epoch, step.protocolVersion, step.capabilities), step.notifications);
     } else if ('listenFailed' in step) {
       const e = machine.listenFailed(step.listenFailed, step.epoch, step.rpcCode ?? undefined);
-      const got = e === null ? null : [e instanceof McplensError, e.code, e.server, e.message, e.rpcCode ?? null];
-      const want = step.expectError === null ? null : [true, step.expectError, step.listenFailed, step.expectMessage, step.rpcCode];
+      const got = e instanceof Error ? [e instanceof McplensError, e.code, e.server, e.message, e.rpcCode ?? null] : e;
+      const want = step.expectError === null ? step.notifications : [true, step.expectError, step.listenFailed, step.expectMessage, step.rpcCode];
       expect('listenFailed', got, want);
     } else if ('listChanged' in step) {
       expect('listChanged', machine.onListChanged(step.listChanged, step.epoch, now), step.decision);
@@ -85,6 +87,9 @@ async function runCase(c, via) {
     }
     if ('tool' in step) expect('tool', catalog.callListTemplatesTool(step.tool), step.expect);
     if ('visible' in step) expect('visible', catalog.visibleTools(), step.visible);
+    for (const [server, want] of Object.entries(step.watching ?? {})) {
+      expect(`watching ${server}`, machine.notifications(server), want);
+    }
   }
   return bad;
 }
@@ -106,6 +111,7 @@ test('listenFailed: bad input throws invalid_argument (it is never returned as t
     );
   }
   const cause = new Error('refused');
-  const e = machine.listenFailed('a', epoch, -32601, cause);
-  assert.deepEqual([e.code, e.rpcCode, e.cause], ['server_error', -32601, cause]);
+  const e = machine.listenFailed('a', epoch, -32603, cause);
+  assert.deepEqual([e.code, e.rpcCode, e.cause], ['server_error', -32603, cause]);
+  assert.equal(machine.listenFailed('a', epoch, -32601, cause), 'not_offered');
 });

@@ -11,7 +11,10 @@ await client.connect(new StdioClientTransport({ command, args }));
 console.log(`protocol ${client.getNegotiatedProtocolVersion()}`);
 
 const catalog = new Catalog({ limits: { deadlineMs: 10_000 } });
-await catalog.watch('docs', client); // list_changed → refresh (2026-07-28: via subscriptions/listen); closed → invalidate
+// list_changed → refresh; closed → invalidate. On 2026-07-28 changes come on subscriptions/listen, and
+// only from a server that advertises resources.listChanged: else `not_offered` (ttlMs still applies).
+const { notifications } = await catalog.watch('docs', client);
+console.log(`change notifications: ${notifications}`); // unsolicited | listening | not_offered
 try {
   const status = await catalog.refresh('docs', client); // both lists, committed together
   console.log(`${status.templates} templates, ${status.resources} resources`);

@@ -119,6 +119,8 @@ export interface WatchableClient extends McpClient {
   onclose?: (() => void) | undefined;
   /** v2, 2026-07-28: opens a `subscriptions/listen` stream. */
   listen?(filter: { resourcesListChanged: boolean }): Promise<Subscription>;
+  /** v2: the negotiated protocol version (1.x clients are always before 2026-07-28). */
+  getNegotiatedProtocolVersion?(): string | undefined;
   /** v2: the stream the client's own `listChanged` option opened. */
   readonly autoOpenedSubscription?: Subscription | undefined;
 }
@@ -173,6 +175,22 @@ export type Disposition = 'committed' | 'confirming' | 'failed' | 'discarded' | 
 /** What a caller asks for: a current listing (a tool call), a refresh (joins one under way), or a fresh traversal. */
 export type Want = 'current' | 'refresh' | 'force';
 
+/**
+ * How a watch learns of changes: `unsolicited` — before 2026-07-28, list_changed arrives unasked;
+ * `listening` — 2026-07-28, on a `subscriptions/listen` stream (the server advertises
+ * `resources.listChanged`); `not_offered` — 2026-07-28, the server offers none (no
+ * `resources.listChanged`, or it answered the stream with -32601): no change notifications will
+ * come, and the pair is kept current by requests and its `ttlMs`.
+ */
+export type Notifications = 'unsolicited' | 'listening' | 'not_offered';
+
+/** What `Catalog.watch` resolves with once the watch stands. */
+export interface WatchState {
+  server: string;
+  /** How the watch learns of changes. */
+  notifications: Notifications;
+}
+
 /** The core's catalog behind a `Catalog` (for `Refresher`). */
 let nativeCatalog: (catalog: Catalog) => native.NativeCatalog;
 
@@ -209,13 +227,31 @@ export class Refresher {
   }
 
   /**
-   * The watch's `subscriptions/listen` stream was refused (`rpcCode`, the answer's JSON-RPC code) or
-   * failed before its acknowledgement: the error to fail the watch with (`server_error` with the
-   * code, or `transport_error`); null for an old epoch. The connection and its pair stay.
+   * A watch of connection `epoch`, which negotiated `protocolVersion` and declared `capabilities`:
+   * how change notifications will reach it (`listening`: open `subscriptions/listen` now); null
+   * for an old epoch.
    */
-  listenFailed(server: string, epoch: number, rpcCode?: number, cause?: unknown): McplensError | null {
+  watch(server: string, epoch: number, protocolVersion: string, capabilities: object | null | undefined): Notifications | null {
+    const caps = JSON.stringify(capabilities ?? null);
+    return (call(server, () => this.#native.watch(server, epoch, protocolVersion, caps)) ?? null) as Notifications | null;
+  }
+
+  /** How the watch of `server`'s current connection learns of changes; null when unwatched. */
+  notifications(server: string): Notifications | null {
+    return (this.#native.notifications(server) ?? null) as Notifications | null;
+  }
+
+  /**
+   * The watch's `subscriptions/listen` stream was refused (`rpcCode`, the answer's JSON-RPC code) or
+   * failed before its acknowledgement: `'not_offered'` for -32601 (the watch stands without a
+   * stream); else the error to fail the watch with (`server_error` with the code, or
+   * `transport_error`); null for an old epoch. The connection and its pair stay.
+   */
+  listenFailed(server: string, epoch: number, rpcCode?: number, cause?: unknown): McplensError | 'not_offered' | null {
     const f = call(server, () => this.#native.listenFailed(server, epoch, rpcCode ?? null));
-    return f == null ? null : new McplensError(f.code as ErrorCode, server, f.message, { rpcCode, cause });
+    if (f == null) return null;
+    if (f.notifications != null) return f.notifications as 'not_offered';
+    return new McplensError(f.code as ErrorCode, server, f.message ?? '', { rpcCode, cause });
   }
 
   /** `server`'s current connection, if any. */
@@ -359,14 +395,18 @@ export class Catalog {
    * `setNotificationHandler` for that method. It does not refresh by itself.
    *
    * On a v2 client's 2026-07-28 connection, list_changed comes only on a `subscriptions/listen`
-   * stream: mcplens opens one (unless the client's own `listChanged` subscription has it) and treats
-   * its end like the connection closing. The promise resolves once notifications are delivered (at
-   * once on the legacy handshake, after the server's acknowledgement on 2026-07-28). It rejects with
-   * the core's `server_error` (`rpcCode` set) when the server refuses the stream, or
+   * stream, and only from a server that advertises `resources.listChanged`: mcplens opens one for
+   * such a server (unless the client's own `listChanged` subscription has it) and treats its end
+   * like the connection closing. A server that does not advertise it — or answers the stream with
+   * -32601 — sends no change notifications: the watch stands without a stream (`not_offered`), the
+   * pair is kept current by refreshes and its `ttlMs`, and `onclose` still clears it. The promise
+   * resolves with the watch's `notifications` once it stands (at once on the legacy handshake and
+   * without a stream; after the server's acknowledgement of the stream). It rejects with the core's
+   * `server_error` (`rpcCode` set) when the server refuses the stream otherwise, or
    * `transport_error` when the stream failed before the acknowledgement; the connection and its
    * lists stay (`Refresher.listenFailed`).
    */
-  watch(server: string, client: WatchableClient): Promise<void> {
+  watch(server: string, client: WatchableClient): Promise<WatchState> {
     const handlers = (client as { _notificationHandlers?: unknown })._notificationHandlers;
     if (!(handlers instanceof Map)) {
       throw new McplensError(
@@ -400,26 +440,33 @@ export class Catalog {
         previousOnclose?.call(client);
       }
     };
-    if (client.getProtocolEra?.() !== 'modern') return Promise.resolve();
+    const version = client.getNegotiatedProtocolVersion?.() ?? '';
+    const notifications = this.#machine.watch(server, conn.epoch, version, client.getServerCapabilities());
+    if (notifications !== 'listening') return Promise.resolve({ server, notifications: notifications ?? 'unsolicited' });
     return this.#listen(conn, client, closed, current);
   }
 
   /** 2026-07-28: the `subscriptions/listen` stream that carries list_changed; its end detaches. */
-  async #listen(conn: Connection, client: WatchableClient, closed: () => void, current: () => boolean): Promise<void> {
+  async #listen(conn: Connection, client: WatchableClient, closed: () => void, current: () => boolean): Promise<WatchState> {
+    const server = conn.server;
     let sub = client.autoOpenedSubscription;
     if (sub?.honoredFilter.resourcesListChanged !== true) {
       try {
         sub = await client.listen!({ resourcesListChanged: true });
       } catch (e) {
-        const err = this.#machine.listenFailed(conn.server, conn.epoch, rpcCodeOf(client, e), e);
-        if (err !== null) throw err;
-        return; // an old connection: nothing to report
+        const refused = this.#machine.listenFailed(server, conn.epoch, rpcCodeOf(client, e), e);
+        if (refused instanceof McplensError) throw refused;
+        return { server, notifications: refused ?? 'listening' }; // not offered, or an old connection
       }
-      if (!current()) return void sub.close();
+      if (!current()) {
+        void sub.close();
+        return { server, notifications: 'listening' };
+      }
       void conn.listen?.close().catch(() => {}); // an earlier watch's stream
       conn.listen = sub;
     }
     void sub.closed.then(closed);
+    return { server, notifications: 'listening' };
   }
 
   /** Invalidates `server`: `list_changed` keeps the pair (outdated); every other reason clears both lists. */

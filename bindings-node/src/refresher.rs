@@ -49,13 +49,41 @@ impl NativeRefresher {
         Ok(self.inner.detach(&server, Epoch(epoch as u64), reason))
     }
 
-    /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
-    /// acknowledgement (`null`): the error to fail the watch with (`server_error` /
-    /// `transport_error`); none for an old epoch. The connection and its pair stay.
+    /// A watch of connection `epoch`, which negotiated `protocolVersion` and declared
+    /// `capabilitiesJson`: `unsolicited` (before 2026-07-28), `listening` (open
+    /// `subscriptions/listen`) or `not_offered` (2026-07-28 without `resources.listChanged`);
+    /// null for an old epoch.
     #[napi]
-    pub fn listen_failed(&self, server: String, epoch: i64, rpc_code: Option<i64>) -> Option<ListenFailure> {
-        let e = self.inner.listen_failed(&server, Epoch(epoch as u64), rpc_code)?;
-        Some(ListenFailure { code: e.code().to_owned(), message: e.to_string() })
+    pub fn watch(
+        &mut self,
+        server: String,
+        epoch: i64,
+        protocol_version: String,
+        capabilities_json: String,
+    ) -> Option<String> {
+        self.inner.watch(&server, Epoch(epoch as u64), &protocol_version, &capabilities_json).map(wire_name)
+    }
+
+    /// How the watch of `server`'s current connection learns of changes; null when unwatched.
+    #[napi]
+    pub fn notifications(&self, server: String) -> Option<String> {
+        self.inner.notifications(&server).map(wire_name)
+    }
+
+    /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
+    /// acknowledgement (`null`): `{notifications: 'not_offered'}` for -32601 (the watch stands
+    /// without a stream), else `{code, message}` to fail the watch with (`server_error` /
+    /// `transport_error`); null for an old epoch. The connection and its pair stay.
+    #[napi]
+    pub fn listen_failed(&mut self, server: String, epoch: i64, rpc_code: Option<i64>) -> Option<ListenFailure> {
+        match self.inner.listen_failed(&server, Epoch(epoch as u64), rpc_code) {
+            Ok(n) => n.map(|n| ListenFailure { notifications: Some(wire_name(n)), code: None, message: None }),
+            Err(e) => Some(ListenFailure {
+                notifications: None,
+                code: Some(e.code().to_owned()),
+                message: Some(e.to_string()),
+            }),
+        }
     }
 
     /// `server`'s current connection, if any.
@@ -159,11 +187,14 @@ impl NativeRefresher {
     }
 }
 
-/// A failed watch (`NativeRefresher.listenFailed`): the core's code and message.
+/// A refused watch stream (`NativeRefresher.listenFailed`): what the watch learns instead
+/// (`notifications`), or the core's failure (`code`, `message`).
 #[napi(object)]
 pub struct ListenFailure {
+    /// `not_offered`: the server offers no change notifications (-32601); the watch stands.
+    pub notifications: Option<String>,
     /// `server_error` or `transport_error`.
-    pub code: String,
+    pub code: Option<String>,
     /// The core's message (names the server and the JSON-RPC code).
-    pub message: String,
+    pub message: Option<String>,
 }

@@ -11,7 +11,8 @@ use mcplens::catalog::{self, Epoch, Failure, RefreshConfig, Refresher, Traversal
 use pyo3::prelude::*;
 
 use crate::{
-    catalog_error, duration, error, from_name, instant, parse_reason, pythonize, McplensError, PyCatalog, PyListing,
+    catalog_error, duration, error, from_name, instant, name_of, parse_reason, pythonize, McplensError, PyCatalog,
+    PyListing,
 };
 
 /// The refresher's settings (defaults: retries from 1 s doubling to 5 min, `ttlMs` honoured down to
@@ -119,13 +120,29 @@ impl PyRefresher {
         Ok(self.lock().detach(server, Epoch(epoch), reason))
     }
 
+    /// A watch of connection `epoch`, which negotiated `protocol_version` and declared
+    /// `capabilities` (JSON text): `"unsolicited"` (before 2026-07-28), `"listening"` (open
+    /// `subscriptions/listen`) or `"not_offered"` (2026-07-28 without `resources.listChanged`: no
+    /// stream, no change notifications); `None` for an old epoch.
+    fn watch(&self, server: &str, epoch: u64, protocol_version: &str, capabilities: &str) -> Option<String> {
+        self.lock().watch(server, Epoch(epoch), protocol_version, capabilities).map(name_of)
+    }
+
+    /// How the watch of `server`'s current connection learns of changes; `None` when unwatched.
+    fn notifications(&self, server: &str) -> Option<String> {
+        self.lock().notifications(server).map(name_of)
+    }
+
     /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
-    /// acknowledgement (`None`): the `CatalogError` to raise from the watch (`server_error` /
-    /// `transport_error`); `None` for an old epoch. The connection and its pair stay.
+    /// acknowledgement (`None`): `"not_offered"` for -32601 (the watch stands without a stream),
+    /// else the `CatalogError` to raise from the watch (`server_error` / `transport_error`); `None`
+    /// for an old epoch. The connection and its pair stay.
     #[pyo3(signature = (server, epoch, rpc_code = None))]
     fn listen_failed(&self, py: Python<'_>, server: &str, epoch: u64, rpc_code: Option<i64>) -> Option<Py<PyAny>> {
-        let e = self.lock().listen_failed(server, Epoch(epoch), rpc_code)?;
-        Some(catalog_error(py, &e).into_value(py).into_any())
+        match self.lock().listen_failed(server, Epoch(epoch), rpc_code) {
+            Ok(n) => n.map(|n| name_of(n).into_pyobject(py).expect("a str").into_any().unbind()),
+            Err(e) => Some(catalog_error(py, &e).into_value(py).into_any()),
+        }
     }
 
     /// `server`'s current connection, if any.

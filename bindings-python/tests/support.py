@@ -10,12 +10,15 @@ import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 V2 = hasattr(mcp, "MCPError")
 try:  # community fastmcp, in its own test environments only
@@ -82,3 +85,51 @@ async def over_stdio(script: str, *args: str, **client_options: Any) -> AsyncIte
     ):
         await session.initialize()
         yield session
+
+
+class Outgoing:
+    """The methods of the JSON-RPC requests and notifications a client writes, in order (`methods`):
+    a wrapper of the client's write stream, put under a session as its stdio transport (`stdio`, for
+    a 2.x `mcp.Client` or a `ClientSession`) or into a connected 2.x session's dispatcher (`tap`,
+    for a `fastmcp.Client`, which builds its streams itself)."""
+
+    def __init__(self) -> None:
+        self.methods: list[str] = []
+
+    def wrap(self, stream: Any) -> Any:
+        return _Recording(stream, self.methods)
+
+    @asynccontextmanager
+    async def stdio(self, command: str, *args: str) -> AsyncIterator[tuple[Any, Any]]:
+        """`command args` over stdio: the read stream and the recorded write stream."""
+        async with stdio_client(StdioServerParameters(command=command, args=list(args))) as (read, write):
+            yield read, self.wrap(write)
+
+    def tap(self, session: Any) -> None:
+        """Records what the entered 2.x `session` writes from now on."""
+        dispatcher = session._dispatcher
+        dispatcher._write_stream = self.wrap(dispatcher._write_stream)
+
+
+class _Recording:
+    def __init__(self, inner: Any, methods: list[str]) -> None:
+        self._inner, self._methods = inner, methods
+
+    async def send(self, item: Any, /) -> None:
+        message = getattr(item.message, "root", item.message)  # 1.x wraps the message in a root model
+        if isinstance(method := getattr(message, "method", None), str):
+            self._methods.append(method)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> bool | None:
+        return await self._inner.__aexit__(*exc_info)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)

@@ -86,15 +86,17 @@ async def test_v2_client_modern_era_listens(where: str) -> None:
     async with Client(server if where == "in_process" else stdio_params("fast_server.py")) as client:
         assert client.protocol_version == "2026-07-28"
         await catalog.refresh("fast", client)
+        assert client.server_capabilities.resources.list_changed  # MCPServer advertises it in this era
         watch = catalog.watch("fast", client)
         await watch.ready()
+        assert watch.notifications == "listening"
         if where == "in_process":
             assert "subscriptions/listen" in log
         await client.call_tool("add_template", {"name": "notes"})
         await eventually(lambda: catalog.status("fast").generation == 2)
         await catalog.settled()
-        # MCPServer answers with ttlMs 0 in this era: the pair is kept but already stale.
-        assert catalog.status("fast").status == "stale"
+        # MCPServer answers with ttlMs 0 in this era: the pair is current for min_ttl (10 s).
+        assert catalog.status("fast").status == "ok"
         assert [t.name for t in catalog.templates("fast")] == ["files", "notes"]
     assert (catalog.status("fast").status, watch.active) == ("unknown", False)
 

@@ -28,7 +28,7 @@ from mcp import types
 
 import mcplens
 from servers import fastmcp_server  # collected only where fastmcp is installed (conftest.py)
-from support import SERVERS, http_server
+from support import SERVERS, V2, Outgoing, http_server
 
 pytestmark = pytest.mark.anyio
 
@@ -194,23 +194,65 @@ async def test_a_repeated_cursor_fails_where_fastmcps_own_walk_returns_a_prefix(
 @pytest.mark.skipif(MAJOR < 4, reason="fastmcp 4.x negotiates 2026-07-28 (mode='auto', its default)")
 async def test_the_2026_07_28_era() -> None:
     """fastmcp 4's client negotiates 2026-07-28 with a fastmcp 4 server by default: its pages carry
-    `ttlMs: 0` and `cacheScope: "private"`; the server answers `subscriptions/listen` with -32601,
-    so a watch cannot hear list_changed there: `ready()` raises the core's `server_error` with that
-    code, and the connection and its pair stay (its closing still clears them)."""
+    `ttlMs: 0` and `cacheScope: "private"`; the server does not advertise `resources.listChanged`
+    there (and would answer `subscriptions/listen` with -32601), so a watch stands without a stream:
+    `ready()` returns, `notifications == "not_offered"`; the pair stays `ok` for the `min_ttl` floor
+    (10 s), and the connection's closing still clears it."""
     catalog = mcplens.Catalog()
     async with connected("memory") as client:
         assert client.protocol_version == "2026-07-28"
+        assert not client.server_capabilities.resources.list_changed
         templates = await mcplens.list_resource_templates(client, server="docs")
         assert [t.uri_template for t in templates] == fastmcp_server.TEMPLATES
         assert (templates.ttl_ms, templates.cache_scope) == (0, "private")
         status = await catalog.refresh("docs", client)
-        assert (status.templates, status.resources) == (5, 3)
+        assert (status.status, status.templates, status.resources) == ("ok", 5, 3)
         watch = catalog.watch("docs", client)
-        with pytest.raises(mcplens.CatalogError) as refused:
-            await watch.ready()
-        assert (refused.value.code, refused.value.server, refused.value.rpc_code) == ("server_error", "docs", -32601)
-        assert str(refused.value) == 'server "docs": subscriptions/listen failed with JSON-RPC error -32601'
-        assert watch.active
+        await watch.ready()
+        assert (watch.notifications, watch.active) == ("not_offered", True)
         assert len(catalog.templates("docs")) == 5
-        assert catalog.status("docs").last_error is None  # nothing recorded against the server (ttlMs 0: stale)
+        after = catalog.status("docs")
+        assert (after.status, after.last_error) == ("ok", None)  # ttlMs 0: current for min_ttl
     assert catalog.templates("docs") == []  # the connection closed
+    assert catalog.status("docs").status == "unknown"
+
+
+@pytest.mark.skipif(MAJOR < 4, reason="fastmcp 4.x negotiates 2026-07-28 (mode='auto', its default)")
+@pytest.mark.parametrize("server", ["fastmcp", "mcp"])
+async def test_a_2026_07_28_watch_without_list_changed_opens_no_stream(server: str) -> None:
+    """Over stdio to the fastmcp 4 server and to an `mcp` 2.3 low-level server (`sdk_server.py
+    paged`, on the `mcp` 2.3.0 fastmcp 4 runs on): on 2026-07-28 neither advertises
+    `resources.listChanged` (both answer `subscriptions/listen` with -32601), so the watch writes no
+    `subscriptions/listen`, `ready()` returns with `notifications == "not_offered"`, the refresh
+    commits `ok` (`ttlMs: 0` is current for `min_ttl`), and the client's closing clears the pair.
+    The `mcp.Client` side, and a legacy connection's `"unsolicited"`: test_watch_not_offered.py."""
+    assert V2, "fastmcp 4 runs on mcp 2.x"
+    script, templates, resources = ("fastmcp_server.py", 5, 3) if server == "fastmcp" else ("sdk_server.py", 8, 2)
+    pages = (1, 1) if server == "fastmcp" else (3, 2)  # (templates, resources): no --page-size here
+    args = [str(SERVERS / script), "stdio" if server == "fastmcp" else "paged"]
+    outgoing = Outgoing()
+    catalog = mcplens.Catalog()
+    stdio = StdioTransport(sys.executable, args, log_file=Path(os.devnull), keep_alive=False)
+    async with Client(stdio) as client:
+        outgoing.tap(client.session)
+        assert client.protocol_version == "2026-07-28"
+        assert client.server_capabilities.resources is not None
+        assert not client.server_capabilities.resources.list_changed
+        watch = catalog.watch("docs", client)
+        with anyio.fail_after(10):
+            await watch.ready()
+        assert (watch.notifications, watch.active) == ("not_offered", True)
+        assert catalog._machine.notifications("docs") == "not_offered"
+        status = await catalog.refresh("docs", client)
+        assert (status.status, status.templates, status.resources, status.last_error) == (
+            "ok",
+            templates,
+            resources,
+            None,
+        )
+        assert catalog.status("docs").status == "ok"
+        assert len(catalog.templates("docs")) == templates
+        assert outgoing.methods == ["resources/list"] * pages[1] + ["resources/templates/list"] * pages[0]
+    after = catalog.status("docs")
+    assert (after.status, after.templates, after.resources, watch.active) == ("unknown", 0, 0, False)
+    assert "subscriptions/listen" not in outgoing.methods

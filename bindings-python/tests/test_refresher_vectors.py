@@ -66,15 +66,19 @@ def run_case(case: dict[str, Any]) -> list[str]:
                 callers[caller] = step.get("caller", "")
             except mcplens.CatalogError as e:
                 expect("error", (e.code, str(e)), (step.get("expectError"), step.get("expectMessage")))
+        elif "watch" in step:
+            got = machine.watch(step["watch"], step["epoch"], step["protocolVersion"], json.dumps(step["capabilities"]))
+            expect("watch", got, step["notifications"])
         elif "listenFailed" in step:
             e = machine.listen_failed(step["listenFailed"], step["epoch"], step["rpcCode"])
-            got = None if e is None else (type(e).__name__, e.code, e.server, str(e), e.rpc_code)
-            want = step["expectError"] and (
-                "CatalogError",
-                step["expectError"],
-                step["listenFailed"],
-                step["expectMessage"],
-                step["rpcCode"],
+            if isinstance(e, mcplens.CatalogError):
+                got: Any = (type(e).__name__, e.code, e.server, str(e), e.rpc_code)
+            else:
+                got = e
+            want = (
+                ("CatalogError", step["expectError"], step["listenFailed"], step["expectMessage"], step["rpcCode"])
+                if step["expectError"]
+                else step["notifications"]
             )
             expect("listenFailed", got, want)
         elif "listChanged" in step:
@@ -106,6 +110,8 @@ def run_case(case: dict[str, Any]) -> list[str]:
             expect("tool", catalog.call_list_templates_tool(json.dumps(step["tool"])), step["expect"])
         if "visible" in step:
             expect("visible", catalog.visible_tools(), step["visible"])
+        for server, want in step.get("watching", {}).items():
+            expect(f"watching {server}", machine.notifications(server), want)
     return bad
 
 

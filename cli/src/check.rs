@@ -156,11 +156,15 @@ fn headline(list: &ListReport) -> String {
     let secs = list.elapsed_ms as f64 / 1000.0;
     match &list.diagnostics {
         Some(d) => {
-            let noun = if list.list == ListKind::Resources.method() { "resources" } else { "templates" };
+            let (one, many) = if list.list == ListKind::Resources.method() {
+                ("resource", "resources")
+            } else {
+                ("template", "templates")
+            };
             format!(
-                "{}: ok — {} {noun} kept, {}, {}, {} bytes, {secs:.2} s",
+                "{}: ok — {} kept, {}, {}, {} bytes, {secs:.2} s",
                 list.list,
-                d.items,
+                plural(d.items as u64, one, many),
                 plural(u64::from(d.pages), "page", "pages"),
                 plural(u64::from(d.requests), "request", "requests"),
                 d.bytes

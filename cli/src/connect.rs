@@ -172,6 +172,14 @@ impl Connection {
         self.service.peer().peer_info().map(|info| info.protocol_version.as_str().to_owned())
     }
 
+    /// The server's `serverInfo.name`, sanitized as a label; `None` when it is empty.
+    pub fn server_name(&self) -> Option<String> {
+        let info = self.service.peer().peer_info()?;
+        let name = mcplens::sanitize::label(&info.server_info.as_ref()?.name);
+        let name = name.trim();
+        (!name.is_empty()).then(|| name.to_owned())
+    }
+
     /// Ends the session: closes the transport (a stdio server sees end of input and is killed if
     /// it does not exit) within a short bound.
     pub async fn close(mut self) {

@@ -313,7 +313,9 @@ struct Target {
     /// is sent as the bearer token
     #[arg(short = 'H', long = "header", value_name = "HEADER", requires = "url")]
     headers: Vec<String>,
-    /// The server's name in the output (default: the command's file name or the URL's host)
+    /// The server's name in the output (default: its `serverInfo.name`, sanitized; before it
+    /// names itself, the script's name for `python server.py`/`node server.mjs`/`npx pkg`, the
+    /// command's file name, or the URL's host)
     #[arg(long, value_name = "NAME")]
     server: Option<String>,
     /// Requests per traversal
@@ -391,6 +393,8 @@ impl From<DiscoveryError> for Stop {
 struct Plan {
     endpoint: Endpoint,
     server: String,
+    /// `--server` was given: the server's own name does not replace it.
+    named: bool,
     limits: Limits,
     protocol: Protocol,
     connect_timeout: Duration,
@@ -425,11 +429,10 @@ impl Target {
                 (Endpoint::Http { url: url.clone(), headers }, host)
             }
             None => {
-                let program = self.command.first().ok_or_else(|| Stop::usage("no server command after `--`"))?;
-                let name = Path::new(program)
-                    .file_name()
-                    .map_or_else(|| program.clone(), |n| n.to_string_lossy().into_owned());
-                (Endpoint::Stdio(self.command.clone()), name)
+                if self.command.is_empty() {
+                    return Err(Stop::usage("no server command after `--`"));
+                }
+                (Endpoint::Stdio(self.command.clone()), command_name(&self.command))
             }
         };
         let server = match &self.server {
@@ -444,13 +447,44 @@ impl Target {
         };
         let protocol = Protocol::parse(&self.protocol_version).map_err(Stop::usage)?;
         let connect_timeout = Duration::from_millis(self.connect_timeout_ms);
-        Ok(Plan { endpoint, server, limits, protocol, connect_timeout, progress })
+        Ok(Plan { endpoint, server, named: self.server.is_some(), limits, protocol, connect_timeout, progress })
+    }
+}
+
+/// Programs that run a script or package named by their arguments: the server is named after that.
+const RUNNERS: [&str; 12] =
+    ["python", "python3", "py", "node", "nodejs", "deno", "bun", "uv", "uvx", "npx", "pipx", "ruby"];
+
+/// The default name of a stdio server before it names itself: the program's file name, or for a
+/// runner (`python server.py`, `python -m pkg`, `node server.mjs`, `uv run server.py`, `npx -y pkg`)
+/// the file stem of the first argument that is not an option or a `run` subcommand.
+fn command_name(command: &[String]) -> String {
+    let file_name =
+        |s: &str| Path::new(s).file_name().map_or_else(|| s.to_owned(), |n| n.to_string_lossy().into_owned());
+    let program = file_name(&command[0]);
+    let stem = program.strip_suffix(".exe").unwrap_or(&program);
+    let runner = RUNNERS.contains(&stem) || stem.strip_prefix("python3.").is_some_and(|v| v.parse::<u32>().is_ok());
+    let script = command[1..].iter().find(|a| !a.starts_with('-') && a.as_str() != "run");
+    match script.filter(|_| runner) {
+        Some(script) => {
+            let name = file_name(script);
+            Path::new(&name).file_stem().map_or(name.clone(), |s| s.to_string_lossy().into_owned())
+        }
+        None => program,
     }
 }
 
 impl Plan {
-    async fn connect(&self) -> Result<Connection, ConnectError> {
-        connect::connect(&self.endpoint, &self.server, &self.protocol, self.connect_timeout).await
+    /// Connects; without `--server`, the server is named by its `serverInfo.name` (sanitized) when
+    /// it gives one.
+    async fn connect(&mut self) -> Result<Connection, ConnectError> {
+        let conn = connect::connect(&self.endpoint, &self.server, &self.protocol, self.connect_timeout).await?;
+        if !self.named {
+            if let Some(name) = conn.server_name() {
+                self.server = name;
+            }
+        }
+        Ok(conn)
     }
 
     /// One traversal, with the progress line; returns the outcome, the requests sent and the
@@ -579,7 +613,7 @@ impl From<NotListed> for Stop {
 }
 
 async fn list_command(target: &Target, kind: ListKind, json: bool, input: mcplens::tool::Input) -> Result<u8, Stop> {
-    let plan = target.plan()?;
+    let mut plan = target.plan()?;
     let listed = match plan.connect().await {
         Ok(conn) => {
             let traversal = plan.traverse(&conn, kind).await;
@@ -707,7 +741,7 @@ fn summary(listing: &Listing) -> String {
 }
 
 async fn check_command(target: &Target, json: bool) -> Result<u8, Stop> {
-    let plan = target.plan()?;
+    let mut plan = target.plan()?;
     let conn = match plan.connect().await {
         Ok(conn) => conn,
         Err(e) if e.code == "invalid_argument" => return Err(e.into()),
@@ -729,4 +763,25 @@ async fn check_command(target: &Target, json: bool) -> Result<u8, Stop> {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
     Ok(if report.has_errors() { exit::FAILED } else { exit::OK })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::command_name;
+
+    #[test]
+    fn a_runner_is_named_after_its_script_or_package() {
+        let name = |args: &[&str]| command_name(&args.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>());
+        assert_eq!(name(&["python", "server.py"]), "server");
+        assert_eq!(name(&["/usr/bin/python3.12", "-u", "/srv/notes/server.py"]), "server");
+        assert_eq!(name(&["python3", "-m", "mcp_server_time"]), "mcp_server_time");
+        assert_eq!(name(&["node", "--no-warnings", "dist/index.js"]), "index");
+        assert_eq!(name(&["uv", "run", "weather.py"]), "weather");
+        assert_eq!(name(&["npx", "-y", "@modelcontextprotocol/server-everything"]), "server-everything");
+        assert_eq!(name(&["node.exe", "srv.mjs"]), "srv");
+        // Not a runner, or a runner with nothing to run: the program's file name.
+        assert_eq!(name(&["/opt/bin/github-mcp-server", "stdio"]), "github-mcp-server");
+        assert_eq!(name(&["python3"]), "python3");
+        assert_eq!(name(&["python3.x", "a.py"]), "python3.x");
+    }
 }

@@ -167,10 +167,27 @@ fn table_is_cut_to_the_width() {
 }
 
 #[test]
-fn default_server_name_is_the_command_file_name() {
-    let r = run(&["templates"], &[]);
+fn default_server_name_is_the_servers_own_then_the_command_or_script() {
+    // The server's serverInfo.name, sanitized (the bidi override goes).
+    let r = run(&["templates"], &["--name", "docs\u{202e}-server"]);
     assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.lines().nth(1).unwrap().starts_with("docs-server "), "{r:?}");
+    // `--server` wins over it.
+    let r = run(&["templates", "--server", "mine"], &["--name", "docs"]);
+    assert!(r.stdout.lines().nth(1).unwrap().starts_with("mine "), "{r:?}");
+    // A blank name: the command's file name.
+    let r = run(&["templates"], &["--name", " \u{200b}"]);
     assert!(r.stdout.lines().nth(1).unwrap().starts_with("test-server "), "{r:?}");
+    // Before the server names itself (it never starts here), a runner's script names it.
+    for (command, name) in [
+        (&["python3", "/nonexistent/notes_server.py"][..], "notes_server"),
+        (&["python3", "-m", "no_such_mcp_module"][..], "no_such_mcp_module"),
+        (&["node", "--no-warnings", "/nonexistent/srv.mjs"][..], "srv"),
+    ] {
+        let r = run_raw(&[&["templates", "--connect-timeout-ms", "5000", "--"][..], command].concat());
+        assert_eq!(r.code, 3, "{command:?}: {r:?}");
+        assert!(r.stderr.contains(&format!("server \"{name}\"")), "{command:?}: {r:?}");
+    }
 }
 
 #[test]
@@ -553,6 +570,10 @@ fn check_passes_a_clean_server() {
     assert!(r.stdout.contains("resources/templates/list: ok — 5 templates kept, 3 pages, 3 requests"), "{r:?}");
     assert!(r.stdout.contains("resources/list: ok — 5 resources kept, 3 pages, 3 requests"), "{r:?}");
     assert!(r.stdout.ends_with("No problems: clients will list everything this server offers.\n"), "{r:?}");
+    // One of each: the singular.
+    let r = run(&["check"], &["--templates", "1", "--resources", "1"]);
+    assert!(r.stdout.contains("resources/templates/list: ok — 1 template kept, 1 page, 1 request"), "{r:?}");
+    assert!(r.stdout.contains("resources/list: ok — 1 resource kept, 1 page, 1 request"), "{r:?}");
 }
 
 #[test]
@@ -638,9 +659,9 @@ async fn url_streamable_http() {
     let r = run_async(&["templates", "--url", &url]).await;
     assert_eq!(r.code, 0, "{r:?}");
     assert_eq!(r.stdout.lines().count(), 6, "{r:?}");
-    // The default name is the URL's host.
-    assert!(r.stdout.lines().nth(1).unwrap().starts_with("127.0.0.1 "), "{r:?}");
-    assert!(r.stderr.contains("5 resource templates from server \"127.0.0.1\" (3 pages"), "{r:?}");
+    // The default name is the server's own (the URL's host until it names itself).
+    assert!(r.stdout.lines().nth(1).unwrap().starts_with("test-server "), "{r:?}");
+    assert!(r.stderr.contains("5 resource templates from server \"test-server\" (3 pages"), "{r:?}");
 
     let r = run_async(&["templates", "--json", "--server", "web", "--url", &url]).await;
     assert_eq!(r.code, 0, "{r:?}");
@@ -816,7 +837,7 @@ fn server_everything_templates_and_check() {
     assert_eq!(r.code, 0, "{r:?}");
     let out = r.json();
     assert!(out["total"].as_u64().unwrap() >= 1);
-    assert_eq!(out["resourceTemplates"][0]["server"], "node");
+    assert_eq!(out["resourceTemplates"][0]["server"], "mcp-servers/everything"); // its serverInfo.name
 
     let r = run_raw(&["check", "--", "node", &entry, "stdio"]);
     assert_eq!(r.code, 0, "{r:?}");

@@ -25,7 +25,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcplens::catalog::{Catalog, Disposition, Epoch, ListChanged, Reason, RefreshConfig, Status};
+use mcplens::catalog::{Catalog, Disposition, Epoch, ListChanged, Notifications, Reason, RefreshConfig, Status};
 use mcplens::discovery::Limits;
 use mcplens::rmcp::{CatalogDriver, DriverEvent, RefreshOutcome};
 use rmcp::model::{
@@ -40,6 +40,11 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 const LOG_ENV: &str = "MCPLENS_E2E_LOG";
+/// How the child server treats change notifications: "" (advertises `listChanged`, serves
+/// `subscriptions/listen`), "unadvertised" (no `listChanged`, and `ttlMs: 0` on every page, as
+/// Python `mcp` 2.3 and fastmcp 4 servers), "method_not_found" (advertises it, answers the
+/// listen with -32601).
+const MODE_ENV: &str = "MCPLENS_E2E_MODE";
 const PAGE: usize = 2;
 
 // ---------------------------------------------------------------------------------------------
@@ -65,11 +70,16 @@ struct TestServer {
 /// The rmcp `ServerHandler` part: the handshake, `server/discover` and `subscriptions/listen`.
 struct Listener {
     book: Arc<Mutex<Book>>,
+    mode: String,
 }
 
 impl ServerHandler for Listener {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_resources().enable_resources_list_changed().build())
+        let capabilities = match self.mode.as_str() {
+            "unadvertised" => ServerCapabilities::builder().enable_resources().build(),
+            _ => ServerCapabilities::builder().enable_resources().enable_resources_list_changed().build(),
+        };
+        ServerConfig::new(capabilities)
     }
 
     fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
@@ -110,6 +120,9 @@ impl TestServer {
             })
             .collect();
         let mut page = json!({ key: items });
+        if self.inner.mode == "unadvertised" {
+            page["ttlMs"] = json!(0);
+        }
         if end < count {
             page["nextCursor"] = json!(end.to_string());
         }
@@ -160,6 +173,10 @@ impl Service<RoleServer> for TestServer {
             ClientRequest::CustomRequest(CustomRequest { method, params, .. }) if method == "test/control" => {
                 self.control(params.unwrap_or_default(), cx.peer.clone()).await
             }
+            // Refused before any acknowledgement, as a server without the method answers.
+            ClientRequest::SubscriptionsListenRequest(_) if self.inner.mode == "method_not_found" => {
+                Err(ErrorData::new(ErrorCode(-32601), "Method not found", None))
+            }
             other => self.inner.handle_request(other, cx).await,
         }
     }
@@ -185,7 +202,8 @@ fn serve(log: PathBuf) {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     runtime.block_on(async {
         let book = Arc::new(Mutex::new(Book::default()));
-        let server = TestServer { log, book: book.clone(), inner: Listener { book } };
+        let mode = std::env::var(MODE_ENV).unwrap_or_default();
+        let server = TestServer { log, book: book.clone(), inner: Listener { book, mode } };
         let running = server.serve((tokio::io::stdin(), tokio::io::stdout())).await.expect("the handshake");
         let _ = running.waiting().await;
     });
@@ -198,20 +216,25 @@ fn serve(log: PathBuf) {
 /// One server child process and its request log.
 struct Child {
     log: PathBuf,
+    mode: &'static str,
 }
 
 impl Child {
     fn new(name: &str) -> Child {
+        Child::with_mode(name, "")
+    }
+
+    fn with_mode(name: &str, mode: &'static str) -> Child {
         let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("refresher_e2e");
         std::fs::create_dir_all(&dir).unwrap();
         let log = dir.join(format!("{name}.log"));
         let _ = std::fs::remove_file(&log);
-        Child { log }
+        Child { log, mode }
     }
 
     fn transport(&self) -> TokioChildProcess {
         let mut command = tokio::process::Command::new(std::env::current_exe().unwrap());
-        command.env(LOG_ENV, &self.log);
+        command.env(LOG_ENV, &self.log).env(MODE_ENV, self.mode);
         let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::inherit()).spawn().expect("spawn");
         transport
     }
@@ -431,13 +454,60 @@ async fn modern_era_listens_for_changes() {
     child.assert_only_discovery();
 }
 
+/// 2026-07-28 with a server that does not advertise `resources.listChanged` (as Python `mcp` 2.3
+/// and fastmcp 4 servers; `ttlMs: 0` too): the watch stands without a stream, none is opened; a
+/// refresh commits with status `ok`; closing still clears the pair.
+async fn modern_era_without_list_changed_opens_no_stream() {
+    let child = Child::with_mode("unadvertised", "unadvertised");
+    let driver = driver(NEVER);
+    let mut events = driver.subscribe();
+    let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let running = serve_client_with_lifecycle(driver.client_handler("s"), child.transport(), mode).await.unwrap();
+    assert_eq!(running.peer().peer_info().unwrap().protocol_version, ProtocolVersion::V_2026_07_28);
+    let conn = driver.attach(running);
+    let watching = next_event(&mut events, |e| matches!(e, DriverEvent::Watching { .. })).await;
+    assert_eq!(watching, DriverEvent::Watching { server: "s".to_owned(), notifications: Notifications::NotOffered });
+    assert_eq!(driver.notifications("s"), Some(Notifications::NotOffered));
+    control(conn.peer(), json!({ "templates": 3 })).await;
+    assert_eq!(driver.refresh("s").await, Ok(RefreshOutcome::Committed));
+    let status = driver.status("s").unwrap();
+    assert_eq!((status.status, status.templates, status.last_error), (Status::Ok, 3, None));
+    conn.close();
+    conn.closed().await;
+    assert_eq!(driver.status("s").unwrap().status, Status::Unknown);
+    assert_eq!(child.count("subscriptions/listen"), 0);
+    child.assert_only_discovery();
+}
+
+/// 2026-07-28, `listChanged` advertised but the listen answered -32601: not offered, not a
+/// failure; the pair stays and refreshes go on.
+async fn modern_era_listen_method_not_found_is_not_offered() {
+    let child = Child::with_mode("method_not_found", "method_not_found");
+    let driver = driver(NEVER);
+    let mut events = driver.subscribe();
+    let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let running = serve_client_with_lifecycle(driver.client_handler("s"), child.transport(), mode).await.unwrap();
+    let conn = driver.attach(running);
+    let watching = |n| DriverEvent::Watching { server: "s".to_owned(), notifications: n };
+    let is_watching = |e: &DriverEvent| matches!(e, DriverEvent::Watching { .. } | DriverEvent::ListenFailed { .. });
+    assert_eq!(next_event(&mut events, is_watching).await, watching(Notifications::Listening));
+    assert_eq!(next_event(&mut events, is_watching).await, watching(Notifications::NotOffered));
+    control(conn.peer(), json!({ "templates": 1 })).await;
+    assert_eq!(driver.refresh("s").await, Ok(RefreshOutcome::Committed));
+    assert_eq!(driver.status("s").unwrap().status, Status::Ok);
+    conn.close();
+    conn.closed().await;
+    assert_eq!(child.count("subscriptions/listen"), 1);
+    child.assert_only_discovery();
+}
+
 type Scenario = fn() -> Pin<Box<dyn Future<Output = ()>>>;
 
 fn main() {
     if let Some(log) = std::env::var_os(LOG_ENV) {
         return serve(PathBuf::from(log));
     }
-    let scenarios: [(&str, Scenario); 5] = [
+    let scenarios: [(&str, Scenario); 7] = [
         ("a_list_changed_then_failure_keeps_the_listing", || Box::pin(list_changed_then_failure_keeps_the_listing())),
         ("b_second_connection_replaces_the_first", || Box::pin(second_connection_replaces_the_first())),
         ("c_ten_concurrent_refreshes_traverse_once", || Box::pin(ten_concurrent_refreshes_traverse_once())),
@@ -445,6 +515,12 @@ fn main() {
             Box::pin(transient_failures_are_retried_until_they_recover())
         }),
         ("modern_era_listens_for_changes", || Box::pin(modern_era_listens_for_changes())),
+        ("modern_era_without_list_changed_opens_no_stream", || {
+            Box::pin(modern_era_without_list_changed_opens_no_stream())
+        }),
+        ("modern_era_listen_method_not_found_is_not_offered", || {
+            Box::pin(modern_era_listen_method_not_found_is_not_offered())
+        }),
     ];
     // Not a skipped test: `.skip(1)` drops the program name; the rest are the test-name filters.
     let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();

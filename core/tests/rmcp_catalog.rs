@@ -325,13 +325,15 @@ async fn ttl_expiry_makes_the_next_ensure_traverse_again() {
     assert_eq!(driver.ensure_fresh("ttl").await, Ok(RefreshOutcome::CacheHit));
     assert_eq!(book.lists(), 2);
 
-    // Past its ttlMs the pair is stale, but the refresher's floor (minTtl, 10 s) holds the next
-    // traversal back.
+    // Past its ttlMs the floor (minTtl, 10 s) still holds: the pair is ok (the status and the
+    // refresher agree) and the next traversal waits.
     tokio::time::advance(Duration::from_millis(600)).await;
-    assert_eq!(driver.status("ttl").unwrap().status, Status::Stale);
+    assert_eq!(driver.status("ttl").unwrap().status, Status::Ok);
     assert_eq!(driver.ensure_fresh("ttl").await, Ok(RefreshOutcome::CacheHit));
     assert_eq!(book.lists(), 2);
+    // Past the floor the pair is outdated (still listed), never stale; the next ensure traverses.
     tokio::time::advance(Duration::from_secs(9)).await;
+    assert_eq!(driver.status("ttl").unwrap().status, Status::Outdated);
     assert_eq!(driver.ensure_fresh("ttl").await, Ok(RefreshOutcome::Committed));
     assert_eq!(book.lists(), 4);
     assert_eq!(driver.status("ttl").unwrap().status, Status::Ok);

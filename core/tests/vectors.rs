@@ -396,14 +396,22 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
                 }
                 Err(e) => check_error(bad, i, step, e.code(), &e.to_string()),
             }
+        } else if step.get("watch").is_some() {
+            let epoch = Epoch(step["epoch"].as_u64().unwrap());
+            let caps = step["capabilities"].to_string();
+            let got = machine.watch(&s("watch"), epoch, &s("protocolVersion"), &caps);
+            expect(bad, i, "watch", json!(got), step.get("notifications"));
         } else if step.get("listenFailed").is_some() {
             let epoch = Epoch(step["epoch"].as_u64().unwrap());
             match machine.listen_failed(&s("listenFailed"), epoch, step["rpcCode"].as_i64()) {
-                Some(e) => {
+                Err(e) => {
                     check_error(bad, i, step, e.code(), &e.to_string());
                     expect(bad, i, "rpcCode", json!(e.rpc_code()), step.get("rpcCode"));
                 }
-                None => expect(bad, i, "listenFailed", json!(null), step.get("expectError")),
+                Ok(notifications) => {
+                    expect(bad, i, "listenFailed", json!(null), step.get("expectError"));
+                    expect(bad, i, "listenFailed", json!(notifications), step.get("notifications"));
+                }
             }
         } else if step.get("listChanged").is_some() {
             let epoch = Epoch(step["epoch"].as_u64().unwrap());
@@ -451,6 +459,9 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
         }
         if let Some(want) = step.get("visible") {
             expect(bad, i, "visible", json!(catalog.visible_tools()), Some(want));
+        }
+        for (server, want) in step.get("watching").and_then(Value::as_object).into_iter().flatten() {
+            expect(bad, i, &format!("watching {server}"), json!(machine.notifications(server)), Some(want));
         }
     }
     bad

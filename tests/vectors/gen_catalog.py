@@ -232,26 +232,34 @@ case("two_servers_one_failing", "one failing server never touches another's entr
          "message": f'server "b": {TL} returned a malformed result (the host\'s client refused the result)'}])},
     {"op": "tool", "input": {"server": "a"}, "expect": out([e(FA, "a")])},
 ])
-case("ttl_expiry", "ttlMs starts at the commit; at expiry the entry is stale and wants a refresh", [
-    {"op": "refresh", "server": "a", "atMs": 1000, **lists(templates=[FA], tpl_answers=[tpl_page([FA], ttlMs=500)]),
+case("ttl_expiry", "ttlMs starts at the commit; at expiry the pair is outdated (still listed) and wants a refresh", [
+    {"op": "refresh", "server": "a", "atMs": 1000, **lists(templates=[FA], tpl_answers=[tpl_page([FA], ttlMs=15000)]),
      "expect": OK},
-    {"op": "status", "server": "a", "atMs": 1499, "expect": status("ok", 1, templates=1)},
-    {"op": "needsRefresh", "server": "a", "atMs": 1499, "expect": False},
-    {"op": "status", "server": "a", "atMs": 1500, "expect": status("stale", 1, templates=1)},
-    {"op": "needsRefresh", "server": "a", "atMs": 1500, "expect": True},
+    {"op": "status", "server": "a", "atMs": 15999, "expect": status("ok", 1, templates=1)},
+    {"op": "needsRefresh", "server": "a", "atMs": 15999, "expect": False},
+    {"op": "status", "server": "a", "atMs": 16000, "expect": status("outdated", 1, templates=1)},
+    {"op": "needsRefresh", "server": "a", "atMs": 16000, "expect": True},
     {"op": "tool", "input": {}, "expect": out([e(FA, "a")])},
 ])
 case("ttl_min_of_both_lists", "the smaller ttlMs of the two lists applies", [
     {"op": "refresh", "server": "a", "atMs": 0,
-     **lists(res_answers=[res_page([RES], ttlMs=100)], tpl_answers=[tpl_page([FA], ttlMs=9000)]), "expect": OK},
-    {"op": "status", "server": "a", "atMs": 99, "expect": status("ok", 1, resources=1, templates=1)},
-    {"op": "status", "server": "a", "atMs": 100, "expect": status("stale", 1, resources=1, templates=1)},
+     **lists(res_answers=[res_page([RES], ttlMs=12000)], tpl_answers=[tpl_page([FA], ttlMs=90000)]), "expect": OK},
+    {"op": "status", "server": "a", "atMs": 11999, "expect": status("ok", 1, resources=1, templates=1)},
+    {"op": "status", "server": "a", "atMs": 12000, "expect": status("outdated", 1, resources=1, templates=1)},
+])
+case("ttl_below_the_floor_counts_as_ten_seconds", "a ttlMs under the catalog's floor (10 s by default; ttlMs 0 from mcp 2.3 and fastmcp 4) keeps the pair ok for 10 s after the commit, never stale", [
+    {"op": "refresh", "server": "a", "atMs": 1000,
+     **lists(res_answers=[res_page([RES], ttlMs=0)], tpl_answers=[tpl_page([FA], ttlMs=500)]), "expect": OK},
+    {"op": "status", "server": "a", "atMs": 1000, "expect": status("ok", 1, resources=1, templates=1)},
+    {"op": "needsRefresh", "server": "a", "atMs": 10999, "expect": False},
+    {"op": "status", "server": "a", "atMs": 11000, "expect": status("outdated", 1, resources=1, templates=1)},
+    {"op": "needsRefresh", "server": "a", "atMs": 11000, "expect": True},
 ])
 case("ttl_clamped_to_24h", "ttlMs is clamped to 24 hours", [
     {"op": "refresh", "server": "a", "atMs": 0,
      **lists(tpl_answers=[tpl_page([FA], ttlMs=864000000)]), "expect": OK},
     {"op": "status", "server": "a", "atMs": 86399999, "expect": status("ok", 1, templates=1)},
-    {"op": "status", "server": "a", "atMs": 86400000, "expect": status("stale", 1, templates=1)},
+    {"op": "status", "server": "a", "atMs": 86400000, "expect": status("outdated", 1, templates=1)},
 ])
 case("no_ttl_until_invalidated", "without ttlMs an entry stays fresh until invalidated", [
     {"op": "refresh", "server": "a", "atMs": 0, **lists(templates=[FA]), "expect": OK},

@@ -76,13 +76,26 @@ def lc(server, epoch, decision, **kw):
     return ev({"listChanged": server, "epoch": epoch, "decision": decision}, **kw)
 
 
-def listen_failed(server, epoch, rpc_code=None, error=None, message=None, **kw):
+def listen_failed(server, epoch, rpc_code=None, error=None, message=None, notifications=None, **kw):
     """The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
-    acknowledgement; `error` null: an old epoch, nothing to report."""
+    acknowledgement: `error`, the watch's error; else `notifications` ("not_offered" for -32601,
+    null for an old epoch: nothing to report)."""
     step = {"listenFailed": server, "epoch": epoch, "rpcCode": rpc_code, "expectError": error}
     if message is not None:
         step["expectMessage"] = message
+    if error is None:
+        step["notifications"] = notifications
     return ev(step, **kw)
+
+
+MODERN, LEGACY = "2026-07-28", "2025-11-25"
+
+
+def watch(server, epoch, version, caps, notifications, **kw):
+    """A host watches connection `epoch`, which negotiated `version` and declared `caps`: how
+    change notifications will reach it (null: an old epoch)."""
+    return ev({"watch": server, "epoch": epoch, "protocolVersion": version, "capabilities": caps,
+               "notifications": notifications}, **kw)
 
 
 def trav(tid, result, disposition, **kw):
@@ -363,12 +376,56 @@ case("detach_clears_both_lists", "closing the connection clears resources and te
     detach("a", 1, reason="disabled", status={"a": status("unknown", 1)}),
     check(tool={}, expect=tools(0)),
 ])
-case("listen_refused_is_a_server_error_and_keeps_the_pair", "a refused subscriptions/listen fails the watch with server_error and its JSON-RPC code; the connection and its pair stay, and its closing still clears them", [
+case("watch_on_2026_07_28_listens_only_when_list_changed_is_advertised", "on 2026-07-28 a watch opens subscriptions/listen only for a server that advertises resources.listChanged; otherwise it stands without a stream (not_offered)", [
     attach("a", 1),
+    watch("a", 1, MODERN, {"resources": {"listChanged": True}}, "listening", watching={"a": "listening"}),
+    attach("b", 2),
+    watch("b", 2, MODERN, {"resources": {"listChanged": False}}, "not_offered", watching={"a": "listening", "b": "not_offered"}),
+    attach("c", 3),
+    watch("c", 3, MODERN, {"resources": {}}, "not_offered"),
+    attach("d", 4),
+    watch("d", 4, MODERN, {"resources": {"listChanged": "yes"}, "tools": {"listChanged": True}}, "not_offered"),
+    attach("e", 5),
+    watch("e", 5, "2027-01-15", {"resources": {"listChanged": True}}, "listening"),
+])
+case("watch_before_2026_07_28_takes_notifications_unasked", "before 2026-07-28 list_changed arrives unasked, advertised or not (FastMCP sends it without advertising): nothing to open", [
+    attach("a", 1),
+    watch("a", 1, LEGACY, {"resources": {}}, "unsolicited", watching={"a": "unsolicited"}),
+    req("a", "c1", actions=[T(1)]),
+    trav(1, ok(1, 1), "committed", actions=[R(["c1"], COMMITTED, 1)]),
+    lc("a", 1, "refresh_now", actions=[T(2)], status={"a": status("outdated", 1, resources=1, templates=1, refreshing=True)}),
+    attach("b", 2),
+    watch("b", 2, "2025-06-18", {"resources": {"listChanged": True}}, "unsolicited"),
+    attach("c", 3),
+    watch("c", 3, "not a date", {"resources": {"listChanged": True}}, "unsolicited"),
+])
+case("watch_of_an_old_connection_is_ignored", "a watch of a replaced or closed connection decides nothing; a new connection is not watched until its own watch", [
+    attach("a", 1),
+    watch("a", 1, MODERN, {"resources": {"listChanged": True}}, "listening"),
+    attach("a", 2, watching={"a": None}),
+    watch("a", 1, MODERN, {"resources": {"listChanged": True}}, None, watching={"a": None}),
+    watch("a", 2, MODERN, {"resources": {}}, "not_offered"),
+    detach("a", 2, watching={"a": None}),
+    watch("a", 2, MODERN, {"resources": {}}, None),
+    watch("b", 1, MODERN, {"resources": {}}, None),
+])
+case("listen_method_not_found_is_not_offered_and_keeps_the_pair", "a subscriptions/listen answered -32601 means the server offers no change notifications: not a failure; the watch stands without a stream, the pair stays, and the connection's closing still clears it", [
+    attach("a", 1),
+    watch("a", 1, MODERN, {"resources": {"listChanged": True}}, "listening"),
     req("a", "c1", actions=[T(1)]),
     trav(1, ok(2, 3), "committed", actions=[R(["c1"], COMMITTED, 1)]),
-    listen_failed("a", 1, -32601, "server_error", 'server "a": subscriptions/listen failed with JSON-RPC error -32601',
+    listen_failed("a", 1, -32601, notifications="not_offered", watching={"a": "not_offered"},
                   status={"a": status("ok", 1, resources=2, templates=3)}),
+    check(tool={}, expect=tools(3)),
+    detach("a", 1, status={"a": status("unknown", 1)}),
+])
+case("listen_refused_is_a_server_error_and_keeps_the_pair", "a subscriptions/listen refused with another JSON-RPC error fails the watch with server_error and its code; the connection and its pair stay, and its closing still clears them", [
+    attach("a", 1),
+    watch("a", 1, MODERN, {"resources": {"listChanged": True}}, "listening"),
+    req("a", "c1", actions=[T(1)]),
+    trav(1, ok(2, 3), "committed", actions=[R(["c1"], COMMITTED, 1)]),
+    listen_failed("a", 1, -32603, "server_error", 'server "a": subscriptions/listen failed with JSON-RPC error -32603',
+                  watching={"a": None}, status={"a": status("ok", 1, resources=2, templates=3)}),
     check(tool={}, expect=tools(3)),
     req("a", "c2", actions=[T(2)]),
     trav(2, ok(2, 3), "committed", actions=[R(["c2"], COMMITTED, 2)]),
@@ -522,16 +579,17 @@ case("ttl_expiry_makes_the_next_current_request_traverse", "an expired ttlMs mak
     req("a", "c1", actions=[T(1)]),
     trav(1, ok(0, 1, ttl_t=60000), "committed", at=1000, actions=[R(["c1"], COMMITTED, 1)]),
     req("a", "c2", "current", at=60999, actions=[R(["c2"], CACHED)], status={"a": status("ok", 1, templates=1)}),
-    req("a", "c3", "current", at=61000, actions=[T(2)], status={"a": status("stale", 1, templates=1, refreshing=True)}),
+    req("a", "c3", "current", at=61000, actions=[T(2)], status={"a": status("outdated", 1, templates=1, refreshing=True)}),
     trav(2, ok(0, 1, ttl_t=60000), "committed", at=61010, actions=[R(["c3"], COMMITTED, 2)]),
 ])
-case("ttl_zero_is_bounded_by_min_ttl", "ttlMs 0 (mcp 2.3 on 2026-07-28): at most one traversal pair per minTtlMs (10 s)", [
+case("ttl_zero_is_bounded_by_min_ttl", "ttlMs 0 (mcp 2.3 and fastmcp 4 on 2026-07-28): ok right after the commit, outdated once minTtlMs (10 s) ran out; at most one traversal pair per minTtlMs", [
     attach("a", 1),
     req("a", "c1", actions=[T(1)]),
     trav(1, ok(1, 1, ttl_r=0, ttl_t=0), "committed", at=1000, actions=[R(["c1"], COMMITTED, 1)],
-         status={"a": status("stale", 1, resources=1, templates=1)}),
+         status={"a": status("ok", 1, resources=1, templates=1)}),
     req("a", "c2", "current", at=1001, actions=[R(["c2"], CACHED)]),
-    req("a", "c3", "current", at=10999, actions=[R(["c3"], CACHED)]),
+    req("a", "c3", "current", at=10999, actions=[R(["c3"], CACHED)], status={"a": status("ok", 1, resources=1, templates=1)}),
+    check(atMs=11000, status={"a": status("outdated", 1, resources=1, templates=1)}),
     req("a", "c4", "current", at=11000, actions=[T(2)]),
     req("a", "c5", "current", at=11001),
     trav(2, ok(1, 1, ttl_r=0, ttl_t=0), "committed", at=11005, actions=[R(["c4", "c5"], COMMITTED, 2)]),
@@ -540,7 +598,8 @@ case("ttl_zero_is_bounded_by_min_ttl", "ttlMs 0 (mcp 2.3 on 2026-07-28): at most
 case("min_ttl_is_configurable", "with minTtlMs 0 a ttlMs 0 listing is traversed on every current request", [
     attach("a", 1),
     req("a", "c1", "current", actions=[T(1)]),
-    trav(1, ok(0, 1, ttl_t=0), "committed", at=5, actions=[R(["c1"], COMMITTED, 1)]),
+    trav(1, ok(0, 1, ttl_t=0), "committed", at=5, actions=[R(["c1"], COMMITTED, 1)],
+         status={"a": status("outdated", 1, templates=1)}),
     req("a", "c2", "current", at=5, actions=[T(2)]),
 ], config={"minTtlMs": 0})
 case("ttl_smaller_of_both_lists", "the smaller ttlMs of the two lists decides", [

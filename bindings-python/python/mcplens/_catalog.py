@@ -12,8 +12,10 @@ performs its actions and nothing else:
 Connections: each session a server is refreshed or watched over is one connection (an epoch);
 another session under the same name replaces it. `watch` chains onto the session's message handler
 (list_changed → `on_list_changed`), and the session's receive loop ending, or its task group ending,
-detaches the connection. On a 2.x 2026-07-28 connection the watch holds `subscriptions/listen`;
-a refused stream is the core's `listen_failed` error, raised by `Watch.ready()`.
+detaches the connection. How a watch learns of changes is the core's `Refresher.watch`: on a 2.x
+2026-07-28 connection whose server advertises `resources.listChanged` the watch holds
+`subscriptions/listen`; a stream refused with -32601 is "not offered", any other refusal the core's
+`listen_failed` error, raised by `Watch.ready()`.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from mcplens._mcp import _sdk, _traverse
 
 __all__ = ["Catalog", "Watch"]
 
+_Notifications = Literal["unsolicited", "listening", "not_offered"]
+
 logger = logging.getLogger("mcplens")
 
 
@@ -43,18 +47,30 @@ class Watch:
         self._ready = _sdk().anyio.Event()
         self._error: CatalogError | None = None  # a refused listen stream, from the core
         self._scope: Any = None  # the cancel scope of the watch's task, once it runs
+        self._notifications: _Notifications | None = None  # the core's answer, once the watch stands
 
     @property
     def active(self) -> bool:
         """False once the connection closed, the watch was replaced, or the server removed."""
         return self._active
 
+    @property
+    def notifications(self) -> _Notifications | None:
+        """How this watch learns of changes, once it stands (`None` before, or after it failed):
+        `"unsolicited"` (before 2026-07-28, list_changed arrives unasked), `"listening"` (2026-07-28,
+        on the `subscriptions/listen` stream), `"not_offered"` (2026-07-28, the server offers none:
+        it does not advertise `resources.listChanged`, or answered the stream with -32601; the pair
+        is kept current by refreshes and its `ttlMs`)."""
+        return self._notifications
+
     async def ready(self) -> None:
-        """Returns once list_changed notifications can arrive: at once on a legacy connection; on a
-        2.x 2026-07-28 connection once the server acknowledged the `subscriptions/listen` stream
-        (or the watch ended). Raises `CatalogError` (`server_error` with `rpc_code`, or
-        `transport_error`) when the server refused the stream or it failed before the
-        acknowledgement: the connection and its pair stay, and its closing still clears them."""
+        """Returns once the watch stands: at once on a legacy connection and where the server
+        offers no change notifications (`notifications == "not_offered"`); on a 2.x 2026-07-28
+        connection whose server advertises `resources.listChanged`, once the server acknowledged
+        the `subscriptions/listen` stream (or the watch ended). Raises `CatalogError`
+        (`server_error` with `rpc_code`, or `transport_error`) when the server refused the stream
+        otherwise or it failed before the acknowledgement: the connection and its pair stay, and
+        its closing still clears them."""
         await self._ready.wait()
         if self._error is not None:
             raise self._error
@@ -297,32 +313,41 @@ class Catalog(_core.Catalog):
                 self._drive()  # fired: perform the retries; cancelled with its task group: re-arm
 
     async def _listen(self, conn: _Connection, watch: Watch) -> None:
-        """Lives as long as the watch: holds the 2026-07-28 listen stream; its end, or the session's
-        task group ending, is the connection's end. A refused stream (or one lost before its
-        acknowledgement) is the core's error for `ready()`, and the watch goes on without it."""
+        """Lives as long as the watch: holds the 2026-07-28 listen stream when the core says to open
+        one; its end, or the session's task group ending, is the connection's end. A stream refused
+        with -32601 is "not offered"; any other refusal (or one lost before its acknowledgement) is
+        the core's error for `ready()`, and the watch goes on without it."""
         reason: Literal["connection_closed", "other"] = "connection_closed"
         sdk = _sdk()
         try:
             with sdk.anyio.CancelScope() as watch._scope:
                 if not watch.active:
                     return
-                listen = sdk.listen(watch.session)
-                if listen is not None:
+                session = sdk.client_session(watch.session)
+                notifications = self._machine.watch(
+                    conn.server, conn.epoch, sdk.protocol_version(session), sdk.capabilities_json(session)
+                )
+                if notifications == "listening":
                     try:
-                        async with listen as subscription:
+                        async with sdk.listen(watch.session) as subscription:
+                            watch._notifications = notifications
                             watch._ready.set()
                             async for _event in subscription:
                                 pass  # the SDK also hands each notification to the message handler chain
                         reason = "other"  # the server ended the stream: changes would go unseen
                         return
-                    except sdk.listen_unsupported:
-                        pass  # a legacy connection: notifications reach the message handler as they are
                     except Exception as e:
                         if watch._ready.is_set():  # lost after the acknowledgement: the connection's end
                             logger.warning("mcplens: list_changed stream of %r ended: %r", watch.server, e)
                             reason = "other"
                             return
-                        watch._error = self._machine.listen_failed(conn.server, conn.epoch, sdk.rpc_code(e))
+                        refused = self._machine.listen_failed(conn.server, conn.epoch, sdk.rpc_code(e))
+                        if isinstance(refused, CatalogError):
+                            watch._error = refused
+                            notifications = None
+                        else:
+                            notifications = refused
+                watch._notifications = notifications
                 watch._ready.set()
                 await sdk.anyio.sleep_forever()
         finally:

@@ -109,12 +109,10 @@ class _Sdk:
 
         self.raw_result = RawResult
         self.list_changed: type[Any] = types.ResourceListChangedNotification
-        self.listen_unsupported: tuple[type[Exception], ...] = ()
         if self.v2:
             from mcp.client import subscriptions
 
             self.listen_session = subscriptions.listen
-            self.listen_unsupported = (subscriptions.ListenNotSupportedError,)
 
     def client_session(self, target: Any) -> Any:
         """The `ClientSession` under `target`; None for a `fastmcp.Client` that is not connected."""
@@ -141,10 +139,7 @@ class _Sdk:
         return isinstance(getattr(message, "root", message), self.list_changed)
 
     def listen(self, target: Any) -> Any:
-        """2.x: a `subscriptions/listen` stream of resources list_changed (raises
-        `self.listen_unsupported` on a legacy connection); None on 1.x."""
-        if not self.v2:
-            return None
+        """2.x, 2026-07-28: a `subscriptions/listen` stream of resources list_changed."""
         if self.client_type is not None and isinstance(target, self.client_type):
             return target.listen(resources_list_changed=True)  # also evicts the Client's response cache
         return self.listen_session(target, resources_list_changed=True)
@@ -172,10 +167,18 @@ class _Sdk:
     def capabilities(self, session: Any) -> Any:
         return session.server_capabilities if self.v2 else session.get_server_capabilities()
 
+    def capabilities_json(self, session: Any) -> str:
+        """The initialized session's server capabilities as JSON text ("null" before `initialize`)."""
+        caps = self.capabilities(session)
+        return "null" if caps is None else caps.model_dump_json(by_alias=True, exclude_none=True)
+
+    def protocol_version(self, session: Any) -> str:
+        """The negotiated protocol version ("" on 1.x, which has only versions before 2026-07-28)."""
+        return (getattr(session, "protocol_version", None) if self.v2 else None) or ""
+
     def declares_resources(self, session: Any) -> bool:
         """The core's rule on the initialized session's capabilities (False before `initialize`)."""
-        caps = self.capabilities(session)
-        return caps is not None and has_resources_capability(caps.model_dump_json(by_alias=True, exclude_none=True))
+        return has_resources_capability(self.capabilities_json(session))
 
     async def fetch(self, session: Any, request: Request) -> tuple[str, Any]:
         """One request: ("page", JSON text) | ("rpc", code) | ("malformed", None) | ("transport", None)."""

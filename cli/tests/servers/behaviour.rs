@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::time::Duration;
 
 use rmcp::model::{
-    ClientNotification, ClientRequest, CustomResult, ErrorCode, ErrorData, ListResourceTemplatesResult,
+    ClientNotification, ClientRequest, CustomResult, ErrorCode, ErrorData, Implementation, ListResourceTemplatesResult,
     ListResourcesResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig, ServerResult,
 };
 use rmcp::service::{NotificationContext, RequestContext};
@@ -37,6 +37,8 @@ pub struct Options {
     pub templates_error: Option<i32>,
     /// Sleep this long before answering each list page.
     pub delay: Duration,
+    /// Its `serverInfo.name` (default `test-server`).
+    pub name: String,
 }
 
 impl Default for Options {
@@ -50,13 +52,14 @@ impl Default for Options {
             no_resources: false,
             templates_error: None,
             delay: Duration::ZERO,
+            name: "test-server".to_owned(),
         }
     }
 }
 
 impl Options {
     /// Parses `--templates N --resources N --page-size N --sloppy --repeat-cursor
-    /// --no-resources --templates-error CODE --delay-ms N`.
+    /// --no-resources --templates-error CODE --delay-ms N --name NAME`.
     pub fn parse(args: &[String]) -> Result<Options, String> {
         let mut o = Options::default();
         let mut it = args.iter();
@@ -73,6 +76,7 @@ impl Options {
                     o.templates_error = Some(value()?.parse().map_err(|_| "bad --templates-error".to_owned())?)
                 }
                 "--delay-ms" => o.delay = Duration::from_millis(number(value()?)? as u64),
+                "--name" => o.name = value()?.clone(),
                 other => return Err(format!("unknown flag {other}")),
             }
         }
@@ -162,7 +166,7 @@ pub struct Typed(pub Options);
 
 impl ServerHandler for Typed {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(self.0.capabilities())
+        ServerConfig::new(self.0.capabilities()).with_server_info(Implementation::new(self.0.name.clone(), "0.0.0"))
     }
 
     async fn list_resource_templates(

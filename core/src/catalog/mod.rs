@@ -37,7 +37,8 @@ mod refresher;
 mod visibility;
 
 pub use refresher::{
-    Action, CallerId, Disposition, Epoch, Outcome, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
+    advertises_list_changed, listens_for_changes, Action, CallerId, Disposition, Epoch, Notifications, Outcome,
+    RefreshConfig, Refresher, TraversalError, TraversalId, Want, LISTEN_PROTOCOL_VERSION,
 };
 pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL};
 
@@ -52,6 +53,10 @@ use crate::discovery::{DiscoveryError, ListKind, Listing, Resource, ResourceTemp
 /// The longest a `ttlMs` may keep an entry fresh.
 pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
+/// The shortest `ttlMs` honoured by default (see [`Catalog::set_min_ttl`]): `ttlMs: 0` keeps a
+/// pair current this long, so it costs at most one traversal pair per 10 s.
+pub const DEFAULT_MIN_TTL: Duration = Duration::from_secs(10);
+
 /// A server's catalog status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -62,12 +67,13 @@ pub enum Status {
     Ok,
     /// The server does not declare the `resources` capability.
     Unsupported,
-    /// The server announced a change (`list_changed`): the previous pair is still listed until a
-    /// refresh that began after the announcement commits.
+    /// The server announced a change (`list_changed`), or the pair's `ttlMs` ran out: the pair is
+    /// still listed, and the next request refreshes it (it stays listed until a refresh that began
+    /// after the change commits).
     Outdated,
     /// The last refresh failed and there is no earlier pair.
     Failed,
-    /// A pair is cached but the last refresh failed, or its `ttlMs` has run out.
+    /// The last refresh failed: the previous pair is kept (and listed), the failure reported.
     Stale,
 }
 
@@ -232,9 +238,15 @@ struct Pair {
     resources: Vec<Resource>,
     templates: Vec<ResourceTemplate>,
     unsupported: bool,
-    /// When it committed (the refresher's `ttlMs` floor counts from here).
-    committed_at: Duration,
+    /// When its `ttlMs` (never shorter than the catalog's floor) runs out.
     expires_at: Option<Duration>,
+}
+
+impl Pair {
+    /// Has its `ttlMs` run out at `now`?
+    fn expired(&self, now: Duration) -> bool {
+        self.expires_at.is_some_and(|t| now >= t)
+    }
 }
 
 #[derive(Debug)]
@@ -295,25 +307,28 @@ impl Entry {
             None => Status::Unknown,
             Some(_) if self.outdated => Status::Outdated,
             Some(p) if p.unsupported && !self.failed => Status::Unsupported,
-            Some(p) => {
-                let expired = p.expires_at.is_some_and(|t| now >= t);
-                if self.failed || expired {
-                    Status::Stale
-                } else {
-                    Status::Ok
-                }
-            }
+            Some(_) if self.failed => Status::Stale,
+            Some(p) if p.expired(now) => Status::Outdated,
+            Some(_) => Status::Ok,
         }
     }
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Inner {
     /// Registration order.
     entries: Vec<Entry>,
     seq: u64,
     /// Catalog-wide: bumped on every change of what is listed, a status or the visible tools.
     generation: u64,
+    /// The shortest `ttlMs` honoured.
+    min_ttl: Duration,
+}
+
+impl Default for Inner {
+    fn default() -> Self {
+        Inner { entries: Vec::new(), seq: 0, generation: 0, min_ttl: DEFAULT_MIN_TTL }
+    }
 }
 
 impl Inner {
@@ -424,18 +439,18 @@ impl Catalog {
             return Err(e);
         }
         let mut inner = self.lock();
-        let Some(e) = inner.find_mut(&ticket.server) else { return Ok(discarded()) };
-        if let Some(c) = superseded(e, ticket) {
+        if let Some(c) = inner.find_mut(&ticket.server).map_or(Some(discarded()), |e| superseded(e, ticket)) {
             return Ok(c);
         }
         let ttl = [resources.ttl_ms, templates.ttl_ms].into_iter().flatten().min();
+        let min_ttl = inner.min_ttl;
+        let Some(e) = inner.find_mut(&ticket.server) else { return Ok(discarded()) };
         let unsupported = resources.support == Support::NoCapability;
         e.pair = Some(Pair {
             resources: resources.resources().cloned().collect(),
             templates: templates.templates().cloned().collect(),
             unsupported,
-            committed_at: now,
-            expires_at: ttl.map(|ms| now + Duration::from_millis(ms).min(MAX_TTL)),
+            expires_at: ttl.map(|ms| now + Duration::from_millis(ms).max(min_ttl).min(MAX_TTL)),
         });
         e.generation += 1;
         e.failed = false;
@@ -553,6 +568,28 @@ impl Catalog {
                 e.declares_resources = Some(declares);
                 inner.changed();
             }
+        }
+    }
+
+    /// The shortest `ttlMs` honoured (default [`DEFAULT_MIN_TTL`]; a [`Refresher`] sets its
+    /// [`RefreshConfig::min_ttl`]): a pair committed with a smaller `ttlMs` stays current this long.
+    /// Applies to later commits.
+    pub fn set_min_ttl(&self, min_ttl: Duration) {
+        self.lock().min_ttl = min_ttl;
+    }
+
+    /// Is `server`'s pair current at `now` for a caller that wants a current listing: false when it
+    /// has no pair and no failure, is outdated (list_changed, or its `ttlMs` ran out). A failed
+    /// server (with or without a kept pair) counts as current: it is answered from the catalog
+    /// until a retry, list_changed or explicit refresh.
+    pub(crate) fn wants_traversal(&self, server: &str, now: Duration) -> bool {
+        let inner = self.lock();
+        let Some(e) = inner.find(server) else { return true };
+        match &e.pair {
+            _ if e.outdated => true,
+            None => !e.failed,
+            Some(_) if e.failed => false,
+            Some(p) => p.expired(now),
         }
     }
 

@@ -33,8 +33,13 @@
 //! - Connections have epochs. [`attach`](Refresher::attach) under a name that has a connection
 //!   clears the old connection's pair first; every later event of an old epoch changes nothing.
 //!   [`detach`](Refresher::detach), [`remove`](Refresher::remove) clear both lists at once.
-//! - A refused (or, before its acknowledgement, failed) `subscriptions/listen` stream is an
-//!   error for the watch alone ([`listen_failed`](Refresher::listen_failed): `server_error` with
+//! - How a watch learns of changes ([`watch`](Refresher::watch) → [`Notifications`]): before
+//!   2026-07-28 list_changed arrives unasked (advertised or not); on 2026-07-28 it comes only on a
+//!   `subscriptions/listen` stream, which the host opens only when the server advertises
+//!   `resources.listChanged`. Otherwise — or when the server answers the stream with -32601 — no
+//!   change notifications will come (`not_offered`), and the watch stands without a stream.
+//! - Any other refusal (or, before its acknowledgement, a failed) `subscriptions/listen` stream is
+//!   an error for the watch alone ([`listen_failed`](Refresher::listen_failed): `server_error` with
 //!   the JSON-RPC code, or `transport_error`); the connection and its pair stay.
 //! - A transient failure (`transport_error`, `deadline`, `server_error`) is retried on a timer:
 //!   the n-th consecutive one waits a whole number of milliseconds drawn uniformly from
@@ -84,7 +89,7 @@ impl Default for RefreshConfig {
         RefreshConfig {
             retry_base: Duration::from_secs(1),
             retry_max: Duration::from_secs(300),
-            min_ttl: Duration::from_secs(10),
+            min_ttl: super::DEFAULT_MIN_TTL,
             shrink_min_items: 10,
         }
     }
@@ -226,6 +231,47 @@ pub enum Disposition {
     Ignored,
 }
 
+/// How change notifications reach a watch of one connection (what [`Refresher::watch`] decides).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Notifications {
+    /// Protocol revisions before 2026-07-28: the server sends `notifications/resources/list_changed`
+    /// unasked, whether or not it advertises `listChanged` (FastMCP sends it without advertising).
+    /// There is nothing to open.
+    Unsolicited,
+    /// 2026-07-28, the server advertises `resources.listChanged`: they come on a
+    /// `subscriptions/listen` stream, which the host opens now. A refusal or a failure before the
+    /// server's acknowledgement goes to [`Refresher::listen_failed`].
+    Listening,
+    /// 2026-07-28, the server does not offer them: it does not advertise `resources.listChanged`,
+    /// or it answered the stream with -32601 (method not found). None will come; the watch stands
+    /// without a stream, the pair is kept current by requests and its `ttlMs`, and the
+    /// connection's end still clears it.
+    NotOffered,
+}
+
+/// The first protocol revision whose change notifications come only on `subscriptions/listen`.
+pub const LISTEN_PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// The JSON-RPC code of a method the server does not have.
+const METHOD_NOT_FOUND: i64 = -32601;
+
+/// Does a negotiated `protocol_version` (`YYYY-MM-DD`) carry change notifications only on
+/// `subscriptions/listen` (2026-07-28 and later)? A version that is not a date is an older one.
+pub fn listens_for_changes(protocol_version: &str) -> bool {
+    let b = protocol_version.as_bytes();
+    let date = b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+    date && protocol_version >= LISTEN_PROTOCOL_VERSION
+}
+
+/// Do the server's capabilities (its `initialize` or `server/discover` result's `capabilities`, as
+/// JSON text) advertise `resources.listChanged: true`?
+pub fn advertises_list_changed(capabilities_json: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(capabilities_json)
+        .is_ok_and(|c| c.pointer("/resources/listChanged") == Some(&serde_json::Value::Bool(true)))
+}
+
 /// The codes retried on a timer.
 const TRANSIENT: [&str; 3] = ["transport_error", "deadline", "server_error"];
 
@@ -259,6 +305,8 @@ struct Slot {
     retry_at: Option<Duration>,
     /// Consecutive transient failures.
     failures: u32,
+    /// How the current connection's watch learns of changes (`None`: not watched).
+    notifications: Option<Notifications>,
 }
 
 /// The refresh state machine. See the [module docs](self).
@@ -279,7 +327,9 @@ pub struct Refresher {
 impl Refresher {
     /// A refresher over `catalog`. `seed` feeds the retry jitter (hosts pass OS randomness; tests
     /// a constant, so every retry time is exact).
+    /// The catalog takes `config.min_ttl` as its `ttlMs` floor ([`Catalog::set_min_ttl`]).
     pub fn new(catalog: Arc<Catalog>, config: RefreshConfig, seed: u64) -> Refresher {
+        catalog.set_min_ttl(config.min_ttl);
         Refresher {
             catalog,
             config,
@@ -321,6 +371,7 @@ impl Refresher {
                     queued: None,
                     retry_at: None,
                     failures: 0,
+                    notifications: None,
                 });
                 self.slots.len() - 1
             }
@@ -331,6 +382,7 @@ impl Refresher {
         let slot = &mut self.slots[i];
         slot.epoch = Some(epoch);
         slot.failures = 0;
+        slot.notifications = None;
         if !waiters.is_empty() {
             self.start(i, waiters);
         }
@@ -346,22 +398,66 @@ impl Refresher {
         let waiters = self.end_connection(i);
         self.slots[i].epoch = None;
         self.slots[i].failures = 0;
+        self.slots[i].notifications = None;
         self.resolve(i, waiters, Outcome::Discarded, None);
         true
     }
 
-    /// The `subscriptions/listen` stream a host opens to watch connection `epoch` (2026-07-28,
+    /// A host watches connection `epoch` of `server`, which negotiated `protocol_version` and
+    /// declared `capabilities_json` (its capabilities as JSON text): how change notifications will
+    /// reach it. Before 2026-07-28 they arrive unasked ([`Notifications::Unsolicited`]); on
+    /// 2026-07-28 the host opens a `subscriptions/listen` stream only for a server that advertises
+    /// `resources.listChanged` ([`Notifications::Listening`]), else the watch stands without one
+    /// ([`Notifications::NotOffered`]). `None` (and nothing changes) for an old epoch.
+    pub fn watch(
+        &mut self,
+        server: &str,
+        epoch: Epoch,
+        protocol_version: &str,
+        capabilities_json: &str,
+    ) -> Option<Notifications> {
+        let i = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch))?;
+        let notifications = match listens_for_changes(protocol_version) {
+            false => Notifications::Unsolicited,
+            true if advertises_list_changed(capabilities_json) => Notifications::Listening,
+            true => Notifications::NotOffered,
+        };
+        self.slots[i].notifications = Some(notifications);
+        Some(notifications)
+    }
+
+    /// How the watch of `server`'s current connection learns of changes (`None`: no connection,
+    /// or it is not watched).
+    pub fn notifications(&self, server: &str) -> Option<Notifications> {
+        self.find(server).and_then(|i| self.slots[i].notifications)
+    }
+
+    /// The `subscriptions/listen` stream a host opened to watch connection `epoch` (2026-07-28,
     /// where change notifications come only on it) was refused — `rpc_code`, the JSON-RPC error
     /// code of the answer — or failed before the server acknowledged it (`None`: the transport).
-    /// Returns the error the host fails the watch with: `server_error` (with the code) or
-    /// `transport_error`, naming the server. Nothing else changes: the connection stays attached
-    /// and its pair listed (refreshes still reach the server; only its change notifications are
-    /// missing), and the connection closing still clears both lists. `None` for an old epoch
-    /// (the watch's connection was replaced or closed: nothing to report).
+    ///
+    /// A refusal with -32601 (method not found) means the server does not offer change
+    /// notifications: `Ok(Some(NotOffered))`, and the watch stands without a stream. Any other
+    /// refusal is the error the host fails the watch with: `server_error` (with the code), or
+    /// `transport_error`, naming the server. Either way nothing else changes: the connection stays
+    /// attached and its pair listed (refreshes still reach the server; only its change
+    /// notifications are missing), and the connection closing still clears both lists. `Ok(None)`
+    /// for an old epoch (the watch's connection was replaced or closed: nothing to report).
     ///
     /// A stream that ends after the acknowledgement is the connection's end: [`detach`](Self::detach).
-    pub fn listen_failed(&self, server: &str, epoch: Epoch, rpc_code: Option<i64>) -> Option<CatalogError> {
-        (self.epoch(server) == Some(epoch)).then(|| CatalogError::ListenFailed { server: server.to_owned(), rpc_code })
+    pub fn listen_failed(
+        &mut self,
+        server: &str,
+        epoch: Epoch,
+        rpc_code: Option<i64>,
+    ) -> Result<Option<Notifications>, CatalogError> {
+        let Some(i) = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch)) else { return Ok(None) };
+        if rpc_code == Some(METHOD_NOT_FOUND) {
+            self.slots[i].notifications = Some(Notifications::NotOffered);
+            return Ok(Some(Notifications::NotOffered));
+        }
+        self.slots[i].notifications = None; // the watch failed: it is not watching
+        Err(CatalogError::ListenFailed { server: server.to_owned(), rpc_code })
     }
 
     /// The server's current connection, if any.
@@ -610,16 +706,7 @@ impl Refresher {
 
     /// Does a [`Want::Current`] request of `server` need a traversal at `now`?
     fn wants_traversal(&self, server: &str, now: Duration) -> bool {
-        let inner = self.catalog.lock();
-        let Some(e) = inner.find(server) else { return true };
-        if e.outdated {
-            return true;
-        }
-        match &e.pair {
-            None => !e.failed,
-            Some(_) if e.failed => false,
-            Some(p) => p.expires_at.is_some_and(|t| now >= t.max(p.committed_at + self.config.min_ttl)),
-        }
+        self.catalog.wants_traversal(server, now)
     }
 
     /// The shrink guard: does either list fall from `shrink_min_items` or more to under a tenth?

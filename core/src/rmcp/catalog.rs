@@ -6,16 +6,16 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use ::rmcp::model::{ClientConfig, ProtocolVersion, ServerNotification, SubscriptionFilter};
+use ::rmcp::model::{ClientConfig, ServerNotification, SubscriptionFilter};
 use ::rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
 use ::rmcp::transport::IntoTransport;
-use ::rmcp::{ClientHandler, Peer, RoleClient, ServiceExt};
+use ::rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use tokio::sync::{broadcast, oneshot, watch, Notify};
 
 use super::{declares_resources, list};
 use crate::catalog::{
-    Action, CallerId, Catalog, CatalogError, Disposition, Epoch, ListChanged, Outcome, Reason, RefreshConfig,
-    Refresher, ServerStatus, TraversalError, TraversalId, Want,
+    Action, CallerId, Catalog, CatalogError, Disposition, Epoch, ListChanged, Notifications, Outcome, Reason,
+    RefreshConfig, Refresher, ServerStatus, TraversalError, TraversalId, Want,
 };
 use crate::discovery::{Diagnostics, DiscoveryError, Limits, ListKind, Listing};
 use crate::tool::{self, Input, ToolError};
@@ -102,6 +102,24 @@ pub enum DriverEvent {
         server: String,
         /// Why.
         reason: Reason,
+    },
+    /// How `server`'s new connection learns of changes was decided ([`Refresher::watch`]), or
+    /// changed to [`Notifications::NotOffered`] when the server answered the
+    /// `subscriptions/listen` stream with -32601.
+    Watching {
+        /// The server.
+        server: String,
+        /// Unasked (before 2026-07-28), on a listen stream, or not offered.
+        notifications: Notifications,
+    },
+    /// `server` refused the `subscriptions/listen` stream (or it failed before the
+    /// acknowledgement): no change notifications will arrive on this connection; its pair stays
+    /// listed and refreshes still reach the server ([`Refresher::listen_failed`]).
+    ListenFailed {
+        /// The server.
+        server: String,
+        /// `server_error` (with the JSON-RPC code) or `transport_error`.
+        error: CatalogError,
     },
 }
 
@@ -449,6 +467,12 @@ impl CatalogDriver {
         tool::render(&self.shared.catalog, input)
     }
 
+    /// How the watch of `server`'s current connection learns of changes (see [`Notifications`]):
+    /// `None` when it has no connection.
+    pub fn notifications(&self, server: &str) -> Option<Notifications> {
+        self.shared.lock().machine.notifications(server)
+    }
+
     /// [`Catalog::status`] at the driver's clock.
     pub fn status(&self, server: &str) -> Result<ServerStatus, CatalogError> {
         self.shared.catalog.status(server, self.shared.now())
@@ -494,16 +518,26 @@ impl Shared {
         handler: Option<u64>,
         closer: Option<Arc<Closer>>,
     ) -> Epoch {
-        let modern = peer.peer_info().is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
+        let (version, capabilities) = peer.peer_info().map_or_else(Default::default, |info| {
+            let version = serde_json::to_value(&info.protocol_version).ok();
+            let version = version.as_ref().and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+            (version, serde_json::to_string(&info.capabilities).unwrap_or_default())
+        });
         let (epoch, old) = {
             let mut state = self.lock();
             let replaced = state.machine.epoch(server).is_some();
             let epoch = state.machine.attach(server, declares_resources(&peer));
+            let notifications = state.machine.watch(server, epoch, &version, &capabilities);
             let old = state.take_conns(server);
-            let listen = modern.then(|| peer.clone()).zip(tokio::runtime::Handle::try_current().ok());
+            let listen = (notifications == Some(Notifications::Listening))
+                .then(|| peer.clone())
+                .zip(tokio::runtime::Handle::try_current().ok());
             state.conns.insert(epoch, Conn { server: server.to_owned(), peer, handler, closer, diagnostics: None });
             if replaced {
                 self.emit(DriverEvent::Invalidated { server: server.to_owned(), reason: Reason::ConfigurationChanged });
+            }
+            if let Some(notifications) = notifications {
+                self.emit(DriverEvent::Watching { server: server.to_owned(), notifications });
             }
             self.drain(&mut state, None);
             if let Some((peer, runtime)) = listen {
@@ -696,14 +730,30 @@ async fn traverse(peer: &Peer<RoleClient>, server: &str, limits: Limits) -> Resu
     Ok((resources, templates))
 }
 
-/// The `subscriptions/listen` stream of a 2026-07-28 connection: each resources list_changed goes
-/// to the refresher; the stream ending detaches the connection.
-/// A server that refuses the subscription sends no changes: the connection stays attached and its
-/// pair listed, as [`Refresher::listen_failed`](crate::catalog::Refresher::listen_failed) rules
-/// (this task has no caller to fail with its error).
+/// The `subscriptions/listen` stream of a 2026-07-28 connection whose server advertises
+/// `resources.listChanged`: each resources list_changed goes to the refresher; the stream ending
+/// detaches the connection. A server that refuses the subscription sends no changes: the
+/// connection stays attached and its pair listed, as [`Refresher::listen_failed`] rules (-32601:
+/// not offered; anything else: a [`DriverEvent::ListenFailed`], as this task has no caller to fail).
 async fn listen_changes(shared: Weak<Shared>, server: String, epoch: Epoch, peer: Peer<RoleClient>) {
     let filter = SubscriptionFilter::builder().resources_list_changed().build();
-    let Ok(mut subscription) = peer.listen(filter).await else { return };
+    let mut subscription = match peer.listen(filter).await {
+        Ok(subscription) => subscription,
+        Err(e) => {
+            let Some(shared) = shared.upgrade() else { return };
+            let rpc_code = match e {
+                ServiceError::McpError(e) => Some(i64::from(e.code.0)),
+                _ => None,
+            };
+            let mut state = shared.lock();
+            match state.machine.listen_failed(&server, epoch, rpc_code) {
+                Ok(Some(notifications)) => shared.emit(DriverEvent::Watching { server, notifications }),
+                Ok(None) => {}
+                Err(error) => shared.emit(DriverEvent::ListenFailed { server, error }),
+            }
+            return;
+        }
+    };
     while let Ok(Some(notification)) = subscription.next().await {
         let Some(shared) = shared.upgrade() else { return };
         if matches!(notification, ServerNotification::ResourceListChangedNotification(_)) {
