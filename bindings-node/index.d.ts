@@ -138,11 +138,12 @@ export declare class NativeTicket {
 export declare class Pager {
   /**
    * Starts a traversal. `kind` is `"resources"` or `"resource_templates"`; `limitsJson` is the
-   * JSON text of `{maxPages, maxItems, maxBytes, deadlineMs}` (missing keys take the defaults);
-   * `nowMs` is the host's monotonic clock in milliseconds. With `resourcesCapability` false no
-   * request is made and the listing is empty.
+   * JSON text of `{maxPages, maxItems, maxBytes, deadlineMs, repeatedCursors, maxCursorBytes}`
+   * (missing keys take the defaults); `nowMs` is the host's monotonic clock in milliseconds;
+   * `protocolVersion` the revision the connection negotiated (what a repeated cursor does by
+   * default). With `resourcesCapability` false no request is made and the listing is empty.
    */
-  constructor(kind: string, server: string, resourcesCapability: boolean, limitsJson: string | undefined | null, nowMs: number)
+  constructor(kind: string, server: string, resourcesCapability: boolean, limitsJson: string | undefined | null, nowMs: number, protocolVersion?: string | undefined | null)
   /** The server's name. */
   get server(): string
   /** The next request to send, or `null` when the traversal is over (call `finish`). */

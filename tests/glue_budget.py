@@ -1,10 +1,13 @@
-"""Each binding's glue stays under a fifth of the core's code lines (the developers' guide).
+"""Each binding's glue stays under a fifth of the core's rule code (the developers' guide).
 
 Code lines: non-blank lines that are not only comment — `//`, `///`, `/* … */` blocks and JSDoc in
-Rust and TypeScript; `#` comments and docstrings in Python. Glue: the binding's Rust (`src/*.rs`) and
-its host-language facade (`python/mcplens/*.py`, `lib/*.ts`); tests, benchmarks, examples, stubs and
-generated loaders are not glue. Run: `python3 tests/glue_budget.py` (part of `make test`; exit 1 when
-a binding is over its limit).
+Rust and TypeScript; `#` comments and docstrings in Python.
+- The core's rule code: `core/src/**/*.rs` without its `#[cfg(test)]` modules and without the rmcp
+  drivers (`core/src/rmcp/`, a host driver like the bindings' own).
+- A binding's glue: every file of it, recursively — its Rust crate (`src/**/*.rs`, `build.rs`) and
+  its host-language package (`python/mcplens/**/*.py`; `lib/**/*.ts`, `*.mts`). Tests, benchmarks,
+  examples, stubs (`.pyi`) and the napi-generated loader (`index.js`/`index.d.ts`) are not glue.
+Run: `python3 tests/glue_budget.py` (part of `make lint`; exit 1 when a binding is over its limit).
 """
 
 from __future__ import annotations
@@ -17,13 +20,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 BUDGET = 0.20
 # Where a binding is still over the budget, its current share is the ceiling (a ratchet: glue may
-# shrink, never grow back). Python: 21.7 % on 2026-12-01, with the `mcplens` command's entry point
-# (24.7 % at the start of that round).
-CEILING = {"python": 0.218}
+# shrink, never grow back; lower it whenever the glue shrinks). Counted honestly from 2026-12-02
+# (rule code only, every file of each binding): Python 26.4 %, Node 23.8 % (they read 21.7 % and
+# 19.4 % the old way, which counted core tests and the rmcp driver as core).
+CEILING = {"python": 0.265, "node": 0.240}
 GLUE = {
-    "python": ["bindings-python/src/*.rs", "bindings-python/python/mcplens/*.py"],
-    "node": ["bindings-node/src/*.rs", "bindings-node/lib/*.ts"],
+    "python": ["bindings-python/src/**/*.rs", "bindings-python/build.rs", "bindings-python/python/mcplens/**/*.py"],
+    "node": ["bindings-node/src/**/*.rs", "bindings-node/build.rs", "bindings-node/lib/**/*.ts", "bindings-node/lib/**/*.mts"],
 }
+# Not rule code: the rmcp drivers (host drivers, as the bindings are).
+NOT_RULES = ["core/src/rmcp"]
 
 
 def c_like_lines(text: str) -> int:
@@ -76,21 +82,58 @@ def python_lines(text: str) -> int:
     return len(lines)
 
 
+def without_test_modules(text: str) -> str:
+    """Rust source without its `#[cfg(test)]` top-level modules (rustfmt closes a top-level
+    module with `}` alone at column 0)."""
+    out, lines, i = [], text.splitlines(), 0
+    while i < len(lines):
+        if lines[i].strip() == "#[cfg(test)]" and i + 1 < len(lines) and lines[i + 1].startswith("mod "):
+            if lines[i + 1].rstrip().endswith(";"):  # `mod tests;`: a file of its own, found below
+                i += 2
+                continue
+            i += 2
+            while i < len(lines) and lines[i] != "}":
+                i += 1
+            i += 1
+            continue
+        out.append(lines[i])
+        i += 1
+    return "\n".join(out)
+
+
 def code_lines(path: Path) -> int:
     text = path.read_text()
     return python_lines(text) if path.suffix == ".py" else c_like_lines(text)
 
 
+def rule_lines(path: Path) -> int:
+    return c_like_lines(without_test_modules(path.read_text()))
+
+
+def rule_files() -> list[Path]:
+    return sorted(
+        p
+        for p in (ROOT / "core/src").rglob("*.rs")
+        if not any(p.is_relative_to(ROOT / d) for d in NOT_RULES) and p.name != "tests.rs"
+    )
+
+
 def main() -> int:
-    core = sum(code_lines(p) for p in sorted((ROOT / "core/src").rglob("*.rs")))
-    print(f"core/src: {core} code lines; budget per binding: {BUDGET:.0%} = {int(core * BUDGET)}")
+    core = sum(rule_lines(p) for p in rule_files())
+    print(
+        f"core rule code: {core} code lines (core/src without tests and {', '.join(NOT_RULES)}); "
+        f"budget per binding: {BUDGET:.0%} = {int(core * BUDGET)}"
+    )
     failed = False
     for name, patterns in GLUE.items():
-        files = sorted(p for pattern in patterns for p in ROOT.glob(pattern))
+        files = sorted({p for pattern in patterns for p in ROOT.glob(pattern) if p.is_file()})
         total = sum(code_lines(p) for p in files)
         share = total / core
         limit = CEILING.get(name, BUDGET)
         verdict = "within the budget" if share < BUDGET else f"OVER the budget (ceiling {limit:.1%})"
+        if name in CEILING and share < limit - 0.005:
+            print(f"{name}: {share:.1%} is well under its ceiling {limit:.1%}: lower CEILING (the ratchet)")
+            failed = True
         detail = ", ".join(f"{p.relative_to(ROOT)} {code_lines(p)}" for p in files)
         print(f"{name}: {total} code lines = {share:.1%} of the core, {verdict} ({detail})")
         failed |= share >= limit

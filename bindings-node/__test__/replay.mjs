@@ -25,7 +25,7 @@ export function synth(kind, { count, start = 0, nextCursor }) {
  * One traversal over `answers`: loops nextRequest / accept until the pager stops asking, then
  * finish. Returns `{requests, used, ranOut, listing, error}` (`error` a McplensError).
  */
-export function drive({ kind, server, capabilities, limits, startMs, answers }) {
+export function drive({ kind, server, capabilities, limits, startMs, answers, protocolVersion }) {
   let now = startMs;
   const requests = [];
   let used = 0;
@@ -33,7 +33,8 @@ export function drive({ kind, server, capabilities, limits, startMs, answers }) 
   let listing;
   let error;
   try {
-    const pager = new Pager({ kind, server, resourcesCapability: hasResourcesCapability(capabilities), limits, now });
+    const resourcesCapability = hasResourcesCapability(capabilities);
+    const pager = new Pager({ kind, server, resourcesCapability, limits, now, protocolVersion });
     for (let req = pager.nextRequest(); req !== null; req = pager.nextRequest()) {
       requests.push(req);
       const a = answers[used];
@@ -203,11 +204,13 @@ export async function driveClient({ kind, server, capabilities, limits, startMs,
 }
 
 /** One traversal of a catalog or refresher vector step: `spec` is `{capabilities?, answers}` (default
- *  limits), driven over the Pager or, with `via` (a v2 client's era), over a v2 client. */
+ *  limits), driven over the Pager or, with `via` (a v2 client's era), over a v2 client. The steps'
+ *  answers follow the legacy rule for a repeated cursor, which a 2026-07-28 client pins. */
 export async function traverse(kind, server, spec, now, via) {
   const answers = spec?.answers ?? [];
   const capabilities = spec !== undefined && 'capabilities' in spec ? spec.capabilities : { resources: {} };
-  const setup = { kind, server, capabilities, limits: undefined, startMs: now, answers };
+  const limits = via?.era === 'modern' ? { repeatedCursors: 'fail' } : undefined;
+  const setup = { kind, server, capabilities, limits, startMs: now, answers };
   const run = via === undefined ? drive(setup) : await driveClient({ ...setup, ...via });
   assert.ok(!run.ranOut && run.used === answers.length, `${server}: answers do not match the requests`);
   return run;

@@ -253,6 +253,24 @@ describe('v2 client ↔ other servers over stdio', () => {
     assert.ok(existsSync(PYTHON_MCP2), `${PYTHON_MCP2} is missing: run make test-node`);
   });
 
+  // A server that sends back the cursor it was given, forever: the legacy rule fails at the first
+  // repeat; on 2026-07-28 (whose spec forbids judging a cursor's value) the page bound ends it.
+  for (const [name, code, requests] of [['legacy', 'repeated_cursor', 2], ['auto', 'page_limit', 5]]) {
+    test(`a Python mcp 2.3 server repeating its cursor, versionNegotiation ${name}: ${code}`, async () => {
+      const { client, sent } = await stdioClient(PYTHON_MCP2, [PYTHON_SERVER, 'repeat'], MODES[name]);
+      try {
+        await rejectsWith(listResourceTemplates(client, { server: 'py', limits: { maxPages: 5 } }), code, 'py');
+        assert.equal(listRequests(sent).length, requests);
+        if (name === 'auto') {
+          // The host may ask for the legacy rule on 2026-07-28.
+          await rejectsWith(listResourceTemplates(client, { server: 'py', limits: { maxPages: 5, repeatedCursors: 'fail' } }), 'repeated_cursor', 'py');
+        }
+      } finally {
+        await client.close();
+      }
+    });
+  }
+
   // mcp 2.3 answers server/discover: `auto` reaches 2026-07-28.
   for (const [name, revision] of [['legacy', REVISIONS.legacy], ['auto', REVISIONS.modern], ['pinned', REVISIONS.modern]]) {
     test(`a Python mcp 2.3 low-level Server, versionNegotiation ${name}: ${revision}; paged templates, sloppy fields dropped`, async () => {

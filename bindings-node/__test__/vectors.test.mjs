@@ -41,6 +41,7 @@ function replay(c) {
     limits: c.limits,
     startMs: c.startMs ?? 0,
     answers: c.answers ?? [],
+    protocolVersion: c.protocolVersion,
   });
   return { ...run, server };
 }

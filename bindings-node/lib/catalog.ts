@@ -119,8 +119,6 @@ export interface WatchableClient extends McpClient {
   onclose?: (() => void) | undefined;
   /** v2, 2026-07-28: opens a `subscriptions/listen` stream. */
   listen?(filter: { resourcesListChanged: boolean }): Promise<Subscription>;
-  /** v2: the negotiated protocol version (1.x clients are always before 2026-07-28). */
-  getNegotiatedProtocolVersion?(): string | undefined;
   /** v2: the stream the client's own `listChanged` option opened. */
   readonly autoOpenedSubscription?: Subscription | undefined;
 }

@@ -21,6 +21,14 @@ export interface Limits {
   maxBytes?: number;
   /** Milliseconds for the complete traversal (default 60,000). */
   deadlineMs?: number;
+  /**
+   * What a cursor already sent does: `by_era` (default: fails before 2026-07-28; followed on
+   * 2026-07-28, whose spec forbids judging a cursor's value), `fail` or `follow` (the other bounds
+   * end the traversal; repeats counted in `diagnostics.repeatedCursors`).
+   */
+  repeatedCursors?: 'by_era' | 'fail' | 'follow';
+  /** The longest `nextCursor`, in UTF-8 bytes (default 65,536); a longer one is `malformed_result`. */
+  maxCursorBytes?: number;
 }
 
 /** Kept annotations of an item; each field validated on its own. */
@@ -74,6 +82,8 @@ export interface Diagnostics {
   droppedItems: Record<string, number>;
   sanitizedStrings: number;
   ignoredKeys: number;
+  /** Cursors followed although already sent (`repeatedCursors: follow`, or `by_era` on 2026-07-28). */
+  repeatedCursors: number;
 }
 
 /** A complete traversal's result. */
@@ -168,6 +178,8 @@ export interface PagerOptions {
   limits?: Limits;
   /** The host's monotonic clock in milliseconds (`performance.now()`). */
   now: number;
+  /** The protocol revision the connection negotiated (`client.getNegotiatedProtocolVersion()`). */
+  protocolVersion?: string;
 }
 
 /** `pager.finish()` without leaving Rust (the package's own traversals). */
@@ -188,7 +200,14 @@ export class Pager {
     this.server = options.server;
     const limits = options.limits === undefined ? undefined : JSON.stringify(options.limits);
     try {
-      this.#native = new native.Pager(options.kind, options.server, options.resourcesCapability, limits, options.now);
+      this.#native = new native.Pager(
+        options.kind,
+        options.server,
+        options.resourcesCapability,
+        limits,
+        options.now,
+        options.protocolVersion,
+      );
     } catch (e) {
       rethrow(e, String(options.server));
     }
@@ -287,6 +306,8 @@ export interface McpClient {
   readonly transport?: unknown;
   /** v2 only: `'legacy'` (the `initialize` handshake) or `'modern'` (2026-07-28). */
   getProtocolEra?(): string | undefined;
+  /** v2: the negotiated protocol version (1.x clients speak revisions before 2026-07-28). */
+  getNegotiatedProtocolVersion?(): string | undefined;
 }
 
 /** Options of `listResourceTemplates` / `listResources`. */
@@ -352,6 +373,7 @@ export async function traverse(kind: ListKind, client: McpClient, options: ListO
     resourcesCapability: hasResourcesCapability(client.getServerCapabilities()),
     limits,
     now: performance.now(),
+    protocolVersion: client.getNegotiatedProtocolVersion?.(),
   });
   for (let request = pager.nextRequest(); request !== null; request = pager.nextRequest()) {
     await send(client, pager, request, signal);

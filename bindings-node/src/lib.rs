@@ -113,9 +113,10 @@ pub struct Pager {
 #[napi]
 impl Pager {
     /// Starts a traversal. `kind` is `"resources"` or `"resource_templates"`; `limitsJson` is the
-    /// JSON text of `{maxPages, maxItems, maxBytes, deadlineMs}` (missing keys take the defaults);
-    /// `nowMs` is the host's monotonic clock in milliseconds. With `resourcesCapability` false no
-    /// request is made and the listing is empty.
+    /// JSON text of `{maxPages, maxItems, maxBytes, deadlineMs, repeatedCursors, maxCursorBytes}`
+    /// (missing keys take the defaults); `nowMs` is the host's monotonic clock in milliseconds;
+    /// `protocolVersion` the revision the connection negotiated (what a repeated cursor does by
+    /// default). With `resourcesCapability` false no request is made and the listing is empty.
     #[napi(constructor)]
     pub fn new(
         kind: String,
@@ -123,6 +124,7 @@ impl Pager {
         resources_capability: bool,
         limits_json: Option<String>,
         now_ms: f64,
+        protocol_version: Option<String>,
     ) -> Result<Self> {
         let kind: ListKind = serde_json::from_value(serde_json::Value::String(kind))
             .map_err(|_| invalid_argument(&server, "`kind` must be \"resources\" or \"resource_templates\""))?;
@@ -131,13 +133,15 @@ impl Pager {
             Some(text) => serde_json::from_str::<Limits>(text).map_err(|_| {
                 invalid_argument(
                     &server,
-                    "limits must be {maxPages, maxItems, maxBytes, deadlineMs} with non-negative integers",
+                    "limits must be {maxPages, maxItems, maxBytes, deadlineMs, maxCursorBytes} with non-negative \
+                     integers and repeatedCursors \"by_era\", \"fail\" or \"follow\"",
                 )
             })?,
         };
         let now = instant(&server, now_ms)?;
         let inner =
             discovery::Pager::new(kind, server.clone(), resources_capability, limits, now).map_err(discovery_error)?;
+        let inner = inner.with_protocol_version(protocol_version.as_deref().unwrap_or_default());
         Ok(Pager { inner: Some(inner), server })
     }
 

@@ -131,7 +131,8 @@ fn from_name<T: serde::de::DeserializeOwned>(name: &str) -> Option<T> {
     T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name)).ok()
 }
 
-/// Bounds on one traversal (defaults: 100 pages, 10,000 items, 1,000,000 bytes, 60 s).
+/// Bounds on one traversal (defaults: 100 pages, 10,000 items, 1,000,000 bytes, 60 s; repeated
+/// cursors by protocol era; cursors up to 65,536 bytes).
 #[pyclass(name = "Limits", module = "mcplens._core", frozen, eq)]
 #[derive(Clone, PartialEq)]
 struct PyLimits {
@@ -143,35 +144,49 @@ getters! { PyLimits, |s| {
     max_items: usize = s.inner.max_items;
     max_bytes: usize = s.inner.max_bytes;
     deadline_seconds: f64 = s.inner.deadline.as_secs_f64();
+    /// `"by_era"` (default: fail before 2026-07-28, follow on it), `"fail"` or `"follow"`.
+    repeated_cursors: String = name_of(s.inner.repeated_cursors);
+    max_cursor_bytes: usize = s.inner.max_cursor_bytes;
 }}
 
 #[pymethods]
 impl PyLimits {
     #[new]
-    #[pyo3(signature = (*, max_pages = 100, max_items = 10_000, max_bytes = 1_000_000, deadline_seconds = 60.0))]
+    #[pyo3(signature = (
+        *, max_pages = 100, max_items = 10_000, max_bytes = 1_000_000, deadline_seconds = 60.0,
+        repeated_cursors = "by_era", max_cursor_bytes = 65_536
+    ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         max_pages: u32,
         max_items: usize,
         max_bytes: usize,
         deadline_seconds: f64,
+        repeated_cursors: &str,
+        max_cursor_bytes: usize,
     ) -> PyResult<Self> {
         let invalid =
             |why: &str| error::<McplensError>(py, format!("invalid limits: {why}"), "invalid_argument", None, None);
         let deadline = duration(deadline_seconds)
             .ok_or_else(|| invalid("deadline_seconds must be a finite, non-negative number"))?;
-        let inner = Limits { max_pages, max_items, max_bytes, deadline };
+        let repeated_cursors = from_name(repeated_cursors)
+            .ok_or_else(|| invalid("repeated_cursors must be \"by_era\", \"fail\" or \"follow\""))?;
+        let inner = Limits { max_pages, max_items, max_bytes, deadline, repeated_cursors, max_cursor_bytes };
         inner.validate().map_err(invalid)?;
         Ok(PyLimits { inner })
     }
 
     fn __repr__(&self) -> String {
         format!(
-            "Limits(max_pages={}, max_items={}, max_bytes={}, deadline_seconds={:?})",
+            "Limits(max_pages={}, max_items={}, max_bytes={}, deadline_seconds={:?}, repeated_cursors={:?}, \
+             max_cursor_bytes={})",
             self.inner.max_pages,
             self.inner.max_items,
             self.inner.max_bytes,
-            self.inner.deadline.as_secs_f64()
+            self.inner.deadline.as_secs_f64(),
+            name_of(self.inner.repeated_cursors),
+            self.inner.max_cursor_bytes,
         )
     }
 }
@@ -243,7 +258,7 @@ getters! { PyPager, |s| {
 #[pymethods]
 impl PyPager {
     #[new]
-    #[pyo3(signature = (kind, server, *, resources_capability = true, limits = None, now = None))]
+    #[pyo3(signature = (kind, server, *, resources_capability = true, limits = None, now = None, protocol_version = ""))]
     fn new(
         py: Python<'_>,
         kind: &str,
@@ -251,6 +266,7 @@ impl PyPager {
         resources_capability: bool,
         limits: Option<PyRef<'_, PyLimits>>,
         now: Option<f64>,
+        protocol_version: &str,
     ) -> PyResult<Self> {
         let kind = from_name(kind).ok_or_else(|| {
             let message = "kind must be \"resources\" or \"resource_templates\"".into();
@@ -260,7 +276,7 @@ impl PyPager {
         let now = instant(py, now)?;
         let pager =
             Pager::new(kind, server.clone(), resources_capability, limits, now).map_err(|e| discovery_error(py, &e))?;
-        Ok(PyPager { inner: Some(pager), server })
+        Ok(PyPager { inner: Some(pager.with_protocol_version(protocol_version)), server })
     }
 
     /// The next request to send, or `None` when the traversal is over (call `finish()`).

@@ -39,6 +39,8 @@ def limits(spec: dict[str, Any]) -> mcplens.Limits:
         max_items=spec.get("maxItems", default.max_items),
         max_bytes=spec.get("maxBytes", default.max_bytes),
         deadline_seconds=spec["deadlineMs"] / 1000 if "deadlineMs" in spec else default.deadline_seconds,
+        repeated_cursors=spec.get("repeatedCursors", default.repeated_cursors),
+        max_cursor_bytes=spec.get("maxCursorBytes", default.max_cursor_bytes),
     )
 
 
@@ -82,6 +84,7 @@ def drive(
     limits: mcplens.Limits,
     start_ms: float,
     answers: list[dict[str, Any]],
+    protocol_version: str = "",
 ) -> Run:
     """Drives a pager over the canned answers (`core/tests/vectors.rs` `drive`)."""
     run = Run()
@@ -93,6 +96,7 @@ def drive(
             resources_capability=mcplens.has_resources_capability(json.dumps(capabilities)),
             limits=limits,
             now=now / 1000,
+            protocol_version=protocol_version,
         )
         while (request := pager.next_request()) is not None:
             entry: dict[str, Any] = {"method": request.method}
@@ -141,6 +145,7 @@ def run_case(case: dict[str, Any]) -> list[str]:
         limits(case.get("limits", {})),
         case.get("startMs", 0),
         answers,
+        case.get("protocolVersion", ""),
     )
     requests, used, listing, error = run.requests, run.used, run.listing, run.error
     if run.out_of_answers:

@@ -37,7 +37,7 @@ impl Severity {
 pub struct Finding {
     pub severity: Severity,
     /// A stable code: an error code of `docs/errors.md`, a drop reason (`invalid_uri_template`,
-    /// `invalid_uri`), `dropped_field`, `sanitized_strings`, `ignored_keys`, `near_page_limit`,
+    /// `invalid_uri`), `dropped_field`, `sanitized_strings`, `repeated_cursors`, `ignored_keys`, `near_page_limit`,
     /// `near_item_limit`, `near_byte_limit`, `near_deadline`, `no_capability`, `method_not_found`.
     pub code: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -287,6 +287,18 @@ fn diagnostics_findings(kind: ListKind, d: &Diagnostics, findings: &mut Vec<Find
             ),
         ));
     }
+    if d.repeated_cursors > 0 {
+        let n = d.repeated_cursors;
+        findings.push(Finding::new(
+            Severity::Warning,
+            "repeated_cursors",
+            Some(u64::from(n)),
+            format!(
+                "{n} cursor(s) sent again although already sent (followed on protocol 2026-07-28): clients on \
+                 earlier revisions stop paging and keep nothing from this list"
+            ),
+        ));
+    }
     if d.ignored_keys > 0 {
         let n = d.ignored_keys;
         findings.push(Finding::new(
@@ -320,5 +332,23 @@ fn near_bounds(limits: &Limits, d: &Diagnostics, elapsed: Duration, findings: &m
                 ),
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use mcplens::discovery::{Diagnostics, ListKind};
+
+    use super::{diagnostics_findings, Severity};
+
+    #[test]
+    fn followed_repeats_warn_about_earlier_revisions() {
+        let d = Diagnostics { repeated_cursors: 2, ..Diagnostics::default() };
+        let mut findings = Vec::new();
+        diagnostics_findings(ListKind::Resources, &d, &mut findings);
+        assert_eq!(findings.len(), 1);
+        let f = &findings[0];
+        assert_eq!((f.severity, f.code.as_str(), f.count), (Severity::Warning, "repeated_cursors", Some(2)));
+        assert!(f.message.contains("earlier revisions stop paging"), "{}", f.message);
     }
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use mcplens::catalog::Failure;
-use mcplens::discovery::{Diagnostics, Limits, ListKind, Listing, Support};
+use mcplens::discovery::{Diagnostics, Limits, ListKind, Listing, RepeatedCursors, Support};
 use mcplens::{Catalog, DiscoveryError};
 
 mod check;
@@ -341,9 +341,24 @@ struct Target {
     /// one (`initialize` for 2025-11-25 and older, `server/discover` for 2026-07-28)
     #[arg(long, value_name = "VERSION", default_value = "auto")]
     protocol_version: String,
+    /// What a cursor already sent does: `by-era` fails before 2026-07-28 and follows it on
+    /// 2026-07-28 (the page bound then ends a server that repeats forever); `fail`; `follow`
+    #[arg(long, value_enum, value_name = "RULE", default_value_t = Repeats::ByEra)]
+    repeated_cursors: Repeats,
+    /// The longest cursor accepted, in bytes (a longer one is `malformed_result`)
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_cursor_bytes)]
+    max_cursor_bytes: usize,
     /// The stdio server to start: program and arguments, after `--`
     #[arg(last = true, value_name = "COMMAND")]
     command: Vec<String>,
+}
+
+/// `--repeated-cursors` (the core's `RepeatedCursors`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Repeats {
+    ByEra,
+    Fail,
+    Follow,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -408,6 +423,12 @@ impl Target {
             max_items: self.max_items,
             max_bytes: self.max_bytes,
             deadline: Duration::from_millis(self.deadline_ms),
+            repeated_cursors: match self.repeated_cursors {
+                Repeats::ByEra => RepeatedCursors::ByEra,
+                Repeats::Fail => RepeatedCursors::Fail,
+                Repeats::Follow => RepeatedCursors::Follow,
+            },
+            max_cursor_bytes: self.max_cursor_bytes,
         };
         limits.validate().map_err(Stop::usage)?;
         if self.connect_timeout_ms == 0 {

@@ -307,7 +307,7 @@ fn bounds_fail_with_their_codes() {
         (&["--max-items", "2"], &["--templates", "3"], "item_limit"),
         (&["--max-bytes", "100"], &["--templates", "3"], "byte_limit"),
         (&["--deadline-ms", "300"], &["--delay-ms", "2000"], "deadline"),
-        (&[], &["--repeat-cursor"], "repeated_cursor"),
+        (&["--repeated-cursors", "fail"], &["--repeat-cursor"], "repeated_cursor"),
     ];
     for (flags, server_args, code) in cases {
         let command = if code == "repeated_cursor" { "resources" } else { "templates" };
@@ -441,7 +441,7 @@ fn connect_failures_print_json_with_json() {
     assert_eq!(r.json()["error"]["stderrTail"], serde_json::json!(["starting up", "fatal: config missing boom"]));
 
     // A failed traversal prints the listing's shape too (exit 1).
-    let r = run(&["resources", "--json"], &["--repeat-cursor"]);
+    let r = run(&["resources", "--json", "--protocol-version", "2025-11-25"], &["--repeat-cursor"]);
     assert_eq!(r.code, 1, "{r:?}");
     assert_eq!(r.json()["error"]["code"], "repeated_cursor", "{r:?}");
 }
@@ -527,11 +527,20 @@ fn check_finds_every_planted_problem() {
 
 #[test]
 fn check_reports_a_repeated_cursor() {
-    let r = run(&["check"], &["--repeat-cursor"]);
+    // 2025-11-25: the first repeat fails the list.
+    let r = run(&["check", "--protocol-version", "2025-11-25"], &["--repeat-cursor"]);
     assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("(protocol 2025-11-25)"), "{r:?}");
     assert!(r.stdout.contains("resources/templates/list: ok"), "{r:?}");
     assert!(r.stdout.contains("resources/list: FAILED after 2 requests"), "{r:?}");
     assert!(r.stdout.contains("error    repeated_cursor"), "{r:?}");
+    assert!(!r.stdout.contains("same again"), "cursors are never shown");
+    // 2026-07-28 (negotiated by default): the repeat is followed and the page bound ends it.
+    let r = run(&["check", "--max-pages", "4"], &["--repeat-cursor"]);
+    assert_eq!(r.code, 1, "{r:?}");
+    assert!(r.stdout.contains("(protocol 2026-07-28)"), "{r:?}");
+    assert!(r.stdout.contains("resources/list: FAILED after 4 requests"), "{r:?}");
+    assert!(r.stdout.contains("error    page_limit"), "{r:?}");
     assert!(!r.stdout.contains("same again"), "cursors are never shown");
 }
 

@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, UNIX_EPOCH};
 
-use mcplens::discovery::{DiscoveryError, Item, Limits, ListKind, Outcome, Pager};
+use mcplens::discovery::{DiscoveryError, Era, Item, Limits, ListKind, Outcome, Pager, RepeatedCursors};
 use mcplens::sanitize::{self, TemplateProblem, MAX_CHARS};
 use mcplens::template::{self, Values};
 use mcplens::tracking::ids::IdGen;
@@ -637,7 +637,8 @@ const CODES: &[&str] = &[
 /// tight ones.
 pub fn check_page(data: &[u8]) {
     let text = lossy(data);
-    let tight = Limits { max_pages: 2, max_items: 3, max_bytes: 400, deadline: Duration::from_secs(1) };
+    let tight =
+        Limits { max_pages: 2, max_items: 3, max_bytes: 400, deadline: Duration::from_secs(1), ..Limits::default() };
     for kind in [ListKind::ResourceTemplates, ListKind::Resources] {
         for limits in [Limits::default(), tight] {
             check_one_page(kind, &text, limits);
@@ -908,8 +909,21 @@ pub struct Script {
     pub limits: Limits,
     /// Does the server declare `resources`?
     pub capable: bool,
+    /// The negotiated protocol version (`""`: none given, the legacy rules).
+    pub protocol_version: &'static str,
     /// `(answer, milliseconds it took)`, in order; the traversal stops when they run out.
     pub steps: Vec<(Step, u32)>,
+}
+
+impl Script {
+    /// Is a repeated cursor followed (else it fails the traversal)?
+    fn follows_repeats(&self) -> bool {
+        match self.limits.repeated_cursors {
+            RepeatedCursors::ByEra => Era::of(self.protocol_version) == Era::Modern,
+            RepeatedCursors::Fail => false,
+            RepeatedCursors::Follow => true,
+        }
+    }
 }
 
 fn val(b: &mut Bytes<'_>, good: impl FnOnce(&mut Bytes<'_>) -> Val) -> Val {
@@ -1021,6 +1035,9 @@ pub fn gen_script(b: &mut Bytes<'_>) -> Script {
         max_items: if b.one_in(4) { 10_000 } else { b.below(24) },
         max_bytes: if b.one_in(4) { 1_000_000 } else { b.below(6000) },
         deadline: Duration::from_millis(1 + u64::from(b.u16())),
+        // The cursor settings stay at their defaults (legacy era: repeats fail), so the committed
+        // seeds keep their meaning; tests/vectors/discovery pins the modern rule.
+        ..Limits::default()
     };
     let capable = !b.one_in(16);
     let mut steps = Vec::new();
@@ -1039,7 +1056,7 @@ pub fn gen_script(b: &mut Bytes<'_>) -> Script {
         let ms = if b.one_in(4) { u32::from(b.u16()) } else { u32::from(b.u8() % 8) };
         steps.push((step, ms));
     }
-    Script { kind, limits, capable, steps }
+    Script { kind, limits, capable, protocol_version: "", steps }
 }
 
 fn write_str(out: &mut String, s: &str) {
@@ -1254,7 +1271,13 @@ pub fn render_page(kind: ListKind, p: &PageSpec, sent: &[String]) -> String {
 fn page_bytes(kind: ListKind, p: &PageSpec) -> Option<usize> {
     let bare = PageSpec { cursor: CursorSpec::Absent, result_type: None, ..p.clone() };
     let text = render_page(kind, &bare, &[]);
-    let unbounded = Limits { max_pages: 1, max_items: usize::MAX, max_bytes: usize::MAX, deadline: Duration::MAX };
+    let unbounded = Limits {
+        max_pages: 1,
+        max_items: usize::MAX,
+        max_bytes: usize::MAX,
+        deadline: Duration::MAX,
+        ..Limits::default()
+    };
     let mut pager = Pager::new(kind, "fuzz", true, unbounded, Duration::ZERO).ok()?;
     pager.next_request()?;
     pager.accept(Outcome::Page(&text), Duration::ZERO).ok()?;
@@ -1298,7 +1321,10 @@ fn expect_page(s: &Script, p: &PageSpec, sent: &[String], seen_items: usize, byt
         return Err("byte_limit");
     }
     let Some(next) = cursor_string(&p.cursor, sent) else { return Ok((true, None)) };
-    if sent.contains(&next) {
+    if next.len() > s.limits.max_cursor_bytes {
+        return Err("malformed_result");
+    }
+    if sent.contains(&next) && !s.follows_repeats() {
         return Err("repeated_cursor");
     }
     if requests >= s.limits.max_pages {
@@ -1321,7 +1347,9 @@ pub fn check_pager_sequence(data: &[u8]) {
 ///
 /// The model covers generated pages; after an arbitrary (raw) page it only checks invariants.
 pub fn run_script(s: &Script) {
-    let mut pager = Pager::new(s.kind, "fuzz", s.capable, s.limits, Duration::ZERO).expect("valid limits");
+    let mut pager = Pager::new(s.kind, "fuzz", s.capable, s.limits, Duration::ZERO)
+        .expect("valid limits")
+        .with_protocol_version(s.protocol_version);
     if !s.capable {
         assert!(pager.next_request().is_none(), "an ineligible server was asked");
         let listing = pager.finish().expect("an empty listing");
@@ -1335,6 +1363,8 @@ pub fn run_script(s: &Script) {
     let mut expect_cursor: Option<Option<String>> = Some(None);
     let mut modelled = true;
     let (mut seen_items, mut bytes, mut requests) = (0usize, 0usize, 0u32);
+    // Cursors followed although already sent, while the model knows them.
+    let mut repeats = Some(0u32);
     for (step, ms) in &s.steps {
         let Some(request) = pager.next_request() else { break };
         requests += 1;
@@ -1399,11 +1429,15 @@ pub fn run_script(s: &Script) {
             (Ok(()), Some(Err(want))) => panic!("step {step:?}: accepted, but the rules say {want}"),
             (Ok(()), Some(Ok((done, next)))) => {
                 assert_eq!(pager.is_done(), done, "step {step:?}");
+                if let (Some(n), Some(c)) = (&mut repeats, &next) {
+                    *n += u32::from(sent.contains(c));
+                }
                 expect_cursor = Some(next);
             }
             (Ok(()), None) => {
                 modelled = false;
                 expect_cursor = None;
+                repeats = None;
             }
         }
         if let Step::Page(p) = step {
@@ -1422,6 +1456,9 @@ pub fn run_script(s: &Script) {
         let listing = pager.finish().expect("a traversal that ended without error finishes");
         check_listing(s.kind, &listing, &s.limits);
         assert_eq!(listing.diagnostics.bytes, bytes);
+        if let Some(n) = repeats {
+            assert_eq!(listing.diagnostics.repeated_cursors, n, "repeats counted");
+        }
     } else {
         // Ran out of answers mid-traversal: there is no listing.
         assert_eq!(pager.finish().map(|_| ()).unwrap_err().code(), "invalid_state");

@@ -18,7 +18,7 @@ mod checks;
 use std::time::Duration;
 
 use checks::{AnnotationsSpec, CursorSpec, ItemForm, ItemSpec, PageSpec, Script, Shape, Step, Val};
-use mcplens::discovery::{Limits, ListKind};
+use mcplens::discovery::{Limits, ListKind, RepeatedCursors};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use serde_json::Value;
@@ -183,21 +183,33 @@ fn step(kind: ListKind) -> BoxedStrategy<Step> {
 
 fn script() -> impl Strategy<Value = Script> {
     kind().prop_flat_map(|kind| {
-        let limits =
-            (1u32..8, prop_oneof![0usize..24, Just(10_000)], prop_oneof![0usize..6000, Just(1_000_000)], 1u64..5000)
-                .prop_map(|(max_pages, max_items, max_bytes, ms)| Limits {
-                    max_pages,
-                    max_items,
-                    max_bytes,
-                    deadline: Duration::from_millis(ms),
-                });
+        let bounds =
+            (1u32..8, prop_oneof![0usize..24, Just(10_000)], prop_oneof![0usize..6000, Just(1_000_000)], 1u64..5000);
+        let cursors = (
+            prop_oneof![Just(RepeatedCursors::ByEra), Just(RepeatedCursors::Fail), Just(RepeatedCursors::Follow)],
+            prop_oneof![3 => Just(65_536usize), 1 => 1usize..12],
+        );
+        let limits = (bounds, cursors).prop_map(
+            |((max_pages, max_items, max_bytes, ms), (repeated_cursors, max_cursor_bytes))| Limits {
+                max_pages,
+                max_items,
+                max_bytes,
+                deadline: Duration::from_millis(ms),
+                repeated_cursors,
+                max_cursor_bytes,
+            },
+        );
+        let version = proptest::sample::select(vec!["", "2025-06-18", "2025-11-25", "2026-07-28"]);
         let steps = vec((step(kind), prop_oneof![4 => 0u32..8, 1 => 0u32..6000]), 0..10);
-        (Just(kind), limits, proptest::bool::weighted(0.95), steps).prop_map(|(kind, limits, capable, steps)| Script {
-            kind,
-            limits,
-            capable,
-            steps,
-        })
+        (Just(kind), limits, proptest::bool::weighted(0.95), version, steps).prop_map(
+            |(kind, limits, capable, protocol_version, steps)| Script {
+                kind,
+                limits,
+                capable,
+                protocol_version,
+                steps,
+            },
+        )
     })
 }
 
@@ -250,7 +262,13 @@ proptest! {
     #[test]
     fn generated_pages_follow_the_rules(kind in kind(), p in kind().prop_flat_map(page)) {
         // One generated page as the whole traversal (pages of the other kind's shape included).
-        let s = Script { kind, limits: Limits::default(), capable: true, steps: vec![(Step::Page(p), 1)] };
+        let s = Script {
+            kind,
+            limits: Limits::default(),
+            capable: true,
+            protocol_version: "",
+            steps: vec![(Step::Page(p), 1)],
+        };
         checks::run_script(&s);
     }
 

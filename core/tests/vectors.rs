@@ -47,49 +47,57 @@ struct Run {
 }
 
 /// Drives a pager over the canned `answers` (the shared answer format).
-fn drive(kind: ListKind, server: &str, caps: &Value, limits: Limits, start: Duration, answers: &[Value]) -> Run {
+/// One traversal over the answers; `version`: the negotiated protocol version (`""`: none).
+fn drive(
+    kind: ListKind,
+    server: &str,
+    (caps, version): (&Value, &str),
+    limits: Limits,
+    start: Duration,
+    answers: &[Value],
+) -> Run {
     let mut now = start;
     let texts: Vec<Option<String>> = answers.iter().map(|a| a.get("synth").map(|s| synth(kind, s))).collect();
     let mut requests = Vec::new();
     let mut used = 0usize;
     let mut out_of_answers = false;
-    let result =
-        Pager::new(kind, server, has_resources_capability(&caps.to_string()), limits, now).and_then(|mut p| {
-            while let Some(req) = p.next_request() {
-                let mut r = json!({"method": req.method});
-                if let Some(params) = req.params_json() {
-                    r["params"] = serde_json::from_str(&params).unwrap();
-                }
-                requests.push(r);
-                let Some(a) = answers.get(used) else {
-                    out_of_answers = true;
-                    return p.finish();
-                };
-                if let Some(ms) = a.get("atMs").and_then(Value::as_u64) {
-                    now = Duration::from_millis(ms);
-                }
-                let outcome = if let Some(page) = a.get("page") {
-                    Outcome::Page(page.as_str().expect("page is JSON text"))
-                } else if a.get("synth").is_some() {
-                    Outcome::Page(texts[used].as_deref().unwrap())
-                } else if let Some(e) = a.get("rpcError") {
-                    Outcome::RpcError { code: e["code"].as_i64().unwrap() }
-                } else if a.get("transport").is_some() {
-                    Outcome::Transport
-                } else if a.get("timedOut").is_some() {
-                    Outcome::TimedOut
-                } else if a.get("malformed").is_some() {
-                    Outcome::Malformed
-                } else {
-                    panic!("unknown answer {a}");
-                };
-                used += 1;
-                if p.accept(outcome, now).is_err() {
-                    break;
-                }
+    let result = Pager::new(kind, server, has_resources_capability(&caps.to_string()), limits, now).and_then(|p| {
+        let mut p = p.with_protocol_version(version);
+        while let Some(req) = p.next_request() {
+            let mut r = json!({"method": req.method});
+            if let Some(params) = req.params_json() {
+                r["params"] = serde_json::from_str(&params).unwrap();
             }
-            p.finish()
-        });
+            requests.push(r);
+            let Some(a) = answers.get(used) else {
+                out_of_answers = true;
+                return p.finish();
+            };
+            if let Some(ms) = a.get("atMs").and_then(Value::as_u64) {
+                now = Duration::from_millis(ms);
+            }
+            let outcome = if let Some(page) = a.get("page") {
+                Outcome::Page(page.as_str().expect("page is JSON text"))
+            } else if a.get("synth").is_some() {
+                Outcome::Page(texts[used].as_deref().unwrap())
+            } else if let Some(e) = a.get("rpcError") {
+                Outcome::RpcError { code: e["code"].as_i64().unwrap() }
+            } else if a.get("transport").is_some() {
+                Outcome::Transport
+            } else if a.get("timedOut").is_some() {
+                Outcome::TimedOut
+            } else if a.get("malformed").is_some() {
+                Outcome::Malformed
+            } else {
+                panic!("unknown answer {a}");
+            };
+            used += 1;
+            if p.accept(outcome, now).is_err() {
+                break;
+            }
+        }
+        p.finish()
+    });
     Run { requests, used, answers: answers.len(), result, out_of_answers }
 }
 
@@ -111,7 +119,9 @@ fn run_case(case: &Value) -> Vec<String> {
     let start = Duration::from_millis(case["startMs"].as_u64().unwrap_or(0));
     let expect = &case["expect"];
     let answers = case["answers"].as_array().cloned().unwrap_or_default();
-    let Run { requests, used, result, out_of_answers, .. } = drive(kind, server, &caps, limits, start, &answers);
+    let version = case["protocolVersion"].as_str().unwrap_or_default();
+    let Run { requests, used, result, out_of_answers, .. } =
+        drive(kind, server, (&caps, version), limits, start, &answers);
     if out_of_answers {
         bad.push(format!("ran out of answers at request {}", used + 1));
     }
@@ -219,7 +229,7 @@ fn discovery_vectors() {
 fn traverse(kind: ListKind, server: &str, spec: &Value, now: Duration) -> Result<Listing, DiscoveryError> {
     let caps = spec.get("capabilities").cloned().unwrap_or(json!({"resources": {}}));
     let answers = spec["answers"].as_array().cloned().unwrap_or_default();
-    let run = drive(kind, server, &caps, Limits::default(), now, &answers);
+    let run = drive(kind, server, (&caps, ""), Limits::default(), now, &answers);
     assert!(!run.out_of_answers && run.used == run.answers, "{server}: answers do not match the requests");
     run.result
 }

@@ -43,7 +43,7 @@ def req(method=TL, cursor=None):
     return {"method": method} if cursor is None else {"method": method, "params": {"cursor": cursor}}
 
 
-def diag(requests, pages, items, dropped_fields=None, dropped_items=None, sanitized=0, ignored=0):
+def diag(requests, pages, items, dropped_fields=None, dropped_items=None, sanitized=0, ignored=0, repeated=0):
     return {
         "requests": requests,
         "pages": pages,
@@ -53,6 +53,7 @@ def diag(requests, pages, items, dropped_fields=None, dropped_items=None, saniti
         "droppedItems": dropped_items or {},
         "sanitizedStrings": sanitized,
         "ignoredKeys": ignored,
+        "repeatedCursors": repeated,
     }
 
 
@@ -187,6 +188,41 @@ fail("cycling_cursor", "a cursor equal to any earlier cursor fails, not only the
      [{"page": page([A], nextCursor="cur-a")}, {"page": page([B], nextCursor="cur-b")},
       {"page": page([C], nextCursor="cur-a")}],
      [req(), req(cursor="cur-a"), req(cursor="cur-b")], "repeated_cursor")
+# 2026-07-28: "clients MUST NOT make any determination based on cursor value other than whether a
+# non-null value was provided" — a repeat is followed; the bounds end the traversal.
+MODERN = "2026-07-28"
+ok("modern_repeated_cursor_is_followed", "on 2026-07-28 a repeated cursor is sent again (and counted); the server ends the list",
+   [{"page": page([A], nextCursor="same")}, {"page": page([B], nextCursor="same")}, {"page": page([C])}],
+   [req(), req(cursor="same"), req(cursor="same")], [EA, EB, EC],
+   diagnostics=diag(3, 3, [EA, EB, EC], repeated=1), protocolVersion=MODERN)
+ok("modern_repeated_empty_cursor_is_followed", "on 2026-07-28 a repeated \"\" cursor is followed too",
+   [{"page": page([A], nextCursor="")}, {"page": page([B], nextCursor="")}, {"page": page([C], nextCursor="")},
+    {"page": page([])}],
+   [req(), req(cursor=""), req(cursor=""), req(cursor="")], [EA, EB, EC],
+   diagnostics=diag(4, 4, [EA, EB, EC], repeated=2), protocolVersion=MODERN)
+fail("modern_repeating_cursor_ends_at_the_page_bound", "on 2026-07-28 a server that repeats its cursor forever is stopped by the page bound",
+     [{"page": page([A], nextCursor="loop")}, {"page": page([B], nextCursor="loop")}, {"page": page([C], nextCursor="loop")}],
+     [req(), req(cursor="loop"), req(cursor="loop")], "page_limit", limits={"maxPages": 3}, protocolVersion=MODERN)
+fail("modern_repeating_cursor_ends_at_the_item_bound", "on 2026-07-28 a repeating cursor is stopped by the item bound when that comes first",
+     [{"page": page([A, B], nextCursor="loop")}, {"page": page([A, B], nextCursor="loop")}],
+     [req(), req(cursor="loop")], "item_limit", limits={"maxItems": 3}, protocolVersion=MODERN)
+fail("modern_repeat_fails_when_the_host_says_so", "repeatedCursors: fail makes a 2026-07-28 repeat fail as on earlier revisions",
+     [{"page": page([A], nextCursor="same")}, {"page": page([B], nextCursor="same")}],
+     [req(), req(cursor="same")], "repeated_cursor", limits={"repeatedCursors": "fail"}, protocolVersion=MODERN)
+ok("legacy_repeat_followed_when_the_host_says_so", "repeatedCursors: follow makes an earlier revision follow a repeat",
+   [{"page": page([A], nextCursor="same")}, {"page": page([B], nextCursor="same")}, {"page": page([C])}],
+   [req(), req(cursor="same"), req(cursor="same")], [EA, EB, EC],
+   diagnostics=diag(3, 3, [EA, EB, EC], repeated=1), limits={"repeatedCursors": "follow"}, protocolVersion="2025-11-25")
+fail("legacy_repeat_fails_by_default", "on 2025-11-25 (and without a protocol version) a repeated cursor fails",
+     [{"page": page([A], nextCursor="same")}, {"page": page([B], nextCursor="same")}],
+     [req(), req(cursor="same")], "repeated_cursor", protocolVersion="2025-11-25")
+fail("cursor_over_the_length_bound", "a cursor longer than maxCursorBytes (64 KiB by default) is malformed: repeat detection keeps cursors",
+     [{"page": page([A], nextCursor="x" * 65537)}], [req()], "malformed_result")
+ok("cursor_at_the_length_bound", "a cursor of exactly maxCursorBytes UTF-8 bytes is sent",
+   [{"page": page([A], nextCursor="\u00e9" * 4)}, {"page": page([B])}], [req(), req(cursor="\u00e9" * 4)], [EA, EB],
+   limits={"maxCursorBytes": 8})
+fail("cursor_one_byte_over_a_set_bound", "maxCursorBytes counts UTF-8 bytes",
+     [{"page": page([A], nextCursor="\u00e9" * 4 + "x")}], [req()], "malformed_result", limits={"maxCursorBytes": 8})
 ok("null_cursor_ends", "nextCursor null ends the traversal",
    [{"page": page([A], nextCursor=None)}], [req()], [EA])
 ok("cursor_sent_byte_for_byte", "cursors are opaque: spaces, unicode and escapes are sent back exactly",

@@ -57,6 +57,7 @@ _Reason: TypeAlias = Literal["list_changed", "connection_closed", "configuration
 _Want: TypeAlias = Literal["current", "refresh", "force"]
 _Disposition: TypeAlias = Literal["committed", "confirming", "failed", "discarded", "ignored"]
 _Notifications: TypeAlias = Literal["unsolicited", "listening", "not_offered"]
+_RepeatedCursors: TypeAlias = Literal["by_era", "fail", "follow"]
 
 class McplensError(Exception):
     """Base class of every mcplens error."""
@@ -92,6 +93,8 @@ class Limits:
         max_items: int = 10_000,
         max_bytes: int = 1_000_000,
         deadline_seconds: float = 60.0,
+        repeated_cursors: _RepeatedCursors = "by_era",
+        max_cursor_bytes: int = 65_536,
     ) -> Limits: ...
     @property
     def max_pages(self) -> int: ...
@@ -101,6 +104,10 @@ class Limits:
     def max_bytes(self) -> int: ...
     @property
     def deadline_seconds(self) -> float: ...
+    @property
+    def repeated_cursors(self) -> _RepeatedCursors: ...
+    @property
+    def max_cursor_bytes(self) -> int: ...
     def __eq__(self, value: object, /) -> bool: ...
     def __ne__(self, value: object, /) -> bool: ...
 
@@ -120,7 +127,8 @@ class Request:
 class Pager:
     """The sans-IO pager: `next_request()` → send → `accept_*()` → … → `finish()`.
 
-    `now` is seconds on any monotonic clock (default: `time.monotonic()`).
+    `now` is seconds on any monotonic clock (default: `time.monotonic()`); `protocol_version` is the
+    revision the connection negotiated (it decides what a repeated cursor does by default).
     """
 
     def __new__(
@@ -131,6 +139,7 @@ class Pager:
         resources_capability: bool = True,
         limits: Limits | None = None,
         now: float | None = None,
+        protocol_version: str = "",
     ) -> Pager: ...
     @property
     def kind(self) -> _Kind: ...

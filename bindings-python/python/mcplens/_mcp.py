@@ -61,7 +61,12 @@ async def _traverse(
         err.code, err.server = "invalid_argument", server
         raise err
     pager = Pager(
-        kind, server, resources_capability=sdk.declares_resources(session), limits=limits, now=time.monotonic()
+        kind,
+        server,
+        resources_capability=sdk.declares_resources(session),
+        limits=limits,
+        now=time.monotonic(),
+        protocol_version=sdk.protocol_version(session),
     )
     while (request := pager.next_request()) is not None:
         with sdk.anyio.move_on_after(pager.remaining(time.monotonic())) as scope:

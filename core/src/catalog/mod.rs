@@ -37,8 +37,8 @@ mod refresher;
 mod visibility;
 
 pub use refresher::{
-    advertises_list_changed, listens_for_changes, Action, CallerId, Disposition, Epoch, Notifications, Outcome,
-    RefreshConfig, Refresher, TraversalError, TraversalId, Want, LISTEN_PROTOCOL_VERSION,
+    advertises_list_changed, Action, CallerId, Disposition, Epoch, Notifications, Outcome, RefreshConfig, Refresher,
+    TraversalError, TraversalId, Want,
 };
 pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL};
 

@@ -61,7 +61,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Catalog, CatalogError, Failure, ListChanged, Reason, Ticket};
 use crate::discovery::millis;
-use crate::discovery::{DiscoveryError, Listing};
+use crate::discovery::{DiscoveryError, Era, Listing, METHOD_NOT_FOUND};
 
 /// The refresher's settings (all optional in JSON: `{retryBaseMs, retryMaxMs, minTtlMs,
 /// shrinkMinItems}`).
@@ -250,21 +250,6 @@ pub enum Notifications {
     NotOffered,
 }
 
-/// The first protocol revision whose change notifications come only on `subscriptions/listen`.
-pub const LISTEN_PROTOCOL_VERSION: &str = "2026-07-28";
-
-/// The JSON-RPC code of a method the server does not have.
-const METHOD_NOT_FOUND: i64 = -32601;
-
-/// Does a negotiated `protocol_version` (`YYYY-MM-DD`) carry change notifications only on
-/// `subscriptions/listen` (2026-07-28 and later)? A version that is not a date is an older one.
-pub fn listens_for_changes(protocol_version: &str) -> bool {
-    let b = protocol_version.as_bytes();
-    let date = b.len() == 10
-        && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
-    date && protocol_version >= LISTEN_PROTOCOL_VERSION
-}
-
 /// Do the server's capabilities (its `initialize` or `server/discover` result's `capabilities`, as
 /// JSON text) advertise `resources.listChanged: true`?
 pub fn advertises_list_changed(capabilities_json: &str) -> bool {
@@ -417,10 +402,10 @@ impl Refresher {
         capabilities_json: &str,
     ) -> Option<Notifications> {
         let i = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch))?;
-        let notifications = match listens_for_changes(protocol_version) {
-            false => Notifications::Unsolicited,
-            true if advertises_list_changed(capabilities_json) => Notifications::Listening,
-            true => Notifications::NotOffered,
+        let notifications = match Era::of(protocol_version) {
+            Era::Legacy => Notifications::Unsolicited,
+            Era::Modern if advertises_list_changed(capabilities_json) => Notifications::Listening,
+            Era::Modern => Notifications::NotOffered,
         };
         self.slots[i].notifications = Some(notifications);
         Some(notifications)

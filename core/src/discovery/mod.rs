@@ -31,9 +31,7 @@
 mod item;
 mod page;
 
-use std::collections::hash_map::RandomState;
-use std::collections::BTreeMap;
-use std::hash::BuildHasher;
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -98,6 +96,59 @@ pub struct Limits {
     /// Time for the complete traversal (default 60 s); more than this fails.
     #[serde(rename = "deadlineMs", with = "millis")]
     pub deadline: Duration,
+    /// What a repeated cursor does (default [`RepeatedCursors::ByEra`]).
+    pub repeated_cursors: RepeatedCursors,
+    /// The longest `nextCursor` accepted, in UTF-8 bytes (default 65,536): a longer one is
+    /// `malformed_result`. It bounds what repeat detection keeps (at most [`KEPT_CURSORS`] cursors).
+    pub max_cursor_bytes: usize,
+}
+
+/// What a cursor equal to one already sent in the same traversal does (a [`Limits`] setting).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RepeatedCursors {
+    /// By the connection's protocol era ([`Pager::with_protocol_version`]): `Fail` on revisions up to
+    /// 2025-11-25, `Follow` on 2026-07-28 and later, whose spec forbids any determination from a
+    /// cursor's value beyond null or not. Without a protocol version: `Fail`.
+    #[default]
+    ByEra,
+    /// Fail the traversal with `repeated_cursor`.
+    Fail,
+    /// Send it again: the page, item, byte and time bounds end the traversal; each repeat is
+    /// counted in [`Diagnostics::repeated_cursors`].
+    Follow,
+}
+
+/// How many of the most recent cursors repeat detection compares with (exactly, never a hash).
+pub const KEPT_CURSORS: usize = 100;
+
+/// A protocol revision's era, as far as the client's rules differ by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Era {
+    /// Revisions up to 2025-11-25 (the `initialize` handshake).
+    Legacy,
+    /// 2026-07-28 and later: sessionless, `server/discover`, change notifications on
+    /// `subscriptions/listen`, cursors followed whatever their value.
+    Modern,
+}
+
+impl Era {
+    /// The first revision of the modern era.
+    pub const MODERN_FROM: &'static str = "2026-07-28";
+
+    /// The era of a negotiated `protocol_version` (`YYYY-MM-DD`); a version that is not a date
+    /// (or none: `""`) is legacy.
+    pub fn of(protocol_version: &str) -> Era {
+        let b = protocol_version.as_bytes();
+        let date = b.len() == 10
+            && b.iter().enumerate().all(|(i, c)| if i == 4 || i == 7 { *c == b'-' } else { c.is_ascii_digit() });
+        if date && protocol_version >= Era::MODERN_FROM {
+            Era::Modern
+        } else {
+            Era::Legacy
+        }
+    }
 }
 
 pub(crate) mod millis {
@@ -116,18 +167,29 @@ pub(crate) mod millis {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_pages: 100, max_items: 10_000, max_bytes: 1_000_000, deadline: Duration::from_secs(60) }
+        Limits {
+            max_pages: 100,
+            max_items: 10_000,
+            max_bytes: 1_000_000,
+            deadline: Duration::from_secs(60),
+            repeated_cursors: RepeatedCursors::ByEra,
+            max_cursor_bytes: 65_536,
+        }
     }
 }
 
 impl Limits {
-    /// Checks the limits themselves: at least one page and a non-zero deadline.
+    /// Checks the limits themselves: at least one page, a non-zero deadline, a cursor bound of at
+    /// least one byte.
     pub fn validate(&self) -> Result<(), &'static str> {
         if self.max_pages == 0 {
             return Err("max_pages must be at least 1");
         }
         if self.deadline.is_zero() {
             return Err("the deadline must be greater than zero");
+        }
+        if self.max_cursor_bytes == 0 {
+            return Err("max_cursor_bytes must be at least 1");
         }
         Ok(())
     }
@@ -210,6 +272,8 @@ pub struct Diagnostics {
     pub sanitized_strings: u64,
     /// Item keys outside the projection (`_meta`, `icons`, unknown keys) left out.
     pub ignored_keys: u64,
+    /// Cursors followed although already sent ([`RepeatedCursors::Follow`]).
+    pub repeated_cursors: u32,
 }
 
 /// A complete traversal's result.
@@ -437,9 +501,11 @@ pub struct Pager {
     support: Support,
     /// The cursor to send next (`None` on page 1).
     cursor: Option<String>,
-    /// Hashes of every cursor sent so far: repeats are detected without keeping the cursors.
-    sent: Vec<(usize, u64)>,
-    hasher: RandomState,
+    /// The most recent distinct cursors sent (at most [`KEPT_CURSORS`], each within
+    /// `max_cursor_bytes`), compared exactly.
+    sent: VecDeque<String>,
+    /// The connection's era ([`Pager::with_protocol_version`]).
+    era: Era,
     /// Items counted against `max_items` (servers' array lengths).
     seen_items: usize,
     items: Vec<Item>,
@@ -472,14 +538,21 @@ impl Pager {
             state: if resources_capability { State::Ready } else { State::Done },
             support: if resources_capability { Support::Listed } else { Support::NoCapability },
             cursor: None,
-            sent: Vec::new(),
-            hasher: RandomState::new(),
+            sent: VecDeque::new(),
+            era: Era::Legacy,
             seen_items: 0,
             items: Vec::new(),
             ttl_ms: None,
             cache_scope: None,
             diagnostics: Diagnostics::default(),
         })
+    }
+
+    /// The protocol revision the connection negotiated: it decides what a repeated cursor does
+    /// under [`RepeatedCursors::ByEra`] (the default). Without it the pager applies the legacy rule.
+    pub fn with_protocol_version(mut self, protocol_version: &str) -> Pager {
+        self.era = Era::of(protocol_version);
+        self
     }
 
     /// Which list this pager reads.
@@ -634,11 +707,22 @@ impl Pager {
         self.diagnostics.items += self.items.len() - before;
         self.diagnostics.pages += 1;
 
-        // 4. Cursor rules: end, repeat, page bound.
+        // 4. Cursor rules: end, length, repeat, page bound.
         let Some(cursor) = next else { return Ok(true) };
-        let key = (cursor.len(), self.hasher.hash_one(cursor.as_bytes()));
-        if self.sent.contains(&key) {
-            return Err(DiscoveryError::RepeatedCursor { server: self.server.clone(), list: self.kind });
+        if cursor.len() > self.limits.max_cursor_bytes {
+            return Err(self.malformed("nextCursor is longer than the cursor bound (maxCursorBytes)"));
+        }
+        let repeated = self.sent.contains(&cursor);
+        if repeated {
+            let follow = match self.limits.repeated_cursors {
+                RepeatedCursors::ByEra => self.era == Era::Modern,
+                RepeatedCursors::Fail => false,
+                RepeatedCursors::Follow => true,
+            };
+            if !follow {
+                return Err(DiscoveryError::RepeatedCursor { server: self.server.clone(), list: self.kind });
+            }
+            self.diagnostics.repeated_cursors += 1;
         }
         if self.diagnostics.requests >= self.limits.max_pages {
             return Err(DiscoveryError::PageLimit {
@@ -647,7 +731,12 @@ impl Pager {
                 max: self.limits.max_pages,
             });
         }
-        self.sent.push(key);
+        if !repeated {
+            if self.sent.len() == KEPT_CURSORS {
+                self.sent.pop_front();
+            }
+            self.sent.push_back(cursor.clone());
+        }
         self.cursor = Some(cursor);
         Ok(false)
     }

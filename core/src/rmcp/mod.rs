@@ -116,7 +116,8 @@ pub async fn list(
 ) -> Result<Listing, DiscoveryError> {
     let start = tokio::time::Instant::now();
     let eligible = declares_resources(peer);
-    let mut pager = Pager::new(kind, server, eligible, limits, Duration::ZERO)?;
+    let version = peer.peer_info().map(|info| info.protocol_version.as_str().to_owned()).unwrap_or_default();
+    let mut pager = Pager::new(kind, server, eligible, limits, Duration::ZERO)?.with_protocol_version(&version);
     while let Some(request) = pager.next_request() {
         let remaining = pager.remaining(start.elapsed());
         let fetched = fetch_page(peer, kind, request.cursor, remaining).await;
