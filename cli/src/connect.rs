@@ -326,17 +326,22 @@ async fn connect_http(
                 continue;
             }
         }
-        let name = reqwest::header::HeaderName::from_bytes(name.as_bytes())
+        let name = http::HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| usage(format!("invalid header name \"{}\"", mcplens::sanitize::label(name))))?;
-        let value = reqwest::header::HeaderValue::from_str(value)
-            .map_err(|_| usage(format!("invalid value for header \"{name}\"")))?;
+        let value =
+            http::HeaderValue::from_str(value).map_err(|_| usage(format!("invalid value for header \"{name}\"")))?;
         custom.insert(name, value);
     }
     if !custom.is_empty() {
         config = config.custom_headers(custom);
     }
+    // Trust is read for https:// only: a broken SSL_CERT_FILE does not stop a plain-HTTP session
+    // (redirects keep the origin, so the scheme never changes).
+    let https = url::Url::parse(url).is_ok_and(|u| u.scheme() == "https");
+    let extra = if https { crate::tls::ssl_cert_file() } else { None };
+    let tls = crate::tls::client_config(extra.as_deref()).map_err(|e| usage(e.to_string()))?;
     let transport = Counting {
-        inner: StreamableHttpClientTransport::with_client(crate::http::KeepAlive::new(), config),
+        inner: StreamableHttpClientTransport::with_client(crate::http::KeepAlive::new(tls), config),
         counter: counter.clone(),
     };
     match handshake(transport, start).await {
@@ -383,11 +388,12 @@ fn describe_init_error(e: &ClientInitializeError, who: &str, request: &str) -> S
             format!("{who} closed the connection during the handshake")
         }
         ClientInitializeError::TransportError { error, .. } => {
-            // The error and its causes (e.g. reqwest's "error sending request" → "Connection
-            // refused"), without rmcp's transport type name; sanitized and cut, since an HTTP
-            // error may quote the server.
+            // The error and its causes (e.g. "could not connect" → "tcp connect error" →
+            // "Connection refused", or → "invalid peer certificate: UnknownIssuer"), without
+            // rmcp's transport type name; sanitized and cut, since an HTTP error may quote the
+            // server.
             let mut detail = error.error.to_string();
-            let mut source = match error.error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+            let mut source = match error.error.downcast_ref::<StreamableHttpError<crate::http::HttpError>>() {
                 Some(StreamableHttpError::Client(e)) => e.source(),
                 _ => error.error.source(),
             };

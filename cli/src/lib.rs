@@ -23,9 +23,11 @@ mod connect;
 mod events;
 mod http;
 mod progress;
+mod proxy;
 mod report;
 mod serve;
 mod table;
+mod tls;
 
 use connect::{ConnectError, Connection, Endpoint, Protocol, RequestCounter};
 use progress::Progress;
@@ -436,7 +438,7 @@ impl Target {
         }
         let (endpoint, default_name) = match &self.url {
             Some(url) => {
-                let parsed = reqwest::Url::parse(url).map_err(|e| Stop::usage(format!("--url: {e}")))?;
+                let parsed = url::Url::parse(url).map_err(|e| Stop::usage(format!("--url: {e}")))?;
                 if !matches!(parsed.scheme(), "http" | "https") {
                     return Err(Stop::usage("--url must be an http:// or https:// URL"));
                 }
@@ -547,8 +549,6 @@ where
             return if e.use_stderr() { exit::USAGE } else { exit::OK };
         }
     };
-    // reqwest is built without a default TLS provider; use ring (no C toolchain beyond cc).
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {

@@ -625,8 +625,53 @@ async fn serve_http(options: Options) -> String {
 /// Serves `options` over streamable HTTP on 127.0.0.1; returns the URL and the number of TCP
 /// connections accepted so far.
 async fn serve_http_counting(options: Options) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    let served = serve(options, None).await;
+    (format!("http://{}/mcp", served.addr), served.connections)
+}
+
+/// A self-signed certificate for `names`, made now: (DER, private key, PEM).
+fn certificate(
+    names: &[&str],
+) -> (rustls::pki_types::CertificateDer<'static>, rustls::pki_types::PrivateKeyDer<'static>, String) {
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let made = rcgen::generate_simple_self_signed(names).unwrap();
+    let pem = made.cert.pem();
+    (made.cert.der().clone(), made.signing_key.into(), pem)
+}
+
+/// Serves `options` over streamable HTTP with TLS on 127.0.0.1, with a self-signed certificate
+/// for `names` made now; returns the URL, the TCP connection count and the certificate (PEM).
+async fn serve_https(options: Options, names: &[&str]) -> (String, Arc<std::sync::atomic::AtomicUsize>, String) {
+    let (der, key, pem) = certificate(names);
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![der], key)
+        .unwrap();
+    let served = serve(options, Some(tokio_rustls::TlsAcceptor::from(Arc::new(config)))).await;
+    (format!("https://{}/mcp", served.addr), served.connections, pem)
+}
+
+/// A server started by [`serve`].
+struct Served {
+    addr: std::net::SocketAddr,
+    /// TCP connections accepted so far.
+    connections: Arc<std::sync::atomic::AtomicUsize>,
+    /// What it did as a proxy: "CONNECT <authority>" or "<method> <absolute URI>", each followed
+    /// by the `Proxy-Authorization` it came with, if any.
+    proxied: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+/// Serves `options` over streamable HTTP (over TLS with `tls`) on 127.0.0.1 at `/mcp`, and
+/// redirects: `/old` → 307 `/mcp`, `/moved` → 308 `/mcp`, `/loop` → 307 `/loop`, `/away` → 307
+/// to the same server under another origin (`localhost`), `/found` → 302 `/mcp`. It is an HTTP
+/// proxy too: `CONNECT` opens a tunnel to the authority asked for, and an absolute-form request
+/// is answered as if it came straight (whatever its host).
+async fn serve(options: Options, tls: Option<tokio_rustls::TlsAcceptor>) -> Served {
+    use http_body_util::BodyExt;
     use hyper_util::rt::TokioIo;
-    use hyper_util::service::TowerToHyperService;
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -637,28 +682,112 @@ async fn serve_http_counting(options: Options) -> (String, Arc<std::sync::atomic
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let away: Arc<str> = format!("{scheme}://localhost:{}/mcp", addr.port()).into();
     let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let accepted = connections.clone();
+    let proxied = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = proxied.clone();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             // As asyncio, Node and most servers do; without it each response on a reused
             // connection waits for the client's delayed ACK.
             let _ = stream.set_nodelay(true);
-            let service = TowerToHyperService::new(service.clone());
+            let (service, away, log) = (service.clone(), away.clone(), log.clone());
+            let handler = hyper::service::service_fn(move |request: hyper::Request<hyper::body::Incoming>| {
+                let (service, away, log) = (service.clone(), away.clone(), log.clone());
+                async move {
+                    let auth = request.headers().get("proxy-authorization").map(|v| v.to_str().unwrap().to_owned());
+                    if request.method() == hyper::Method::CONNECT {
+                        let authority = request.uri().authority().unwrap().to_string();
+                        log.lock().unwrap().push(format!("CONNECT {authority} {auth:?}"));
+                        tokio::spawn(async move {
+                            let upgraded = hyper::upgrade::on(request).await.unwrap();
+                            let mut target = tokio::net::TcpStream::connect(authority).await.unwrap();
+                            let _ = tokio::io::copy_bidirectional(&mut TokioIo::new(upgraded), &mut target).await;
+                        });
+                        let empty = http_body_util::Full::new(hyper::body::Bytes::new()).boxed();
+                        return Ok(hyper::Response::new(empty));
+                    }
+                    if request.uri().scheme().is_some() {
+                        log.lock().unwrap().push(format!("{} {} {auth:?}", request.method(), request.uri()));
+                    }
+                    let redirect = match request.uri().path() {
+                        "/old" => Some((307, "/mcp")),
+                        "/moved" => Some((308, "/mcp")),
+                        "/loop" => Some((307, "/loop")),
+                        "/away" => Some((307, &*away)),
+                        "/found" => Some((302, "/mcp")),
+                        _ => None,
+                    };
+                    let response = match redirect {
+                        Some((status, location)) => hyper::Response::builder()
+                            .status(status)
+                            .header("location", location)
+                            .body(http_body_util::Full::new(hyper::body::Bytes::new()).boxed())
+                            .unwrap(),
+                        None => service.handle(request).await,
+                    };
+                    Ok::<_, std::convert::Infallible>(response)
+                }
+            });
+            let tls = tls.clone();
             tokio::spawn(async move {
-                let _ =
-                    hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await;
+                let http = hyper::server::conn::http1::Builder::new();
+                match tls {
+                    None => {
+                        let _ = http.serve_connection(TokioIo::new(stream), handler).with_upgrades().await;
+                    }
+                    Some(tls) => {
+                        if let Ok(stream) = tls.accept(stream).await {
+                            let _ = http.serve_connection(TokioIo::new(stream), handler).await;
+                        }
+                    }
+                }
             });
         }
     });
-    (format!("http://{addr}/mcp"), connections)
+    Served { addr, connections, proxied }
+}
+
+/// The binary with `args` and `env`; `SSL_CERT_FILE` and the proxy variables are unset unless
+/// `env` sets them.
+async fn run_async_env(args: &[&str], env: &[(&str, &str)]) -> Run {
+    let mut command = tokio::process::Command::new(mcplens_bin());
+    command.args(args).env("COLUMNS", "100").env_remove("SSL_CERT_FILE").kill_on_drop(true);
+    for proxy in ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"] {
+        command.env_remove(proxy).env_remove(proxy.to_lowercase());
+    }
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    Run::from(tokio::time::timeout(Duration::from_secs(60), command.output()).await.expect("mcplens finished").unwrap())
 }
 
 async fn run_async(args: &[&str]) -> Run {
-    let output =
-        tokio::process::Command::new(mcplens_bin()).args(args).env("COLUMNS", "100").kill_on_drop(true).output();
-    Run::from(tokio::time::timeout(Duration::from_secs(60), output).await.expect("mcplens finished").unwrap())
+    run_async_env(args, &[]).await
+}
+
+/// A file in the temporary directory, removed on drop.
+struct TempFile(PathBuf);
+
+impl TempFile {
+    fn new(name: &str, contents: &str) -> TempFile {
+        let path = std::env::temp_dir().join(format!("mcplens-cli-test-{}-{name}", std::process::id()));
+        std::fs::write(&path, contents).unwrap();
+        TempFile(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().unwrap()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -696,6 +825,154 @@ async fn url_reuses_keep_alive_connections() {
         // DELETE, all on one connection (no standalone GET stream is opened).
         let n = connections.load(std::sync::atomic::Ordering::SeqCst);
         assert_eq!(n, 1, "{n} TCP connections for {templates} + 30 pages: requests did not reuse one connection");
+    }
+}
+
+/// HTTPS end to end: a certificate made now for 127.0.0.1 and localhost, trusted through
+/// `SSL_CERT_FILE` (added to the bundled roots); a session keeps one TLS connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_https_trusts_ssl_cert_file() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let served = options(&["--templates", "5", "--resources", "3", "--page-size", "2"]);
+    let (url, connections, pem) = serve_https(served, &["127.0.0.1", "localhost"]).await;
+    let ca = TempFile::new("trusted.pem", &pem);
+    let trust = [("SSL_CERT_FILE", ca.path())];
+
+    let r = run_async_env(&["templates", "--url", &url], &trust).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.stdout.lines().count(), 6, "{r:?}");
+    assert!(r.stdout.lines().nth(1).unwrap().starts_with("test-server "), "{r:?}");
+    assert!(r.stderr.contains("5 resource templates from server \"test-server\" (3 pages"), "{r:?}");
+
+    let r = run_async_env(&["templates", "--json", "--server", "web", "--url", &url], &trust).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    let expected = core_tool_output(&options(&["--templates", "5", "--page-size", "2"]), "web", "{}");
+    assert_eq!(r.stdout.trim_end(), expected);
+
+    let before = connections.load(SeqCst);
+    let r = run_async_env(&["check", "--url", &url, "-H", "Authorization: Bearer t0ken"], &trust).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert!(r.stdout.contains("resources/list: ok — 3 resources kept, 2 pages"), "{r:?}");
+    let n = connections.load(SeqCst) - before;
+    assert_eq!(n, 1, "{n} TLS connections for one session: requests did not reuse one connection");
+
+    // By name (SNI and a DNS name in the certificate), and through a same-origin redirect.
+    let by_name = url.replace("127.0.0.1", "localhost");
+    let r = run_async_env(&["templates", "--json", "--url", &by_name.replace("/mcp", "/old")], &trust).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.json()["total"], 5, "{r:?}");
+}
+
+/// A certificate nobody vouches for fails the connection with `transport_error` (exit 3), named
+/// as a certificate problem — also when `SSL_CERT_FILE` trusts another certificate, or the
+/// trusted certificate is for another name. A broken `SSL_CERT_FILE` is a usage error for
+/// https:// URLs (exit 2) and is not read for http:// ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_https_refuses_an_untrusted_certificate() {
+    let served = options(&["--templates", "2"]);
+    let (url, _, _) = serve_https(served.clone(), &["127.0.0.1"]).await;
+    let prefix = "error: transport_error: the transport to server \"127.0.0.1\" failed during the handshake: ";
+
+    let r = run_async_env(&["templates", "--url", &url], &[]).await;
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_eq!(r.stdout, "", "{r:?}");
+    assert!(r.stderr.starts_with(prefix), "{r:?}");
+    assert!(r.stderr.contains("invalid peer certificate: UnknownIssuer"), "{r:?}");
+
+    let r = run_async_env(&["check", "--json", "--url", &url], &[]).await;
+    assert_eq!(r.code, 3, "{r:?}");
+    assert_eq!(r.json()["error"]["code"], "transport_error", "{r:?}");
+    assert!(r.json()["error"]["message"].as_str().unwrap().contains("invalid peer certificate"), "{r:?}");
+
+    // Trusting another certificate does not trust this one (the same issuer name, another key:
+    // rustls says BadSignature).
+    let other = TempFile::new("other.pem", &certificate(&["127.0.0.1"]).2);
+    let r = run_async_env(&["templates", "--url", &url], &[("SSL_CERT_FILE", other.path())]).await;
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.starts_with(prefix), "{r:?}");
+    assert!(r.stderr.contains("invalid peer certificate: BadSignature"), "{r:?}");
+
+    // A trusted certificate for another name.
+    let (elsewhere, _, elsewhere_pem) = serve_https(served, &["mcp.example"]).await;
+    let ca = TempFile::new("elsewhere.pem", &elsewhere_pem);
+    let r = run_async_env(&["templates", "--url", &elsewhere], &[("SSL_CERT_FILE", ca.path())]).await;
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.starts_with(prefix), "{r:?}");
+    assert!(r.stderr.contains("invalid peer certificate"), "{r:?}");
+    assert!(!r.stderr.contains("UnknownIssuer"), "{r:?}");
+
+    // SSL_CERT_FILE fails closed.
+    let empty = TempFile::new("empty.pem", "no certificate here\n");
+    for (file, reason) in [
+        ("/nonexistent/ca.pem", "error: invalid_argument: SSL_CERT_FILE \"/nonexistent/ca.pem\": No such file"),
+        (empty.path(), "holds no usable PEM certificate"),
+    ] {
+        let r = run_async_env(&["templates", "--url", &url], &[("SSL_CERT_FILE", file)]).await;
+        assert_eq!(r.code, 2, "{r:?}");
+        assert!(r.stderr.contains(reason), "{r:?}");
+    }
+    let plain = serve_http(options(&["--templates", "2"])).await;
+    let r = run_async_env(&["templates", "--url", &plain], &[("SSL_CERT_FILE", "/nonexistent/ca.pem")]).await;
+    assert_eq!(r.code, 0, "{r:?}");
+}
+
+/// The environment's proxy is used: https:// through a `CONNECT` tunnel (TLS end to end),
+/// http:// in absolute form, both with the proxy's credentials; `NO_PROXY` goes around it; a
+/// proxy scheme other than http:// fails with a message saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_goes_through_the_environments_proxy() {
+    let proxy = serve(options(&["--templates", "2"]), None).await;
+    let proxy_url = format!("http://user:pw@{}", proxy.addr);
+    let credentials = "Some(\"Basic dXNlcjpwdw==\")"; // user:pw
+
+    // Nothing listens on port 1: only the proxy can answer.
+    let r =
+        run_async_env(&["templates", "--json", "--url", "http://localhost:1/mcp"], &[("HTTP_PROXY", &proxy_url)]).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.json()["total"], 2, "{r:?}");
+    let seen = std::mem::take(&mut *proxy.proxied.lock().unwrap());
+    assert!(seen.iter().any(|s| s == &format!("POST http://localhost:1/mcp {credentials}")), "{seen:?}");
+    assert!(seen.iter().all(|s| s.ends_with(credentials)), "{seen:?}");
+
+    let (url, _, pem) = serve_https(options(&["--templates", "3"]), &["localhost"]).await;
+    let url = url.replace("127.0.0.1", "localhost");
+    let authority = url.trim_start_matches("https://").trim_end_matches("/mcp").to_owned();
+    let ca = TempFile::new("proxied.pem", &pem);
+    let env = [("HTTPS_PROXY", proxy_url.as_str()), ("SSL_CERT_FILE", ca.path())];
+    let r = run_async_env(&["templates", "--json", "--url", &url], &env).await;
+    assert_eq!(r.code, 0, "{r:?}");
+    assert_eq!(r.json()["total"], 3, "{r:?}");
+    let seen = std::mem::take(&mut *proxy.proxied.lock().unwrap());
+    assert_eq!(seen, [format!("CONNECT {authority} {credentials}")], "one tunnel for the session");
+
+    let env = [("HTTPS_PROXY", "http://127.0.0.1:9"), ("NO_PROXY", "localhost"), ("SSL_CERT_FILE", ca.path())];
+    let r = run_async_env(&["templates", "--json", "--url", &url], &env).await;
+    assert_eq!(r.code, 0, "{r:?}");
+
+    let env = [("HTTPS_PROXY", "socks5://127.0.0.1:9"), ("SSL_CERT_FILE", ca.path())];
+    let r = run_async_env(&["templates", "--url", &url], &env).await;
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("proxy scheme \"socks5\" is not supported (only http:// proxies)"), "{r:?}");
+}
+
+/// Redirects: same-origin 307 and 308 are followed (method, body and headers kept), at most 10;
+/// a redirect to another origin or a 302 is not followed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn url_follows_same_origin_307_and_308_only() {
+    let url = serve_http(options(&["--templates", "3", "--page-size", "1"])).await;
+    for path in ["/old", "/moved"] {
+        let r = run_async(&["templates", "--json", "--url", &url.replace("/mcp", path), "-H", "X-Test: 1"]).await;
+        assert_eq!(r.code, 0, "{path}: {r:?}");
+        assert_eq!(r.json()["total"], 3, "{path}: {r:?}");
+    }
+    let r = run_async(&["templates", "--url", &url.replace("/mcp", "/loop")]).await;
+    assert_eq!(r.code, 3, "{r:?}");
+    assert!(r.stderr.contains("more than 10 redirects"), "{r:?}");
+    for (path, status) in [("/away", "307 Temporary Redirect"), ("/found", "302 Found")] {
+        let r = run_async(&["templates", "--url", &url.replace("/mcp", path)]).await;
+        assert_eq!(r.code, 3, "{path}: {r:?}");
+        assert!(r.stderr.starts_with("error: transport_error: "), "{path}: {r:?}");
+        assert!(r.stderr.contains(&format!("HTTP {status}")), "{path}: {r:?}");
     }
 }
 
