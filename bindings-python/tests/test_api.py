@@ -58,7 +58,7 @@ def test_limits_defaults_and_keywords() -> None:
     assert Limits(max_pages=3, deadline_seconds=1.5) == Limits(max_pages=3, deadline_seconds=1.5) != limits
     assert (limits.repeated_cursors, limits.max_cursor_bytes) == ("by_era", 65_536)
     assert repr(Limits(max_items=5)) == (
-        "Limits(max_pages=100, max_items=5, max_bytes=1000000, deadline_seconds=60.0, repeated_cursors=\"by_era\", "
+        'Limits(max_pages=100, max_items=5, max_bytes=1000000, deadline_seconds=60.0, repeated_cursors="by_era", '
         "max_cursor_bytes=65536)"
     )
     assert Limits(repeated_cursors="follow").repeated_cursors == "follow"
