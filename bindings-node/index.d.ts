@@ -194,6 +194,9 @@ export interface Completion {
 /** The version of the core (one version for every mcplens package). */
 export declare function coreVersion(): string
 
+/** Every stable error code, in the order of `docs/errors.md`. */
+export declare function errorCodes(): Array<string>
+
 /** Expands `template` (RFC 6570 level 4) with the values in `valuesJson` (an object). */
 export declare function expandTemplate(template: string, valuesJson: string): string
 

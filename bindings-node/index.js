@@ -844,6 +844,7 @@ module.exports.callListResourcesTool = nativeBinding.callListResourcesTool
 module.exports.catalogMatchUri = nativeBinding.catalogMatchUri
 module.exports.cliMain = nativeBinding.cliMain
 module.exports.coreVersion = nativeBinding.coreVersion
+module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.expandTemplate = nativeBinding.expandTemplate
 module.exports.hasResourcesCapability = nativeBinding.hasResourcesCapability
 module.exports.listResourcesToolSpec = nativeBinding.listResourcesToolSpec

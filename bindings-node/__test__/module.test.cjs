@@ -11,6 +11,7 @@ const API = [
   'RefreshTicket',
   'Refresher',
   'coreVersion',
+  'errorCodes',
   'hasResourcesCapability',
   'listResourceTemplates',
   'listResourceTemplatesTool',

@@ -8,7 +8,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { Catalog, McplensError, Refresher } from 'mcplens';
+import { Catalog, McplensError, Refresher, errorCodes } from 'mcplens';
 
 import { perDriver, traverse } from './replay.mjs';
 
@@ -114,4 +114,21 @@ test('listenFailed: bad input throws invalid_argument (it is never returned as t
   const e = machine.listenFailed('a', epoch, -32603, cause);
   assert.deepEqual([e.code, e.rpcCode, e.cause], ['server_error', -32603, cause]);
   assert.equal(machine.listenFailed('a', epoch, -32601, cause), 'not_offered');
+});
+
+test('errorCodes come from the core; a code handed back must be one of them', () => {
+  assert.equal(errorCodes.length, 21);
+  assert.deepEqual(errorCodes.slice(0, 3), ['malformed_result', 'repeated_cursor', 'page_limit']);
+  const catalog = new Catalog();
+  const machine = new Refresher(catalog);
+  machine.attach('a', true);
+  machine.request('a', 'refresh');
+  const [{ traverse }] = machine.pollActions();
+  assert.throws(
+    () => machine.traversalFailed(traverse.traversal, { code: 'Transport_Error', message: 'no' }),
+    (e) => e instanceof McplensError && e.code === 'invalid_argument' && !e.message.includes('Transport_Error'),
+  );
+  assert.equal(machine.traversalFailed(traverse.traversal, { code: 'transport_error', message: 'the pipe broke' }), 'failed');
+  const other = new Catalog();
+  assert.throws(() => other.fail(other.beginRefresh('b'), { code: 'nope', message: 'no' }), (e) => e.code === 'invalid_argument' && e.server === 'b');
 });

@@ -100,7 +100,8 @@ export interface Listing<T extends ResourceTemplate | Resource = ResourceTemplat
   diagnostics: Diagnostics;
 }
 
-/** The stable error codes (the same in Rust, Python and Node; see `docs/errors.md`). */
+/** The stable error codes (the same in Rust, Python and Node; see `docs/errors.md`; the core's
+ * `ErrorCode`, in its order: core/tests/error_codes.rs checks it, `errorCodes` lists them at run time). */
 export type ErrorCode =
   | 'malformed_result'
   | 'repeated_cursor'
@@ -120,8 +121,12 @@ export type ErrorCode =
   | 'match_limit'
   | 'io_error'
   | 'timeout'
+  | 'hook_failed'
   | 'export_failed'
-  | 'hook_failed';
+  | 'exporter_panicked';
+
+/** Every stable error code, from the core (`ErrorCode::ALL`). */
+export const errorCodes: readonly ErrorCode[] = Object.freeze(native.errorCodes() as ErrorCode[]);
 
 /** Every mcplens failure. The message names the server and the bound, never a cursor or server text. */
 export class McplensError extends Error {

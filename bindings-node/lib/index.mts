@@ -6,6 +6,7 @@ export {
   RefreshTicket,
   Refresher,
   coreVersion,
+  errorCodes,
   hasResourcesCapability,
   listResourceTemplates,
   listResourceTemplatesTool,

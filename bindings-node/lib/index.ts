@@ -12,6 +12,7 @@ export {
   McplensError,
   Pager,
   coreVersion,
+  errorCodes,
   hasResourcesCapability,
   listResourceTemplates,
   listResources,

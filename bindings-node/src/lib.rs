@@ -38,7 +38,7 @@ impl AsRef<str> for Code {
 pub type Result<T> = std::result::Result<T, Error<Code>>;
 
 fn discovery_error(e: DiscoveryError) -> Error<Code> {
-    Error::new(Code(e.code()), e.to_string())
+    Error::new(Code(e.code().as_str()), e.to_string())
 }
 
 fn invalid_argument(server: &str, reason: &str) -> Error<Code> {
@@ -281,14 +281,25 @@ impl From<catalog::Completion> for Completion {
 }
 
 fn catalog_error(e: CatalogError) -> Error<Code> {
-    Error::new(Code(e.code()), e.to_string())
+    Error::new(Code(e.code().as_str()), e.to_string())
 }
 
 fn tool_error(e: ToolError) -> Error<Code> {
-    Error::new(Code(e.code()), e.to_string())
+    Error::new(Code(e.code().as_str()), e.to_string())
 }
 
 /// A snake_case wire name of a core enum (`"refresh_now"`, `"ok"`, …).
+/// A stable error code the host passes back (a failure it got from this package).
+fn error_code(server: &str, code: &str) -> Result<mcplens::ErrorCode> {
+    code.parse().map_err(|_| invalid_argument(server, "`code` must be one of mcplens' error codes (errorCodes())"))
+}
+
+/// Every stable error code, in the order of `docs/errors.md`.
+#[napi]
+pub fn error_codes() -> Vec<&'static str> {
+    mcplens::ErrorCode::ALL.iter().map(|c| c.as_str()).collect()
+}
+
 fn wire_name(value: impl serde::Serialize) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => s,
@@ -366,8 +377,9 @@ impl NativeCatalog {
     /// Records a failed refresh (`code` and `message` as the traversal's error gave them); the
     /// previous pair is kept.
     #[napi]
-    pub fn fail(&self, ticket: &NativeTicket, code: String, message: String) -> Completion {
-        self.inner.fail(&ticket.inner, Failure { code, message }).into()
+    pub fn fail(&self, ticket: &NativeTicket, code: String, message: String) -> Result<Completion> {
+        let code = error_code(ticket.inner.server(), &code)?;
+        Ok(self.inner.fail(&ticket.inner, Failure { code, message }).into())
     }
 
     /// Ends a refresh that will not complete (cancelled, or the host failed) without changing any

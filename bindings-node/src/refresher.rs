@@ -6,7 +6,9 @@ use mcplens::catalog::{Epoch, Failure, RefreshConfig, Refresher, TraversalError,
 use napi::bindgen_prelude::BigInt;
 use napi_derive::napi;
 
-use crate::{catalog_error, instant, invalid_argument, wire_name, JsonText, NativeCatalog, NativeListing, Result};
+use crate::{
+    catalog_error, error_code, instant, invalid_argument, wire_name, JsonText, NativeCatalog, NativeListing, Result,
+};
 
 /// The refresh state machine over a [`NativeCatalog`] (see `mcplens::catalog::Refresher`).
 #[napi]
@@ -30,7 +32,7 @@ impl NativeRefresher {
                 invalid_argument("", "refresh options must be {retryBaseMs, retryMaxMs, minTtlMs, shrinkMinItems}")
             })?,
         };
-        config.validate().map_err(|why| invalid_argument("", why))?;
+        config.validate().map_err(|why| invalid_argument("", &why.to_string()))?;
         let (_, seed, _) = seed.get_u64();
         Ok(NativeRefresher { inner: Refresher::new(catalog.inner.clone(), config, seed) })
     }
@@ -80,7 +82,7 @@ impl NativeRefresher {
             Ok(n) => n.map(|n| ListenFailure { notifications: Some(wire_name(n)), code: None, message: None }),
             Err(e) => Some(ListenFailure {
                 notifications: None,
-                code: Some(e.code().to_owned()),
+                code: Some(e.code().to_string()),
                 message: Some(e.to_string()),
             }),
         }
@@ -129,6 +131,7 @@ impl NativeRefresher {
         rpc_code: Option<i64>,
         now_ms: f64,
     ) -> Result<String> {
+        let code = error_code("", &code)?;
         self.report(traversal, Err(TraversalError::Failed { failure: Failure { code, message }, rpc_code }), now_ms)
     }
 

@@ -10,7 +10,7 @@ use napi_derive::napi;
 use crate::{tool_error, Code, JsonText, NativeCatalog, Result};
 
 fn template_error(e: TemplateError) -> Error<Code> {
-    Error::new(Code(e.code()), e.to_string())
+    Error::new(Code(e.code().as_str()), e.to_string())
 }
 
 /// Each variable of `template` as JSON text: `[{name, operator, explode, prefix}]`.

@@ -44,7 +44,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn tracking_error(e: TrackingError) -> Error<Code> {
-    Error::new(Code(e.code()), e.to_string())
+    Error::new(Code(e.code().as_str()), e.to_string())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -495,7 +495,7 @@ impl Task for Settle {
         let r = if self.shutdown { e.tracker.shutdown(self.timeout) } else { e.tracker.flush(self.timeout) };
         Ok(match r {
             Ok(()) => Settled { ok: true, code: None, message: None },
-            Err(err) => Settled { ok: false, code: Some(err.code().to_owned()), message: Some(err.to_string()) },
+            Err(err) => Settled { ok: false, code: Some(err.code().to_string()), message: Some(err.to_string()) },
         })
     }
 

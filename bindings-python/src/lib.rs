@@ -82,16 +82,16 @@ fn error<T: pyo3::PyTypeInfo>(
 }
 
 fn discovery_error(py: Python<'_>, e: &discovery::DiscoveryError) -> PyErr {
-    error::<DiscoveryError>(py, e.to_string(), e.code(), Some(e.server()), e.rpc_code())
+    error::<DiscoveryError>(py, e.to_string(), e.code().as_str(), Some(e.server()), e.rpc_code())
 }
 
 fn catalog_error(py: Python<'_>, e: &catalog::CatalogError) -> PyErr {
-    error::<CatalogError>(py, e.to_string(), e.code(), Some(e.server()), e.rpc_code())
+    error::<CatalogError>(py, e.to_string(), e.code().as_str(), Some(e.server()), e.rpc_code())
 }
 
 /// `server`: the name the input asked for, when it asked for one.
 fn tool_error(py: Python<'_>, e: &tool::ToolError, server: Option<&str>) -> PyErr {
-    error::<ToolError>(py, e.to_string(), e.code(), server, None)
+    error::<ToolError>(py, e.to_string(), e.code().as_str(), server, None)
 }
 
 /// Seconds → whole nanoseconds, rounded (so millisecond values convert exactly); `None` when
@@ -119,6 +119,16 @@ fn instant(py: Python<'_>, now: Option<f64>) -> PyResult<Duration> {
 
 fn pythonize<'py, T: serde::Serialize + ?Sized>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
     pythonize::pythonize(py, value).map_err(PyErr::from)
+}
+
+/// A stable error code the host passes back (a failure it got from this package).
+fn error_code(py: Python<'_>, server: &str, code: &str) -> PyResult<mcplens::ErrorCode> {
+    code.parse().map_err(|_| {
+        let _ = code; // host text: never echoed
+        let message = "invalid argument: `code` must be one of mcplens' error codes (ERROR_CODES)".to_owned();
+        let server = (!server.is_empty()).then_some(server);
+        error::<McplensError>(py, message, "invalid_argument", server, None)
+    })
 }
 
 /// A core enum's wire name (`"resource_templates"`, `"no_capability"`, ...).
@@ -173,7 +183,7 @@ impl PyLimits {
         let repeated_cursors = from_name(repeated_cursors)
             .ok_or_else(|| invalid("repeated_cursors must be \"by_era\", \"fail\" or \"follow\""))?;
         let inner = Limits { max_pages, max_items, max_bytes, deadline, repeated_cursors, max_cursor_bytes };
-        inner.validate().map_err(invalid)?;
+        inner.validate().map_err(|why| invalid(&why.to_string()))?;
         Ok(PyLimits { inner })
     }
 
@@ -574,7 +584,7 @@ struct PyFailure {
 }
 
 getters! { PyFailure, |s| {
-    code: &str = &s.inner.code;
+    code: &str = s.inner.code.as_str();
     message: &str = &s.inner.message;
 }}
 
@@ -696,8 +706,9 @@ impl PyCatalog {
     }
 
     /// Records a failed refresh (a stable code and mcplens' message); the previous pair is kept.
-    fn fail(&self, ticket: &PyTicket, code: String, message: String) -> PyCompletion {
-        self.inner.fail(&ticket.inner, catalog::Failure { code, message }).into()
+    fn fail(&self, py: Python<'_>, ticket: &PyTicket, code: String, message: String) -> PyResult<PyCompletion> {
+        let code = error_code(py, ticket.inner.server(), &code)?;
+        Ok(self.inner.fail(&ticket.inner, catalog::Failure { code, message }).into())
     }
 
     /// Ends a refresh that will not complete (cancelled, host failure) without changing data.
@@ -835,6 +846,8 @@ fn has_resources_capability(capabilities_json: &str) -> bool {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("__version__", mcplens::VERSION)?;
+    let codes: Vec<&str> = mcplens::ErrorCode::ALL.iter().map(|c| c.as_str()).collect();
+    m.add("ERROR_CODES", pyo3::types::PyTuple::new(py, codes)?)?;
     m.add("McplensError", py.get_type::<McplensError>())?;
     m.add("DiscoveryError", py.get_type::<DiscoveryError>())?;
     m.add("CatalogError", py.get_type::<CatalogError>())?;

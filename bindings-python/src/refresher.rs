@@ -52,7 +52,7 @@ impl PyRefreshConfig {
             min_ttl: seconds(min_ttl_seconds)?,
             shrink_min_items,
         };
-        inner.validate().map_err(invalid)?;
+        inner.validate().map_err(|why| invalid(&why.to_string()))?;
         Ok(PyRefreshConfig { inner })
     }
 
@@ -202,6 +202,7 @@ impl PyRefresher {
         rpc_code: Option<i64>,
         now: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let code = crate::error_code(py, "", &code)?;
         let failure = TraversalError::Failed { failure: Failure { code, message }, rpc_code };
         self.report(py, traversal, Err(failure), now)
     }

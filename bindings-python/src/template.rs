@@ -19,7 +19,7 @@ pyo3::create_exception!(
 );
 
 fn template_error(py: Python<'_>, e: &template::TemplateError) -> PyErr {
-    error::<TemplateError>(py, e.to_string(), e.code(), None, None)
+    error::<TemplateError>(py, e.to_string(), e.code().as_str(), None, None)
 }
 
 /// Each variable of `template`: `{"name", "operator", "explode", "prefix"}`, in order of appearance.

@@ -38,7 +38,7 @@ pyo3::create_exception!(
 );
 
 fn tracking_error(py: Python<'_>, e: &CoreError) -> PyErr {
-    let err = crate::error::<TrackingError>(py, e.to_string(), e.code(), None, None);
+    let err = crate::error::<TrackingError>(py, e.to_string(), e.code().as_str(), None, None);
     let set = || -> PyResult<()> {
         if let CoreError::Timeout { pending, .. } = e {
             err.value(py).setattr("pending", *pending)?;

@@ -223,3 +223,23 @@ def test_big_page_parses_off_the_gil() -> None:
     for t in threads:
         t.join()
     assert [len(listing) for listing in listings] == [5000] * 4
+
+
+def test_error_codes_come_from_the_core_and_a_code_handed_back_must_be_one() -> None:
+    codes = mcplens._core.ERROR_CODES
+    assert codes[:3] == ("malformed_result", "repeated_cursor", "page_limit")
+    assert len(codes) == len(set(codes)) == 21
+    catalog = mcplens._core.Catalog()
+    machine = mcplens.Refresher(catalog, seed=0)
+    machine.attach("a", True)
+    machine.request("a", "refresh")
+    (traverse,) = machine.poll_actions()
+    with pytest.raises(McplensError) as e:
+        machine.traversal_failed(traverse["traverse"]["traversal"], "Transport_Error", "no")
+    assert e.value.code == "invalid_argument"
+    assert "Transport_Error" not in str(e.value)
+    assert machine.traversal_failed(traverse["traverse"]["traversal"], "transport_error", "the pipe broke") == "failed"
+    other = mcplens._core.Catalog()
+    with pytest.raises(McplensError) as e:
+        other.fail(other.begin_refresh("b"), "nope", "no")
+    assert (e.value.code, e.value.server) == ("invalid_argument", "b")

@@ -183,7 +183,8 @@ fn list_report(limits: &Limits, t: Traversal) -> ListReport {
     let elapsed_ms = u64::try_from(t.elapsed.as_millis()).unwrap_or(u64::MAX);
     match t.result {
         Err(e) => {
-            let finding = Finding::new(Severity::Error, e.code(), None, format!("{e} — {}", consequence(e.code())));
+            let code = e.code().as_str();
+            let finding = Finding::new(Severity::Error, code, None, format!("{e} — {}", consequence(code)));
             ListReport {
                 list: method,
                 outcome: "failed",

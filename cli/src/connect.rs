@@ -6,6 +6,7 @@
 //! with our own text, and a stdio server's stderr is captured (never passed through) so the last
 //! lines can be shown, sanitized, when the server could not be reached.
 
+use mcplens::ErrorCode;
 use std::collections::HashMap;
 use std::error::Error as _;
 use std::process::Stdio;
@@ -35,7 +36,7 @@ pub enum Endpoint {
 /// A connection failure: the stable code and our own one-line explanation.
 #[derive(Debug)]
 pub struct ConnectError {
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
     /// The last lines a stdio server wrote to stderr, sanitized.
     pub stderr_tail: Vec<String>,
@@ -278,7 +279,7 @@ async fn connect_stdio(
     cmd.args(args).kill_on_drop(true);
     let (transport, stderr) =
         TokioChildProcess::builder(cmd).stderr(Stdio::piped()).spawn().map_err(|e| ConnectError {
-            code: "transport_error",
+            code: ErrorCode::TransportError,
             message: format!("could not start \"{}\": {e}", mcplens::sanitize::label(program)),
             stderr_tail: Vec::new(),
         })?;
@@ -316,7 +317,7 @@ async fn connect_http(
     start: &Start,
     counter: Arc<RequestCounter>,
 ) -> Result<Connection, ConnectError> {
-    let usage = |message: String| ConnectError { code: "invalid_argument", message, stderr_tail: Vec::new() };
+    let usage = |message: String| ConnectError { code: ErrorCode::InvalidArgument, message, stderr_tail: Vec::new() };
     let mut config = StreamableHttpClientTransportConfig::with_uri(url);
     let mut custom = HashMap::new();
     for (name, value) in headers {
@@ -353,17 +354,18 @@ async fn connect_http(
 async fn handshake<T>(
     transport: T,
     start: &Start,
-) -> Result<RunningService<RoleClient, ClientConfig>, (&'static str, String)>
+) -> Result<RunningService<RoleClient, ClientConfig>, (ErrorCode, String)>
 where
     T: Transport<RoleClient> + 'static,
 {
     let (config, lifecycle) = start.protocol.lifecycle();
     let who = &start.who;
     match tokio::time::timeout(start.timeout, config.serve_with_lifecycle(transport, lifecycle)).await {
-        Err(_) => {
-            Err(("deadline", format!("{who} did not complete the handshake within {} ms", start.timeout.as_millis())))
-        }
-        Ok(Err(e)) => Err(("transport_error", describe_init_error(&e, who, start.protocol.first_request()))),
+        Err(_) => Err((
+            ErrorCode::Deadline,
+            format!("{who} did not complete the handshake within {} ms", start.timeout.as_millis()),
+        )),
+        Ok(Err(e)) => Err((ErrorCode::TransportError, describe_init_error(&e, who, start.protocol.first_request()))),
         Ok(Ok(service)) => Ok(service),
     }
 }

@@ -395,14 +395,14 @@ impl From<ConnectError> for Stop {
             }
         }
         let exit = if e.code == "invalid_argument" { exit::USAGE } else { exit::CONNECT };
-        Stop { code: e.code, message, exit }
+        Stop { code: e.code.as_str(), message, exit }
     }
 }
 
 impl From<DiscoveryError> for Stop {
     fn from(e: DiscoveryError) -> Stop {
         let exit = if e.code() == "invalid_argument" { exit::USAGE } else { exit::FAILED };
-        Stop { code: e.code(), message: e.to_string(), exit }
+        Stop { code: e.code().as_str(), message: e.to_string(), exit }
     }
 }
 
@@ -432,7 +432,7 @@ impl Target {
             },
             max_cursor_bytes: self.max_cursor_bytes,
         };
-        limits.validate().map_err(Stop::usage)?;
+        limits.validate().map_err(|e| Stop::usage(e.to_string()))?;
         if self.connect_timeout_ms == 0 {
             return Err(Stop::usage("--connect-timeout-ms must be greater than zero"));
         }
@@ -605,7 +605,7 @@ impl NotListed {
     /// The failure as the listing tool reports it (under `failures`).
     fn failure(&self) -> Failure {
         match self {
-            NotListed::Connect(e) => Failure { code: e.code.to_owned(), message: e.message.clone() },
+            NotListed::Connect(e) => Failure { code: e.code, message: e.message.clone() },
             NotListed::Traversal(e) => Failure::from(e),
         }
     }
@@ -656,7 +656,7 @@ async fn list_command(target: &Target, kind: ListKind, json: bool, input: mcplen
             Ok(templates) => {
                 let resources = empty_resources(&plan.server, templates.support);
                 catalog.commit(&ticket, &resources, &templates, Duration::ZERO).map_err(|e| Stop {
-                    code: e.code(),
+                    code: e.code().as_str(),
                     message: e.to_string(),
                     exit: exit::FAILED,
                 })?;
@@ -668,7 +668,7 @@ async fn list_command(target: &Target, kind: ListKind, json: bool, input: mcplen
             }
         };
         let rendered = mcplens::tool::render(&catalog, &input).map_err(|e| Stop {
-            code: e.code(),
+            code: e.code().as_str(),
             message: e.to_string(),
             exit: if e.code() == "invalid_argument" { exit::USAGE } else { exit::FAILED },
         })?;

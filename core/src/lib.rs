@@ -18,6 +18,7 @@
 
 pub mod catalog;
 pub mod discovery;
+pub mod error;
 pub mod sanitize;
 pub mod template;
 pub mod tool;
@@ -28,6 +29,7 @@ pub mod rmcp;
 
 pub use catalog::Catalog;
 pub use discovery::{Diagnostics, DiscoveryError, Item, Limits, ListKind, Listing, Outcome, Pager, Request};
+pub use error::ErrorCode;
 
 /// The README's Rust quickstart, compiled and run as a doctest so it stays true.
 #[doc = include_str!("../../README.md")]

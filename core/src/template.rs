@@ -28,6 +28,7 @@
 //! `#`) keep the pct-encoded triplets that reserved expansion passes through; every other operator's
 //! values are pct-decoded.
 
+use crate::error::ErrorCode;
 use std::collections::HashMap;
 use std::fmt;
 use std::str::FromStr;
@@ -104,14 +105,14 @@ pub enum TemplateError {
 
 impl TemplateError {
     /// The stable code (see `docs/errors.md`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            TemplateError::InvalidTemplate { .. } => "invalid_uri_template",
-            TemplateError::InvalidValue { .. } => "invalid_value",
-            TemplateError::PrefixOnComposite { .. } => "prefix_on_composite",
-            TemplateError::OutputTooLarge { .. } => "output_too_large",
-            TemplateError::UriTooLong { .. } => "invalid_argument",
-            TemplateError::MatchLimit { .. } => "match_limit",
+            TemplateError::InvalidTemplate { .. } => ErrorCode::InvalidUriTemplate,
+            TemplateError::InvalidValue { .. } => ErrorCode::InvalidValue,
+            TemplateError::PrefixOnComposite { .. } => ErrorCode::PrefixOnComposite,
+            TemplateError::OutputTooLarge { .. } => ErrorCode::OutputTooLarge,
+            TemplateError::UriTooLong { .. } => ErrorCode::InvalidArgument,
+            TemplateError::MatchLimit { .. } => ErrorCode::MatchLimit,
         }
     }
 }

@@ -15,6 +15,7 @@
 //! filter or page — never truncated, never written anywhere. Rendering reads only the catalog:
 //! it never reads a resource, expands a template or calls completion.
 
+use crate::error::ErrorCode;
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -182,11 +183,11 @@ pub enum ToolError {
 
 impl ToolError {
     /// The stable code (see `docs/errors.md`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             ToolError::UnknownServer(e) => e.code(),
-            ToolError::OutputTooLarge { .. } => "output_too_large",
-            ToolError::InvalidArgument { .. } => "invalid_argument",
+            ToolError::OutputTooLarge { .. } => ErrorCode::OutputTooLarge,
+            ToolError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
         }
     }
 }
@@ -195,7 +196,7 @@ impl ToolError {
 #[derive(Serialize)]
 struct FailureRow<'a> {
     server: &'a str,
-    code: &'a str,
+    code: ErrorCode,
     message: &'a str,
 }
 
@@ -230,7 +231,7 @@ fn render_page<T: Serialize>(
     let page = &all[offset..end];
     let failures: Vec<FailureRow<'_>> = servers
         .iter()
-        .filter_map(|(name, _, f)| f.as_ref().map(|f| FailureRow { server: name, code: &f.code, message: &f.message }))
+        .filter_map(|(name, _, f)| f.as_ref().map(|f| FailureRow { server: name, code: f.code, message: &f.message }))
         .collect();
 
     let mut out = Vec::with_capacity(256 + page.len() * 256);

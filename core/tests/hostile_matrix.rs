@@ -108,7 +108,7 @@ async fn run_case(table: &Value, case: &Value) -> Row {
         Ok(Ok(RefreshOutcome::Committed)) => ("ok".to_owned(), None),
         Ok(Ok(RefreshOutcome::Discarded)) => ("discarded".to_owned(), None),
         Ok(Ok(other)) => (format!("{other:?}"), None),
-        Ok(Err(e)) => (e.code().to_owned(), Some(e.clone())),
+        Ok(Err(e)) => (e.code().to_string(), Some(e.clone())),
     };
     let mut failures = Vec::new();
     let mut check = |ok: bool, what: String| {

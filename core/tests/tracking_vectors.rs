@@ -186,7 +186,7 @@ fn tracking_config_vectors() {
         let got = TrackerConfig::from_json(&case["options"].to_string()).and_then(|c| c.names().map(|n| (c, n)));
         match (&got, case.get("expectError")) {
             (Err(e), Some(want)) => {
-                assert_eq!(e.code(), want["code"], "{name}");
+                assert_eq!(e.code().as_str(), want["code"], "{name}");
                 assert_eq!(e.option(), want["option"].as_str(), "{name}: {e}");
             }
             (Ok((config, names)), None) => {

@@ -242,7 +242,7 @@ fn complete(catalog: &Catalog, ticket: &Ticket, op: &Value, now: Duration) -> (C
     let tpl = traverse(ListKind::ResourceTemplates, &server, &op["templates"], now);
     match (res, tpl) {
         (Ok(r), Ok(t)) => (catalog.commit(ticket, &r, &t, now).unwrap(), None),
-        (Err(e), _) | (_, Err(e)) => (catalog.fail(ticket, Failure::from(&e)), Some(e.code())),
+        (Err(e), _) | (_, Err(e)) => (catalog.fail(ticket, Failure::from(&e)), Some(e.code().as_str())),
     }
 }
 
@@ -302,23 +302,23 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
                     obj.insert("lastError".into(), code);
                     check("status", v);
                 }
-                Err(e) => check_error(&mut bad, i, op, e.code(), &e.to_string()),
+                Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
             },
             "tool" => match tool::Input::from_value(op["input"].clone()).and_then(|inp| tool::render(&catalog, &inp)) {
                 Ok(text) => check("tool", json!(text)),
-                Err(e) => check_error(&mut bad, i, op, e.code(), &e.to_string()),
+                Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
             },
             "resourcesTool" => {
                 match tool::Input::from_value(op["input"].clone())
                     .and_then(|inp| tool::render_resources(&catalog, &inp))
                 {
                     Ok(text) => check("resourcesTool", json!(text)),
-                    Err(e) => check_error(&mut bad, i, op, e.code(), &e.to_string()),
+                    Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
                 }
             }
             "matchUri" => match catalog.match_uri(op["uri"].as_str().unwrap()) {
                 Ok(found) => check("matchUri", serde_json::to_value(&found).unwrap()),
-                Err(e) => check_error(&mut bad, i, op, e.code(), &e.to_string()),
+                Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
             },
             other => panic!("unknown op {other}"),
         }
@@ -404,7 +404,7 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
                     expect(bad, i, "request", json!(step.get("expectError").is_some()), Some(&json!(false)));
                     callers.insert(id.0, s("caller"));
                 }
-                Err(e) => check_error(bad, i, step, e.code(), &e.to_string()),
+                Err(e) => check_error(bad, i, step, e.code().as_str(), &e.to_string()),
             }
         } else if step.get("watch").is_some() {
             let epoch = Epoch(step["epoch"].as_u64().unwrap());
@@ -415,7 +415,7 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
             let epoch = Epoch(step["epoch"].as_u64().unwrap());
             match machine.listen_failed(&s("listenFailed"), epoch, step["rpcCode"].as_i64()) {
                 Err(e) => {
-                    check_error(bad, i, step, e.code(), &e.to_string());
+                    check_error(bad, i, step, e.code().as_str(), &e.to_string());
                     expect(bad, i, "rpcCode", json!(e.rpc_code()), step.get("rpcCode"));
                 }
                 Ok(notifications) => {

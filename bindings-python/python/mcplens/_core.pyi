@@ -39,6 +39,7 @@ __all__ += ["TemplateError", "expand", "matches", "variables"]
 __all__ += [
     "DEFAULT_AGENTCAT_BASE_URL",
     "DEFAULT_JSONL_PATH",
+    "ERROR_CODES",
     "EXIT_TIMEOUT_SECONDS",
     "TRACKED_METHODS",
     "TrackerCore",
@@ -58,11 +59,35 @@ _Want: TypeAlias = Literal["current", "refresh", "force"]
 _Disposition: TypeAlias = Literal["committed", "confirming", "failed", "discarded", "ignored"]
 _Notifications: TypeAlias = Literal["unsolicited", "listening", "not_offered"]
 _RepeatedCursors: TypeAlias = Literal["by_era", "fail", "follow"]
+# The core's ErrorCode, in the order of docs/errors.md (core/tests/error_codes.rs checks it).
+_ErrorCode: TypeAlias = Literal[
+    "malformed_result",
+    "repeated_cursor",
+    "page_limit",
+    "item_limit",
+    "byte_limit",
+    "deadline",
+    "server_error",
+    "transport_error",
+    "invalid_argument",
+    "invalid_state",
+    "unknown_server",
+    "output_too_large",
+    "invalid_uri_template",
+    "invalid_value",
+    "prefix_on_composite",
+    "match_limit",
+    "io_error",
+    "timeout",
+    "hook_failed",
+    "export_failed",
+    "exporter_panicked",
+]
 
 class McplensError(Exception):
     """Base class of every mcplens error."""
 
-    code: str
+    code: _ErrorCode
     """The stable snake_case code (`docs/errors.md`)."""
     server: str | None
     """The server the error is about, when there is one."""
@@ -445,6 +470,8 @@ DEFAULT_AGENTCAT_BASE_URL: str
 """The agentcat API the agentcat exporter posts to by default (agentcat 2.1.0's)."""
 DEFAULT_JSONL_PATH: str
 """Where the JSONL exporter writes when no path is given (the core's default)."""
+ERROR_CODES: tuple[_ErrorCode, ...]
+"""Every stable error code, in the order of `docs/errors.md` (the core's `ErrorCode::ALL`)."""
 EXIT_TIMEOUT_SECONDS: float
 """How long the flush at interpreter exit may take (the core's exit timeout)."""
 

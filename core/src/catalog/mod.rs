@@ -37,11 +37,12 @@ mod refresher;
 mod visibility;
 
 pub use refresher::{
-    advertises_list_changed, Action, CallerId, Disposition, Epoch, Notifications, Outcome, RefreshConfig, Refresher,
-    TraversalError, TraversalId, Want,
+    advertises_list_changed, Action, CallerId, Disposition, Epoch, InvalidRefreshConfig, Notifications, Outcome,
+    RefreshConfig, Refresher, TraversalError, TraversalId, Want,
 };
 pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL};
 
+use crate::error::ErrorCode;
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -97,14 +98,14 @@ pub enum Reason {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {
     /// The stable error code.
-    pub code: String,
+    pub code: ErrorCode,
     /// The message (names the server and the bound).
     pub message: String,
 }
 
 impl From<&DiscoveryError> for Failure {
     fn from(e: &DiscoveryError) -> Self {
-        Failure { code: e.code().to_owned(), message: e.to_string() }
+        Failure { code: e.code(), message: e.to_string() }
     }
 }
 
@@ -206,12 +207,12 @@ pub enum CatalogError {
 
 impl CatalogError {
     /// The stable code (see `docs/errors.md`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            CatalogError::UnknownServer { .. } => "unknown_server",
-            CatalogError::InvalidArgument { .. } => "invalid_argument",
-            CatalogError::ListenFailed { rpc_code: Some(_), .. } => "server_error",
-            CatalogError::ListenFailed { rpc_code: None, .. } => "transport_error",
+            CatalogError::UnknownServer { .. } => ErrorCode::UnknownServer,
+            CatalogError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            CatalogError::ListenFailed { rpc_code: Some(_), .. } => ErrorCode::ServerError,
+            CatalogError::ListenFailed { rpc_code: None, .. } => ErrorCode::TransportError,
         }
     }
 
@@ -435,7 +436,7 @@ impl Catalog {
         if let Some(reason) = refused {
             // The refresh ends as a failure, so the server is never left "refreshing".
             let e = CatalogError::InvalidArgument { server: ticket.server.clone(), reason };
-            self.fail(ticket, Failure { code: e.code().to_owned(), message: e.to_string() });
+            self.fail(ticket, Failure { code: e.code(), message: e.to_string() });
             return Err(e);
         }
         let mut inner = self.lock();

@@ -62,6 +62,7 @@ use serde::{Deserialize, Serialize};
 use super::{Catalog, CatalogError, Failure, ListChanged, Reason, Ticket};
 use crate::discovery::millis;
 use crate::discovery::{DiscoveryError, Era, Listing, METHOD_NOT_FOUND};
+use crate::error::ErrorCode;
 
 /// The refresher's settings (all optional in JSON: `{retryBaseMs, retryMaxMs, minTtlMs,
 /// shrinkMinItems}`).
@@ -97,14 +98,34 @@ impl Default for RefreshConfig {
 
 impl RefreshConfig {
     /// Checks the settings: a retry base of at least 1 ms, and a maximum not below it.
-    pub fn validate(&self) -> Result<(), &'static str> {
+    pub fn validate(&self) -> Result<(), InvalidRefreshConfig> {
         if self.retry_base < Duration::from_millis(1) {
-            return Err("retryBaseMs must be at least 1");
+            return Err(InvalidRefreshConfig::RetryBaseUnderOneMillisecond);
         }
         if self.retry_max < self.retry_base {
-            return Err("retryMaxMs must not be below retryBaseMs");
+            return Err(InvalidRefreshConfig::RetryMaxBelowBase);
         }
         Ok(())
+    }
+}
+
+/// Why a [`RefreshConfig`] is not valid ([`RefreshConfig::validate`]); its code is
+/// `invalid_argument`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidRefreshConfig {
+    /// `retryBaseMs` is under 1.
+    #[error("retryBaseMs must be at least 1")]
+    RetryBaseUnderOneMillisecond,
+    /// `retryMaxMs` is below `retryBaseMs`.
+    #[error("retryMaxMs must not be below retryBaseMs")]
+    RetryMaxBelowBase,
+}
+
+impl InvalidRefreshConfig {
+    /// `invalid_argument`.
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidArgument
     }
 }
 
@@ -256,9 +277,6 @@ pub fn advertises_list_changed(capabilities_json: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(capabilities_json)
         .is_ok_and(|c| c.pointer("/resources/listChanged") == Some(&serde_json::Value::Bool(true)))
 }
-
-/// The codes retried on a timer.
-const TRANSIENT: [&str; 3] = ["transport_error", "deadline", "server_error"];
 
 #[derive(Debug, Clone, Copy)]
 struct Waiter {
@@ -486,7 +504,7 @@ impl Refresher {
         let Some(i) = attached else {
             let known = self.catalog.status(server, now)?;
             let failure = Failure {
-                code: "transport_error".to_owned(),
+                code: ErrorCode::TransportError,
                 message: format!("server \"{}\": no connection is attached", known.server),
             };
             let ticket = self.catalog.begin_refresh(server);
@@ -541,7 +559,7 @@ impl Refresher {
                     Ok(_) => self.discard(i, flight),
                     Err(e) => {
                         // The catalog refused the listings and recorded that as the failure.
-                        let failure = Failure { code: e.code().to_owned(), message: e.to_string() };
+                        let failure = Failure { code: e.code(), message: e.to_string() };
                         self.resolve(i, flight.callers, Outcome::Failed { failure, rpc_code: None }, Some(flight.id));
                         Disposition::Failed
                     }
@@ -551,7 +569,7 @@ impl Refresher {
                 if !self.catalog.fail(&flight.ticket, failure.clone()).applied {
                     self.discard(i, flight)
                 } else {
-                    if TRANSIENT.contains(&failure.code.as_str()) && self.slots[i].queued.is_none() {
+                    if failure.code.is_transient() && self.slots[i].queued.is_none() {
                         let delay = self.backoff(i);
                         self.slots[i].retry_at = Some(now + delay);
                     }

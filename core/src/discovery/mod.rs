@@ -31,6 +31,7 @@
 mod item;
 mod page;
 
+use crate::error::ErrorCode;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
@@ -181,17 +182,48 @@ impl Default for Limits {
 impl Limits {
     /// Checks the limits themselves: at least one page, a non-zero deadline, a cursor bound of at
     /// least one byte.
-    pub fn validate(&self) -> Result<(), &'static str> {
+    pub fn validate(&self) -> Result<(), InvalidLimits> {
         if self.max_pages == 0 {
-            return Err("max_pages must be at least 1");
+            return Err(InvalidLimits::NoPage);
         }
         if self.deadline.is_zero() {
-            return Err("the deadline must be greater than zero");
+            return Err(InvalidLimits::NoTime);
         }
         if self.max_cursor_bytes == 0 {
-            return Err("max_cursor_bytes must be at least 1");
+            return Err(InvalidLimits::NoCursorByte);
         }
         Ok(())
+    }
+}
+
+/// Why [`Limits`] are not valid ([`Limits::validate`]); its code is `invalid_argument`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum InvalidLimits {
+    /// `max_pages` is 0.
+    #[error("max_pages must be at least 1")]
+    NoPage,
+    /// The deadline is zero.
+    #[error("the deadline must be greater than zero")]
+    NoTime,
+    /// `max_cursor_bytes` is 0.
+    #[error("max_cursor_bytes must be at least 1")]
+    NoCursorByte,
+}
+
+impl InvalidLimits {
+    /// `invalid_argument`.
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidArgument
+    }
+
+    /// The fixed text of [`Display`](std::fmt::Display), as a static string.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            InvalidLimits::NoPage => "max_pages must be at least 1",
+            InvalidLimits::NoTime => "the deadline must be greater than zero",
+            InvalidLimits::NoCursorByte => "max_cursor_bytes must be at least 1",
+        }
     }
 }
 
@@ -435,18 +467,18 @@ pub enum DiscoveryError {
 
 impl DiscoveryError {
     /// The stable code (see `docs/errors.md`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            DiscoveryError::MalformedResult { .. } => "malformed_result",
-            DiscoveryError::RepeatedCursor { .. } => "repeated_cursor",
-            DiscoveryError::PageLimit { .. } => "page_limit",
-            DiscoveryError::ItemLimit { .. } => "item_limit",
-            DiscoveryError::ByteLimit { .. } => "byte_limit",
-            DiscoveryError::Deadline { .. } => "deadline",
-            DiscoveryError::ServerError { .. } => "server_error",
-            DiscoveryError::TransportError { .. } => "transport_error",
-            DiscoveryError::InvalidArgument { .. } => "invalid_argument",
-            DiscoveryError::InvalidState { .. } => "invalid_state",
+            DiscoveryError::MalformedResult { .. } => ErrorCode::MalformedResult,
+            DiscoveryError::RepeatedCursor { .. } => ErrorCode::RepeatedCursor,
+            DiscoveryError::PageLimit { .. } => ErrorCode::PageLimit,
+            DiscoveryError::ItemLimit { .. } => ErrorCode::ItemLimit,
+            DiscoveryError::ByteLimit { .. } => ErrorCode::ByteLimit,
+            DiscoveryError::Deadline { .. } => ErrorCode::Deadline,
+            DiscoveryError::ServerError { .. } => ErrorCode::ServerError,
+            DiscoveryError::TransportError { .. } => ErrorCode::TransportError,
+            DiscoveryError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            DiscoveryError::InvalidState { .. } => ErrorCode::InvalidState,
         }
     }
 
@@ -526,8 +558,8 @@ impl Pager {
         now: Duration,
     ) -> Result<Pager, DiscoveryError> {
         let server = server.into();
-        if let Err(reason) = limits.validate() {
-            return Err(DiscoveryError::InvalidArgument { server, reason });
+        if let Err(e) = limits.validate() {
+            return Err(DiscoveryError::InvalidArgument { server, reason: e.reason() });
         }
         Ok(Pager {
             kind,

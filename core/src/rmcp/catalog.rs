@@ -2,6 +2,7 @@
 //! The documentation is on [`CatalogDriver`] (this module is private; its items are re-exported
 //! from `mcplens::rmcp`).
 
+use crate::error::ErrorCode;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
@@ -58,11 +59,11 @@ pub enum RefreshError {
 
 impl RefreshError {
     /// The stable code (see `docs/errors.md`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             RefreshError::Catalog(e) => e.code(),
             RefreshError::Discovery(e) => e.code(),
-            RefreshError::NotConnected { .. } => "transport_error",
+            RefreshError::NotConnected { .. } => ErrorCode::TransportError,
         }
     }
 }
@@ -94,7 +95,7 @@ pub enum DriverEvent {
         /// What the refresher did with it.
         disposition: Disposition,
         /// The failure's code, when a traversal failed.
-        error: Option<&'static str>,
+        error: Option<ErrorCode>,
     },
     /// `server`'s connection ended (closed, replaced, disabled): both lists were cleared.
     Invalidated {

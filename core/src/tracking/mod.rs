@@ -39,6 +39,7 @@
 //! # Ok::<(), mcplens::tracking::TrackingError>(())
 //! ```
 
+use crate::error::ErrorCode;
 use std::time::Duration;
 
 mod build;
@@ -120,12 +121,12 @@ pub enum TrackingError {
 
 impl TrackingError {
     /// The stable code (see `docs/errors.md`).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            TrackingError::InvalidArgument { .. } => "invalid_argument",
-            TrackingError::Io { .. } => "io_error",
-            TrackingError::Timeout { .. } => "timeout",
-            TrackingError::Hook { .. } => "hook_failed",
+            TrackingError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            TrackingError::Io { .. } => ErrorCode::IoError,
+            TrackingError::Timeout { .. } => ErrorCode::Timeout,
+            TrackingError::Hook { .. } => ErrorCode::HookFailed,
         }
     }
 
@@ -213,10 +214,10 @@ impl ExportError {
     }
 
     /// The stable code: `export_failed`, or `exporter_panicked`.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self.kind {
-            ExportErrorKind::Failed => "export_failed",
-            ExportErrorKind::Panicked => "exporter_panicked",
+            ExportErrorKind::Failed => ErrorCode::ExportFailed,
+            ExportErrorKind::Panicked => ErrorCode::ExporterPanicked,
         }
     }
 }

@@ -1,0 +1,133 @@
+//! [`ErrorCode`]: the one table of stable codes every error type of the crate reports
+//! (`docs/errors.md`). Codes travel as this value — from a traversal to the refresher, into the
+//! catalog's failures — and become text only at a language boundary or on the wire.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+macro_rules! codes {
+    ($($(#[$doc:meta])* $variant:ident = $name:literal,)*) => {
+        /// A stable snake_case error code, the same in Rust, Python and Node.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(rename_all = "snake_case")]
+        #[non_exhaustive]
+        pub enum ErrorCode {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl ErrorCode {
+            /// Every code, in the order of `docs/errors.md`.
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$variant,)*];
+
+            /// The code's text (its wire form).
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(ErrorCode::$variant => $name,)*
+                }
+            }
+        }
+
+        impl FromStr for ErrorCode {
+            type Err = UnknownCode;
+
+            fn from_str(s: &str) -> Result<ErrorCode, UnknownCode> {
+                match s {
+                    $($name => Ok(ErrorCode::$variant),)*
+                    _ => Err(UnknownCode),
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    /// A page broke the result schema (structure, cursor type, `resultType`, cursor length).
+    MalformedResult = "malformed_result",
+    /// `nextCursor` repeated one already sent (revisions before 2026-07-28, or `repeatedCursors: fail`).
+    RepeatedCursor = "repeated_cursor",
+    /// A traversal needed more requests than `maxPages`.
+    PageLimit = "page_limit",
+    /// A traversal saw more items than `maxItems`.
+    ItemLimit = "item_limit",
+    /// The projected bytes passed `maxBytes`.
+    ByteLimit = "byte_limit",
+    /// A traversal (or a request in it) ran past its deadline.
+    Deadline = "deadline",
+    /// The server answered with a JSON-RPC error (the code is kept).
+    ServerError = "server_error",
+    /// The transport failed (or no connection is attached).
+    TransportError = "transport_error",
+    /// An argument the caller passed is not valid.
+    InvalidArgument = "invalid_argument",
+    /// A state machine was called out of order.
+    InvalidState = "invalid_state",
+    /// The server is not in the catalog.
+    UnknownServer = "unknown_server",
+    /// A tool's output would pass its cap.
+    OutputTooLarge = "output_too_large",
+    /// Not a valid RFC 6570 URI template.
+    InvalidUriTemplate = "invalid_uri_template",
+    /// A value cannot be expanded into its variable.
+    InvalidValue = "invalid_value",
+    /// A prefix modifier on a composite value.
+    PrefixOnComposite = "prefix_on_composite",
+    /// Template matching gave up (too many ways to split the URI).
+    MatchLimit = "match_limit",
+    /// A file could not be read or written.
+    IoError = "io_error",
+    /// A wait (flush, shutdown) ran out of time.
+    Timeout = "timeout",
+    /// A user hook (redaction, identify) failed.
+    HookFailed = "hook_failed",
+    /// An exporter gave up on a batch.
+    ExportFailed = "export_failed",
+    /// An exporter panicked.
+    ExporterPanicked = "exporter_panicked",
+}
+
+impl ErrorCode {
+    /// A failure that may pass by itself (retried on a timer by the refresher).
+    pub const fn is_transient(self) -> bool {
+        matches!(self, ErrorCode::TransportError | ErrorCode::Deadline | ErrorCode::ServerError)
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl PartialEq<str> for ErrorCode {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for ErrorCode {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+/// A text that is not one of the codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not an mcplens error code")]
+pub struct UnknownCode;
+
+#[cfg(test)]
+mod tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn every_code_round_trips_through_its_text_and_serde() {
+        for &code in ErrorCode::ALL {
+            assert_eq!(code.as_str().parse::<ErrorCode>(), Ok(code));
+            assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{code}\""));
+        }
+        assert!("no_such_code".parse::<ErrorCode>().is_err());
+        assert_eq!(ErrorCode::ALL.len(), 21);
+    }
+}
