@@ -41,6 +41,9 @@ $(DIST)/.target-%: $(PY_SOURCES) $(NODE_SOURCES) packaging/dist_target.py $(VERS
 	$(CROSS_VENV)/bin/python packaging/dist_target.py $* $(DIST)
 	touch $@
 
+# The x86_64 glibc slot is make dist's too: built after it (with -j as well), it replaces the host's.
+$(DIST)/.target-x86_64-unknown-linux-gnu: | $(DIST_PYTHON) $(DIST_NODE)
+
 dist-all: dist $(DIST_TARGETS) ## make dist, then the wheel and npm platform package of every cross target (zig; not in make test)
 	node packaging/pack_npm.mjs "$$(python3 packaging/version.py)" $(DIST) $(PY_OUT)/npm-stage
 	$(CROSS_VENV)/bin/python packaging/check_dist_all.py $(DIST)
