@@ -7,11 +7,12 @@ the artifact is read, not trusted from its name:
 
 - format and architecture: ELF64 x86_64/aarch64, or Mach-O x86_64/arm64 (llvm-objdump);
 - the entry symbol it exports: `PyInit__core` (the wheel), `napi_register_module_v1` (the addon);
-- the libraries it links: on Linux, only what the manylinux/musllinux policy allows — for wheels
-  `auditwheel show` must name exactly the wheel's own tag; for the addons (no auditwheel for
-  them) the NEEDED entries are the C runtime's and, on glibc, no versioned symbol is newer than
-  the floor the wheel of the same target has; on macOS only `/usr/lib/libSystem.B.dylib`, and
-  the minimum macOS version in `LC_BUILD_VERSION`/`LC_VERSION_MIN_MACOSX` is the one stated in
+- the libraries it links (besides its own install name): on Linux, only what the
+  manylinux/musllinux policy allows — for wheels `auditwheel show` must name exactly the wheel's
+  own tag; for the addons (no auditwheel for them) the NEEDED entries are the C runtime's and, on
+  glibc, no versioned symbol is newer than the floor the wheel of the same target has; on macOS
+  only what /usr/lib of every macOS has (libSystem, and the libiconv Rust's `libc` crate links),
+  and the minimum macOS version in `LC_BUILD_VERSION`/`LC_VERSION_MIN_MACOSX` is the one stated in
   packaging/dist_target.py;
 - the wheel's tags (`cp310-abi3-PLATFORM`, and its WHEEL file says the same) and that each
   carries the `mcplens` command; the npm package's `os`/`cpu`/`libc`, and the main npm package
@@ -110,7 +111,9 @@ MUSL_LIBS = {
     "ld-musl-x86_64.so.1",
     "ld-musl-aarch64.so.1",
 }
-MACOS_LIBS = {"/usr/lib/libSystem.B.dylib"}
+# libSystem, and the libiconv that Rust's `libc` crate links on every Apple target (std's own
+# dependency; libcharset comes with it): all three are in /usr/lib of every macOS.
+MACOS_LIBS = {"/usr/lib/libSystem.B.dylib", "/usr/lib/libiconv.2.dylib", "/usr/lib/libcharset.1.dylib"}
 
 
 def glibc_floor(tag: str) -> tuple[int, int]:
@@ -165,20 +168,25 @@ def check_macho(path: Path, what: str, p: Platform, entry: str) -> str:
         f"{what}: Mach-O header {m.groups() if m else headers[:200]!r}, not a 64-bit {cpu} dylib",
     )
     minimum = None
-    if b := re.search(r"cmd LC_BUILD_VERSION.*?\n\s*platform (\S+)\s*\n\s*minos (\S+)", headers, re.DOTALL):
-        expect(b.group(1) == "MACOS", f"{what}: LC_BUILD_VERSION platform {b.group(1)}")
-        minimum = b.group(2)
-    elif v := re.search(r"cmd LC_VERSION_MIN_MACOSX.*?\n\s*version (\S+)", headers, re.DOTALL):
-        minimum = v.group(1)
+    # Each load command's block: `cmd LC_…` and its fields up to the next `Load command N`.
+    for block in re.split(r"^Load command \d+$", headers, flags=re.MULTILINE):
+        fields = dict(line.split(None, 1) for line in block.strip().splitlines() if len(line.split(None, 1)) == 2)
+        if fields.get("cmd") == "LC_BUILD_VERSION":
+            expect(fields.get("platform", "").upper() == "MACOS", f"{what}: LC_BUILD_VERSION platform {fields}")
+            minimum = fields.get("minos")
+        elif fields.get("cmd") == "LC_VERSION_MIN_MACOSX":
+            minimum = fields.get("version")
     stated = MACOS_MIN[p.triple]
     expect(minimum == stated, f"{what}: minimum macOS {minimum}, not {stated} (MACOSX_DEPLOYMENT_TARGET)")
-    dylibs = {
-        line.split(" (")[0].strip() for line in objdump("--dylibs-used", str(path)).splitlines()[1:] if line.strip()
-    }
-    expect(dylibs <= MACOS_LIBS, f"{what}: links {sorted(dylibs - MACOS_LIBS)} (only libSystem is on every Mac)")
+    # --dylibs-used lists the module's own install name (LC_ID_DYLIB) first, then what it loads.
+    own = {line.strip() for line in objdump("--dylib-id", str(path)).splitlines()[1:]}
+    used = objdump("--dylibs-used", str(path)).splitlines()[1:]
+    dylibs = {line.split(" (")[0].strip() for line in used if line.strip()} - own
+    expect(dylibs <= MACOS_LIBS, f"{what}: links {sorted(dylibs - MACOS_LIBS)} (not in /usr/lib of every macOS)")
     exports = objdump("--exports-trie", str(path))
     expect(re.search(rf"\b_{entry}\b", exports) is not None, f"{what}: does not export {entry}")
-    return f"Mach-O {p.arch}, macOS >= {minimum}, links {' '.join(sorted(dylibs))}"
+    names = " ".join(sorted(d.rsplit("/", 1)[-1] for d in dylibs))
+    return f"Mach-O {p.arch}, macOS >= {minimum}, links {names}"
 
 
 def check_native(path: Path, what: str, p: Platform, entry: str, floor: tuple[int, int] | None) -> str:
