@@ -111,8 +111,9 @@ MUSL_LIBS = {
     "ld-musl-x86_64.so.1",
     "ld-musl-aarch64.so.1",
 }
-# libSystem, and the libiconv that Rust's `libc` crate links on every Apple target (std's own
-# dependency; libcharset comes with it): all three are in /usr/lib of every macOS.
+# libSystem, and the libiconv that the `libc` crate links on Apple targets (`link(name = "iconv")`
+# in libc 0.2.191, a dependency of tokio and others; libcharset comes with it): all three are in
+# /usr/lib of every macOS.
 MACOS_LIBS = {"/usr/lib/libSystem.B.dylib", "/usr/lib/libiconv.2.dylib", "/usr/lib/libcharset.1.dylib"}
 
 
