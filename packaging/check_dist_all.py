@@ -8,9 +8,10 @@ the artifact is read, not trusted from its name:
 - format and architecture: ELF64 x86_64/aarch64, or Mach-O x86_64/arm64 (llvm-objdump);
 - the entry symbol it exports: `PyInit__core` (the wheel), `napi_register_module_v1` (the addon);
 - the libraries it links (besides its own install name): on Linux, only what the
-  manylinux/musllinux policy allows — for wheels `auditwheel show` must name exactly the wheel's
-  own tag; for the addons (no auditwheel for them) the NEEDED entries are the C runtime's and, on
-  glibc, no versioned symbol is newer than the floor the wheel of the same target has; on macOS
+  manylinux/musllinux policy allows — for glibc wheels `auditwheel show` must name exactly the
+  wheel's own tag (musl: see check_wheel); for the addons (no auditwheel for them) the NEEDED
+  entries are the C runtime's and, on glibc, no versioned symbol is newer than the floor the
+  wheel of the same target has; on macOS
   only what /usr/lib of every macOS has (libSystem, and the libiconv Rust's `libc` crate links),
   and the minimum macOS version in `LC_BUILD_VERSION`/`LC_VERSION_MIN_MACOSX` is the one stated in
   packaging/dist_target.py;
@@ -237,7 +238,11 @@ def check_wheel(wheel: Path, v: str, tmp: Path) -> tuple[Platform | None, str, t
         module = tmp / f"{p.triple}-_core.abi3.so"
         module.write_bytes(z.read("mcplens/_core.abi3.so") if "mcplens/_core.abi3.so" in names else b"")
     floor = glibc_floor(tag) if p.libc == "glibc" else None
-    if p.os == "linux":
+    # auditwheel on this glibc machine cannot read a musl wheel: it resolves `libc.so` to the host's
+    # linker script and fails ("Magic number does not match"); with no ldpaths it calls libc.so
+    # unresolved. Its musllinux_1_2 policy allows libc.so (and libz.so.1); check_elf holds a musl
+    # module to MUSL_LIBS and no glibc symbol version instead.
+    if p.libc == "glibc":
         auditwheel(wheel, tag)
     return p, check_native(module, wheel.name, p, "PyInit__core", floor), floor
 
