@@ -6,7 +6,7 @@ host, the proc-macros and build scripts, too). `cargo tree` shows what each reso
 naming the crates, when a feature turned on by one binding only would compile half the graph a
 second time.
 
-    python3 packaging/features.py
+    python3 packaging/features.py [TARGET...]      (default: the host's; `make dist-all` builds others)
 """
 
 from __future__ import annotations
@@ -41,16 +41,24 @@ def features(package: str, target: str) -> dict[str, set[str]]:
 
 
 def main() -> int:
-    target = host_target()
-    python, node = (features(p, target) for p in PACKAGES)
-    shared = sorted(set(python) & set(node))
-    differ = [c for c in shared if python[c] != node[c]]
-    for crate in differ:
-        print(f"features: {crate}: {PACKAGES[0]} {sorted(python[crate])}, {PACKAGES[1]} {sorted(node[crate])}")
-    if differ:
+    failed = False
+    for target in sys.argv[1:] or [host_target()]:
+        python, node = (features(p, target) for p in PACKAGES)
+        shared = sorted(set(python) & set(node))
+        differ = [c for c in shared if python[c] != node[c]]
+        for crate in differ:
+            print(
+                f"features: {target}: {crate}: {PACKAGES[0]} {sorted(python[crate])},",
+                f"{PACKAGES[1]} {sorted(node[crate])}",
+            )
+        failed = failed or bool(differ)
+        print(
+            f"features: {target}: {PACKAGES[0]} and {PACKAGES[1]} build {len(shared)} shared crates",
+            "with the same features",
+        )
+    if failed:
         print("features: give both bindings the same features of these crates", file=sys.stderr)
         return 1
-    print(f"features: {PACKAGES[0]} and {PACKAGES[1]} build {len(shared)} shared crates with the same features")
     return 0
 
 

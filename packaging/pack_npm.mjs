@@ -2,21 +2,24 @@
 //
 //   mcplens-VERSION.tgz                the main package: napi's loader (index.js), its types, the
 //                                      facade (dist/), the `mcplens` command (bin/), and an
-//                                      optionalDependency on each platform package
-//   mcplens-linux-x64-gnu-VERSION.tgz  bindings-node/npm/linux-x64-gnu: the prebuilt addon, which
-//                                      `napi artifacts` copied there
+//                                      optionalDependency on each platform package in DIST
+//   mcplens-PLATFORM-VERSION.tgz       bindings-node/npm/PLATFORM: the prebuilt addon, which
+//                                      `napi artifacts` copied there (packed here for each
+//                                      PLATFORM named; `make dist`: the host's, linux-x64-gnu)
 //
 // The main package is packed from a copy of the files its `files` select (`npm pack --dry-run`),
 // with `optionalDependencies` written in as `napi pre-publish` does when publishing (the
 // repository's own package.json stays without them: its `npm ci` must not fetch them) and without
-// the repository's scripts.
+// the repository's scripts. It lists every platform package DIST holds (those of `make dist-all`
+// too, which packs its own and then runs this with no PLATFORM to list them all).
 //
-//   node packaging/pack_npm.mjs VERSION DIST STAGING
+//   node packaging/pack_npm.mjs VERSION DIST STAGING [PLATFORM...]
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 
-const [version, dist, staging] = process.argv.slice(2).map((a, i) => (i === 0 ? a : resolve(a)));
+const [version, distArg, stagingArg, ...pack] = process.argv.slice(2);
+const [dist, staging] = [resolve(distArg), resolve(stagingArg)];
 const root = resolve(import.meta.dirname, '..');
 const pkgDir = join(root, 'bindings-node');
 const npm = (args, cwd) => execFileSync('npm', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
@@ -29,14 +32,22 @@ const main = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
 if (main.version !== version) fail(`bindings-node/package.json is ${main.version}, the workspace ${version}`);
 mkdirSync(dist, { recursive: true });
 
-const optional = {};
-for (const dir of readdirSync(join(pkgDir, 'npm')).map((d) => join(pkgDir, 'npm', d))) {
-  const platform = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+const manifestOf = (dir) => JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+for (const name of pack) {
+  const dir = join(pkgDir, 'npm', name);
+  const platform = manifestOf(dir);
   if (platform.version !== version) fail(`${platform.name} is ${platform.version}, the workspace ${version}`);
   if (!existsSync(join(dir, platform.main))) fail(`${platform.name}: ${platform.main} is missing (napi artifacts)`);
   npm(['pack', '--ignore-scripts', '--silent', '--pack-destination', dist], dir);
-  optional[platform.name] = version;
 }
+// Every platform package packed into DIST (by this run, an earlier one or `make dist-all`).
+const optional = {};
+for (const dir of readdirSync(join(pkgDir, 'npm')).map((d) => join(pkgDir, 'npm', d))) {
+  const platform = manifestOf(dir);
+  if (platform.version !== version) fail(`${platform.name} is ${platform.version}, the workspace ${version}`);
+  if (existsSync(join(dist, `${platform.name}-${version}.tgz`))) optional[platform.name] = version;
+}
+if (Object.keys(optional).length === 0) fail(`no platform package in ${dist}`);
 
 // What `files` selects, copied as is; then the manifest with the platform packages.
 const listed = JSON.parse(npm(['pack', '--dry-run', '--json', '--ignore-scripts', '--silent'], pkgDir))[0].files;

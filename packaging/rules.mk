@@ -21,6 +21,10 @@ VERSION_PLACES := Cargo.toml bindings-node/package.json $(NPM_PLATFORM_DIR)/pack
 DIST_PYTHON := $(DIST)/.python
 DIST_NODE := $(DIST)/.node
 DIST_CRATES := $(DIST)/.crates
+# What `make dist` owns in dist/ (it removes only these before writing its own): the host's wheel
+# (this platform tag pattern), the sdist, the main npm package and the host's platform package.
+# The cross-built targets of `make dist-all` (packaging/cross.mk) own theirs.
+DIST_HOST_WHEEL_PLATFORM := manylinux_*_x86_64
 
 .PHONY: dist test-dist lint-packaging
 
@@ -31,7 +35,7 @@ DIST_CRATES := $(DIST)/.crates
 $(DIST_PYTHON): $(PY_BUILT) $(PY_BUILD_VENV)/.requirements $(VERSION_PLACES)
 	python3 packaging/version.py check
 	mkdir -p $(DIST)
-	rm -f $(DIST)/mcplens-*.whl $(DIST)/mcplens-*.tar.gz
+	rm -f $(DIST)/mcplens-*-$(DIST_HOST_WHEEL_PLATFORM).whl $(DIST)/mcplens-*.tar.gz
 	cp $(PY_WHEEL) $(DIST)/
 	$(MATURIN) sdist --manifest-path $(PY_DIR)/Cargo.toml --out $(DIST)
 	rm -rf $(PY_OUT)/sdist-wheel
@@ -43,9 +47,9 @@ $(DIST_PYTHON): $(PY_BUILT) $(PY_BUILD_VENV)/.requirements $(VERSION_PLACES)
 $(DIST_NODE): $(NODE_BUILT) packaging/pack_npm.mjs bindings-node/README.md $(wildcard bindings-node/bin/*) $(VERSION_PLACES)
 	python3 packaging/version.py check
 	mkdir -p $(DIST)
-	rm -f $(DIST)/mcplens-*.tgz
+	rm -f $(DIST)/mcplens-[0-9]*.tgz $(DIST)/mcplens-$(notdir $(NPM_PLATFORM_DIR))-[0-9]*.tgz
 	cp $(NODE_ADDON) $(NPM_PLATFORM_DIR)/
-	node packaging/pack_npm.mjs "$$(python3 packaging/version.py)" $(DIST) $(PY_OUT)/npm-stage
+	node packaging/pack_npm.mjs "$$(python3 packaging/version.py)" $(DIST) $(PY_OUT)/npm-stage $(notdir $(NPM_PLATFORM_DIR))
 	touch $@
 
 # `cargo package` builds each packaged crate from its .crate (the CLI against the packaged core).
@@ -70,7 +74,7 @@ TEST_EXTRA += test-dist
 # the dependencies for both); the packaging scripts and the CLI's Python test server pass ruff.
 lint-packaging: $(PY_OUT)/venv-mcp2/.lint-requirements
 	python3 packaging/version.py check
-	python3 packaging/features.py
+	python3 packaging/features.py $(HOST_TARGET) $(CROSS_TARGETS)
 	$(PY_OUT)/venv-mcp2/bin/ruff check --config $(PY_DIR)/pyproject.toml packaging cli/tests/servers
 	$(PY_OUT)/venv-mcp2/bin/ruff format --check --config $(PY_DIR)/pyproject.toml packaging cli/tests/servers
 
