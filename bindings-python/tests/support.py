@@ -133,3 +133,26 @@ class _Recording:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+async def watch_not_offered_then_refresh(catalog: Any, connected: Any, templates: int, resources: int) -> Any:
+    """On a 2026-07-28 connection to a server without `resources.listChanged`: `catalog.watch` stands
+    without a listen stream (`ready()` returns, `not_offered`), and a refresh commits `ok` with these
+    counts. Returns the watch."""
+    import anyio
+
+    caps = connected.server_capabilities
+    assert connected.protocol_version == "2026-07-28"
+    assert caps.resources is not None
+    assert not caps.resources.list_changed
+    watch = catalog.watch("docs", connected)
+    assert watch.notifications is None  # the watch's task has not run yet
+    with anyio.fail_after(10):
+        await watch.ready()
+    assert (watch.notifications, watch.active) == ("not_offered", True)
+    assert catalog._machine.notifications("docs") == "not_offered"
+    status = await catalog.refresh("docs", connected)
+    assert (status.status, status.templates, status.resources, status.last_error) == ("ok", templates, resources, None)
+    assert catalog.status("docs").status == "ok"  # ttlMs 0: current for min_ttl (10 s)
+    assert len(catalog.templates("docs")) == templates
+    return watch

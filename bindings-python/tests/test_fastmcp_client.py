@@ -28,7 +28,7 @@ from mcp import types
 
 import mcplens
 from servers import fastmcp_server  # collected only where fastmcp is installed (conftest.py)
-from support import SERVERS, V2, Outgoing, http_server
+from support import SERVERS, V2, Outgoing, http_server, watch_not_offered_then_refresh
 
 pytestmark = pytest.mark.anyio
 
@@ -235,23 +235,7 @@ async def test_a_2026_07_28_watch_without_list_changed_opens_no_stream(server: s
     stdio = StdioTransport(sys.executable, args, log_file=Path(os.devnull), keep_alive=False)
     async with Client(stdio) as client:
         outgoing.tap(client.session)
-        assert client.protocol_version == "2026-07-28"
-        assert client.server_capabilities.resources is not None
-        assert not client.server_capabilities.resources.list_changed
-        watch = catalog.watch("docs", client)
-        with anyio.fail_after(10):
-            await watch.ready()
-        assert (watch.notifications, watch.active) == ("not_offered", True)
-        assert catalog._machine.notifications("docs") == "not_offered"
-        status = await catalog.refresh("docs", client)
-        assert (status.status, status.templates, status.resources, status.last_error) == (
-            "ok",
-            templates,
-            resources,
-            None,
-        )
-        assert catalog.status("docs").status == "ok"
-        assert len(catalog.templates("docs")) == templates
+        watch = await watch_not_offered_then_refresh(catalog, client, templates, resources)
         assert outgoing.methods == ["resources/list"] * pages[1] + ["resources/templates/list"] * pages[0]
     after = catalog.status("docs")
     assert (after.status, after.templates, after.resources, watch.active) == ("unknown", 0, 0, False)

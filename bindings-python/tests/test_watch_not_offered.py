@@ -24,7 +24,7 @@ import anyio
 import pytest
 
 import mcplens
-from support import SERVERS, V2, Outgoing
+from support import SERVERS, V2, Outgoing, watch_not_offered_then_refresh
 
 pytestmark = pytest.mark.anyio
 
@@ -74,25 +74,7 @@ async def test_a_2026_07_28_watch_without_list_changed_is_not_offered(server: st
     outgoing = Outgoing()
     catalog = mcplens.Catalog()
     async with client(server, outgoing) as connected:
-        assert connected.protocol_version == ERA
-        assert connected.server_capabilities.resources is not None
-        assert not connected.server_capabilities.resources.list_changed
-        watch = catalog.watch("docs", connected)
-        assert watch.notifications is None  # the watch's task has not run yet
-        with anyio.fail_after(10):
-            await watch.ready()
-        assert (watch.notifications, watch.active) == ("not_offered", True)
-        assert catalog._machine.notifications("docs") == "not_offered"
-
-        status = await catalog.refresh("docs", connected)
-        assert (status.status, status.templates, status.resources, status.last_error) == (
-            "ok",
-            templates,
-            resources,
-            None,
-        )
-        assert catalog.status("docs").status == "ok"  # ttlMs 0: current for min_ttl (10 s)
-        assert len(catalog.templates("docs")) == templates
+        watch = await watch_not_offered_then_refresh(catalog, connected, templates, resources)
         assert len(catalog.resources("docs")) == resources
         assert "subscriptions/listen" not in outgoing.methods
         assert outgoing.methods == [
