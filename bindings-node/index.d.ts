@@ -9,51 +9,25 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** The core's per-server catalog (see `mcplens::catalog`). Sans-IO: the host runs the traversals. */
+/**
+ * The core's per-server catalog (see `mcplens::catalog`): the state its refresh machine keeps
+ * (one [`refresher::NativeRefresher`] per catalog) and the reads every host answers from.
+ */
 export declare class NativeCatalog {
-  /** An empty catalog. */
-  constructor()
+  /**
+   * An empty catalog; `configJson`: the refresher's settings `{retryBaseMs, retryMaxMs,
+   * minTtlMs, shrinkMinItems}` (missing keys take the defaults).
+   */
+  constructor(configJson?: string | undefined | null)
   /** The listing tools to offer the model now: both while a server declares `resources`. */
   visibleTools(): Array<string>
   /** Catalog-wide change counter: compare it with the last value seen to learn of a change. */
   generation(): number
-  /** Records whether `server` declares the `resources` capability (for `visibleTools`). */
-  declareResources(server: string, declares: boolean): void
-  /** Registers a server (idempotent); servers are listed in registration order. */
-  addServer(server: string): void
   /** The registered servers, in registration order. */
   servers(): Array<string>
-  /** Starts a refresh of `server` (registering it if new): the server's newest ticket. */
-  beginRefresh(server: string): NativeTicket
-  /** Applies a complete refresh: both listings at once. */
-  commit(ticket: NativeTicket, resources: NativeListing, templates: NativeListing, nowMs: number): Completion
-  /**
-   * Records a failed refresh (`code` and `message` as the traversal's error gave them); the
-   * previous pair is kept.
-   */
-  fail(ticket: NativeTicket, code: string, message: string): Completion
-  /**
-   * Ends a refresh that will not complete (cancelled, or the host failed) without changing any
-   * data; a queued refresh is still handed out (`refreshAgain`).
-   */
-  abandon(ticket: NativeTicket): Completion
-  /**
-   * Clears `server`'s resources and templates together. `reason`: `list_changed`,
-   * `connection_closed`, `configuration_changed`, `disabled` or `other`.
-   */
-  invalidate(server: string, reason: string): void
-  /**
-   * A list_changed from `server`: `"refresh_now"`, `"queued"`, `"already_queued"` or `"ignored"`
-   * (a server not in the catalog).
-   */
-  onListChanged(server: string): string
-  /** Forgets `server` entirely; returns whether it was known. */
-  remove(server: string): boolean
-  /** Forgets every server. */
-  clear(): void
   /** `server`'s status at `nowMs`, as JSON text. */
   status(server: string, nowMs: number): string
-  /** True when `server` has no current pair at `nowMs` and no refresh is running. */
+  /** Would a request for a current listing of `server` traverse at `nowMs`? */
   needsRefresh(server: string, nowMs: number): boolean
   /** Cached templates (all servers, or one) as JSON text. */
   templates(server?: string | undefined | null): string
@@ -69,13 +43,23 @@ export declare class NativeListing {
   toJson(): string
 }
 
-/** The refresh state machine over a [`NativeCatalog`] (see `mcplens::catalog::Refresher`). */
+/**
+ * The refresh state machine of a [`NativeCatalog`] (see `mcplens::catalog::Refresher`): one per
+ * catalog.
+ */
 export declare class NativeRefresher {
   /**
-   * A refresher over `catalog`; `configJson`: `{retryBaseMs, retryMaxMs, minTtlMs,
-   * shrinkMinItems}` (missing keys take the defaults); `seed` feeds the retry jitter.
+   * The machine of `catalog`; `seed` feeds the retry jitter (default: the process's hash
+   * randomness). A catalog has one: a second is an `invalid_argument` error.
    */
-  constructor(catalog: NativeCatalog, configJson: string | undefined | null, seed: bigint)
+  constructor(catalog: NativeCatalog, seed?: bigint | undefined | null)
+  /** Registers `server` without a connection (idempotent): listed, status `unknown`. */
+  addServer(server: string): void
+  /**
+   * Invalidates `server`: `list_changed`, `connection_closed`/`disabled` (its connection ends),
+   * or another reason (both lists cleared, the connection kept).
+   */
+  invalidate(server: string, reason: string, nowMs: number): void
   /** A connection of `server` (registering it): its epoch. */
   attach(server: string, resourcesCapability: boolean): number
   /** Connection `epoch` of `server` ended: both lists cleared. False for an old epoch. */
@@ -120,12 +104,6 @@ export declare class NativeRefresher {
   remove(server: string): boolean
   /** Forgets every server. */
   clear(): void
-}
-
-/** Proof that a refresh was started; hand it back to `commit` or `fail`. */
-export declare class NativeTicket {
-  /** The server this ticket refreshes. */
-  get server(): string
 }
 
 /**
@@ -182,14 +160,6 @@ export declare function catalogMatchUri(catalog: NativeCatalog, uri: string): st
  * code. It blocks the calling thread until the command ends.
  */
 export declare function cliMain(argv: Array<string>): number
-
-/** What became of a commit or failure. */
-export interface Completion {
-  /** False when the ticket was stale: nothing changed. */
-  applied: boolean
-  /** True when a list_changed arrived during the refresh: start exactly one more now. */
-  refreshAgain: boolean
-}
 
 /** The version of the core (one version for every mcplens package). */
 export declare function coreVersion(): string

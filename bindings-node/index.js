@@ -838,7 +838,6 @@ module.exports = nativeBinding
 module.exports.NativeCatalog = nativeBinding.NativeCatalog
 module.exports.NativeListing = nativeBinding.NativeListing
 module.exports.NativeRefresher = nativeBinding.NativeRefresher
-module.exports.NativeTicket = nativeBinding.NativeTicket
 module.exports.Pager = nativeBinding.Pager
 module.exports.callListResourcesTool = nativeBinding.callListResourcesTool
 module.exports.catalogMatchUri = nativeBinding.catalogMatchUri

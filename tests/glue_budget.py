@@ -23,7 +23,7 @@ BUDGET = 0.20
 # shrink, never grow back; lower it whenever the glue shrinks). Counted honestly from 2026-12-02
 # (rule code only, every file of each binding): Python 26.4 %, Node 23.8 % (they read 21.7 % and
 # 19.4 % the old way, which counted core tests and the rmcp driver as core).
-CEILING = {"python": 0.265, "node": 0.240}
+CEILING = {"python": 0.260, "node": 0.230}
 GLUE = {
     "python": ["bindings-python/src/**/*.rs", "bindings-python/build.rs", "bindings-python/python/mcplens/**/*.py"],
     "node": ["bindings-node/src/**/*.rs", "bindings-node/build.rs", "bindings-node/lib/**/*.ts", "bindings-node/lib/**/*.mts"],

@@ -1,5 +1,7 @@
 // Replays every shared vector in tests/vectors/catalog/ and tests/vectors/catalog_tools/ (format:
-// tests/vectors/README.md) through the package's Catalog (its sans-IO API), with the traversals run
+// tests/vectors/README.md) through the package's Catalog and its Refresher (the machine that owns the
+// catalog's state: `refresh` completes the server's traversal in flight, else attaches the server if
+// it has no connection and asks for one, then completes it), with the traversals run
 // by the Pager and again by the package's traversal over a TypeScript SDK v2 `Client` (legacy
 // handshake and 2026-07-28, replay.mjs `driveClient`), mirroring core/tests/vectors.rs
 // `run_catalog_case`: the same completions, statuses, errors and byte-identical tool output.
@@ -8,7 +10,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { Catalog, McplensError } from 'mcplens';
+import { Catalog, McplensError, Refresher } from 'mcplens';
 
 import { perDriver, traverse } from './replay.mjs';
 
@@ -21,20 +23,25 @@ const toolFiles = readdirSync(TOOL_DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
 
-/** Both traversals, then commit both or fail with the first error (resources first). */
-async function complete(catalog, ticket, op, now, via) {
-  const res = await traverse('resources', ticket.server, op.resources, now, via);
-  const tpl = await traverse('resource_templates', ticket.server, op.templates, now, via);
+/** Both traversals, then `traversed`, or `traversalFailed` with the first error (resources first). */
+async function complete(machine, server, traversal, op, now, via) {
+  const res = await traverse('resources', server, op.resources, now, via);
+  const tpl = await traverse('resource_templates', server, op.templates, now, via);
   const error = res.error ?? tpl.error;
-  if (error === undefined) return [catalog.commit(ticket, res.listing, tpl.listing, now), undefined];
-  return [catalog.fail(ticket, { code: error.code, message: error.message }), error.code];
+  if (error === undefined) return { disposition: machine.traversed(traversal, res.listing, tpl.listing, now) };
+  const disposition = machine.traversalFailed(traversal, { code: error.code, message: error.message }, now);
+  return disposition === 'failed' ? { disposition, failure: error.code } : { disposition };
 }
 
 /** Runs one case; returns the list of mismatches. */
 async function runCase(c, via) {
   const bad = [];
   const catalog = new Catalog();
-  const tickets = new Map();
+  const machine = new Refresher(catalog, 0n);
+  const pending = new Map(); // the traversal in flight per server, from the Traverse actions
+  const takeTraversals = () => {
+    for (const a of machine.pollActions()) if ('traverse' in a) pending.set(a.traverse.server, a.traverse.traversal);
+  };
   let now = 0;
   for (const [i, op] of c.ops.entries()) {
     if (op.atMs !== undefined) now = op.atMs;
@@ -53,38 +60,41 @@ async function runCase(c, via) {
         bad.push(`op ${i}: message ${JSON.stringify(e.message)}, want ${JSON.stringify(op.expectMessage)}`);
       }
     };
-    const completion = ([c, failure]) => {
-      const v = { ...c };
-      if (failure !== undefined && c.applied) v.failure = failure;
-      return v;
-    };
+    const declares = !op.resources?.capabilities || 'resources' in op.resources.capabilities;
+    if ((op.op === 'begin' || op.op === 'refresh') && !(op.op === 'refresh' && pending.has(server))) {
+      if (machine.epoch(server) === null) machine.attach(server, declares);
+      machine.request(server, 'refresh', now);
+      if (op.op === 'refresh') takeTraversals();
+    }
     switch (op.op) {
       case 'add':
-        catalog.addServer(server);
+        machine.addServer(server);
         break;
       case 'begin':
-        tickets.set(op.ticket, catalog.beginRefresh(server));
         break;
-      case 'complete':
-        check('complete', completion(await complete(catalog, tickets.get(op.ticket), op, now, via)));
+      case 'refresh': {
+        const traversal = pending.get(server);
+        pending.delete(server);
+        check('refresh', await complete(machine, server, traversal, op, now, via));
         break;
-      case 'refresh':
-        check('refresh', completion(await complete(catalog, catalog.beginRefresh(server), op, now, via)));
+      }
+      case 'abandon': {
+        const traversal = pending.get(server);
+        pending.delete(server);
+        check('abandon', { disposition: machine.traversalAbandoned(traversal, now) });
         break;
+      }
       case 'listChanged':
-        check('listChanged', catalog.onListChanged(server));
-        break;
-      case 'abandon':
-        check('abandon', catalog.abandon(tickets.get(op.ticket)));
+        check('listChanged', machine.onListChanged(server, machine.epoch(server) ?? 0, now));
         break;
       case 'invalidate':
-        catalog.invalidate(server, op.reason);
+        machine.invalidate(server, op.reason, now);
         break;
       case 'remove':
-        check('remove', catalog.remove(server));
+        check('remove', machine.remove(server));
         break;
       case 'clear':
-        catalog.clear();
+        machine.clear();
         break;
       case 'needsRefresh':
         check('needsRefresh', catalog.needsRefresh(server, now));
@@ -121,6 +131,7 @@ async function runCase(c, via) {
       default:
         throw new Error(`unknown op ${op.op}`);
     }
+    takeTraversals();
   }
   return bad;
 }

@@ -113,23 +113,30 @@ describe('in memory, our paginating low-level Server', () => {
     throwsWith(() => catalog.status('nope'), 'unknown_server');
     throwsWith(() => catalog.templates({ server: 'nope' }), 'unknown_server');
     throwsWith(() => catalog.invalidate('a', 'because'), 'invalid_argument');
-    // Only listings mcplens returned can be committed: never a hand-made object.
-    const ticket = catalog.beginRefresh('a');
-    const fake = { kind: 'resources', server: 'a', items: [], support: 'listed', diagnostics: {} };
-    throwsWith(() => catalog.commit(ticket, fake, fake), 'invalid_argument');
-    throwsWith(() => catalog.fail({ server: 'a' }, { code: 'x', message: 'y' }), 'invalid_argument');
   });
 
-  test('listings from listResources / listResourceTemplates commit as they are (sans-IO API)', async () => {
+  test('listings from listResources / listResourceTemplates commit as they are (a Refresher of the catalog)', async () => {
     const { client, close } = await connectMemory('pages');
     try {
-      const { listResources, listResourceTemplates } = await import('mcplens');
+      const { listResources, listResourceTemplates, Refresher } = await import('mcplens');
       const catalog = new Catalog();
-      const ticket = catalog.beginRefresh('pg');
+      const machine = new Refresher(catalog);
+      machine.attach('pg', true);
+      const traversal = () => {
+        machine.request('pg', 'refresh');
+        return machine.pollActions().find((a) => 'traverse' in a).traverse.traversal;
+      };
       const resources = await listResources(client, { server: 'pg' });
       const templates = await listResourceTemplates(client, { server: 'pg' });
-      throwsWith(() => catalog.commit(ticket, templates, resources), 'invalid_argument');
-      assert.deepEqual(catalog.commit(ticket, resources, templates), { applied: true, refreshAgain: false });
+      // Only listings mcplens returned are taken: never a hand-made object.
+      const fake = { kind: 'resources', server: 'pg', items: [], support: 'listed', diagnostics: {} };
+      const first = traversal();
+      throwsWith(() => machine.traversed(first, fake, fake), 'invalid_argument');
+      assert.equal(machine.traversalAbandoned(first), 'discarded');
+      // Listings of the wrong kinds: the catalog refuses them, and the refresh ends as that failure.
+      assert.equal(machine.traversed(traversal(), templates, resources), 'failed');
+      assert.equal(catalog.status('pg').lastError.code, 'invalid_argument');
+      assert.equal(machine.traversed(traversal(), resources, templates), 'committed');
       assert.equal(catalog.callListTemplatesTool({}), PAGES_TOOL_OUTPUT);
     } finally {
       await close();
@@ -317,6 +324,7 @@ describe('in memory, our paginating low-level Server', () => {
       catalog.invalidate('pg');
       assert.equal(catalog.status('pg').status, 'unknown');
       assert.equal(catalog.needsRefresh('pg'), true);
+      assert.equal(catalog.status('pg').refreshing, false, 'invalidating starts nothing by itself');
       assert.equal(catalog.remove('pg'), true);
       assert.equal(catalog.remove('pg'), false);
       await server.sendResourceListChanged();

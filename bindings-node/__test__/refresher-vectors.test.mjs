@@ -33,8 +33,8 @@ function statusValue(catalog, server, now) {
 
 async function runCase(c, via) {
   const bad = [];
-  const catalog = new Catalog();
-  const machine = new Refresher(catalog, c.config ?? {}, BigInt(c.seed ?? 0));
+  const catalog = new Catalog({ refresh: c.config ?? {} });
+  const machine = new Refresher(catalog, BigInt(c.seed ?? 0));
   const callers = new Map();
   const traversals = new Map();
   let now = 0;
@@ -129,6 +129,24 @@ test('errorCodes come from the core; a code handed back must be one of them', ()
     (e) => e instanceof McplensError && e.code === 'invalid_argument' && !e.message.includes('Transport_Error'),
   );
   assert.equal(machine.traversalFailed(traverse.traversal, { code: 'transport_error', message: 'the pipe broke' }), 'failed');
-  const other = new Catalog();
-  assert.throws(() => other.fail(other.beginRefresh('b'), { code: 'nope', message: 'no' }), (e) => e.code === 'invalid_argument' && e.server === 'b');
+});
+
+test('one machine drives a catalog: a second Refresher, or the Catalog driving a catalog a Refresher has, throws', async () => {
+  const message = 'invalid argument: this catalog already has its refresher (one refresher drives a catalog)';
+  const catalog = new Catalog();
+  const machine = new Refresher(catalog, 1n);
+  assert.throws(() => new Refresher(catalog), (e) => e instanceof McplensError && e.code === 'invalid_argument' && e.message === message);
+  assert.throws(() => catalog.addServer('a'), (e) => e.code === 'invalid_argument' && e.message === message);
+  await assert.rejects(catalog.settled(), (e) => e.code === 'invalid_argument' && e.message === message);
+  // The catalog is still read as usual: the machine's state.
+  machine.addServer('a');
+  assert.deepEqual(catalog.servers(), ['a']);
+  // A Catalog that drove its own first has it.
+  const driven = new Catalog();
+  driven.addServer('b');
+  assert.throws(() => new Refresher(driven), (e) => e.code === 'invalid_argument' && e.message === message);
+  // The catalog-level refresh API is gone.
+  for (const gone of ['beginRefresh', 'commit', 'fail', 'abandon', 'onListChanged', 'declareResources']) {
+    assert.equal(gone in driven, false, gone);
+  }
 });

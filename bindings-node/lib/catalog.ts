@@ -53,18 +53,11 @@ export interface ServerStatus {
   refreshing: boolean;
 }
 
-/** What became of a commit or failure (sans-IO API). */
-export interface Completion {
-  /** False when the ticket was stale (newer ticket, invalidation, or removal): nothing changed. */
-  applied: boolean;
-  /** A list_changed arrived during the refresh: start exactly one more now. */
-  refreshAgain: boolean;
-}
-
-/** The core's answer to a list_changed (sans-IO API); `ignored`: the server is not in the catalog. */
+/** The refresher's answer to a list_changed; `ignored`: not the server's current connection. */
 export type ListChangedDecision = 'refresh_now' | 'queued' | 'already_queued' | 'ignored';
 
-/** Why a server's entries are invalidated; every reason clears both lists alike. */
+/** Why a server's entries are invalidated: `list_changed` keeps its pair (outdated) and refreshes;
+ * `connection_closed` and `disabled` end its connection; the others clear both lists and keep it. */
 export type InvalidateReason = 'list_changed' | 'connection_closed' | 'configuration_changed' | 'disabled' | 'other';
 
 /** The listing tool's input (the model's arguments). */
@@ -145,20 +138,6 @@ export interface CatalogOptions {
 
 const LIST_CHANGED = 'notifications/resources/list_changed';
 
-/** Proof that a refresh was started (sans-IO API); hand it back to `commit` or `fail`. */
-export class RefreshTicket {
-  /** The server this ticket refreshes. */
-  readonly server: string;
-
-  /** @internal Only `Catalog.beginRefresh` makes tickets. */
-  constructor(server: string) {
-    this.server = server;
-  }
-}
-
-/** The core's ticket behind each facade ticket. */
-const TICKETS = new WeakMap<RefreshTicket, native.NativeTicket>();
-
 /** What became of a caller's request (the refresher's `resolve` outcome). */
 export type RefreshOutcome = 'cached' | 'committed' | 'discarded' | { failed: { failure: Failure; rpcCode?: number } };
 
@@ -201,17 +180,34 @@ function call<T>(server: string, f: () => T): T {
 }
 
 /**
- * The refresh state machine over a `Catalog` (sans-IO; `mcplens::catalog::Refresher`): events in,
+ * The refresh state machine of a `Catalog` (sans-IO; `mcplens::catalog::Refresher`): events in,
  * actions out (`pollActions`), `pollTimeout` for the one timer; `now` is `performance.now()` unless
- * given. `Catalog` drives one over SDK clients (1.x and v2); hosts on other SDKs drive their own.
+ * given. The catalog is its state, and a catalog has one machine: `Catalog` drives its own over SDK
+ * clients (1.x and v2) once one of its driving methods is used; a host on another SDK makes a
+ * `Refresher` for a catalog it does not drive that way, and reads the catalog as usual.
  */
 export class Refresher {
   readonly #native: native.NativeRefresher;
 
-  /** `seed` feeds the retry jitter (default: random). */
-  constructor(catalog: Catalog, options: RefreshOptions = {}, seed?: bigint) {
-    const s = seed ?? crypto.getRandomValues(new BigUint64Array(1))[0]!;
-    this.#native = call('', () => new native.NativeRefresher(nativeCatalog(catalog), JSON.stringify(options), s));
+  /**
+   * The machine of `catalog` (with the catalog's `refresh` settings); `seed` feeds the retry
+   * jitter (default: random). Throws `invalid_argument` when the catalog already has one.
+   */
+  constructor(catalog: Catalog, seed?: bigint) {
+    this.#native = call('', () => new native.NativeRefresher(nativeCatalog(catalog), seed));
+  }
+
+  /** Registers `server` without a connection (idempotent): listed, status `unknown`. */
+  addServer(server: string): void {
+    this.#native.addServer(server);
+  }
+
+  /**
+   * Invalidates `server`: `list_changed` (as a list_changed on its connection), `connection_closed`
+   * or `disabled` (its connection ends), any other reason clears both lists and keeps the connection.
+   */
+  invalidate(server: string, reason: InvalidateReason = 'other', now: number = performance.now()): void {
+    call(server, () => this.#native.invalidate(server, reason, now));
   }
 
   /** A connection of `server` (registering it): its epoch; it replaces the server's previous connection. */
@@ -339,12 +335,13 @@ interface Connection {
  * catalog.callListTemplatesTool({ server: 'docs' });   // the model's listing, compact JSON
  * ```
  *
- * Sans-IO hosts use `beginRefresh` → their own traversals (`Pager`) → `commit` / `fail`, and
- * `onListChanged`, with time passed in; `Refresher` is the state machine itself.
+ * The catalog's state has one owner, its refresh machine: this class drives it over SDK clients;
+ * hosts on other SDKs drive a `Refresher` of the catalog themselves (then this class's driving
+ * methods throw `invalid_argument`).
  */
 export class Catalog {
-  readonly #native = new native.NativeCatalog();
-  readonly #machine: Refresher;
+  readonly #native: native.NativeCatalog;
+  #ownMachine: Refresher | undefined;
   readonly #limits: Limits | undefined;
   readonly #connections = new Map<number, Connection>();
   readonly #waiters = new Map<number, (outcome: RefreshOutcome) => void>();
@@ -357,7 +354,12 @@ export class Catalog {
 
   constructor(options: CatalogOptions = {}) {
     this.#limits = options.limits;
-    this.#machine = new Refresher(this, options.refresh);
+    this.#native = call('', () => new native.NativeCatalog(JSON.stringify(options.refresh ?? {})));
+  }
+
+  /** The machine this catalog drives (made on first use; throws when a host's `Refresher` has it). */
+  get #machine(): Refresher {
+    return (this.#ownMachine ??= new Refresher(this));
   }
 
   /**
@@ -467,9 +469,16 @@ export class Catalog {
     return { server, notifications: 'listening' };
   }
 
-  /** Invalidates `server`: `list_changed` keeps the pair (outdated); every other reason clears both lists. */
+  /**
+   * Invalidates `server`: `list_changed` keeps the pair (outdated) and refreshes; `connection_closed`
+   * and `disabled` end its connection (both lists cleared); any other reason clears both lists and
+   * keeps the connection (the next request traverses).
+   */
   invalidate(server: string, reason: InvalidateReason = 'other'): void {
-    call(server, () => this.#native.invalidate(server, reason));
+    this.#machine.invalidate(server, reason);
+    const current = this.#machine.epoch(server);
+    for (const conn of this.#connections.values()) if (conn.server === server && conn.epoch !== current) this.#drop(conn);
+    this.#drive();
   }
 
   /** Forgets `server` (entries, connection, watch); a refresh still waiting rejects with `unknown_server`. Returns whether it was known. */
@@ -494,7 +503,7 @@ export class Catalog {
 
   /** Registers a server without refreshing it (idempotent); the tool lists servers in registration order. */
   addServer(server: string): void {
-    call(server, () => this.#native.addServer(server));
+    this.#machine.addServer(server);
   }
 
   /** Cached templates: every server's in registration order, or one server's. */
@@ -514,7 +523,11 @@ export class Catalog {
     return JSON.parse(call(server, () => this.#native.status(server, now))) as ServerStatus;
   }
 
-  /** True when `server` has no current pair at `now` (unknown, outdated, failed, stale, expired). */
+  /**
+   * Would a request for a current listing of `server` traverse at `now` (no pair yet, outdated by
+   * list_changed, or its `ttlMs` ran out)? A failed server is answered from the catalog until its
+   * retry, a list_changed or an explicit refresh.
+   */
   needsRefresh(server: string, now: number = performance.now()): boolean {
     return call(server, () => this.#native.needsRefresh(server, now));
   }
@@ -527,11 +540,6 @@ export class Catalog {
   /** Catalog-wide change counter: when it moves, ask `visibleTools()` (and re-render) again. */
   get generation(): number {
     return this.#native.generation();
-  }
-
-  /** Records whether `server` declares the `resources` capability (for `visibleTools`; sans-IO hosts). */
-  declareResources(server: string, declares: boolean): void {
-    this.#native.declareResources(server, declares);
   }
 
   /**
@@ -561,58 +569,6 @@ export class Catalog {
     while (this.#machine.isBusy(server)) await new Promise<void>((resolve) => this.#settled.push(resolve));
   }
 
-  // --- sans-IO: for hosts that run their own traversals (`Pager`) and read their own clock ---
-
-  /** Starts a refresh of `server` (registering it): its newest ticket; older tickets' commits are discarded. */
-  beginRefresh(server: string): RefreshTicket {
-    const ticket = new RefreshTicket(server);
-    TICKETS.set(ticket, call(server, () => this.#native.beginRefresh(server)));
-    return ticket;
-  }
-
-  /**
-   * Applies a complete refresh: both listings at once. The listings must be ones this package
-   * returned (`Pager.finish`, `listResources`, `listResourceTemplates`): they are committed as the
-   * core produced them, never re-validated. `now` starts the `ttlMs` clock.
-   */
-  commit(
-    ticket: RefreshTicket,
-    resources: Listing<Resource>,
-    templates: Listing<ResourceTemplate>,
-    now: number = performance.now(),
-  ): Completion {
-    const server = String(ticket?.server);
-    const t = this.#ticket(ticket);
-    const r = nativeOf(resources);
-    const p = nativeOf(templates);
-    if (r === undefined || p === undefined) {
-      throw new McplensError(
-        'invalid_argument',
-        server,
-        `server "${server}": invalid argument: commit takes listings returned by mcplens (Pager.finish, listResources, listResourceTemplates)`,
-      );
-    }
-    return call(server, () => this.#native.commit(t, r, p, now));
-  }
-
-  /** Records a failed refresh (usually a `McplensError`'s `code` and `message`); the previous pair is kept. */
-  fail(ticket: RefreshTicket, failure: Failure): Completion {
-    const server = String(ticket?.server);
-    const t = this.#ticket(ticket);
-    return call(server, () => this.#native.fail(t, failure.code, failure.message));
-  }
-
-  /** Ends a refresh that will not complete (cancelled, host failure) without changing data. */
-  abandon(ticket: RefreshTicket): Completion {
-    const t = this.#ticket(ticket);
-    return this.#native.abandon(t);
-  }
-
-  /** A list_changed from `server`: marks it outdated and says whether to refresh now (`beginRefresh` before the next notification). */
-  onListChanged(server: string): ListChangedDecision {
-    return call(server, () => this.#native.onListChanged(server)) as ListChangedDecision;
-  }
-
   // --- internals: performing the refresher's actions ---
 
   /** Either listing tool on the model's input (an object, or its JSON text). */
@@ -626,15 +582,6 @@ export class Catalog {
       throw new McplensError('invalid_argument', server, 'invalid input: the input is not a JSON object');
     }
     return call(server, () => f(input));
-  }
-
-  #ticket(ticket: RefreshTicket): native.NativeTicket {
-    const t = TICKETS.get(ticket);
-    if (t === undefined) {
-      const server = String(ticket?.server);
-      throw new McplensError('invalid_argument', server, `server "${server}": invalid argument: not a ticket from beginRefresh`);
-    }
-    return t;
   }
 
   /** The connection of `client` for `server`, attaching it if new (replacing another client's). */

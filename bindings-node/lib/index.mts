@@ -3,7 +3,6 @@ export {
   Catalog,
   McplensError,
   Pager,
-  RefreshTicket,
   Refresher,
   coreVersion,
   errorCodes,

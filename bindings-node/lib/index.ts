@@ -32,12 +32,10 @@ export {
 } from './discovery.js';
 export {
   Catalog,
-  RefreshTicket,
   Refresher,
   listResourceTemplatesTool,
   listResourcesTool,
   type CatalogOptions,
-  type Completion,
   type Disposition,
   type Failure,
   type InvalidateReason,

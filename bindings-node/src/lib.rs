@@ -10,10 +10,11 @@
 //! as `McplensError`.
 #![deny(clippy::all)]
 
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use mcplens::catalog::{self, CatalogError, Failure, Reason};
+use mcplens::catalog::{self, CatalogError};
 use mcplens::discovery::{self, DiscoveryError, Limits, ListKind, Outcome};
 use mcplens::tool::{self, ToolError};
 use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, ValueType};
@@ -250,36 +251,6 @@ impl NativeListing {
     }
 }
 
-/// Proof that a refresh was started; hand it back to `commit` or `fail`.
-#[napi]
-pub struct NativeTicket {
-    inner: catalog::Ticket,
-}
-
-#[napi]
-impl NativeTicket {
-    /// The server this ticket refreshes.
-    #[napi(getter)]
-    pub fn server(&self) -> String {
-        self.inner.server().to_owned()
-    }
-}
-
-/// What became of a commit or failure.
-#[napi(object)]
-pub struct Completion {
-    /// False when the ticket was stale: nothing changed.
-    pub applied: bool,
-    /// True when a list_changed arrived during the refresh: start exactly one more now.
-    pub refresh_again: bool,
-}
-
-impl From<catalog::Completion> for Completion {
-    fn from(c: catalog::Completion) -> Self {
-        Completion { applied: c.applied, refresh_again: c.refresh_again }
-    }
-}
-
 fn catalog_error(e: CatalogError) -> Error<Code> {
     Error::new(Code(e.code().as_str()), e.to_string())
 }
@@ -307,154 +278,98 @@ fn wire_name(value: impl serde::Serialize) -> String {
     }
 }
 
-/// The core's per-server catalog (see `mcplens::catalog`). Sans-IO: the host runs the traversals.
+/// The core's per-server catalog (see `mcplens::catalog`): the state its refresh machine keeps
+/// (one [`refresher::NativeRefresher`] per catalog) and the reads every host answers from.
 #[napi]
 pub struct NativeCatalog {
-    inner: Arc<catalog::Catalog>,
+    /// The one machine that owns the catalog's state; the refresher shares it.
+    machine: Arc<Mutex<catalog::Refresher>>,
+    /// A refresher was made for this catalog.
+    driven: AtomicBool,
+}
+
+impl NativeCatalog {
+    fn lock(&self) -> MutexGuard<'_, catalog::Refresher> {
+        lock(&self.machine)
+    }
+}
+
+/// The machine's lock (JS is single-threaded: it is never contended).
+fn lock(machine: &Mutex<catalog::Refresher>) -> MutexGuard<'_, catalog::Refresher> {
+    machine.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[napi]
 impl NativeCatalog {
-    /// An empty catalog.
+    /// An empty catalog; `configJson`: the refresher's settings `{retryBaseMs, retryMaxMs,
+    /// minTtlMs, shrinkMinItems}` (missing keys take the defaults).
     #[napi(constructor)]
-    #[allow(clippy::new_without_default)]
-    pub fn new() -> Self {
-        NativeCatalog { inner: Arc::new(catalog::Catalog::new()) }
+    pub fn new(config_json: Option<String>) -> Result<Self> {
+        use std::hash::{BuildHasher, RandomState};
+        let config: catalog::RefreshConfig = match config_json.as_deref() {
+            None => catalog::RefreshConfig::default(),
+            Some(text) => serde_json::from_str(text).map_err(|_| {
+                invalid_argument("", "refresh options must be {retryBaseMs, retryMaxMs, minTtlMs, shrinkMinItems}")
+            })?,
+        };
+        config.validate().map_err(|why| invalid_argument("", &why.to_string()))?;
+        // The retry jitter's seed: the process's hash randomness (a refresher may reseed).
+        let seed = RandomState::new().hash_one(std::time::SystemTime::now());
+        let machine = Arc::new(Mutex::new(catalog::Refresher::new(config, seed)));
+        Ok(NativeCatalog { machine, driven: AtomicBool::new(false) })
     }
 
     /// The listing tools to offer the model now: both while a server declares `resources`.
     #[napi]
     pub fn visible_tools(&self) -> Vec<&'static str> {
-        self.inner.visible_tools().to_vec()
+        self.lock().catalog().visible_tools().to_vec()
     }
 
     /// Catalog-wide change counter: compare it with the last value seen to learn of a change.
     #[napi]
     pub fn generation(&self) -> f64 {
-        self.inner.generation() as f64
-    }
-
-    /// Records whether `server` declares the `resources` capability (for `visibleTools`).
-    #[napi]
-    pub fn declare_resources(&self, server: String, declares: bool) {
-        self.inner.declare_resources(&server, declares);
-    }
-
-    /// Registers a server (idempotent); servers are listed in registration order.
-    #[napi]
-    pub fn add_server(&self, server: String) {
-        self.inner.add_server(&server);
+        self.lock().catalog().generation() as f64
     }
 
     /// The registered servers, in registration order.
     #[napi]
     pub fn servers(&self) -> Vec<String> {
-        self.inner.servers()
-    }
-
-    /// Starts a refresh of `server` (registering it if new): the server's newest ticket.
-    #[napi]
-    pub fn begin_refresh(&self, server: String) -> NativeTicket {
-        NativeTicket { inner: self.inner.begin_refresh(&server) }
-    }
-
-    /// Applies a complete refresh: both listings at once.
-    #[napi]
-    pub fn commit(
-        &self,
-        ticket: &NativeTicket,
-        resources: &NativeListing,
-        templates: &NativeListing,
-        now_ms: f64,
-    ) -> Result<Completion> {
-        let now = instant(ticket.inner.server(), now_ms)?;
-        self.inner
-            .commit(&ticket.inner, &resources.inner, &templates.inner, now)
-            .map(Completion::from)
-            .map_err(catalog_error)
-    }
-
-    /// Records a failed refresh (`code` and `message` as the traversal's error gave them); the
-    /// previous pair is kept.
-    #[napi]
-    pub fn fail(&self, ticket: &NativeTicket, code: String, message: String) -> Result<Completion> {
-        let code = error_code(ticket.inner.server(), &code)?;
-        Ok(self.inner.fail(&ticket.inner, Failure { code, message }).into())
-    }
-
-    /// Ends a refresh that will not complete (cancelled, or the host failed) without changing any
-    /// data; a queued refresh is still handed out (`refreshAgain`).
-    #[napi]
-    pub fn abandon(&self, ticket: &NativeTicket) -> Completion {
-        self.inner.abandon(&ticket.inner).into()
-    }
-
-    /// Clears `server`'s resources and templates together. `reason`: `list_changed`,
-    /// `connection_closed`, `configuration_changed`, `disabled` or `other`.
-    #[napi]
-    pub fn invalidate(&self, server: String, reason: String) -> Result<()> {
-        let reason: Reason = serde_json::from_value(serde_json::Value::String(reason)).map_err(|_| {
-            invalid_argument(
-                &server,
-                "`reason` must be list_changed, connection_closed, configuration_changed, disabled or other",
-            )
-        })?;
-        self.inner.invalidate(&server, reason);
-        Ok(())
-    }
-
-    /// A list_changed from `server`: `"refresh_now"`, `"queued"`, `"already_queued"` or `"ignored"`
-    /// (a server not in the catalog).
-    #[napi]
-    pub fn on_list_changed(&self, server: String) -> String {
-        wire_name(self.inner.on_list_changed(&server))
-    }
-
-    /// Forgets `server` entirely; returns whether it was known.
-    #[napi]
-    pub fn remove(&self, server: String) -> bool {
-        self.inner.remove(&server)
-    }
-
-    /// Forgets every server.
-    #[napi]
-    pub fn clear(&self) {
-        self.inner.clear();
+        self.lock().catalog().servers()
     }
 
     /// `server`'s status at `nowMs`, as JSON text.
     #[napi]
     pub fn status(&self, server: String, now_ms: f64) -> Result<String> {
         let now = instant(&server, now_ms)?;
-        let status = self.inner.status(&server, now).map_err(catalog_error)?;
+        let status = self.lock().catalog().status(&server, now).map_err(catalog_error)?;
         Ok(serde_json::to_string(&status).expect("a status always serializes"))
     }
 
-    /// True when `server` has no current pair at `nowMs` and no refresh is running.
+    /// Would a request for a current listing of `server` traverse at `nowMs`?
     #[napi]
     pub fn needs_refresh(&self, server: String, now_ms: f64) -> Result<bool> {
         let now = instant(&server, now_ms)?;
-        Ok(self.inner.needs_refresh(&server, now))
+        Ok(self.lock().catalog().needs_refresh(&server, now))
     }
 
     /// Cached templates (all servers, or one) as JSON text.
     #[napi(ts_return_type = "string")]
     pub fn templates(&self, server: Option<String>) -> Result<JsonText> {
-        let templates = self.inner.templates(server.as_deref()).map_err(catalog_error)?;
+        let templates = self.lock().catalog().templates(server.as_deref()).map_err(catalog_error)?;
         Ok(JsonText(serde_json::to_string(&templates).expect("templates always serialize")))
     }
 
     /// Cached resources (all servers, or one) as JSON text.
     #[napi(ts_return_type = "string")]
     pub fn resources(&self, server: Option<String>) -> Result<JsonText> {
-        let resources = self.inner.resources(server.as_deref()).map_err(catalog_error)?;
+        let resources = self.lock().catalog().resources(server.as_deref()).map_err(catalog_error)?;
         Ok(JsonText(serde_json::to_string(&resources).expect("resources always serialize")))
     }
 
     /// `ListMcpResourceTemplatesTool` on the model's input (JSON text): the output JSON text.
     #[napi]
     pub fn call_list_templates_tool(&self, input_json: String) -> Result<String> {
-        tool::call(&self.inner, &input_json).map_err(tool_error)
+        tool::call(self.lock().catalog(), &input_json).map_err(tool_error)
     }
 }
 

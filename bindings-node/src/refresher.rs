@@ -2,7 +2,10 @@
 //! nothing else: ids are numbers, times are milliseconds of the host's monotonic clock, actions
 //! cross as JSON text (the core's wire form).
 
-use mcplens::catalog::{Epoch, Failure, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mcplens::catalog::{CatalogError, Epoch, Failure, Refresher, TraversalError, TraversalId, Want};
 use napi::bindgen_prelude::BigInt;
 use napi_derive::napi;
 
@@ -10,10 +13,11 @@ use crate::{
     catalog_error, error_code, instant, invalid_argument, wire_name, JsonText, NativeCatalog, NativeListing, Result,
 };
 
-/// The refresh state machine over a [`NativeCatalog`] (see `mcplens::catalog::Refresher`).
+/// The refresh state machine of a [`NativeCatalog`] (see `mcplens::catalog::Refresher`): one per
+/// catalog.
 #[napi]
 pub struct NativeRefresher {
-    inner: Refresher,
+    machine: Arc<Mutex<Refresher>>,
 }
 
 fn parse<T: serde::de::DeserializeOwned>(server: &str, value: &str, what: &str) -> Result<T> {
@@ -22,25 +26,43 @@ fn parse<T: serde::de::DeserializeOwned>(server: &str, value: &str, what: &str) 
 
 #[napi]
 impl NativeRefresher {
-    /// A refresher over `catalog`; `configJson`: `{retryBaseMs, retryMaxMs, minTtlMs,
-    /// shrinkMinItems}` (missing keys take the defaults); `seed` feeds the retry jitter.
+    /// The machine of `catalog`; `seed` feeds the retry jitter (default: the process's hash
+    /// randomness). A catalog has one: a second is an `invalid_argument` error.
     #[napi(constructor)]
-    pub fn new(catalog: &NativeCatalog, config_json: Option<String>, seed: BigInt) -> Result<Self> {
-        let config: RefreshConfig = match config_json.as_deref() {
-            None => RefreshConfig::default(),
-            Some(text) => serde_json::from_str(text).map_err(|_| {
-                invalid_argument("", "refresh options must be {retryBaseMs, retryMaxMs, minTtlMs, shrinkMinItems}")
-            })?,
-        };
-        config.validate().map_err(|why| invalid_argument("", &why.to_string()))?;
-        let (_, seed, _) = seed.get_u64();
-        Ok(NativeRefresher { inner: Refresher::new(catalog.inner.clone(), config, seed) })
+    pub fn new(catalog: &NativeCatalog, seed: Option<BigInt>) -> Result<Self> {
+        if catalog.driven.swap(true, Ordering::SeqCst) {
+            return Err(catalog_error(CatalogError::AlreadyDriven));
+        }
+        if let Some(seed) = seed {
+            catalog.lock().reseed(seed.get_u64().1);
+        }
+        Ok(NativeRefresher { machine: Arc::clone(&catalog.machine) })
+    }
+
+    /// Registers `server` without a connection (idempotent): listed, status `unknown`.
+    #[napi]
+    pub fn add_server(&mut self, server: String) {
+        self.inner().add_server(&server);
+    }
+
+    /// Invalidates `server`: `list_changed`, `connection_closed`/`disabled` (its connection ends),
+    /// or another reason (both lists cleared, the connection kept).
+    #[napi]
+    pub fn invalidate(&mut self, server: String, reason: String, now_ms: f64) -> Result<()> {
+        let reason = parse(
+            &server,
+            &reason,
+            "`reason` must be list_changed, connection_closed, configuration_changed, disabled or other",
+        )?;
+        let now = instant(&server, now_ms)?;
+        self.inner().invalidate(&server, reason, now);
+        Ok(())
     }
 
     /// A connection of `server` (registering it): its epoch.
     #[napi]
     pub fn attach(&mut self, server: String, resources_capability: bool) -> i64 {
-        self.inner.attach(&server, resources_capability).0 as i64
+        self.inner().attach(&server, resources_capability).0 as i64
     }
 
     /// Connection `epoch` of `server` ended: both lists cleared. False for an old epoch.
@@ -48,7 +70,7 @@ impl NativeRefresher {
     pub fn detach(&mut self, server: String, epoch: i64, reason: String) -> Result<bool> {
         let reason =
             parse(&server, &reason, "`reason` must be connection_closed, disabled, configuration_changed or other")?;
-        Ok(self.inner.detach(&server, Epoch(epoch as u64), reason))
+        Ok(self.inner().detach(&server, Epoch(epoch as u64), reason))
     }
 
     /// A watch of connection `epoch`, which negotiated `protocolVersion` and declared
@@ -63,13 +85,13 @@ impl NativeRefresher {
         protocol_version: String,
         capabilities_json: String,
     ) -> Option<String> {
-        self.inner.watch(&server, Epoch(epoch as u64), &protocol_version, &capabilities_json).map(wire_name)
+        self.inner().watch(&server, Epoch(epoch as u64), &protocol_version, &capabilities_json).map(wire_name)
     }
 
     /// How the watch of `server`'s current connection learns of changes; null when unwatched.
     #[napi]
     pub fn notifications(&self, server: String) -> Option<String> {
-        self.inner.notifications(&server).map(wire_name)
+        self.inner().notifications(&server).map(wire_name)
     }
 
     /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
@@ -78,7 +100,7 @@ impl NativeRefresher {
     /// `transport_error`); null for an old epoch. The connection and its pair stay.
     #[napi]
     pub fn listen_failed(&mut self, server: String, epoch: i64, rpc_code: Option<i64>) -> Option<ListenFailure> {
-        match self.inner.listen_failed(&server, Epoch(epoch as u64), rpc_code) {
+        match self.inner().listen_failed(&server, Epoch(epoch as u64), rpc_code) {
             Ok(n) => n.map(|n| ListenFailure { notifications: Some(wire_name(n)), code: None, message: None }),
             Err(e) => Some(ListenFailure {
                 notifications: None,
@@ -91,14 +113,14 @@ impl NativeRefresher {
     /// `server`'s current connection, if any.
     #[napi]
     pub fn epoch(&self, server: String) -> Option<i64> {
-        self.inner.epoch(&server).map(|e| e.0 as i64)
+        self.inner().epoch(&server).map(|e| e.0 as i64)
     }
 
     /// A list_changed on connection `epoch`: `refresh_now`, `queued`, `already_queued` or `ignored`.
     #[napi]
     pub fn on_list_changed(&mut self, server: String, epoch: i64, now_ms: f64) -> Result<String> {
         let now = instant(&server, now_ms)?;
-        Ok(wire_name(self.inner.on_list_changed(&server, Epoch(epoch as u64), now)))
+        Ok(wire_name(self.inner().on_list_changed(&server, Epoch(epoch as u64), now)))
     }
 
     /// A caller wants `server`'s listing (`want`: `current`, `refresh` or `force`): its id.
@@ -106,7 +128,7 @@ impl NativeRefresher {
     pub fn request(&mut self, server: String, want: String, now_ms: f64) -> Result<i64> {
         let want: Want = parse(&server, &want, "`want` must be current, refresh or force")?;
         let now = instant(&server, now_ms)?;
-        self.inner.request(&server, want, now).map(|id| id.0 as i64).map_err(catalog_error)
+        self.inner().request(&server, want, now).map(|id| id.0 as i64).map_err(catalog_error)
     }
 
     /// Traversal `traversal` gave both listings.
@@ -144,39 +166,43 @@ impl NativeRefresher {
     /// Starts the retries due at `nowMs`.
     #[napi]
     pub fn handle_timeout(&mut self, now_ms: f64) -> Result<()> {
-        self.inner.handle_timeout(instant("", now_ms)?);
+        self.inner().handle_timeout(instant("", now_ms)?);
         Ok(())
     }
 
     /// Every pending action, as a JSON array (`{"traverse": …}` / `{"resolve": …}`).
     #[napi(ts_return_type = "string")]
     pub fn poll_actions(&mut self) -> JsonText {
-        let actions: Vec<_> = std::iter::from_fn(|| self.inner.poll_action()).collect();
+        let actions: Vec<_> = std::iter::from_fn(|| self.inner().poll_action()).collect();
         JsonText(serde_json::to_string(&actions).expect("actions always serialize"))
     }
 
     /// When `handleTimeout` is due next (milliseconds of the host's clock), or null.
     #[napi]
     pub fn poll_timeout(&self) -> Option<f64> {
-        self.inner.poll_timeout().map(|t| t.as_nanos() as f64 / 1e6)
+        self.inner().poll_timeout().map(|t| t.as_nanos() as f64 / 1e6)
     }
 
     /// True while a traversal of `server` (or of any server) is in flight or queued.
     #[napi]
     pub fn is_busy(&self, server: Option<String>) -> bool {
-        self.inner.is_busy(server.as_deref())
+        self.inner().is_busy(server.as_deref())
     }
 
     /// Forgets `server` (catalog entry included).
     #[napi]
     pub fn remove(&mut self, server: String) -> bool {
-        self.inner.remove(&server)
+        self.inner().remove(&server)
     }
 
     /// Forgets every server.
     #[napi]
     pub fn clear(&mut self) {
-        self.inner.clear();
+        self.inner().clear();
+    }
+
+    fn inner(&self) -> MutexGuard<'_, Refresher> {
+        crate::lock(&self.machine)
     }
 
     fn report(
@@ -186,7 +212,7 @@ impl NativeRefresher {
         now_ms: f64,
     ) -> Result<String> {
         let now = instant("", now_ms)?;
-        Ok(wire_name(self.inner.traversed(TraversalId(traversal as u64), result, now)))
+        Ok(wire_name(self.inner().traversed(TraversalId(traversal as u64), result, now)))
     }
 }
 

@@ -36,13 +36,13 @@ pub fn match_template(template: String, uri: String) -> Result<Option<String>> {
 /// Every cached template `uri` fits, as JSON text: `{matches: [{server, uriTemplate, name, values}], skipped}`.
 #[napi(ts_return_type = "string")]
 pub fn catalog_match_uri(catalog: &NativeCatalog, uri: String) -> Result<JsonText> {
-    Ok(JsonText(catalog.inner.match_uri(&uri).map_err(template_error)?.to_json()))
+    Ok(JsonText(catalog.lock().catalog().match_uri(&uri).map_err(template_error)?.to_json()))
 }
 
 /// `ListMcpResourcesTool` on the model's input (JSON text): the output JSON text.
 #[napi]
 pub fn call_list_resources_tool(catalog: &NativeCatalog, input_json: String) -> Result<String> {
-    tool::call_resources(&catalog.inner, &input_json).map_err(tool_error)
+    tool::call_resources(catalog.lock().catalog(), &input_json).map_err(tool_error)
 }
 
 /// The resources tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text.

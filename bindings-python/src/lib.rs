@@ -22,10 +22,11 @@ mod refresher;
 mod template;
 mod tracking;
 
-use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use mcplens::catalog::{self, Catalog, Reason, ServerStatus, Ticket};
+use mcplens::catalog::{self, Reason, Refresher, ServerStatus};
 use mcplens::discovery::{self, Annotations, Item, Limits, ListKind, Listing, Outcome, Pager};
 use mcplens::tool;
 use pyo3::exceptions::PyException;
@@ -86,7 +87,7 @@ fn discovery_error(py: Python<'_>, e: &discovery::DiscoveryError) -> PyErr {
 }
 
 fn catalog_error(py: Python<'_>, e: &catalog::CatalogError) -> PyErr {
-    error::<CatalogError>(py, e.to_string(), e.code().as_str(), Some(e.server()), e.rpc_code())
+    error::<CatalogError>(py, e.to_string(), e.code().as_str(), e.server(), e.rpc_code())
 }
 
 /// `server`: the name the input asked for, when it asked for one.
@@ -529,53 +530,6 @@ impl PyResource {
     }
 }
 
-/// Proof that a refresh was started: hand it back to `commit`, `fail` or `abandon`.
-#[pyclass(name = "Ticket", module = "mcplens._core", frozen)]
-struct PyTicket {
-    inner: Ticket,
-}
-
-getters! { PyTicket, |s| {
-    /// The server this ticket refreshes.
-    server: &str = s.inner.server();
-}}
-
-#[pymethods]
-impl PyTicket {
-    fn __repr__(&self) -> String {
-        format!("<Ticket server={:?}>", self.inner.server())
-    }
-}
-
-/// What became of a commit, failure or abandon.
-#[pyclass(name = "Completion", module = "mcplens._core", frozen, eq)]
-#[derive(Clone, PartialEq)]
-struct PyCompletion {
-    inner: catalog::Completion,
-}
-
-getters! { PyCompletion, |s| {
-    /// False when the ticket was outdated (newer ticket, invalidation, removal): nothing changed.
-    applied: bool = s.inner.applied;
-    /// A list_changed arrived during the refresh: start exactly one more refresh now.
-    refresh_again: bool = s.inner.refresh_again;
-}}
-
-#[pymethods]
-impl PyCompletion {
-    fn __repr__(&self) -> String {
-        let c = self.inner;
-        let cap = |b: bool| if b { "True" } else { "False" };
-        format!("Completion(applied={}, refresh_again={})", cap(c.applied), cap(c.refresh_again))
-    }
-}
-
-impl From<catalog::Completion> for PyCompletion {
-    fn from(inner: catalog::Completion) -> Self {
-        PyCompletion { inner }
-    }
-}
-
 /// A failed refresh as the catalog keeps it: a stable code and mcplens' own message.
 #[pyclass(name = "Failure", module = "mcplens._core", frozen, eq)]
 #[derive(Clone, PartialEq)]
@@ -638,20 +592,33 @@ fn parse_reason(py: Python<'_>, server: &str, reason: &str) -> PyResult<Reason> 
     })
 }
 
-/// The per-server catalog (sans-IO): `begin_refresh` → the host's two traversals → `commit` or
-/// `fail`; `on_list_changed` decides the coalescing. `now` is seconds on any monotonic clock
-/// (default: `time.monotonic()`). `mcplens.Catalog` adds the `mcp` SDK driving on top.
+/// The per-server catalog: what its refresh machine (`mcplens._core.Refresher`, one per catalog)
+/// keeps, and the reads every host answers from. `now` is seconds on any monotonic clock
+/// (default: `time.monotonic()`). `mcplens.Catalog` drives it over `mcp` sessions.
 #[pyclass(name = "Catalog", module = "mcplens._core", frozen, subclass)]
 struct PyCatalog {
-    inner: Arc<Catalog>,
+    /// The one machine that owns the catalog's state; `Refresher` shares it.
+    machine: Arc<Mutex<Refresher>>,
+    /// A `Refresher` was made for this catalog (one machine drives a catalog).
+    driven: AtomicBool,
     limits: Option<PyLimits>,
-    /// The settings of the refresher that drives this catalog (`mcplens.Catalog`).
-    refresh: mcplens::catalog::RefreshConfig,
+}
+
+impl PyCatalog {
+    fn lock(&self) -> MutexGuard<'_, Refresher> {
+        lock(&self.machine)
+    }
+}
+
+/// The machine's lock. No Python code runs under it, so it never waits on the GIL.
+fn lock(machine: &Mutex<Refresher>) -> MutexGuard<'_, Refresher> {
+    // Every update of the machine is a plain assignment sequence: a poisoned lock is still sound.
+    machine.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 getters! { PyCatalog, |s| {
     /// Catalog-wide change counter: compare it with the last value seen to learn of a change.
-    generation: u64 = s.inner.generation();
+    generation: u64 = s.lock().catalog().generation();
     /// The bounds of every traversal a refresh runs (None: the defaults).
     limits: Option<PyLimits> = s.limits.clone();
 }}
@@ -661,109 +628,54 @@ impl PyCatalog {
     #[new]
     #[pyo3(signature = (limits = None, *, refresh = None))]
     fn new(limits: Option<PyRef<'_, PyLimits>>, refresh: Option<PyRef<'_, refresher::PyRefreshConfig>>) -> Self {
-        let refresh = refresh.map(|r| r.inner).unwrap_or_default();
-        PyCatalog { inner: Arc::new(Catalog::new()), limits: limits.map(|l| l.clone()), refresh }
+        use std::hash::{BuildHasher, RandomState};
+        let config = refresh.map(|r| r.inner).unwrap_or_default();
+        // The retry jitter's seed: the process's hash randomness (a `Refresher` may reseed).
+        let seed = RandomState::new().hash_one(std::time::SystemTime::now());
+        PyCatalog {
+            machine: Arc::new(Mutex::new(Refresher::new(config, seed))),
+            driven: AtomicBool::new(false),
+            limits: limits.map(|l| l.clone()),
+        }
     }
 
     /// The listing tools to offer the model now: both while a server declares `resources`.
     fn visible_tools(&self) -> Vec<&'static str> {
-        self.inner.visible_tools().to_vec()
-    }
-
-    /// Records whether `server` declares the `resources` capability (for `visible_tools`).
-    fn declare_resources(&self, server: &str, declares: bool) {
-        self.inner.declare_resources(server, declares);
-    }
-
-    /// Registers a server without refreshing it (idempotent); servers are listed in registration order.
-    fn add_server(&self, server: &str) {
-        self.inner.add_server(server);
+        self.lock().catalog().visible_tools().to_vec()
     }
 
     /// The registered servers, in registration order.
     fn servers(&self) -> Vec<String> {
-        self.inner.servers()
-    }
-
-    /// Starts a refresh of `server` (registering it): its newest ticket.
-    fn begin_refresh(&self, server: &str) -> PyTicket {
-        PyTicket { inner: self.inner.begin_refresh(server) }
-    }
-
-    /// Applies a complete refresh: both listings (as mcplens returned them) at once.
-    #[pyo3(signature = (ticket, resources, templates, now = None))]
-    fn commit(
-        &self,
-        py: Python<'_>,
-        ticket: &PyTicket,
-        resources: &PyListing,
-        templates: &PyListing,
-        now: Option<f64>,
-    ) -> PyResult<PyCompletion> {
-        let now = instant(py, now)?;
-        let done = py.detach(|| self.inner.commit(&ticket.inner, &resources.inner, &templates.inner, now));
-        done.map(PyCompletion::from).map_err(|e| catalog_error(py, &e))
-    }
-
-    /// Records a failed refresh (a stable code and mcplens' message); the previous pair is kept.
-    fn fail(&self, py: Python<'_>, ticket: &PyTicket, code: String, message: String) -> PyResult<PyCompletion> {
-        let code = error_code(py, ticket.inner.server(), &code)?;
-        Ok(self.inner.fail(&ticket.inner, catalog::Failure { code, message }).into())
-    }
-
-    /// Ends a refresh that will not complete (cancelled, host failure) without changing data.
-    fn abandon(&self, ticket: &PyTicket) -> PyCompletion {
-        self.inner.abandon(&ticket.inner).into()
-    }
-
-    /// Clears `server`'s resources and templates together; a refresh in flight is discarded.
-    #[pyo3(signature = (server, reason = "other"))]
-    fn invalidate(&self, py: Python<'_>, server: &str, reason: &str) -> PyResult<()> {
-        self.inner.invalidate(server, parse_reason(py, server, reason)?);
-        Ok(())
-    }
-
-    /// A list_changed from `server`: invalidates it and answers `"refresh_now"` (call
-    /// `begin_refresh` before handling the next notification), `"queued"`, `"already_queued"`
-    /// or `"ignored"` (not in the catalog).
-    fn on_list_changed(&self, server: &str) -> String {
-        name_of(self.inner.on_list_changed(server))
-    }
-
-    /// Forgets `server`; a refresh in flight is discarded. Returns whether it was known.
-    fn remove(&self, server: &str) -> bool {
-        self.inner.remove(server)
-    }
-
-    /// Forgets every server.
-    fn clear(&self) {
-        self.inner.clear();
+        self.lock().catalog().servers()
     }
 
     /// `server`'s status at `now`; `CatalogError` `unknown_server` for a server never added.
     #[pyo3(signature = (server, now = None))]
     fn status(&self, py: Python<'_>, server: &str, now: Option<f64>) -> PyResult<PyServerStatus> {
         let now = instant(py, now)?;
-        self.inner.status(server, now).map(|inner| PyServerStatus { inner }).map_err(|e| catalog_error(py, &e))
+        let status = self.lock().catalog().status(server, now);
+        status.map(|inner| PyServerStatus { inner }).map_err(|e| catalog_error(py, &e))
     }
 
-    /// True when `server` has no current pair at `now` (unknown, failed, stale, expired).
+    /// Would a request for a current listing of `server` traverse at `now` (no pair yet, outdated
+    /// by list_changed, or its `ttlMs` ran out)? A failed server is answered from the catalog.
     #[pyo3(signature = (server, now = None))]
     fn needs_refresh(&self, py: Python<'_>, server: &str, now: Option<f64>) -> PyResult<bool> {
-        Ok(self.inner.needs_refresh(server, instant(py, now)?))
+        let now = instant(py, now)?;
+        Ok(self.lock().catalog().needs_refresh(server, now))
     }
 
     /// Cached templates: every server's in registration order, or one server's.
     #[pyo3(signature = (server = None))]
     fn templates(&self, py: Python<'_>, server: Option<&str>) -> PyResult<Vec<PyResourceTemplate>> {
-        let templates = self.inner.templates(server).map_err(|e| catalog_error(py, &e))?;
+        let templates = self.lock().catalog().templates(server).map_err(|e| catalog_error(py, &e))?;
         Ok(templates.into_iter().map(|inner| PyResourceTemplate { inner }).collect())
     }
 
     /// Cached resources: every server's in registration order, or one server's.
     #[pyo3(signature = (server = None))]
     fn resources(&self, py: Python<'_>, server: Option<&str>) -> PyResult<Vec<PyResource>> {
-        let resources = self.inner.resources(server).map_err(|e| catalog_error(py, &e))?;
+        let resources = self.lock().catalog().resources(server).map_err(|e| catalog_error(py, &e))?;
         Ok(resources.into_iter().map(|inner| PyResource { inner }).collect())
     }
 
@@ -773,23 +685,24 @@ impl PyCatalog {
     #[pyo3(signature = (arguments = None))]
     fn call_list_templates_tool(&self, py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
         let input = template::tool_input(py, arguments)?;
-        py.detach(|| tool::render(&self.inner, &input)).map_err(|e| tool_error(py, &e, input.server.as_deref()))
+        py.detach(|| tool::render(self.lock().catalog(), &input))
+            .map_err(|e| tool_error(py, &e, input.server.as_deref()))
     }
 
     /// Answers `ListMcpResourcesTool`, the concrete-resources twin (same input, paging, failures, cap).
     #[pyo3(signature = (arguments = None))]
     fn call_list_resources_tool(&self, py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-        template::call_resources_tool(py, &self.inner, arguments)
+        template::call_resources_tool(py, &self.machine, arguments)
     }
 
     /// Every cached template `uri` fits: `{"matches": [{"server", "uri_template", "name", "values"}],
     /// "skipped": n}`, most specific first (see `docs/templates.md`).
     fn match_uri<'py>(&self, py: Python<'py>, uri: &str) -> PyResult<Bound<'py, PyAny>> {
-        template::match_uri(py, &self.inner, uri)
+        template::match_uri(py, &self.machine, uri)
     }
 
     fn __repr__(&self) -> String {
-        format!("<Catalog servers={:?}>", self.inner.servers())
+        format!("<Catalog servers={:?}>", self.servers())
     }
 }
 
@@ -864,8 +777,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyResourceTemplate>()?;
     m.add_class::<PyResource>()?;
     m.add_class::<PyCatalog>()?;
-    m.add_class::<PyTicket>()?;
-    m.add_class::<PyCompletion>()?;
     m.add_class::<PyFailure>()?;
     m.add_class::<PyServerStatus>()?;
     m.add_class::<PyToolSpec>()?;

@@ -4,6 +4,7 @@
 //! monotonic clock (default `time.monotonic()`), actions come out as dicts with the core's wire
 //! keys (`{"traverse": {...}}` / `{"resolve": {...}}`).
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -68,11 +69,12 @@ impl PyRefreshConfig {
     }
 }
 
-/// The refresh state machine over a catalog (sans-IO): events in, actions out (`poll_actions`),
-/// `poll_timeout` for the one timer. `mcplens.Catalog` drives one over `mcp` sessions.
+/// The refresh state machine of a catalog (sans-IO): events in, actions out (`poll_actions`),
+/// `poll_timeout` for the one timer; the catalog is its state. One per catalog: `mcplens.Catalog`
+/// drives its own over `mcp` sessions.
 #[pyclass(name = "Refresher", module = "mcplens._core", frozen)]
 struct PyRefresher {
-    inner: Mutex<Refresher>,
+    machine: Arc<Mutex<Refresher>>,
 }
 
 fn wire<'py, T: serde::Serialize>(py: Python<'py>, value: T) -> PyResult<Bound<'py, PyAny>> {
@@ -81,7 +83,7 @@ fn wire<'py, T: serde::Serialize>(py: Python<'py>, value: T) -> PyResult<Bound<'
 
 impl PyRefresher {
     fn lock(&self) -> MutexGuard<'_, Refresher> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+        crate::lock(&self.machine)
     }
 
     fn report<'py>(
@@ -99,12 +101,35 @@ impl PyRefresher {
 
 #[pymethods]
 impl PyRefresher {
-    /// A refresher over `catalog` (its `refresh` settings); `seed` feeds the retry jitter.
+    /// The machine of `catalog` (with the catalog's `refresh` settings); `seed` feeds the retry
+    /// jitter (default: the process's hash randomness). A catalog has one: a second raises
+    /// `CatalogError` `invalid_argument`.
     #[new]
-    #[pyo3(signature = (catalog, *, seed))]
-    fn new(catalog: PyRef<'_, PyCatalog>, seed: u64) -> Self {
-        let machine = Refresher::new(Arc::clone(&catalog.inner), catalog.refresh, seed);
-        PyRefresher { inner: Mutex::new(machine) }
+    #[pyo3(signature = (catalog, *, seed = None))]
+    fn new(py: Python<'_>, catalog: PyRef<'_, PyCatalog>, seed: Option<u64>) -> PyResult<Self> {
+        if catalog.driven.swap(true, Ordering::SeqCst) {
+            return Err(catalog_error(py, &catalog::CatalogError::AlreadyDriven));
+        }
+        if let Some(seed) = seed {
+            crate::lock(&catalog.machine).reseed(seed);
+        }
+        Ok(PyRefresher { machine: Arc::clone(&catalog.machine) })
+    }
+
+    /// Registers `server` without a connection (idempotent): listed, status `unknown`.
+    fn add_server(&self, server: &str) {
+        self.lock().add_server(server);
+    }
+
+    /// Invalidates `server`: `"list_changed"` (a list_changed on its connection),
+    /// `"connection_closed"`/`"disabled"` (its connection ends), any other reason clears both
+    /// lists and keeps the connection.
+    #[pyo3(signature = (server, reason = "other", now = None))]
+    fn invalidate(&self, py: Python<'_>, server: &str, reason: &str, now: Option<f64>) -> PyResult<()> {
+        let reason = parse_reason(py, server, reason)?;
+        let now = instant(py, now)?;
+        self.lock().invalidate(server, reason, now);
+        Ok(())
     }
 
     /// A connection of `server` (registering it): its epoch. A connection already attached under

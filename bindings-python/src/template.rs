@@ -2,7 +2,9 @@
 //! Python. Values cross as Python objects read in order (`dict` order is the associative array's
 //! order); every rule is the core's.
 
-use mcplens::catalog::Catalog;
+use std::sync::Mutex;
+
+use mcplens::catalog::Refresher;
 use mcplens::template::{self, Json, Values};
 use mcplens::tool;
 use pyo3::prelude::*;
@@ -69,16 +71,17 @@ pub(crate) fn tool_input(py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -
 /// `ListMcpResourcesTool` over `catalog` (see `Catalog.call_list_resources_tool`).
 pub(crate) fn call_resources_tool(
     py: Python<'_>,
-    catalog: &Catalog,
+    machine: &Mutex<Refresher>,
     arguments: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     let input = tool_input(py, arguments)?;
-    py.detach(|| tool::render_resources(catalog, &input)).map_err(|e| tool_error(py, &e, input.server.as_deref()))
+    py.detach(|| tool::render_resources(crate::lock(machine).catalog(), &input))
+        .map_err(|e| tool_error(py, &e, input.server.as_deref()))
 }
 
 /// `Catalog.match_uri`: `{"matches": [{"server", "uri_template", "name", "values"}], "skipped": n}`.
-pub(crate) fn match_uri<'py>(py: Python<'py>, catalog: &Catalog, uri: &str) -> PyResult<Bound<'py, PyAny>> {
-    let found = py.detach(|| catalog.match_uri(uri)).map_err(|e| template_error(py, &e))?;
+pub(crate) fn match_uri<'py>(py: Python<'py>, machine: &Mutex<Refresher>, uri: &str) -> PyResult<Bound<'py, PyAny>> {
+    let found = py.detach(|| crate::lock(machine).catalog().match_uri(uri)).map_err(|e| template_error(py, &e))?;
     let matches = PyList::empty(py);
     for m in &found.matches {
         let d = PyDict::new(py);

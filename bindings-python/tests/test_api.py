@@ -239,7 +239,3 @@ def test_error_codes_come_from_the_core_and_a_code_handed_back_must_be_one() -> 
     assert e.value.code == "invalid_argument"
     assert "Transport_Error" not in str(e.value)
     assert machine.traversal_failed(traverse["traverse"]["traversal"], "transport_error", "the pipe broke") == "failed"
-    other = mcplens._core.Catalog()
-    with pytest.raises(McplensError) as e:
-        other.fail(other.begin_refresh("b"), "nope", "no")
-    assert (e.value.code, e.value.server) == ("invalid_argument", "b")

@@ -327,19 +327,23 @@ async def test_a_cancelled_caller_leaves_the_traversal_to_the_session() -> None:
 # --- the listing tool and the sans-IO surface, no server ---
 
 
-def catalog_with(*pages: tuple[str, str]) -> mcplens.Catalog:
-    """A catalog whose servers committed the given templates pages (JSON text)."""
-    catalog = mcplens.Catalog()
+def catalog_with(*pages: tuple[str, str]) -> tuple[mcplens._core.Catalog, mcplens.Refresher]:
+    """A catalog (and its machine) whose servers committed the given templates pages (JSON text)."""
+    catalog = mcplens._core.Catalog()
+    machine = mcplens.Refresher(catalog, seed=0)
     for server, page in pages:
-        ticket = catalog.begin_refresh(server)
+        machine.attach(server, True)
+        machine.request(server, "refresh", now=0)
+        (action,) = machine.poll_actions()
         listings = []
         for kind, text in (("resources", '{"resources":[]}'), ("resource_templates", page)):
             pager = mcplens.Pager(kind, server, now=0)
             while pager.next_request() is not None:
                 pager.accept_page(text, now=0)
             listings.append(pager.finish())
-        assert catalog.commit(ticket, *listings, now=0).applied
-    return catalog
+        assert machine.traversed(action["traverse"]["traversal"], *listings, now=0) == "committed"
+        assert [a["resolve"]["outcome"] for a in machine.poll_actions()] == ["committed"]
+    return catalog, machine
 
 
 PAGE = json.dumps({"resourceTemplates": [{"uriTemplate": f"f://{n}/{{x}}", "name": f"f{n}"} for n in range(3)]})
@@ -358,7 +362,7 @@ def test_tool_spec_is_the_cores() -> None:
 
 
 def test_tool_output_and_typed_errors() -> None:
-    catalog = catalog_with(("a", PAGE), ("b", PAGE))
+    catalog, _ = catalog_with(("a", PAGE), ("b", PAGE))
     out = catalog.call_list_templates_tool({"server": "b", "limit": 2})
     assert out == catalog.call_list_templates_tool('{"server": "b", "limit": 2}')
     assert json.loads(out)["nextOffset"] == 2
@@ -377,7 +381,7 @@ def test_tool_output_and_typed_errors() -> None:
 
 def test_output_too_large_is_an_error_not_a_truncation() -> None:
     long = [{"uriTemplate": f"f://{n}/{{x}}", "name": f"f{n}", "description": "d" * 500} for n in range(300)]
-    catalog = catalog_with(("a", json.dumps({"resourceTemplates": long})))
+    catalog, _ = catalog_with(("a", json.dumps({"resourceTemplates": long})))
     with pytest.raises(mcplens.ToolError) as info:
         catalog.call_list_templates_tool({"limit": 300})
     assert info.value.code == "output_too_large"
@@ -386,7 +390,7 @@ def test_output_too_large_is_an_error_not_a_truncation() -> None:
 
 
 def test_catalog_errors_are_typed() -> None:
-    catalog = catalog_with(("a", PAGE))
+    catalog, machine = catalog_with(("a", PAGE))
     with pytest.raises(mcplens.CatalogError) as info:
         catalog.status("nope")
     assert (info.value.code, info.value.server) == ("unknown_server", "nope")
@@ -394,29 +398,47 @@ def test_catalog_errors_are_typed() -> None:
         catalog.templates("nope")
     assert info.value.code == "unknown_server"
     with pytest.raises(mcplens.CatalogError) as info:
-        catalog.invalidate("a", "whatever")  # type: ignore[arg-type]
+        machine.invalidate("a", "whatever")  # type: ignore[arg-type]
     assert info.value.code == "invalid_argument"
-    ticket = catalog.begin_refresh("a")
+    machine.request("a", "refresh")
+    (action,) = machine.poll_actions()
     listing = mcplens.Pager("resources", "a", resources_capability=False, now=0).finish()
-    with pytest.raises(mcplens.CatalogError) as info:
-        catalog.commit(ticket, listing, listing)
-    assert (info.value.code, info.value.server) == ("invalid_argument", "a")
-    # A refused commit ends its refresh as a failure; the previous pair is kept.
+    # Two resources listings: the catalog refuses the commit, and the refresh ends as that failure;
+    # the previous pair is kept.
+    assert machine.traversed(action["traverse"]["traversal"], listing, listing) == "failed"
     status = catalog.status("a")
     assert (status.status, status.refreshing, status.templates) == ("stale", False, 3)
+    assert status.last_error is not None
+    assert status.last_error.code == "invalid_argument"
 
 
-def test_sans_io_catalog_surface() -> None:
-    catalog = catalog_with(("a", PAGE))
+def test_one_machine_drives_a_catalog() -> None:
+    catalog, machine = catalog_with(("a", PAGE))
     assert catalog.limits is None
     assert mcplens.Catalog(limits=mcplens.Limits(max_pages=3)).limits == mcplens.Limits(max_pages=3)
-    ticket = catalog.begin_refresh("a")
-    assert ticket.server == "a"
-    assert catalog.on_list_changed("a") == "queued"
-    assert catalog.on_list_changed("a") == "already_queued"
-    assert catalog.on_list_changed("zzz") == "ignored"
-    completion = catalog.fail(ticket, "server_error", 'server "a": boom')
-    assert (completion.applied, completion.refresh_again) == (False, True)
+    # The catalog-level refresh API is gone: the machine is the only writer.
+    for gone in ("begin_refresh", "commit", "fail", "abandon", "on_list_changed", "declare_resources"):
+        assert not hasattr(catalog, gone), gone
+        assert not hasattr(mcplens.Catalog, gone), gone
+    # One machine per catalog, mcplens.Catalog's own included.
+    for driven in (catalog, mcplens.Catalog()):
+        with pytest.raises(mcplens.CatalogError) as info:
+            mcplens.Refresher(driven)
+        assert (info.value.code, info.value.server) == ("invalid_argument", None)
+        assert str(info.value) == (
+            "invalid argument: this catalog already has its refresher (one refresher drives a catalog)"
+        )
+    epoch = machine.epoch("a")
+    assert epoch is not None
+    machine.request("a", "refresh")
+    (action,) = machine.poll_actions()
+    assert machine.on_list_changed("a", epoch) == "queued"
+    assert machine.on_list_changed("a", epoch) == "already_queued"
+    assert machine.on_list_changed("zzz", epoch) == "ignored"
+    # The traversal in flight predates the change: discarded, and the queued one starts.
+    traversal = action["traverse"]["traversal"]
+    assert machine.traversal_failed(traversal, "server_error", 'server "a": boom') == "discarded"
+    assert [a["traverse"]["traversal"] for a in machine.poll_actions() if "traverse" in a] == [traversal + 1]
     assert catalog.needs_refresh("a")
     status = catalog.status("a", now=0)
     # list_changed keeps the last good pair, marked outdated, until a newer refresh commits.
@@ -427,15 +449,15 @@ def test_sans_io_catalog_surface() -> None:
         "lastError": None,
         "resources": 0,
         "templates": 3,
-        "refreshing": False,
+        "refreshing": True,
     }
     assert catalog.servers() == ["a"]
     generation = catalog.generation
-    catalog.invalidate("a", "disabled")
+    machine.invalidate("a", "disabled")
     assert (catalog.status("a").status, catalog.status("a").templates) == ("unknown", 0)
     assert catalog.generation > generation
     assert catalog.visible_tools() == []
-    catalog.declare_resources("a", True)
+    machine.attach("a", True)
     assert catalog.visible_tools() == ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]
-    catalog.clear()
+    machine.clear()
     assert catalog.servers() == []

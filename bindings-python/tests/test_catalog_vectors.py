@@ -1,5 +1,5 @@
 """Replays every shared vector in `tests/vectors/catalog/` and `tests/vectors/catalog_tools/` through
-`mcplens.Catalog`.
+a `mcplens._core.Catalog` and its `mcplens.Refresher` (the machine that owns the catalog's state).
 
 The same runner as Rust's `run_catalog_case` (`core/tests/vectors.rs`; format in
 `tests/vectors/README.md`): the tool output must be byte-identical, because every rule is the core's.
@@ -33,27 +33,22 @@ def traverse(kind: str, server: str, spec: dict[str, Any], now_ms: float) -> mcp
     return run.listing
 
 
-def complete(catalog: mcplens.Catalog, ticket: mcplens.Ticket, op: dict[str, Any], now_ms: float) -> dict[str, Any]:
-    """Both traversals (resources first), then commit, or fail with the first error."""
-    server = ticket.server
-    results: list[mcplens.Listing | mcplens.DiscoveryError] = []
+def complete(
+    machine: mcplens.Refresher, server: str, traversal: int, op: dict[str, Any], now_ms: float
+) -> dict[str, Any]:
+    """Both traversals (resources first), then `traversed`, or `traversal_failed` with the first error."""
+    listings: list[mcplens.Listing] = []
     for kind, key in (("resources", "resources"), ("resource_templates", "templates")):
         try:
-            results.append(traverse(kind, server, op[key], now_ms))
+            listings.append(traverse(kind, server, op[key], now_ms))
         except mcplens.DiscoveryError as e:
-            results.append(e)
-    resources, templates = results
-    failure = next((r for r in results if isinstance(r, mcplens.DiscoveryError)), None)
-    if failure is None:
-        assert isinstance(resources, mcplens.Listing)
-        assert isinstance(templates, mcplens.Listing)
-        c = catalog.commit(ticket, resources, templates, now_ms / 1000)
-    else:
-        c = catalog.fail(ticket, failure.code, str(failure))
-    out: dict[str, Any] = {"applied": c.applied, "refreshAgain": c.refresh_again}
-    if failure is not None and c.applied:
-        out["failure"] = failure.code
-    return out
+            got = machine.traversal_failed(traversal, e.code, str(e), e.rpc_code, now_ms / 1000)
+            return {"disposition": got, "failure": e.code} if got == "failed" else {"disposition": got}
+    return {"disposition": machine.traversed(traversal, listings[0], listings[1], now_ms / 1000)}
+
+
+def declares_resources(op: dict[str, Any]) -> bool:
+    return "resources" in op.get("resources", {}).get("capabilities", {"resources": {}})
 
 
 def status_value(s: mcplens.ServerStatus) -> dict[str, Any]:
@@ -68,10 +63,19 @@ def status_value(s: mcplens.ServerStatus) -> dict[str, Any]:
 
 
 def run_catalog_case(case: dict[str, Any]) -> list[str]:
+    """As Rust's: `refresh` completes the server's traversal in flight, else attaches the server if
+    it has no connection and asks for one, then completes it."""
     bad: list[str] = []
-    catalog = mcplens.Catalog()
-    tickets: dict[str, mcplens.Ticket] = {}
+    catalog = mcplens._core.Catalog()
+    machine = mcplens.Refresher(catalog, seed=0)
+    pending: dict[str, int] = {}  # the traversal in flight per server, from the Traverse actions
     now_ms: float = 0
+
+    def take_traversals() -> None:
+        for action in machine.poll_actions():
+            if "traverse" in action:
+                pending[action["traverse"]["server"]] = action["traverse"]["traversal"]
+
     for i, op in enumerate(case["ops"]):
         now_ms = op.get("atMs", now_ms)
         now = now_ms / 1000
@@ -89,24 +93,25 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
 
         name = op["op"]
         if name == "add":
-            catalog.add_server(server)
-        elif name == "begin":
-            tickets[op["ticket"]] = catalog.begin_refresh(server)
-        elif name == "complete":
-            check(name, complete(catalog, tickets[op["ticket"]], op, now_ms))
-        elif name == "refresh":
-            check(name, complete(catalog, catalog.begin_refresh(server), op, now_ms))
-        elif name == "listChanged":
-            check(name, catalog.on_list_changed(server))
+            machine.add_server(server)
+        elif name in ("begin", "refresh") and not (name == "refresh" and server in pending):
+            if machine.epoch(server) is None:
+                machine.attach(server, declares_resources(op))
+            machine.request(server, "refresh", now)
+            if name == "refresh":
+                take_traversals()
+        if name == "refresh":
+            check(name, complete(machine, server, pending.pop(server), op, now_ms))
         elif name == "abandon":
-            c = catalog.abandon(tickets[op["ticket"]])
-            check(name, {"applied": c.applied, "refreshAgain": c.refresh_again})
+            check(name, {"disposition": machine.traversal_abandoned(pending.pop(server), now)})
+        elif name == "listChanged":
+            check(name, machine.on_list_changed(server, machine.epoch(server) or 0, now))
         elif name == "invalidate":
-            catalog.invalidate(server, op["reason"])
+            machine.invalidate(server, op["reason"], now)
         elif name == "remove":
-            check(name, catalog.remove(server))
+            check(name, machine.remove(server))
         elif name == "clear":
-            catalog.clear()
+            machine.clear()
         elif name == "needsRefresh":
             check(name, catalog.needs_refresh(server, now))
         elif name == "status":
@@ -138,8 +143,9 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
                     for m in found["matches"]
                 ]
                 check(name, {"matches": wire, "skipped": found["skipped"]})
-        else:
+        elif name not in ("add", "begin"):
             raise AssertionError(f"unknown op {name}")
+        take_traversals()
     return bad
 
 

@@ -15,8 +15,9 @@ use std::time::{Duration, Instant};
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use mcplens::catalog::Failure;
+use mcplens::catalog::{Action, RefreshConfig, Refresher, TraversalError, Want};
 use mcplens::discovery::{Diagnostics, Limits, ListKind, Listing, RepeatedCursors, Support};
-use mcplens::{Catalog, DiscoveryError};
+use mcplens::DiscoveryError;
 
 mod check;
 mod connect;
@@ -650,24 +651,25 @@ async fn list_command(target: &Target, kind: ListKind, json: bool, input: mcplen
     if json && kind == ListKind::ResourceTemplates {
         // The tool's output, exactly as a model would see it for this one server; a failure to
         // connect or list is under `failures`.
-        let catalog = Catalog::new();
-        let ticket = catalog.begin_refresh(&plan.server);
+        let mut machine = Refresher::new(RefreshConfig::default(), 0);
+        machine.attach(&plan.server, true);
+        let asked = machine.request(&plan.server, Want::Refresh, Duration::ZERO);
+        let Some(Action::Traverse { traversal, .. }) = asked.ok().and_then(|_| machine.poll_action()) else {
+            unreachable!("a refresh of an attached server starts a traversal")
+        };
         let failed = match listed {
             Ok(templates) => {
                 let resources = empty_resources(&plan.server, templates.support);
-                catalog.commit(&ticket, &resources, &templates, Duration::ZERO).map_err(|e| Stop {
-                    code: e.code().as_str(),
-                    message: e.to_string(),
-                    exit: exit::FAILED,
-                })?;
+                machine.traversed(traversal, Ok((&resources, &templates)), Duration::ZERO);
                 None
             }
             Err(e) => {
-                catalog.fail(&ticket, e.failure());
+                let failure = e.failure();
+                machine.traversed(traversal, Err(TraversalError::Failed { failure, rpc_code: None }), Duration::ZERO);
                 Some(e)
             }
         };
-        let rendered = mcplens::tool::render(&catalog, &input).map_err(|e| Stop {
+        let rendered = mcplens::tool::render(machine.catalog(), &input).map_err(|e| Stop {
             code: e.code().as_str(),
             message: e.to_string(),
             exit: if e.code() == "invalid_argument" { exit::USAGE } else { exit::FAILED },

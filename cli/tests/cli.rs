@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use behaviour::{Options, Typed};
+use mcplens::catalog::{Action, RefreshConfig, Refresher, Want};
 use mcplens::discovery::{Limits, ListKind, Outcome, Pager};
-use mcplens::Catalog;
 use serde_json::Value;
 
 // ---------------------------------------------------------------------------------------------
@@ -118,10 +118,13 @@ fn core_tool_output(options: &Options, server: &str, input: &str) -> String {
         }
         pager.finish().unwrap()
     };
-    let catalog = Catalog::new();
-    let ticket = catalog.begin_refresh(server);
-    catalog.commit(&ticket, &list(ListKind::Resources), &list(ListKind::ResourceTemplates), Duration::ZERO).unwrap();
-    mcplens::tool::call(&catalog, input).unwrap()
+    let mut machine = Refresher::new(RefreshConfig::default(), 0);
+    machine.attach(server, true);
+    machine.request(server, Want::Refresh, Duration::ZERO).unwrap();
+    let Some(Action::Traverse { traversal, .. }) = machine.poll_action() else { panic!("no traversal") };
+    let (resources, templates) = (list(ListKind::Resources), list(ListKind::ResourceTemplates));
+    machine.traversed(traversal, Ok((&resources, &templates)), Duration::ZERO);
+    mcplens::tool::call(machine.catalog(), input).unwrap()
 }
 
 fn options(args: &[&str]) -> Options {

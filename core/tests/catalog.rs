@@ -1,9 +1,11 @@
 //! Catalog and tool behaviour beyond the shared vectors: thread safety, the tool spec, misuse.
 
-use std::sync::{Arc, Barrier};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
-use mcplens::catalog::{Catalog, ListChanged, Status};
+use mcplens::catalog::{
+    Action, Catalog, Disposition, ListChanged, Reason, RefreshConfig, Refresher, Status, TraversalId, Want,
+};
 use mcplens::discovery::{Limits, ListKind, Listing, Outcome, Pager};
 use mcplens::tool;
 
@@ -21,26 +23,57 @@ fn pair(server: &str) -> (Listing, Listing) {
     )
 }
 
+/// Starts a traversal pair of `server` (attaching it first if it has no connection): its id.
+fn begin(machine: &mut Refresher, server: &str) -> TraversalId {
+    if machine.epoch(server).is_none() {
+        machine.attach(server, true);
+    }
+    machine.request(server, Want::Force, Duration::ZERO).unwrap();
+    let mut begun = None;
+    while let Some(action) = machine.poll_action() {
+        if let Action::Traverse { traversal, .. } = action {
+            begun = Some(traversal);
+        }
+    }
+    begun.expect("a traversal starts")
+}
+
+/// A machine whose catalog holds `servers`, each refreshed once with [`pair`].
+fn refreshed(servers: &[&str]) -> Refresher {
+    let mut machine = Refresher::new(RefreshConfig::default(), 0);
+    for s in servers {
+        let traversal = begin(&mut machine, s);
+        let (r, t) = pair(s);
+        assert_eq!(machine.traversed(traversal, Ok((&r, &t)), Duration::ZERO), Disposition::Committed);
+    }
+    machine
+}
+
 #[test]
 fn catalog_is_shareable_across_threads() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Catalog>();
+    assert_send_sync::<Refresher>();
 }
 
 #[test]
 fn concurrent_list_changed_storm_queues_exactly_one_refresh() {
-    let catalog = Arc::new(Catalog::new());
+    let mut machine = Refresher::new(RefreshConfig::default(), 0);
+    let epoch = machine.attach("a", true);
+    let first = begin(&mut machine, "a");
+    let machine = Arc::new(Mutex::new(machine));
     let (r, t) = pair("a");
-    let ticket = catalog.begin_refresh("a");
     let threads = 8;
     let per_thread = 250;
     let barrier = Arc::new(Barrier::new(threads));
     let handles: Vec<_> = (0..threads)
         .map(|_| {
-            let (catalog, barrier) = (Arc::clone(&catalog), Arc::clone(&barrier));
+            let (machine, barrier) = (Arc::clone(&machine), Arc::clone(&barrier));
             std::thread::spawn(move || {
                 barrier.wait();
-                (0..per_thread).map(|_| catalog.on_list_changed("a")).collect::<Vec<_>>()
+                (0..per_thread)
+                    .map(|_| machine.lock().unwrap().on_list_changed("a", epoch, Duration::ZERO))
+                    .collect::<Vec<_>>()
             })
         })
         .collect();
@@ -48,26 +81,32 @@ fn concurrent_list_changed_storm_queues_exactly_one_refresh() {
     assert_eq!(answers.iter().filter(|a| **a == ListChanged::Queued).count(), 1);
     assert_eq!(answers.iter().filter(|a| **a == ListChanged::AlreadyQueued).count(), threads * per_thread - 1);
     assert!(!answers.contains(&ListChanged::RefreshNow), "a refresh is running: never start a second one");
-    // The running refresh predates the notifications: discarded, one more requested.
-    let c = catalog.commit(&ticket, &r, &t, Duration::ZERO).unwrap();
-    assert!(!c.applied && c.refresh_again);
-    let again = catalog.begin_refresh("a");
-    let c = catalog.commit(&again, &r, &t, Duration::ZERO).unwrap();
-    assert!(c.applied && !c.refresh_again);
-    assert_eq!(catalog.status("a", Duration::ZERO).unwrap().status, Status::Ok);
+    // The running traversal predates the notifications: discarded, exactly one more started.
+    let mut machine = Arc::try_unwrap(machine).unwrap().into_inner().unwrap();
+    assert_eq!(machine.traversed(first, Ok((&r, &t)), Duration::ZERO), Disposition::Discarded);
+    let started: Vec<Action> = std::iter::from_fn(|| machine.poll_action()).collect();
+    let [Action::Traverse { traversal: again, .. }] = started[..] else { panic!("one more traversal: {started:?}") };
+    assert_eq!(machine.traversed(again, Ok((&r, &t)), Duration::ZERO), Disposition::Committed);
+    let rest: Vec<Action> = std::iter::from_fn(|| machine.poll_action()).collect();
+    assert!(rest.iter().all(|a| matches!(a, Action::Resolve { .. })), "no third traversal: {rest:?}");
+    assert_eq!(machine.catalog().status("a", Duration::ZERO).unwrap().status, Status::Ok);
 }
 
 #[test]
 fn commit_refuses_listings_of_the_wrong_kind_or_server() {
-    let catalog = Catalog::new();
+    let mut machine = Refresher::new(RefreshConfig::default(), 0);
     let (r, t) = pair("a");
-    let ticket = catalog.begin_refresh("a");
-    assert_eq!(catalog.commit(&ticket, &t, &r, Duration::ZERO).unwrap_err().code(), "invalid_argument");
+    let traversal = begin(&mut machine, "a");
+    assert_eq!(machine.traversed(traversal, Ok((&t, &r)), Duration::ZERO), Disposition::Failed);
+    let status = machine.catalog().status("a", Duration::ZERO).unwrap();
+    assert_eq!((status.generation, status.last_error.unwrap().code.as_str()), (0, "invalid_argument"));
+    let traversal = begin(&mut machine, "a");
     let (r_b, t_b) = pair("b");
-    assert_eq!(catalog.commit(&ticket, &r_b, &t_b, Duration::ZERO).unwrap_err().code(), "invalid_argument");
+    assert_eq!(machine.traversed(traversal, Ok((&r_b, &t_b)), Duration::ZERO), Disposition::Failed);
     // Nothing was applied by the refused commits; the right one still is.
-    assert_eq!(catalog.status("a", Duration::ZERO).unwrap().generation, 0);
-    assert!(catalog.commit(&ticket, &r, &t, Duration::ZERO).unwrap().applied);
+    assert_eq!(machine.catalog().status("a", Duration::ZERO).unwrap().generation, 0);
+    let traversal = begin(&mut machine, "a");
+    assert_eq!(machine.traversed(traversal, Ok((&r, &t)), Duration::ZERO), Disposition::Committed);
 }
 
 #[test]
@@ -88,20 +127,13 @@ fn tool_spec_is_read_only_deferred_and_bounded() {
 
 #[test]
 fn tool_output_is_byte_identical_across_runs_and_catalogs() {
-    let build = || {
-        let c = Catalog::new();
-        for s in ["zeta", "alpha", "mid"] {
-            let (r, t) = pair(s);
-            let ticket = c.begin_refresh(s);
-            c.commit(&ticket, &r, &t, Duration::ZERO).unwrap();
-        }
-        c
-    };
+    let build = || refreshed(&["zeta", "alpha", "mid"]);
     let (a, b) = (build(), build());
-    let first = tool::call(&a, "{}").unwrap();
+    let (a, b) = (a.catalog(), b.catalog());
+    let first = tool::call(a, "{}").unwrap();
     for _ in 0..10 {
-        assert_eq!(tool::call(&a, "{}").unwrap(), first);
-        assert_eq!(tool::call(&b, "{}").unwrap(), first);
+        assert_eq!(tool::call(a, "{}").unwrap(), first);
+        assert_eq!(tool::call(b, "{}").unwrap(), first);
     }
     let servers: Vec<String> = serde_json::from_str::<serde_json::Value>(&first).unwrap()["resourceTemplates"]
         .as_array()
@@ -129,19 +161,15 @@ fn resources_tool_spec_is_the_templates_tools_twin() {
 
 #[test]
 fn resources_tool_output_is_byte_identical_across_runs() {
-    let c = Catalog::new();
-    for s in ["zeta", "alpha"] {
-        let (r, t) = pair(s);
-        let ticket = c.begin_refresh(s);
-        c.commit(&ticket, &r, &t, Duration::ZERO).unwrap();
-    }
-    let first = tool::call_resources(&c, "{}").unwrap();
+    let machine = refreshed(&["zeta", "alpha"]);
+    let c = machine.catalog();
+    let first = tool::call_resources(c, "{}").unwrap();
     assert_eq!(
         first,
         r#"{"resources":[{"uri":"x:1","name":"one","server":"zeta"},{"uri":"x:1","name":"one","server":"alpha"}],"failures":[],"total":2}"#
     );
     for _ in 0..5 {
-        assert_eq!(tool::call_resources(&c, "{}").unwrap(), first);
+        assert_eq!(tool::call_resources(c, "{}").unwrap(), first);
     }
 }
 
@@ -153,7 +181,6 @@ fn refresher_can_live_behind_a_drivers_mutex() {
 
 #[test]
 fn refresh_config_reads_json_with_defaults_and_validates() {
-    use mcplens::catalog::RefreshConfig;
     let config: RefreshConfig = serde_json::from_str(r#"{"retryBaseMs": 250}"#).unwrap();
     assert_eq!(config, RefreshConfig { retry_base: Duration::from_millis(250), ..RefreshConfig::default() });
     let defaults = RefreshConfig::default();
@@ -171,34 +198,47 @@ fn refresh_config_reads_json_with_defaults_and_validates() {
 
 #[test]
 fn the_generation_moves_on_changes_not_on_reads() {
-    let catalog = Catalog::new();
-    let mut seen = catalog.generation();
-    let mut moved = |catalog: &Catalog| {
-        let now = catalog.generation();
+    let mut machine = Refresher::new(RefreshConfig::default(), 0);
+    let mut seen = machine.catalog().generation();
+    let mut moved = |machine: &Refresher| {
+        let now = machine.catalog().generation();
         let moved = now != seen;
         seen = now;
         moved
     };
-    catalog.add_server("a");
-    assert!(moved(&catalog), "a server added");
-    catalog.add_server("a");
-    let _ = (catalog.status("a", Duration::ZERO), catalog.templates(None), catalog.visible_tools());
-    assert!(!moved(&catalog), "reads and an idempotent add change nothing");
-    catalog.declare_resources("a", true);
-    assert!(moved(&catalog));
-    assert_eq!(catalog.visible_tools(), ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]);
-    catalog.declare_resources("a", true);
-    assert!(!moved(&catalog));
+    machine.add_server("a");
+    assert!(moved(&machine), "a server added");
+    machine.add_server("a");
+    let c = machine.catalog();
+    let _ = (c.status("a", Duration::ZERO), c.templates(None), c.visible_tools(), c.needs_refresh("a", Duration::ZERO));
+    assert!(!moved(&machine), "reads and an idempotent add change nothing");
+    let epoch = machine.attach("a", true);
+    assert!(moved(&machine), "a connection that declares resources");
+    assert_eq!(machine.catalog().visible_tools(), ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]);
+    let traversal = begin(&mut machine, "a");
+    assert!(!moved(&machine), "beginning a refresh lists nothing new");
     let (r, t) = pair("a");
-    let ticket = catalog.begin_refresh("a");
-    assert!(!moved(&catalog), "beginning a refresh lists nothing new");
-    catalog.commit(&ticket, &r, &t, Duration::ZERO).unwrap();
-    assert!(moved(&catalog), "a commit");
-    assert_eq!(catalog.on_list_changed("a"), ListChanged::RefreshNow);
-    assert!(moved(&catalog), "list_changed: the status is now outdated");
-    catalog.invalidate("a", mcplens::catalog::Reason::ConnectionClosed);
-    assert!(moved(&catalog));
-    assert!(catalog.visible_tools().is_empty(), "a cleared server no longer declares anything");
-    assert!(catalog.remove("a"));
-    assert!(moved(&catalog));
+    machine.traversed(traversal, Ok((&r, &t)), Duration::ZERO);
+    assert!(moved(&machine), "a commit");
+    assert_eq!(machine.on_list_changed("a", epoch, Duration::ZERO), ListChanged::RefreshNow);
+    assert!(moved(&machine), "list_changed: the status is now outdated");
+    machine.invalidate("a", Reason::ConnectionClosed, Duration::ZERO);
+    assert!(moved(&machine));
+    assert!(machine.catalog().visible_tools().is_empty(), "a cleared server no longer declares anything");
+    assert!(machine.remove("a"));
+    assert!(moved(&machine));
+}
+
+#[test]
+fn invalidating_for_another_reason_clears_and_keeps_the_connection() {
+    let mut machine = refreshed(&["a"]);
+    let epoch = machine.epoch("a").unwrap();
+    let traversal = begin(&mut machine, "a");
+    machine.invalidate("a", Reason::ConfigurationChanged, Duration::ZERO);
+    let status = machine.catalog().status("a", Duration::ZERO).unwrap();
+    assert_eq!((status.status, status.templates), (Status::Unknown, 0), "both lists cleared at once");
+    assert_eq!(machine.epoch("a"), Some(epoch), "the connection stays");
+    let (r, t) = pair("a");
+    assert_eq!(machine.traversed(traversal, Ok((&r, &t)), Duration::ZERO), Disposition::Discarded);
+    assert!(machine.catalog().needs_refresh("a", Duration::ZERO), "the next request traverses");
 }

@@ -98,7 +98,7 @@ async fn run_case(table: &Value, case: &Value) -> Row {
     let elapsed = started.elapsed();
     let growth_mb = rss_kb("VmHWM").saturating_sub(rss_before) as f64 / 1024.0;
     let status = driver.status(SERVER).expect("a known server");
-    let templates = driver.catalog().templates(Some(SERVER)).expect("a known server");
+    let templates = driver.read(|c| c.templates(Some(SERVER))).expect("a known server");
     let storm_traversals = traversals(&log, "resources/templates/list");
     connection.close();
     let _ = std::fs::remove_file(&log);

@@ -25,7 +25,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcplens::catalog::{Catalog, Disposition, Epoch, ListChanged, Notifications, Reason, RefreshConfig, Status};
+use mcplens::catalog::{Disposition, Epoch, ListChanged, Notifications, Reason, RefreshConfig, Status};
 use mcplens::discovery::Limits;
 use mcplens::rmcp::{CatalogDriver, DriverEvent, RefreshOutcome};
 use rmcp::model::{
@@ -288,13 +288,13 @@ fn traversed(disposition: Disposition) -> impl Fn(&DriverEvent) -> bool {
 }
 
 fn template_count(driver: &CatalogDriver, server: &str) -> usize {
-    driver.catalog().templates(Some(server)).unwrap().len()
+    driver.read(|c| c.templates(Some(server))).unwrap().len()
 }
 
 /// A driver whose timed retries never fire unless a scenario wants them.
 fn driver(retry: Duration) -> CatalogDriver {
     let config = RefreshConfig { retry_base: retry, retry_max: retry * 8, ..RefreshConfig::default() };
-    CatalogDriver::with_catalog(Arc::new(Catalog::new()), Limits::default(), config)
+    CatalogDriver::with_config(Limits::default(), config)
 }
 
 const NEVER: Duration = Duration::from_secs(3600);
@@ -315,11 +315,11 @@ async fn list_changed_then_failure_keeps_the_listing() {
     // A reader polls the catalog through every refresh that follows.
     let (stop, mut stopped) = tokio::sync::oneshot::channel::<()>();
     let reader = tokio::spawn({
-        let catalog = driver.catalog().clone();
+        let driver = driver.clone();
         async move {
             let mut seen = Vec::new();
             loop {
-                seen.push(catalog.templates(Some("s")).unwrap().len());
+                seen.push(driver.read(|c| c.templates(Some("s"))).unwrap().len());
                 if stopped.try_recv().is_ok() {
                     return seen;
                 }

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use mcplens::catalog::{Catalog, Disposition, ListChanged, Reason, RefreshConfig, Status};
+use mcplens::catalog::{Disposition, ListChanged, Reason, RefreshConfig, Status};
 use mcplens::discovery::Limits;
 use mcplens::rmcp::{CatalogDriver, Connection, DriverEvent, RefreshOutcome};
 use rmcp::model::{
@@ -246,7 +246,7 @@ fn driver() -> CatalogDriver {
         retry_max: Duration::from_secs(3600),
         ..RefreshConfig::default()
     };
-    CatalogDriver::with_catalog(Arc::new(Catalog::new()), Limits::default(), config)
+    CatalogDriver::with_config(Limits::default(), config)
 }
 
 /// Turns a hang into a failure; not a timing assertion.
@@ -267,11 +267,11 @@ async fn next_event(events: &mut broadcast::Receiver<DriverEvent>, pred: impl Fn
 }
 
 fn template_names(driver: &CatalogDriver, server: &str) -> Vec<String> {
-    driver.catalog().templates(Some(server)).unwrap().into_iter().map(|t| t.name).collect()
+    driver.read(|c| c.templates(Some(server))).unwrap().into_iter().map(|t| t.name).collect()
 }
 
 fn resource_names(driver: &CatalogDriver, server: &str) -> Vec<String> {
-    driver.catalog().resources(Some(server)).unwrap().into_iter().map(|r| r.name).collect()
+    driver.read(|c| c.resources(Some(server))).unwrap().into_iter().map(|r| r.name).collect()
 }
 
 fn names(prefix: &str, n: usize) -> Vec<String> {
@@ -398,7 +398,7 @@ async fn either_list_failing_keeps_the_last_good_pair() {
     assert_eq!(status.status, Status::Stale);
     assert_eq!(status.last_error.unwrap().code, "server_error");
     // Rendered from the catalog as it is, the tool lists the last good templates and the failure.
-    let output = tool_output(&mcplens::tool::call(driver.catalog(), r#"{"server":"docs"}"#).unwrap());
+    let output = tool_output(&driver.read(|c| mcplens::tool::call(c, r#"{"server":"docs"}"#)).unwrap());
     assert_eq!(tool_names(&output), names("old", 2));
     assert_eq!(output["failures"][0]["server"], "docs");
     assert_eq!(output["failures"][0]["code"], "server_error");
@@ -649,7 +649,7 @@ async fn remove_forgets_the_server_and_closes_its_connection() {
     assert!(driver.remove("b"));
     assert!(!driver.remove("b"));
     assert_eq!(driver.servers(), ["a"]);
-    assert_eq!(driver.catalog().servers(), ["a"]);
+    assert_eq!(driver.servers(), ["a"]);
     guard("the server's end", server_b.waiting()).await.unwrap();
     guard("the close", conn_b.closed()).await;
 
@@ -678,8 +678,8 @@ async fn remove_during_a_refresh_discards_it() {
     book.release.notify_one();
     assert_eq!(guard("the refresh", running).await.unwrap(), Ok(RefreshOutcome::Discarded));
     assert_eq!(book.count(TEMPLATES), 1);
-    assert!(driver.catalog().servers().is_empty(), "a discarded refresh does not re-register the server");
-    assert_eq!(driver.catalog().status("docs", driver.now()).unwrap_err().code(), "unknown_server");
+    assert!(driver.servers().is_empty(), "a discarded refresh does not re-register the server");
+    assert_eq!(driver.status("docs").unwrap_err().code(), "unknown_server");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -845,20 +845,20 @@ async fn visible_tools_follow_the_attached_servers_capabilities() {
     let docs = Book::new(templates("t", 1), vec![], 10);
     let tools_only = Book::new(vec![], vec![], 10);
     let driver = driver();
-    assert!(driver.catalog().visible_tools().is_empty());
+    assert!(driver.read(|c| c.visible_tools()).is_empty());
     let tools = ServerCapabilities::builder().enable_tools().build();
     let (_c1, _s1) = connect_with(&driver, "tools", &tools_only, tools).await;
-    assert!(driver.catalog().visible_tools().is_empty(), "a server without resources shows no listing tool");
+    assert!(driver.read(|c| c.visible_tools()).is_empty(), "a server without resources shows no listing tool");
 
-    let seen = driver.catalog().generation();
+    let seen = driver.read(|c| c.generation());
     let (conn, _s2) = connect(&driver, "docs", &docs).await;
-    assert_ne!(driver.catalog().generation(), seen, "the host learns of the change from the generation");
-    assert_eq!(driver.catalog().visible_tools(), ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]);
+    assert_ne!(driver.read(|c| c.generation()), seen, "the host learns of the change from the generation");
+    assert_eq!(driver.read(|c| c.visible_tools()), ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]);
     assert_eq!(docs.lists(), 0, "known from the handshake, before any traversal");
 
-    let seen = driver.catalog().generation();
+    let seen = driver.read(|c| c.generation());
     conn.close();
     guard("the close", conn.closed()).await;
-    assert_ne!(driver.catalog().generation(), seen);
-    assert!(driver.catalog().visible_tools().is_empty(), "a closed connection no longer counts");
+    assert_ne!(driver.read(|c| c.generation()), seen);
+    assert!(driver.read(|c| c.visible_tools()).is_empty(), "a closed connection no longer counts");
 }

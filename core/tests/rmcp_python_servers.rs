@@ -10,10 +10,9 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::Duration;
 
-use mcplens::catalog::{Catalog, Notifications, RefreshConfig, Status};
+use mcplens::catalog::{Notifications, RefreshConfig, Status};
 use mcplens::discovery::Limits;
 use mcplens::rmcp::{CatalogDriver, DriverEvent, RefreshOutcome};
 use rmcp::model::ProtocolVersion;
@@ -48,7 +47,7 @@ async fn watch_without_list_changed(venv: &str, args: &[&str], templates: usize)
     );
     let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().expect("the server starts");
     let config = RefreshConfig { retry_base: Duration::from_secs(3600), ..RefreshConfig::default() };
-    let driver = CatalogDriver::with_catalog(Arc::new(Catalog::new()), Limits::default(), config);
+    let driver = CatalogDriver::with_config(Limits::default(), config);
     let mut events = driver.subscribe();
     let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
     let running = serve_client_with_lifecycle(driver.client_handler("py"), transport, mode).await.expect("connects");

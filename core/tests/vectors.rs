@@ -5,11 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use std::sync::Arc;
-
-use mcplens::catalog::{
-    Action, Catalog, Completion, Epoch, Failure, RefreshConfig, Refresher, Ticket, TraversalError, TraversalId, Want,
-};
+use mcplens::catalog::{Action, Epoch, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
 use mcplens::discovery::{has_resources_capability, DiscoveryError, Limits, ListKind, Listing, Outcome, Pager};
 use mcplens::tool;
 use serde_json::{json, Value};
@@ -234,22 +230,16 @@ fn traverse(kind: ListKind, server: &str, spec: &Value, now: Duration) -> Result
     run.result
 }
 
-/// Runs both traversals and completes the ticket: commit when both succeed, else fail with the
-/// first error (resources first).
-fn complete(catalog: &Catalog, ticket: &Ticket, op: &Value, now: Duration) -> (Completion, Option<&'static str>) {
-    let server = ticket.server().to_owned();
-    let res = traverse(ListKind::Resources, &server, &op["resources"], now);
-    let tpl = traverse(ListKind::ResourceTemplates, &server, &op["templates"], now);
-    match (res, tpl) {
-        (Ok(r), Ok(t)) => (catalog.commit(ticket, &r, &t, now).unwrap(), None),
-        (Err(e), _) | (_, Err(e)) => (catalog.fail(ticket, Failure::from(&e)), Some(e.code().as_str())),
-    }
-}
-
+/// The catalog format drives the refresh machine, which owns the catalog. `refresh` completes the
+/// server's traversal in flight (one `begin` started, a list_changed started, or a queued one that
+/// followed), else attaches the server if it has no connection (declaring `resources` unless the
+/// vector's capabilities lack it) and asks for a traversal, then completes it: both traversals,
+/// then `traversed`, whose disposition is compared (with the failure's code when it failed).
 fn run_catalog_case(case: &Value) -> Vec<String> {
     let mut bad = Vec::new();
-    let catalog = Catalog::new();
-    let mut tickets: HashMap<String, Ticket> = HashMap::new();
+    let mut machine = Refresher::new(RefreshConfig::default(), 0);
+    // The traversal in flight per server, from the machine's Traverse actions.
+    let mut pending: HashMap<String, TraversalId> = HashMap::new();
     let mut now = Duration::ZERO;
     for (i, op) in case["ops"].as_array().unwrap().iter().enumerate() {
         if let Some(ms) = op.get("atMs").and_then(Value::as_u64) {
@@ -261,69 +251,93 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
                 bad.push(format!("op {i} ({what}): got {got}, want {}", op.get("expect").unwrap_or(&Value::Null)));
             }
         };
-        let completion = |(c, failure): (Completion, Option<&str>)| {
-            let mut v = serde_json::to_value(c).unwrap();
-            if let Some(code) = failure.filter(|_| c.applied) {
-                v["failure"] = json!(code);
-            }
-            v
-        };
+        let epoch = machine.epoch(server).unwrap_or(Epoch(0));
         match op["op"].as_str().unwrap() {
-            "add" => catalog.add_server(server),
+            "add" => machine.add_server(server),
             "begin" => {
-                tickets.insert(op["ticket"].as_str().unwrap().to_owned(), catalog.begin_refresh(server));
-            }
-            "complete" => {
-                let t = tickets[op["ticket"].as_str().unwrap()].clone();
-                check("complete", completion(complete(&catalog, &t, op, now)));
+                if machine.epoch(server).is_none() {
+                    machine.attach(server, declares_resources(op));
+                }
+                machine.request(server, Want::Refresh, now).unwrap();
             }
             "refresh" => {
-                let t = catalog.begin_refresh(server);
-                check("refresh", completion(complete(&catalog, &t, op, now)));
+                if !pending.contains_key(server) {
+                    if machine.epoch(server).is_none() {
+                        machine.attach(server, declares_resources(op));
+                    }
+                    machine.request(server, Want::Refresh, now).unwrap();
+                    take_traversals(&mut machine, &mut pending);
+                }
+                let traversal = pending.remove(server).expect("a traversal in flight");
+                let res = traverse(ListKind::Resources, server, &op["resources"], now);
+                let tpl = traverse(ListKind::ResourceTemplates, server, &op["templates"], now);
+                let (result, failure) = match (&res, &tpl) {
+                    (Ok(r), Ok(t)) => (Ok((r, t)), None),
+                    (Err(e), _) | (_, Err(e)) => (Err(TraversalError::from(e)), Some(e.code())),
+                };
+                let disposition = machine.traversed(traversal, result, now);
+                let mut got = json!({ "disposition": disposition });
+                if let Some(code) = failure.filter(|_| disposition == mcplens::catalog::Disposition::Failed) {
+                    got["failure"] = json!(code);
+                }
+                check("refresh", got);
             }
-            "listChanged" => check("listChanged", serde_json::to_value(catalog.on_list_changed(server)).unwrap()),
             "abandon" => {
-                let t = tickets[op["ticket"].as_str().unwrap()].clone();
-                check("abandon", serde_json::to_value(catalog.abandon(&t)).unwrap());
+                let traversal = pending.remove(server).expect("a traversal in flight");
+                check(
+                    "abandon",
+                    json!({ "disposition": machine.traversed(traversal, Err(TraversalError::Abandoned), now) }),
+                );
             }
+            "listChanged" => check("listChanged", json!(machine.on_list_changed(server, epoch, now))),
             "invalidate" => {
                 let reason = serde_json::from_value(op["reason"].clone()).unwrap();
-                catalog.invalidate(server, reason);
+                machine.invalidate(server, reason, now);
             }
-            "remove" => check("remove", json!(catalog.remove(server))),
-            "clear" => catalog.clear(),
-            "needsRefresh" => check("needsRefresh", json!(catalog.needs_refresh(server, now))),
-            "status" => match catalog.status(server, now) {
-                Ok(s) => {
-                    let mut v = serde_json::to_value(&s).unwrap();
-                    let obj = v.as_object_mut().unwrap();
-                    obj.remove("server");
-                    let code = s.last_error.as_ref().map(|f| json!(f.code)).unwrap_or(Value::Null);
-                    obj.insert("lastError".into(), code);
-                    check("status", v);
-                }
+            "remove" => check("remove", json!(machine.remove(server))),
+            "clear" => machine.clear(),
+            "needsRefresh" => check("needsRefresh", json!(machine.catalog().needs_refresh(server, now))),
+            "status" => match machine.catalog().status(server, now) {
+                Ok(s) => check("status", status_value(&s)),
                 Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
             },
-            "tool" => match tool::Input::from_value(op["input"].clone()).and_then(|inp| tool::render(&catalog, &inp)) {
+            "tool" => match tool::Input::from_value(op["input"].clone())
+                .and_then(|inp| tool::render(machine.catalog(), &inp))
+            {
                 Ok(text) => check("tool", json!(text)),
                 Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
             },
             "resourcesTool" => {
                 match tool::Input::from_value(op["input"].clone())
-                    .and_then(|inp| tool::render_resources(&catalog, &inp))
+                    .and_then(|inp| tool::render_resources(machine.catalog(), &inp))
                 {
                     Ok(text) => check("resourcesTool", json!(text)),
                     Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
                 }
             }
-            "matchUri" => match catalog.match_uri(op["uri"].as_str().unwrap()) {
+            "matchUri" => match machine.catalog().match_uri(op["uri"].as_str().unwrap()) {
                 Ok(found) => check("matchUri", serde_json::to_value(&found).unwrap()),
                 Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
             },
             other => panic!("unknown op {other}"),
         }
+        take_traversals(&mut machine, &mut pending);
     }
     bad
+}
+
+/// Does a catalog vector's server declare `resources` (its capabilities, default yes)?
+fn declares_resources(op: &Value) -> bool {
+    op["resources"].get("capabilities").is_none_or(|caps| caps.get("resources").is_some())
+}
+
+/// Drains the machine's actions, keeping each server's newest traversal in flight.
+fn take_traversals(machine: &mut Refresher, pending: &mut HashMap<String, TraversalId>) {
+    while let Some(action) = machine.poll_action() {
+        if let Action::Traverse { server, traversal, .. } = action {
+            pending.insert(server, traversal);
+        }
+    }
 }
 
 fn check_error(bad: &mut Vec<String>, i: usize, op: &Value, code: &str, message: &str) {
@@ -379,8 +393,7 @@ fn expect(bad: &mut Vec<String>, i: usize, what: &str, got: Value, want: Option<
 fn run_refresher_case(case: &Value) -> Vec<String> {
     let mut bad = Vec::new();
     let config: RefreshConfig = serde_json::from_value(case.get("config").cloned().unwrap_or(json!({}))).unwrap();
-    let catalog = Arc::new(Catalog::new());
-    let mut machine = Refresher::new(catalog.clone(), config, case["seed"].as_u64().unwrap_or(0));
+    let mut machine = Refresher::new(config, case["seed"].as_u64().unwrap_or(0));
     let mut callers: HashMap<u64, String> = HashMap::new();
     let mut traversals: HashMap<u64, String> = HashMap::new();
     let mut now = Duration::ZERO;
@@ -460,15 +473,16 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
             expect(bad, i, "timeoutMs", got, Some(want));
         }
         for (server, want) in step.get("status").and_then(Value::as_object).into_iter().flatten() {
-            let got = status_value(&catalog.status(server, now).unwrap());
+            let got = status_value(&machine.catalog().status(server, now).unwrap());
             expect(bad, i, &format!("status {server}"), got, Some(want));
         }
         if let Some(input) = step.get("tool") {
-            let text = tool::Input::from_value(input.clone()).and_then(|inp| tool::render(&catalog, &inp)).unwrap();
+            let text =
+                tool::Input::from_value(input.clone()).and_then(|inp| tool::render(machine.catalog(), &inp)).unwrap();
             expect(bad, i, "tool", json!(text), step.get("expect"));
         }
         if let Some(want) = step.get("visible") {
-            expect(bad, i, "visible", json!(catalog.visible_tools()), Some(want));
+            expect(bad, i, "visible", json!(machine.catalog().visible_tools()), Some(want));
         }
         for (server, want) in step.get("watching").and_then(Value::as_object).into_iter().flatten() {
             expect(bad, i, &format!("watching {server}"), json!(machine.notifications(server)), Some(want));

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes tests/vectors/catalog/*.json (format: tests/vectors/README.md, "catalog").
 
-Expected statuses and tool outputs are written by hand from DESIGN.md; the byte-exact tool outputs are
+Each vector drives the core's refresh machine (`Refresher`, which owns the catalog) and reads its
+catalog. Expected statuses and tool outputs are written by hand from DESIGN.md; the byte-exact tool outputs are
 serialized here with Python's json module (compact, non-ASCII kept) from hand-written structures in the
 documented key order, independently of mcplens.
 
@@ -76,7 +77,10 @@ def e(item, server):
     return d
 
 
-OK = {"applied": True, "refreshAgain": False}
+OK = {"disposition": "committed"}
+FAILED = {"disposition": "failed"}
+DISCARDED = {"disposition": "discarded"}
+IGNORED = {"disposition": "ignored"}
 ERR_T = lists(resources=[RES], tpl_answers=[{"rpcError": {"code": -32603, "message": "boom"}}])
 ERR_R = lists(templates=[FA], res_answers=[{"rpcError": {"code": -32603, "message": "boom"}}])
 FAIL_T = {"server": "a", "code": "server_error", "message": rpc_msg("a", TL, -32603)}
@@ -98,20 +102,20 @@ case("cache_hit_no_second_traversal", "a refreshed catalog answers the tool from
     {"op": "tool", "input": {}, "expect": out([e(FA, "a")])},
 ])
 case("failed_refresh_no_previous", "a failed first refresh: status failed, failure listed, no templates", [
-    {"op": "refresh", "server": "a", **ERR_T, "expect": {**OK, "failure": "server_error"}},
+    {"op": "refresh", "server": "a", **ERR_T, "expect": {**FAILED, "failure": "server_error"}},
     {"op": "status", "server": "a", "expect": status("failed", 0, last_error="server_error")},
-    {"op": "needsRefresh", "server": "a", "expect": True},
+    {"op": "needsRefresh", "server": "a", "expect": False},
     {"op": "tool", "input": {}, "expect": out([], [FAIL_T])},
 ])
 case("failure_not_sticky", "a failure is not cached: the next refresh replaces it", [
-    {"op": "refresh", "server": "a", **ERR_T, "expect": {**OK, "failure": "server_error"}},
+    {"op": "refresh", "server": "a", **ERR_T, "expect": {**FAILED, "failure": "server_error"}},
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
     {"op": "status", "server": "a", "expect": status("ok", 1, templates=1)},
     {"op": "tool", "input": {}, "expect": out([e(FA, "a")])},
 ])
 case("failed_refresh_keeps_previous", "a failed refresh never wipes a good listing (status stale)", [
     {"op": "refresh", "server": "a", **lists(resources=[RES], templates=[FA, FB]), "expect": OK},
-    {"op": "refresh", "server": "a", **ERR_T, "expect": {**OK, "failure": "server_error"}},
+    {"op": "refresh", "server": "a", **ERR_T, "expect": {**FAILED, "failure": "server_error"}},
     {"op": "status", "server": "a", "expect": status("stale", 1, resources=1, templates=2, last_error="server_error")},
     {"op": "tool", "input": {}, "expect": out([e(FA, "a"), e(FB, "a")], [FAIL_T])},
 ])
@@ -119,12 +123,12 @@ case("templates_failed_resources_kept", "resources ok + templates failed: nothin
     {"op": "refresh", "server": "a", **lists(resources=[RES], templates=[FA]), "expect": OK},
     {"op": "refresh", "server": "a", **lists(resources=[RES, {"uri": "x:2", "name": "two"}],
                                              tpl_answers=[{"transport": True}]),
-     "expect": {**OK, "failure": "transport_error"}},
+     "expect": {**FAILED, "failure": "transport_error"}},
     {"op": "status", "server": "a", "expect": status("stale", 1, resources=1, templates=1, last_error="transport_error")},
 ])
 case("resources_failed_templates_kept", "templates ok + resources failed: the new templates are not applied", [
     {"op": "refresh", "server": "a", **lists(resources=[RES], templates=[FA]), "expect": OK},
-    {"op": "refresh", "server": "a", **ERR_R, "expect": {**OK, "failure": "server_error"}},
+    {"op": "refresh", "server": "a", **ERR_R, "expect": {**FAILED, "failure": "server_error"}},
     {"op": "status", "server": "a", "expect": status("stale", 1, resources=1, templates=1, last_error="server_error")},
     {"op": "tool", "input": {}, "expect": out([e(FA, "a")], [
         {"server": "a", "code": "server_error", "message": rpc_msg("a", RL, -32603)}])},
@@ -132,65 +136,52 @@ case("resources_failed_templates_kept", "templates ok + resources failed: the ne
 case("list_changed_idle", "list_changed with no refresh running: the pair is kept (outdated), refresh now", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
     {"op": "listChanged", "server": "a", "expect": "refresh_now"},
-    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1)},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1, refreshing=True)},
     {"op": "needsRefresh", "server": "a", "expect": True},
     {"op": "tool", "input": {}, "expect": out([e(FA, "a")])},
 ])
 case("list_changed_then_failure_keeps_previous", "list_changed, then the refresh fails: the previous pair stays, stale, failure listed", [
     {"op": "refresh", "server": "a", **lists(resources=[RES], templates=[FA]), "expect": OK},
     {"op": "listChanged", "server": "a", "expect": "refresh_now"},
-    {"op": "refresh", "server": "a", **ERR_T, "expect": {**OK, "failure": "server_error"}},
+    {"op": "refresh", "server": "a", **ERR_T, "expect": {**FAILED, "failure": "server_error"}},
     {"op": "status", "server": "a", "expect": status("stale", 1, resources=1, templates=1, last_error="server_error")},
     {"op": "tool", "input": {}, "expect": out([e(FA, "a")], [FAIL_T])},
 ])
 case("invalidate_list_changed_reason_keeps_pair", "invalidate(list_changed) marks outdated and keeps listing; other reasons clear", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
     {"op": "invalidate", "server": "a", "reason": "list_changed"},
-    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1)},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1, refreshing=True)},
     {"op": "invalidate", "server": "a", "reason": "other"},
+    {"op": "status", "server": "a", "expect": status("unknown", 1, refreshing=True)},
+    {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": DISCARDED},
     {"op": "status", "server": "a", "expect": status("unknown", 1)},
 ])
 case("list_changed_during_refresh", "a burst during a running refresh yields exactly one more refresh", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
-    {"op": "begin", "server": "a", "ticket": "t1"},
+    {"op": "begin", "server": "a"},
     {"op": "listChanged", "server": "a", "expect": "queued"},
     {"op": "listChanged", "server": "a", "expect": "already_queued"},
     {"op": "listChanged", "server": "a", "expect": "already_queued"},
     {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1, refreshing=True)},
     {"op": "tool", "input": {}, "expect": out([e(FA, "a")])},
-    {"op": "complete", "ticket": "t1", **lists(templates=[FA]), "expect": {"applied": False, "refreshAgain": True}},
-    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1)},
-    {"op": "begin", "server": "a", "ticket": "t2"},
-    {"op": "complete", "ticket": "t2", **lists(templates=[FA, FB]), "expect": OK},
+    {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": DISCARDED},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1, refreshing=True)},
+    {"op": "refresh", "server": "a", **lists(templates=[FA, FB]), "expect": OK},
     {"op": "status", "server": "a", "expect": status("ok", 2, templates=2)},
     {"op": "listChanged", "server": "a", "expect": "refresh_now"},
 ])
 case("list_changed_storm_then_failure", "a queued refresh is handed out even when the running one fails", [
-    {"op": "begin", "server": "a", "ticket": "t1"},
+    {"op": "begin", "server": "a"},
     {"op": "listChanged", "server": "a", "expect": "queued"},
-    {"op": "complete", "ticket": "t1", **ERR_T, "expect": {"applied": False, "refreshAgain": True}},
+    {"op": "refresh", "server": "a", **ERR_T, "expect": DISCARDED},
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
     {"op": "status", "server": "a", "expect": status("ok", 1, templates=1)},
 ])
-case("older_traversal_cannot_overwrite", "a commit with an older ticket than the latest is discarded", [
-    {"op": "begin", "server": "a", "ticket": "old"},
-    {"op": "begin", "server": "a", "ticket": "new"},
-    {"op": "complete", "ticket": "new", **lists(templates=[FB]), "expect": OK},
-    {"op": "complete", "ticket": "old", **lists(templates=[FA]), "expect": {"applied": False, "refreshAgain": False}},
-    {"op": "status", "server": "a", "expect": status("ok", 1, templates=1)},
-    {"op": "tool", "input": {}, "expect": out([e(FB, "a")])},
-])
-case("older_failure_cannot_mark_stale", "a failure with an older ticket changes nothing", [
-    {"op": "begin", "server": "a", "ticket": "old"},
-    {"op": "refresh", "server": "a", **lists(templates=[FB]), "expect": OK},
-    {"op": "complete", "ticket": "old", **ERR_T, "expect": {"applied": False, "refreshAgain": False}},
-    {"op": "status", "server": "a", "expect": status("ok", 1, templates=1)},
-])
-case("invalidate_during_refresh", "a refresh started before an invalidation is discarded", [
+case("invalidate_during_refresh", "a refresh started before its connection closed is ignored", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
-    {"op": "begin", "server": "a", "ticket": "t1"},
+    {"op": "begin", "server": "a"},
     {"op": "invalidate", "server": "a", "reason": "connection_closed"},
-    {"op": "complete", "ticket": "t1", **lists(templates=[FA, FB]), "expect": {"applied": False, "refreshAgain": False}},
+    {"op": "refresh", "server": "a", **lists(templates=[FA, FB]), "expect": IGNORED},
     {"op": "status", "server": "a", "expect": status("unknown", 1)},
     {"op": "needsRefresh", "server": "a", "expect": True},
 ])
@@ -202,29 +193,29 @@ case("invalidate_clears_both_lists", "invalidation clears resources and template
     {"op": "invalidate", "server": "a", "reason": "disabled"},
     {"op": "status", "server": "a", "expect": status("unknown", 2)},
 ])
-case("remove_during_refresh", "a refresh of a removed server is discarded; the server is gone", [
+case("remove_during_refresh", "a refresh of a removed server is ignored; the server is gone", [
     {"op": "add", "server": "b"},
-    {"op": "begin", "server": "a", "ticket": "t1"},
+    {"op": "begin", "server": "a"},
     {"op": "remove", "server": "a", "expect": True},
-    {"op": "complete", "ticket": "t1", **lists(templates=[FA]), "expect": {"applied": False, "refreshAgain": False}},
+    {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": IGNORED},
     {"op": "status", "server": "a", "expectError": "unknown_server",
      "expectMessage": 'Server "a" not found. Available servers: b'},
     {"op": "remove", "server": "a", "expect": False},
 ])
-case("remove_then_readd_appends", "a removed and re-added server comes last; its old ticket stays stale", [
+case("remove_then_readd_appends", "a removed and re-added server comes last; its old traversal stays ignored", [
     {"op": "add", "server": "a"},
     {"op": "add", "server": "b"},
-    {"op": "begin", "server": "a", "ticket": "t1"},
+    {"op": "begin", "server": "a"},
     {"op": "remove", "server": "a", "expect": True},
+    {"op": "refresh", "server": "a", **lists(templates=[FC]), "expect": IGNORED},
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
     {"op": "refresh", "server": "b", **lists(templates=[FB]), "expect": OK},
-    {"op": "complete", "ticket": "t1", **lists(templates=[FC]), "expect": {"applied": False, "refreshAgain": False}},
     {"op": "tool", "input": {}, "expect": out([e(FB, "b"), e(FA, "a")])},
 ])
 case("two_servers_one_failing", "one failing server never touches another's entries", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
     {"op": "refresh", "server": "b", **lists(tpl_answers=[{"malformed": True}]),
-     "expect": {**OK, "failure": "malformed_result"}},
+     "expect": {**FAILED, "failure": "malformed_result"}},
     {"op": "status", "server": "a", "expect": status("ok", 1, templates=1)},
     {"op": "status", "server": "b", "expect": status("failed", 0, last_error="malformed_result")},
     {"op": "tool", "input": {}, "expect": out([e(FA, "a")], [
@@ -346,27 +337,27 @@ case("list_changed_unknown_server_ignored", "a notification for a server not in 
 ])
 case("abandon_hands_out_queued_refresh", "an abandoned refresh changes nothing but still hands out the queued one", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
-    {"op": "begin", "server": "a", "ticket": "t1"},
-    {"op": "abandon", "ticket": "t1", "expect": {"applied": False, "refreshAgain": False}},
+    {"op": "begin", "server": "a"},
+    {"op": "abandon", "server": "a", "expect": DISCARDED},
     {"op": "status", "server": "a", "expect": status("ok", 1, templates=1)},
-    {"op": "begin", "server": "a", "ticket": "t2"},
+    {"op": "begin", "server": "a"},
     {"op": "listChanged", "server": "a", "expect": "queued"},
-    {"op": "abandon", "ticket": "t2", "expect": {"applied": False, "refreshAgain": True}},
-    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1)},
+    {"op": "abandon", "server": "a", "expect": DISCARDED},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1, refreshing=True)},
     {"op": "needsRefresh", "server": "a", "expect": True},
 ])
 case("needs_refresh_while_outdated_refresh_runs", "a running but invalidated refresh does not hide the need to refresh", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
-    {"op": "begin", "server": "a", "ticket": "t1"},
+    {"op": "begin", "server": "a"},
     {"op": "needsRefresh", "server": "a", "expect": False},
     {"op": "invalidate", "server": "a", "reason": "configuration_changed"},
     {"op": "needsRefresh", "server": "a", "expect": True},
 ])
 case("stale_then_list_changed_keeps_pair", "list_changed keeps a stale pair too (outdated), and its last failure stays listed", [
     {"op": "refresh", "server": "a", **lists(templates=[FA]), "expect": OK},
-    {"op": "refresh", "server": "a", **ERR_T, "expect": {**OK, "failure": "server_error"}},
+    {"op": "refresh", "server": "a", **ERR_T, "expect": {**FAILED, "failure": "server_error"}},
     {"op": "listChanged", "server": "a", "expect": "refresh_now"},
-    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1, last_error="server_error")},
+    {"op": "status", "server": "a", "expect": status("outdated", 1, templates=1, last_error="server_error", refreshing=True)},
     {"op": "tool", "input": {}, "expect": out([e(FA, "a")], [FAIL_T])},
     {"op": "refresh", "server": "a", **lists(templates=[FA, FB]), "expect": OK},
     {"op": "status", "server": "a", "expect": status("ok", 2, templates=2)},

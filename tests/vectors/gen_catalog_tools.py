@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pathlib
 
-from gen_catalog import OK, compact, e, lists, res_page, rpc_msg, tpl_page, tw
+from gen_catalog import FAILED, OK, compact, e, lists, res_page, rpc_msg, tpl_page, tw
 from vector_files import write_all
 
 OUT = pathlib.Path(__file__).parent / "catalog_tools"
@@ -80,9 +80,9 @@ case("resources_tool_unknown_server", "an unknown server is an error naming the 
 case("resources_tool_failures", "a failed refresh is listed in failures; the last good resources stay", [
     {"op": "refresh", "server": "a", **lists(resources=[R1]), "expect": OK},
     {"op": "refresh", "server": "a", **lists(res_answers=[{"rpcError": {"code": -32603, "message": "boom"}}]),
-     "expect": {**OK, "failure": "server_error"}},
+     "expect": {**FAILED, "failure": "server_error"}},
     {"op": "refresh", "server": "b", **lists(res_answers=[{"transport": True}]),
-     "expect": {**OK, "failure": "transport_error"}},
+     "expect": {**FAILED, "failure": "transport_error"}},
     tool({}, out([e(R1, "a")], [{"server": "a", "code": "server_error", "message": rpc_msg("a", RL, -32603)},
                                 {"server": "b", "code": "transport_error",
                                  "message": f'server "b": {RL} failed: the transport failed'}])),

@@ -10,7 +10,6 @@ import {
   listResources,
   listResourceTemplates,
   listResourceTemplatesTool,
-  type Completion,
   type Diagnostics,
   type ErrorCode,
   type Limits,
@@ -91,9 +90,14 @@ export async function agent(clients: Map<string, Client>): Promise<string> {
   return catalog.callListTemplatesTool(modelArgs) + catalog.callListTemplatesTool('{"offset": 10}');
 }
 
-// A host with its own I/O drives the catalog's transactions with the sans-IO pager.
-export function hostRefresh(catalog: Catalog, fetchPage: (method: string) => string, now: number): Completion {
-  const ticket = catalog.beginRefresh('x');
+// A host with its own I/O drives the catalog's machine with the sans-IO pager.
+export function hostRefresh(fetchPage: (method: string) => string, now: number): Disposition {
+  const catalog = new Catalog({ refresh: { shrinkMinItems: 20 } });
+  const machine = new Refresher(catalog);
+  machine.attach('x', true);
+  machine.request('x', 'refresh', now);
+  const [action] = machine.pollActions();
+  if (action === undefined || !('traverse' in action)) throw new Error('no traversal');
   const listings = (['resources', 'resource_templates'] as const).map((kind) => {
     const pager = new Pager({ kind, server: 'x', resourcesCapability: true, now });
     for (let req = pager.nextRequest(); req !== null; req = pager.nextRequest()) {
@@ -102,18 +106,15 @@ export function hostRefresh(catalog: Catalog, fetchPage: (method: string) => str
     return pager.finish();
   });
   const [resources, templates] = listings as [Listing<Resource>, Listing<ResourceTemplate>];
-  const decision: ListChangedDecision = catalog.onListChanged('x');
-  console.log(decision);
-  try {
-    return catalog.commit(ticket, resources, templates, now);
-  } catch (e) {
-    return catalog.fail(ticket, { code: 'malformed_result', message: String(e) });
-  }
+  const decision: ListChangedDecision = machine.onListChanged('x', action.traverse.epoch, now);
+  console.log(decision, catalog.status('x').refreshing);
+  return machine.traversed(action.traverse.traversal, resources, templates, now);
 }
 
 // A host on another SDK drives the refresh state machine itself.
 export function otherHost(catalog: Catalog, traverse: (server: string, epoch: number) => [Listing, Listing]): Disposition[] {
-  const machine = new Refresher(catalog, { shrinkMinItems: 20 }, 7n);
+  const machine = new Refresher(catalog, 7n);
+  machine.invalidate('x', 'configuration_changed');
   const epoch: number = machine.attach('x', true);
   const caller: number = machine.request('x', 'current');
   const done: Disposition[] = [];

@@ -1,7 +1,7 @@
 """mcplens: bounded, validated, sanitized discovery of MCP resources and resource templates.
 
 One Rust core (`mcplens._core`) holds every rule; this package adds the glue for the official
-`mcp` SDK (1.x and 2.x). Hosts on other SDKs drive `Pager` (and the sans-IO `Catalog` methods)
+`mcp` SDK (1.x and 2.x). Hosts on other SDKs drive `Pager` and a catalog's `Refresher`
 themselves.
 """
 
@@ -11,7 +11,6 @@ from mcplens._core import (
     LIST_RESOURCES_TOOL,
     Annotations,
     CatalogError,
-    Completion,
     DiscoveryError,
     Failure,
     Limits,
@@ -25,7 +24,6 @@ from mcplens._core import (
     ResourceTemplate,
     ServerStatus,
     TemplateError,
-    Ticket,
     ToolError,
     ToolSpec,
     __version__,
@@ -53,7 +51,6 @@ __all__ = [
     "Annotations",
     "Catalog",
     "CatalogError",
-    "Completion",
     "DiscoveryError",
     "Failure",
     "Limits",
@@ -66,7 +63,6 @@ __all__ = [
     "Resource",
     "ResourceTemplate",
     "ServerStatus",
-    "Ticket",
     "ToolError",
     "ToolSpec",
     "Watch",

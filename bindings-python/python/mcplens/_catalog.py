@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import secrets
 import time
 from typing import Any, Literal
 
@@ -115,15 +114,14 @@ class Catalog(_core.Catalog):
     `session` is an initialized, entered `mcp.ClientSession` (1.x or 2.x), an entered 2.x
     `mcp.Client` or a connected `fastmcp.Client` (held as its current session: a reconnected client
     is a new connection). `refresh` (`mcplens.RefreshConfig`) sets the retry backoff, the `ttlMs` floor and
-    the shrink guard. The sans-IO methods of `mcplens._core.Catalog` (`begin_refresh`, `commit`,
-    `fail`, ...) remain for hosts that run their own traversals; `mcplens.Refresher` is the state
-    machine itself, for hosts on other SDKs.
+    the shrink guard. The catalog's state has one owner, its refresh machine: this class drives it;
+    hosts on other SDKs drive a `mcplens.Refresher` over a `mcplens._core.Catalog` themselves.
     """
 
     def __init__(self, limits: Limits | None = None, *, refresh: RefreshConfig | None = None) -> None:
         # `limits` and `refresh` are taken by the native constructor; the `mcp` SDK (and anyio)
-        # are imported on first use, so the sans-IO methods work without them.
-        self._machine = _core.Refresher(self, seed=secrets.randbits(64))
+        # are imported on first use, so the reads work without them.
+        self._machine = _core.Refresher(self)
         self._connections: dict[int, _Connection] = {}  # by epoch
         self._waiters: dict[int, _Waiter] = {}  # by caller id
         self._timer: tuple[float, int] | None = None  # (due, token) of the armed timer
@@ -175,6 +173,24 @@ class Catalog(_core.Catalog):
         sdk.on_receive_closed(client_session, lambda: self._closed(conn, watch))
         conn.task_group.start_soon(self._listen, conn, watch, name=f"mcplens watch {server}")
         return watch
+
+    def add_server(self, server: str) -> None:
+        """Registers `server` without a connection (idempotent): listed, status `unknown`."""
+        self._machine.add_server(server)
+
+    def invalidate(
+        self,
+        server: str,
+        reason: Literal["list_changed", "connection_closed", "configuration_changed", "disabled", "other"] = "other",
+    ) -> None:
+        """Invalidates `server`: `"list_changed"` keeps its pair (outdated) and refreshes;
+        `"connection_closed"` and `"disabled"` end its connection (both lists cleared); any other
+        reason clears both lists and keeps the connection (the next request traverses)."""
+        self._machine.invalidate(server, reason)
+        current = self._machine.epoch(server)
+        for conn in [c for c in self._connections.values() if c.server == server and c.epoch != current]:
+            self._forget(conn)
+        self._drive()
 
     def remove(self, server: str) -> bool:
         """Forgets `server` (entries, connection, watch); a refresh still waiting raises `unknown_server`."""

@@ -13,7 +13,6 @@ __all__ = [
     "Annotations",
     "Catalog",
     "CatalogError",
-    "Completion",
     "DiscoveryError",
     "Failure",
     "Limits",
@@ -26,7 +25,6 @@ __all__ = [
     "Resource",
     "ResourceTemplate",
     "ServerStatus",
-    "Ticket",
     "ToolError",
     "ToolSpec",
     "__version__",
@@ -267,26 +265,6 @@ class Listing:
     def __iter__(self) -> Iterator[ResourceTemplate | Resource]: ...
 
 @final
-class Ticket:
-    """Proof that a refresh was started: hand it back to `commit`, `fail` or `abandon`."""
-
-    @property
-    def server(self) -> str: ...
-
-@final
-class Completion:
-    """What became of a commit, failure or abandon."""
-
-    @property
-    def applied(self) -> bool:
-        """False when the ticket was outdated (newer ticket, invalidation, removal): nothing changed."""
-    @property
-    def refresh_again(self) -> bool:
-        """A list_changed arrived during the refresh: start exactly one more refresh now."""
-    def __eq__(self, value: object, /) -> bool: ...
-    def __ne__(self, value: object, /) -> bool: ...
-
-@final
 class Failure:
     """A failed refresh as the catalog keeps it: a stable code and mcplens' own message."""
 
@@ -323,8 +301,8 @@ class ServerStatus:
 
 @disjoint_base
 class Catalog:
-    """The per-server catalog (sans-IO): `begin_refresh` → the host's two traversals → `commit`
-    or `fail`; `on_list_changed` decides the coalescing.
+    """The per-server catalog: the state its refresh machine (`Refresher`, one per catalog) keeps,
+    and the reads every host answers from. `mcplens.Catalog` drives it over `mcp` sessions.
 
     `now` is seconds on any monotonic clock (default: `time.monotonic()`).
     """
@@ -337,22 +315,11 @@ class Catalog:
         """Catalog-wide change counter: compare it with the last value seen to learn of a change."""
     def visible_tools(self) -> list[str]:
         """The listing tools to offer the model now: both while a server declares `resources`."""
-    def declare_resources(self, server: str, declares: bool) -> None:
-        """Records whether `server` declares the `resources` capability (for `visible_tools`)."""
-    def add_server(self, server: str) -> None: ...
     def servers(self) -> list[str]: ...
-    def begin_refresh(self, server: str) -> Ticket: ...
-    def commit(
-        self, ticket: Ticket, resources: Listing, templates: Listing, now: float | None = None
-    ) -> Completion: ...
-    def fail(self, ticket: Ticket, code: str, message: str) -> Completion: ...
-    def abandon(self, ticket: Ticket) -> Completion: ...
-    def invalidate(self, server: str, reason: _Reason = "other") -> None: ...
-    def on_list_changed(self, server: str) -> _Decision: ...
-    def remove(self, server: str) -> bool: ...
-    def clear(self) -> None: ...
     def status(self, server: str, now: float | None = None) -> ServerStatus: ...
-    def needs_refresh(self, server: str, now: float | None = None) -> bool: ...
+    def needs_refresh(self, server: str, now: float | None = None) -> bool:
+        """Would a request for a current listing traverse at `now` (no pair yet, outdated, `ttlMs` ran
+        out)? A failed server is answered from the catalog until a retry or list_changed."""
     def templates(self, server: str | None = None) -> list[ResourceTemplate]: ...
     def resources(self, server: str | None = None) -> list[Resource]: ...
     def call_list_templates_tool(self, arguments: Mapping[str, Any] | str | None = None) -> str: ...
@@ -384,7 +351,8 @@ class RefreshConfig:
 
 @final
 class Refresher:
-    """The refresh state machine over a catalog (sans-IO): events in, actions out.
+    """The refresh state machine of a catalog (sans-IO): events in, actions out; the catalog is its
+    state, and a catalog has one (a second raises `CatalogError` `invalid_argument`).
 
     Actions (`poll_actions`) are dicts: `{"traverse": {"server", "epoch", "traversal"}}` or
     `{"resolve": {"server", "callers", "outcome", "traversal"?}}`, where `outcome` is `"cached"`,
@@ -392,7 +360,9 @@ class Refresher:
     `now` is seconds on the caller's monotonic clock (default: `time.monotonic()`).
     """
 
-    def __new__(cls, catalog: Catalog, *, seed: int) -> Refresher: ...
+    def __new__(cls, catalog: Catalog, *, seed: int | None = None) -> Refresher: ...
+    def add_server(self, server: str) -> None: ...
+    def invalidate(self, server: str, reason: _Reason = "other", now: float | None = None) -> None: ...
     def attach(self, server: str, resources_capability: bool) -> int: ...
     def detach(self, server: str, epoch: int, reason: _Reason = "connection_closed") -> bool: ...
     def epoch(self, server: str) -> int | None: ...

@@ -1,50 +1,29 @@
 //! The per-server catalog: the last complete resources + templates pair of every server, replaced
 //! only by a complete, newer refresh.
 //!
-//! Sans-IO and thread-safe (`&self` everywhere, one internal mutex): the host runs the two
-//! traversals with its SDK and reports the outcome; time is passed in.
+//! One state machine owns it: the [`Refresher`] (when to traverse which server: one traversal
+//! pair in flight and one queued per server, joining, connection epochs, retry with backoff and
+//! jitter, `ttlMs`, the shrink guard, commits). A [`Catalog`] is the state the refresher keeps and
+//! the reads every host answers from — [`status`](Catalog::status),
+//! [`templates`](Catalog::templates), [`resources`](Catalog::resources), the listing tools
+//! ([`crate::tool`]) and [`match_uri`](Catalog::match_uri) — through
+//! [`Refresher::catalog`]. Nothing else writes it: hosts that run their own traversals drive the
+//! refresher (its [`Action::Traverse`] → [`Refresher::traversed`]).
 //!
-//! Call order for one refresh:
-//!
-//! ```text
-//! ticket = catalog.begin_refresh(server)            // newest ticket for that server
-//! host: Pager traversals of resources/list and resources/templates/list
-//! catalog.commit(&ticket, resources, templates, now) // both at once, or nothing
-//!   or catalog.fail(&ticket, failure)               // previous pair kept (status stale)
-//! → Completion { applied, refresh_again }            // refresh_again: a list_changed came in meanwhile
-//! ```
-//!
-//! A commit is discarded when its ticket is older than the server's latest ticket or latest
-//! invalidation: an older traversal never overwrites a newer state.
-//!
-//! `notifications/resources/list_changed` goes through [`Catalog::on_list_changed`], which marks the
-//! pair outdated — still listed, status `outdated` — until a refresh that began after it commits
-//! (or fails: the previous pair stays, `stale`), and decides the coalescing:
-//!
-//! ```text
-//!             list_changed                      list_changed (any number)
-//!   Idle ─────────────────────▶ Refreshing ─────────────────────▶ Refreshing+Queued
-//!    ▲   (RefreshNow: host        │   ▲                                │
-//!    │    calls begin_refresh)    │   └── completion, refresh_again ───┘
-//!    └──── completion ────────────┘       (host calls begin_refresh once more)
-//! ```
-//!
-//! Hosts that do not want to run that policy themselves drive a [`Refresher`]: the refresh state
-//! machine (one traversal pair in flight and one queued per server, joining, connection epochs,
-//! retry with backoff and jitter, `ttlMs`, the shrink guard) over this catalog.
+//! A commit is discarded when its traversal began before the server's latest list_changed or
+//! clearing: an older traversal never overwrites a newer state.
 
 mod refresher;
 mod visibility;
 
 pub use refresher::{
-    advertises_list_changed, Action, CallerId, Disposition, Epoch, InvalidRefreshConfig, Notifications, Outcome,
-    RefreshConfig, Refresher, TraversalError, TraversalId, Want,
+    advertises_list_changed, Action, CallerId, Disposition, Epoch, InvalidRefreshConfig, ListChanged, Notifications,
+    Outcome, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
 };
 pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL};
 
 use crate::error::ErrorCode;
 use std::collections::BTreeSet;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -109,45 +88,11 @@ impl From<&DiscoveryError> for Failure {
     }
 }
 
-/// Proof that a refresh was started; hand it back to [`Catalog::commit`] or [`Catalog::fail`].
+/// One traversal pair's claim on a server's entry (the refresher's; see [`Catalog::begin_refresh`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ticket {
+pub(crate) struct Ticket {
     server: String,
     seq: u64,
-}
-
-impl Ticket {
-    /// The server this ticket refreshes.
-    pub fn server(&self) -> &str {
-        &self.server
-    }
-}
-
-/// What became of a commit or failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Completion {
-    /// False when the ticket was stale (a newer ticket or an invalidation came after it, or the
-    /// server was removed): nothing changed.
-    pub applied: bool,
-    /// True when a list_changed arrived during the refresh: the host must start exactly one
-    /// more refresh now.
-    pub refresh_again: bool,
-}
-
-/// The core's answer to a list_changed notification.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ListChanged {
-    /// No refresh is running: start one now ([`Catalog::begin_refresh`]).
-    RefreshNow,
-    /// A refresh is running; one more will be requested when it completes.
-    Queued,
-    /// A refresh is running and one more is already queued: nothing to do.
-    AlreadyQueued,
-    /// The server is not in the catalog (never added, or removed): nothing to do. A late
-    /// notification never brings a removed server back.
-    Ignored,
 }
 
 /// A snapshot of one server's entry.
@@ -203,6 +148,10 @@ pub enum CatalogError {
         /// The JSON-RPC error code of a refusal; `None` when the transport failed.
         rpc_code: Option<i64>,
     },
+    /// A second refresher for a catalog that has one (a binding's handle): one machine drives a
+    /// catalog.
+    #[error("invalid argument: this catalog already has its refresher (one refresher drives a catalog)")]
+    AlreadyDriven,
 }
 
 impl CatalogError {
@@ -210,18 +159,19 @@ impl CatalogError {
     pub fn code(&self) -> ErrorCode {
         match self {
             CatalogError::UnknownServer { .. } => ErrorCode::UnknownServer,
-            CatalogError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            CatalogError::InvalidArgument { .. } | CatalogError::AlreadyDriven => ErrorCode::InvalidArgument,
             CatalogError::ListenFailed { rpc_code: Some(_), .. } => ErrorCode::ServerError,
             CatalogError::ListenFailed { rpc_code: None, .. } => ErrorCode::TransportError,
         }
     }
 
-    /// The server the operation named.
-    pub fn server(&self) -> &str {
+    /// The server the operation named (`None`: the error concerns no server).
+    pub fn server(&self) -> Option<&str> {
         match self {
             CatalogError::UnknownServer { server, .. }
             | CatalogError::InvalidArgument { server, .. }
-            | CatalogError::ListenFailed { server, .. } => server,
+            | CatalogError::ListenFailed { server, .. } => Some(server),
+            CatalogError::AlreadyDriven => None,
         }
     }
 
@@ -266,8 +216,8 @@ struct Entry {
     outdated: bool,
     /// Whether the server declares the `resources` capability (`None`: not known).
     declares_resources: Option<bool>,
+    /// A traversal pair holds the newest ticket (it began and has not ended).
     refreshing: bool,
-    queued: bool,
 }
 
 impl Entry {
@@ -283,7 +233,6 @@ impl Entry {
             outdated: false,
             declares_resources: None,
             refreshing: false,
-            queued: false,
         }
     }
 
@@ -315,8 +264,10 @@ impl Entry {
     }
 }
 
+/// The per-server cache, kept by one [`Refresher`] (see the [module docs](self)): hosts read it
+/// through [`Refresher::catalog`].
 #[derive(Debug)]
-struct Inner {
+pub struct Catalog {
     /// Registration order.
     entries: Vec<Entry>,
     seq: u64,
@@ -326,19 +277,48 @@ struct Inner {
     min_ttl: Duration,
 }
 
-impl Default for Inner {
-    fn default() -> Self {
-        Inner { entries: Vec::new(), seq: 0, generation: 0, min_ttl: DEFAULT_MIN_TTL }
-    }
+/// One server's cached templates, as the listing tool renders them.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerView {
+    pub name: String,
+    pub templates: Vec<ResourceTemplate>,
+    pub failure: Option<Failure>,
 }
 
-impl Inner {
+/// What became of a commit, failure or abandon: whether it applied (false when the ticket was
+/// superseded, invalidated since it began, or its server removed).
+pub(crate) type Applied = bool;
+
+impl Catalog {
+    /// An empty catalog whose `ttlMs` floor is `min_ttl`.
+    pub(crate) fn new(min_ttl: Duration) -> Catalog {
+        Catalog { entries: Vec::new(), seq: 0, generation: 0, min_ttl }
+    }
+
     fn find(&self, server: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.name == server)
     }
 
     fn find_mut(&mut self, server: &str) -> Option<&mut Entry> {
         self.entries.iter_mut().find(|e| e.name == server)
+    }
+
+    fn next_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    fn unknown(&self, server: &str) -> CatalogError {
+        let available: BTreeSet<&str> = self.entries.iter().map(|e| e.name.as_str()).collect();
+        CatalogError::UnknownServer {
+            server: server.to_owned(),
+            available: available.into_iter().map(str::to_owned).collect(),
+        }
+    }
+
+    /// Registers a server (idempotent). Servers are listed in registration order.
+    pub(crate) fn add_server(&mut self, server: &str) {
+        self.entry(server);
     }
 
     fn entry(&mut self, server: &str) -> &mut Entry {
@@ -352,80 +332,29 @@ impl Inner {
         }
     }
 
-    fn next_seq(&mut self) -> u64 {
-        self.seq += 1;
-        self.seq
-    }
-
-    /// A change readers may want to see (see [`Catalog::generation`]).
-    fn changed(&mut self) {
-        self.generation += 1;
-    }
-
-    fn unknown(&self, server: &str) -> CatalogError {
-        let available: BTreeSet<&str> = self.entries.iter().map(|e| e.name.as_str()).collect();
-        CatalogError::UnknownServer {
-            server: server.to_owned(),
-            available: available.into_iter().map(str::to_owned).collect(),
-        }
-    }
-}
-
-/// The per-server cache. See the [module docs](self).
-#[derive(Debug, Default)]
-pub struct Catalog {
-    inner: Mutex<Inner>,
-}
-
-/// One server's cached templates, as the listing tool renders them.
-#[derive(Debug, Clone)]
-pub(crate) struct ServerView {
-    pub name: String,
-    pub templates: Vec<ResourceTemplate>,
-    pub failure: Option<Failure>,
-}
-
-impl Catalog {
-    /// An empty catalog.
-    pub fn new() -> Catalog {
-        Catalog::default()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
-        // A panic while holding the lock cannot leave an entry half-updated (every update is a
-        // single assignment sequence without fallible steps), so a poisoned lock is still sound.
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Registers a server (idempotent). Servers are listed in registration order.
-    pub fn add_server(&self, server: &str) {
-        self.lock().entry(server);
-    }
-
     /// The registered servers, in registration order.
     pub fn servers(&self) -> Vec<String> {
-        self.lock().entries.iter().map(|e| e.name.clone()).collect()
+        self.entries.iter().map(|e| e.name.clone()).collect()
     }
 
-    /// Starts a refresh of `server` (registering it if new). The returned ticket is the
-    /// server's newest: any older ticket's commit will be discarded.
-    pub fn begin_refresh(&self, server: &str) -> Ticket {
-        let mut inner = self.lock();
-        let seq = inner.next_seq();
-        let e = inner.entry(server);
+    /// Starts a traversal pair of `server` (registering it if new): the server's newest ticket;
+    /// any older ticket's commit will be discarded.
+    pub(crate) fn begin_refresh(&mut self, server: &str) -> Ticket {
+        let seq = self.next_seq();
+        let e = self.entry(server);
         e.latest_ticket = seq;
         e.refreshing = true;
         Ticket { server: server.to_owned(), seq }
     }
 
     /// Applies a complete refresh: both listings at once. `now` starts the `ttlMs` clock.
-    pub fn commit(
-        &self,
+    pub(crate) fn commit(
+        &mut self,
         ticket: &Ticket,
         resources: &Listing,
         templates: &Listing,
         now: Duration,
-    ) -> Result<Completion, CatalogError> {
+    ) -> Result<Applied, CatalogError> {
         let refused = if resources.kind != ListKind::Resources || templates.kind != ListKind::ResourceTemplates {
             Some("commit takes a resources listing and a templates listing")
         } else if resources.server != ticket.server || templates.server != ticket.server {
@@ -439,13 +368,12 @@ impl Catalog {
             self.fail(ticket, Failure { code: e.code(), message: e.to_string() });
             return Err(e);
         }
-        let mut inner = self.lock();
-        if let Some(c) = inner.find_mut(&ticket.server).map_or(Some(discarded()), |e| superseded(e, ticket)) {
-            return Ok(c);
+        let min_ttl = self.min_ttl;
+        let Some(e) = self.find_mut(&ticket.server) else { return Ok(false) };
+        if !e.applies(ticket) {
+            return Ok(false);
         }
         let ttl = [resources.ttl_ms, templates.ttl_ms].into_iter().flatten().min();
-        let min_ttl = inner.min_ttl;
-        let Some(e) = inner.find_mut(&ticket.server) else { return Ok(discarded()) };
         let unsupported = resources.support == Support::NoCapability;
         e.pair = Some(Pair {
             resources: resources.resources().cloned().collect(),
@@ -458,94 +386,60 @@ impl Catalog {
         e.outdated = false;
         e.last_error = None;
         e.declares_resources = Some(!unsupported);
-        let c = finish(e);
-        inner.changed();
-        Ok(c)
+        self.generation += 1;
+        Ok(true)
     }
 
     /// Records a failed refresh. The previous pair, if any, is kept (status `stale`).
-    pub fn fail(&self, ticket: &Ticket, failure: Failure) -> Completion {
-        let mut inner = self.lock();
-        let Some(e) = inner.find_mut(&ticket.server) else { return discarded() };
-        if let Some(c) = superseded(e, ticket) {
-            return c;
+    pub(crate) fn fail(&mut self, ticket: &Ticket, failure: Failure) -> Applied {
+        let Some(e) = self.find_mut(&ticket.server) else { return false };
+        if !e.applies(ticket) {
+            return false;
         }
         e.failed = true;
         e.outdated = false;
         e.last_error = Some(failure);
-        let c = finish(e);
-        inner.changed();
-        c
+        self.generation += 1;
+        true
     }
 
-    /// Ends a refresh that will not complete (cancelled, or its task dropped) without changing
-    /// any data. A queued refresh is still handed out (`refresh_again`).
-    pub fn abandon(&self, ticket: &Ticket) -> Completion {
-        let mut inner = self.lock();
-        let Some(e) = inner.find_mut(&ticket.server) else { return discarded() };
-        if ticket.seq != e.latest_ticket {
-            return discarded();
+    /// Ends a refresh that will not complete without changing any data.
+    pub(crate) fn abandon(&mut self, ticket: &Ticket) {
+        if let Some(e) = self.find_mut(&ticket.server).filter(|e| e.latest_ticket == ticket.seq) {
+            e.refreshing = false;
         }
-        Completion { applied: false, ..finish(e) }
     }
 
     /// Invalidates `server`; a refresh in flight will be discarded. [`Reason::ListChanged`] marks
     /// the pair outdated (still listed until a newer refresh commits); every other reason clears
     /// resources and templates together at once. Unknown servers are ignored.
-    pub fn invalidate(&self, server: &str, reason: Reason) {
-        let mut inner = self.lock();
-        let seq = inner.next_seq();
-        if let Some(e) = inner.find_mut(server) {
+    pub(crate) fn invalidate(&mut self, server: &str, reason: Reason) {
+        let seq = self.next_seq();
+        if let Some(e) = self.find_mut(server) {
             match reason {
                 Reason::ListChanged => e.mark_changed(seq),
                 _ => e.clear(seq),
             }
-            inner.changed();
+            self.generation += 1;
         }
     }
 
-    /// A `notifications/resources/list_changed` from `server`: marks the pair outdated (kept and
-    /// listed), then decides whether the host starts a refresh now. A burst during a running
-    /// refresh yields exactly one more.
-    ///
-    /// On [`ListChanged::RefreshNow`] the host calls [`Catalog::begin_refresh`] before it handles
-    /// the next notification (single-threaded hosts do so naturally; a multi-threaded host holds
-    /// its own per-server guard). A [`Refresher`] makes these decisions itself.
-    pub fn on_list_changed(&self, server: &str) -> ListChanged {
-        let mut inner = self.lock();
-        let seq = inner.next_seq();
-        let Some(e) = inner.find_mut(server) else { return ListChanged::Ignored };
-        e.mark_changed(seq);
-        let decision = match (e.refreshing, e.queued) {
-            (false, _) => ListChanged::RefreshNow,
-            (true, false) => {
-                e.queued = true;
-                ListChanged::Queued
-            }
-            (true, true) => ListChanged::AlreadyQueued,
-        };
-        inner.changed();
-        decision
-    }
-
     /// Forgets `server` entirely; its tickets become stale. Returns whether it was known.
-    pub fn remove(&self, server: &str) -> bool {
-        let mut inner = self.lock();
-        let before = inner.entries.len();
-        inner.entries.retain(|e| e.name != server);
-        let removed = inner.entries.len() != before;
+    pub(crate) fn remove(&mut self, server: &str) -> bool {
+        let before = self.entries.len();
+        self.entries.retain(|e| e.name != server);
+        let removed = self.entries.len() != before;
         if removed {
-            inner.changed();
+            self.generation += 1;
         }
         removed
     }
 
     /// Forgets every server.
-    pub fn clear(&self) {
-        let mut inner = self.lock();
-        if !inner.entries.is_empty() {
-            inner.entries.clear();
-            inner.changed();
+    pub(crate) fn clear(&mut self) {
+        if !self.entries.is_empty() {
+            self.entries.clear();
+            self.generation += 1;
         }
     }
 
@@ -555,37 +449,34 @@ impl Catalog {
     /// does not move it (that is a matter of time, see [`status`](Self::status)). Hosts compare
     /// it with the value they last saw to learn that the tools they offer may have to change.
     pub fn generation(&self) -> u64 {
-        self.lock().generation
+        self.generation
     }
 
-    /// Records whether `server` declares the `resources` capability (from its `initialize` or
-    /// `server/discover` result), so [`visible_tools`](Self::visible_tools) knows before the
-    /// first refresh. A commit records it too; clearing the server forgets it. Unknown servers
-    /// are ignored.
-    pub fn declare_resources(&self, server: &str, declares: bool) {
-        let mut inner = self.lock();
-        if let Some(e) = inner.find_mut(server) {
+    /// Records whether `server` declares the `resources` capability (from its connection), so
+    /// [`visible_tools`](Self::visible_tools) knows before the first refresh. A commit records it
+    /// too; clearing the server forgets it. Unknown servers are ignored.
+    pub(crate) fn declare_resources(&mut self, server: &str, declares: bool) {
+        if let Some(e) = self.find_mut(server) {
             if e.declares_resources != Some(declares) {
                 e.declares_resources = Some(declares);
-                inner.changed();
+                self.generation += 1;
             }
         }
     }
 
-    /// The shortest `ttlMs` honoured (default [`DEFAULT_MIN_TTL`]; a [`Refresher`] sets its
-    /// [`RefreshConfig::min_ttl`]): a pair committed with a smaller `ttlMs` stays current this long.
-    /// Applies to later commits.
-    pub fn set_min_ttl(&self, min_ttl: Duration) {
-        self.lock().min_ttl = min_ttl;
+    /// The shortest `ttlMs` honoured (the refresher's [`RefreshConfig::min_ttl`]): a pair
+    /// committed with a smaller `ttlMs` stays current this long.
+    pub fn min_ttl(&self) -> Duration {
+        self.min_ttl
     }
 
-    /// Is `server`'s pair current at `now` for a caller that wants a current listing: false when it
-    /// has no pair and no failure, is outdated (list_changed, or its `ttlMs` ran out). A failed
-    /// server (with or without a kept pair) counts as current: it is answered from the catalog
-    /// until a retry, list_changed or explicit refresh.
-    pub(crate) fn wants_traversal(&self, server: &str, now: Duration) -> bool {
-        let inner = self.lock();
-        let Some(e) = inner.find(server) else { return true };
+    /// Would a caller that wants a current listing of `server` ([`Want::Current`]) have it
+    /// traversed at `now`? True when it has no pair and no failure, or is outdated (list_changed,
+    /// or its `ttlMs` ran out). A failed server (with or without a kept pair) counts as current:
+    /// it is answered from the catalog until a retry, list_changed or explicit refresh. The one
+    /// freshness rule: the refresher decides [`Want::Current`] by it. An unknown server: true.
+    pub fn needs_refresh(&self, server: &str, now: Duration) -> bool {
+        let Some(e) = self.find(server) else { return true };
         match &e.pair {
             _ if e.outdated => true,
             None => !e.failed,
@@ -596,8 +487,7 @@ impl Catalog {
 
     /// `server`'s status at `now`.
     pub fn status(&self, server: &str, now: Duration) -> Result<ServerStatus, CatalogError> {
-        let inner = self.lock();
-        let e = inner.find(server).ok_or_else(|| inner.unknown(server))?;
+        let e = self.find(server).ok_or_else(|| self.unknown(server))?;
         Ok(ServerStatus {
             server: e.name.clone(),
             status: e.status(now),
@@ -609,39 +499,25 @@ impl Catalog {
         })
     }
 
-    /// True when `server` has no current pair at `now` (unknown, outdated, failed, stale or
-    /// expired): the host should refresh before serving. A running refresh does not count (it
-    /// may already be outdated by an invalidation); hosts serialize refreshes per server
-    /// themselves.
-    pub fn needs_refresh(&self, server: &str, now: Duration) -> bool {
-        let inner = self.lock();
-        inner.find(server).is_none_or(|e| !matches!(e.status(now), Status::Ok | Status::Unsupported))
-    }
-
     /// Cached templates (all servers in registration order, or one server).
     pub fn templates(&self, server: Option<&str>) -> Result<Vec<ResourceTemplate>, CatalogError> {
-        let inner = self.lock();
-        let mut out = Vec::new();
-        for e in select(&inner, server)? {
-            out.extend(e.pair.iter().flat_map(|p| p.templates.iter().cloned()));
-        }
-        Ok(out)
+        Ok(self.select(server)?.flat_map(|e| e.pair.iter().flat_map(|p| p.templates.iter().cloned())).collect())
     }
 
     /// Cached resources (all servers in registration order, or one server).
     pub fn resources(&self, server: Option<&str>) -> Result<Vec<Resource>, CatalogError> {
-        let inner = self.lock();
-        let mut out = Vec::new();
-        for e in select(&inner, server)? {
-            out.extend(e.pair.iter().flat_map(|p| p.resources.iter().cloned()));
-        }
-        Ok(out)
+        Ok(self.select(server)?.flat_map(|e| e.pair.iter().flat_map(|p| p.resources.iter().cloned())).collect())
+    }
+
+    /// The pair `server` holds: (resources, templates) counts, for the shrink guard.
+    pub(crate) fn counts(&self, server: &str) -> Option<(usize, usize)> {
+        self.find(server).and_then(|e| e.pair.as_ref()).map(|p| (p.resources.len(), p.templates.len()))
     }
 
     /// The servers the listing tool shows, with their templates and failures.
     pub(crate) fn views(&self, server: Option<&str>) -> Result<Vec<ServerView>, CatalogError> {
-        let inner = self.lock();
-        let views = select(&inner, server)?
+        let views = self
+            .select(server)?
             .map(|e| ServerView {
                 name: e.name.clone(),
                 templates: e.pair.as_ref().map(|p| p.templates.clone()).unwrap_or_default(),
@@ -656,8 +532,8 @@ impl Catalog {
         &self,
         server: Option<&str>,
     ) -> Result<Vec<(ServerView, Vec<Resource>)>, CatalogError> {
-        let inner = self.lock();
-        let views = select(&inner, server)?
+        let views = self
+            .select(server)?
             .map(|e| {
                 let view = ServerView {
                     name: e.name.clone(),
@@ -669,39 +545,31 @@ impl Catalog {
             .collect();
         Ok(views)
     }
-}
 
-fn select<'a>(inner: &'a Inner, server: Option<&str>) -> Result<impl Iterator<Item = &'a Entry>, CatalogError> {
-    if let Some(s) = server {
-        if inner.find(s).is_none() {
-            return Err(inner.unknown(s));
+    /// Whether any server is known to declare the `resources` capability.
+    pub(crate) fn any_declares_resources(&self) -> bool {
+        self.entries.iter().any(|e| e.declares_resources == Some(true))
+    }
+
+    fn select<'a>(&'a self, server: Option<&str>) -> Result<impl Iterator<Item = &'a Entry>, CatalogError> {
+        if let Some(s) = server {
+            if self.find(s).is_none() {
+                return Err(self.unknown(s));
+            }
         }
+        let server = server.map(str::to_owned);
+        Ok(self.entries.iter().filter(move |e| server.as_ref().is_none_or(|s| *s == e.name)))
     }
-    let server = server.map(str::to_owned);
-    Ok(inner.entries.iter().filter(move |e| server.as_ref().is_none_or(|s| *s == e.name)))
 }
 
-/// `None` when the ticket may apply. A ticket superseded by a newer one changes nothing; the
-/// newest ticket outdated by an invalidation changes no data but still ends the running refresh
-/// (and hands out a queued one).
-fn superseded(e: &mut Entry, ticket: &Ticket) -> Option<Completion> {
-    if ticket.seq != e.latest_ticket {
-        return Some(discarded());
+impl Entry {
+    /// May `ticket` change this entry? Only the newest ticket, and only when no invalidation came
+    /// after it began; either way a ticket that is the newest ends the running refresh.
+    fn applies(&mut self, ticket: &Ticket) -> bool {
+        if ticket.seq != self.latest_ticket {
+            return false;
+        }
+        self.refreshing = false;
+        ticket.seq > self.invalidated
     }
-    if ticket.seq <= e.invalidated {
-        let c = finish(e);
-        return Some(Completion { applied: false, ..c });
-    }
-    None
-}
-
-fn discarded() -> Completion {
-    Completion { applied: false, refresh_again: false }
-}
-
-/// Ends the running refresh; hands out the queued one, if any.
-fn finish(e: &mut Entry) -> Completion {
-    e.refreshing = false;
-    let again = std::mem::take(&mut e.queued);
-    Completion { applied: true, refresh_again: again }
 }

@@ -1,4 +1,5 @@
-//! [`Refresher`]: when to traverse which server, as one sans-IO state machine over a [`Catalog`].
+//! [`Refresher`]: when to traverse which server, as one sans-IO state machine that owns its
+//! [`Catalog`] (hosts read it through [`Refresher::catalog`]).
 //!
 //! Events go in (`attach`, `detach`, `on_list_changed`, `request`, `traversed`,
 //! `handle_timeout`), actions come out (`poll_action`), and `poll_timeout` says when the host
@@ -9,6 +10,7 @@
 //! of its own.
 //!
 //! ```text
+//! refresher = Refresher::new(config, seed)                    // owns an empty catalog
 //! epoch = refresher.attach(server, declares_resources)       // a connection
 //! caller = refresher.request(server, Want::Refresh, now)?     // a caller wants a listing
 //! loop {
@@ -54,12 +56,11 @@
 //!   anything commits; the confirming pair commits, whatever it holds.
 
 use std::collections::VecDeque;
-use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Catalog, CatalogError, Failure, ListChanged, Reason, Ticket};
+use super::{Catalog, CatalogError, Failure, Reason, Ticket};
 use crate::discovery::millis;
 use crate::discovery::{DiscoveryError, Era, Listing, METHOD_NOT_FOUND};
 use crate::error::ErrorCode;
@@ -278,6 +279,21 @@ pub fn advertises_list_changed(capabilities_json: &str) -> bool {
         .is_ok_and(|c| c.pointer("/resources/listChanged") == Some(&serde_json::Value::Bool(true)))
 }
 
+/// What became of a `notifications/resources/list_changed` ([`Refresher::on_list_changed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListChanged {
+    /// No traversal was in flight: one starts now.
+    RefreshNow,
+    /// A traversal is in flight (its result will be discarded): one more is queued behind it.
+    Queued,
+    /// A traversal is in flight and one more is already queued: nothing more to do.
+    AlreadyQueued,
+    /// Not the server's current connection (an old one's, or the server is unknown or removed):
+    /// nothing changes. A late notification never brings a removed server back.
+    Ignored,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Waiter {
     id: CallerId,
@@ -315,7 +331,8 @@ struct Slot {
 /// The refresh state machine. See the [module docs](self).
 #[derive(Debug)]
 pub struct Refresher {
-    catalog: Arc<Catalog>,
+    /// The state this machine keeps (nothing else writes it).
+    catalog: Catalog,
     config: RefreshConfig,
     /// SplitMix64 state.
     rng: u64,
@@ -328,13 +345,12 @@ pub struct Refresher {
 }
 
 impl Refresher {
-    /// A refresher over `catalog`. `seed` feeds the retry jitter (hosts pass OS randomness; tests
-    /// a constant, so every retry time is exact).
-    /// The catalog takes `config.min_ttl` as its `ttlMs` floor ([`Catalog::set_min_ttl`]).
-    pub fn new(catalog: Arc<Catalog>, config: RefreshConfig, seed: u64) -> Refresher {
-        catalog.set_min_ttl(config.min_ttl);
+    /// A refresher over a new, empty catalog whose `ttlMs` floor is `config.min_ttl`. `seed`
+    /// feeds the retry jitter (hosts pass OS randomness; tests a constant, so every retry time is
+    /// exact).
+    pub fn new(config: RefreshConfig, seed: u64) -> Refresher {
         Refresher {
-            catalog,
+            catalog: Catalog::new(config.min_ttl),
             config,
             rng: seed,
             slots: Vec::new(),
@@ -345,9 +361,52 @@ impl Refresher {
         }
     }
 
-    /// The catalog it keeps current.
-    pub fn catalog(&self) -> &Arc<Catalog> {
+    /// The catalog it keeps current: what every host reads (statuses, listings, the tools).
+    pub fn catalog(&self) -> &Catalog {
         &self.catalog
+    }
+
+    /// Seeds the retry jitter anew (a binding that made the machine before its host chose a seed).
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = seed;
+    }
+
+    /// Registers `server` in the catalog without a connection (idempotent): it is listed (status
+    /// `unknown`), and a request for it is answered with a `transport_error` until one is
+    /// attached.
+    pub fn add_server(&mut self, server: &str) {
+        self.catalog.add_server(server);
+    }
+
+    /// Invalidates `server` for `reason`: [`Reason::ListChanged`] is a list_changed on its current
+    /// connection ([`on_list_changed`](Self::on_list_changed)); [`Reason::ConnectionClosed`] and
+    /// [`Reason::Disabled`] end its current connection ([`detach`](Self::detach)); any other
+    /// reason clears both lists at once and keeps the connection: a traversal in flight is
+    /// discarded (its callers carried to a new one, once), and the next request traverses.
+    /// Unknown servers are ignored.
+    pub fn invalidate(&mut self, server: &str, reason: Reason, now: Duration) {
+        let Some(i) = self.find(server) else {
+            self.catalog.invalidate(server, reason);
+            return;
+        };
+        match (reason, self.slots[i].epoch) {
+            (Reason::ListChanged, Some(epoch)) => {
+                self.on_list_changed(server, epoch, now);
+            }
+            (Reason::ConnectionClosed | Reason::Disabled, Some(epoch)) => {
+                self.detach(server, epoch, reason);
+            }
+            _ => {
+                self.catalog.invalidate(server, Reason::Other);
+                let slot = &mut self.slots[i];
+                if let Some(flight) = &mut slot.flight {
+                    flight.current = false;
+                    if slot.queued.is_none() && !flight.callers.is_empty() {
+                        slot.queued = Some(Vec::new());
+                    }
+                }
+            }
+        }
     }
 
     /// The settings.
@@ -549,14 +608,14 @@ impl Refresher {
                     return Disposition::Confirming;
                 }
                 match self.catalog.commit(&flight.ticket, resources, templates, now) {
-                    Ok(c) if c.applied => {
+                    Ok(true) => {
                         let slot = &mut self.slots[i];
                         slot.failures = 0;
                         slot.retry_at = None;
                         self.resolve(i, flight.callers, Outcome::Committed, Some(flight.id));
                         Disposition::Committed
                     }
-                    Ok(_) => self.discard(i, flight),
+                    Ok(false) => self.discard(i, flight),
                     Err(e) => {
                         // The catalog refused the listings and recorded that as the failure.
                         let failure = Failure { code: e.code(), message: e.to_string() };
@@ -566,7 +625,7 @@ impl Refresher {
                 }
             }
             Err(TraversalError::Failed { failure, rpc_code }) => {
-                if !self.catalog.fail(&flight.ticket, failure.clone()).applied {
+                if !self.catalog.fail(&flight.ticket, failure.clone()) {
                     self.discard(i, flight)
                 } else {
                     if failure.code.is_transient() && self.slots[i].queued.is_none() {
@@ -709,15 +768,14 @@ impl Refresher {
 
     /// Does a [`Want::Current`] request of `server` need a traversal at `now`?
     fn wants_traversal(&self, server: &str, now: Duration) -> bool {
-        self.catalog.wants_traversal(server, now)
+        self.catalog.needs_refresh(server, now)
     }
 
     /// The shrink guard: does either list fall from `shrink_min_items` or more to under a tenth?
     fn shrinks(&self, i: usize, resources: &Listing, templates: &Listing) -> bool {
-        let inner = self.catalog.lock();
-        let Some(pair) = inner.find(&self.slots[i].name).and_then(|e| e.pair.as_ref()) else { return false };
+        let Some((kept_resources, kept_templates)) = self.catalog.counts(&self.slots[i].name) else { return false };
         let trips = |before: usize, after: usize| before >= self.config.shrink_min_items && after * 10 < before;
-        trips(pair.resources.len(), resources.items.len()) || trips(pair.templates.len(), templates.items.len())
+        trips(kept_resources, resources.items.len()) || trips(kept_templates, templates.items.len())
     }
 
     /// The next retry delay of slot `i` (full jitter), counting this failure.

@@ -14,13 +14,12 @@ impl Catalog {
     /// The listing tools a host should offer the model now: both
     /// ([`LIST_RESOURCE_TEMPLATES_TOOL`], [`LIST_RESOURCES_TOOL`]) while at least one server of
     /// the catalog is known to declare the `resources` capability — from its connection
-    /// ([`Refresher::attach`](super::Refresher::attach), [`Catalog::declare_resources`]) or from
-    /// a commit — and neither otherwise. A server whose connection closed, or that was cleared or
+    /// ([`Refresher::attach`](super::Refresher::attach)) or from a commit — and neither otherwise. A server whose connection closed, or that was cleared or
     /// removed, no longer counts. The answer changes only together with
     /// [`generation`](Catalog::generation): a host that remembers the generation it last saw
     /// asks again when it moves.
     pub fn visible_tools(&self) -> &'static [&'static str] {
-        if self.lock().entries.iter().any(|e| e.declares_resources == Some(true)) {
+        if self.any_declares_resources() {
             &BOTH
         } else {
             &[]

@@ -204,7 +204,6 @@ impl std::fmt::Debug for CatalogDriver {
 }
 
 struct Shared {
-    catalog: Arc<Catalog>,
     limits: Limits,
     /// The catalog's clock: `now` is the time since this instant (a paused tokio clock works).
     clock: tokio::time::Instant,
@@ -253,33 +252,27 @@ struct Closer {
 impl CatalogDriver {
     /// A driver over a new, empty catalog; every traversal is bounded by `limits`.
     pub fn new(limits: Limits) -> CatalogDriver {
-        CatalogDriver::with_catalog(Arc::new(Catalog::new()), limits, RefreshConfig::default())
+        CatalogDriver::with_config(limits, RefreshConfig::default())
     }
 
-    /// A driver over an existing catalog (which may be shared with other readers), with the
-    /// refresher's settings. The driver passes its own clock as `now` (see [`now`](Self::now));
-    /// readers asking the catalog for a status should pass the same. The retry jitter is seeded
-    /// from the process's hash randomness.
-    pub fn with_catalog(catalog: Arc<Catalog>, limits: Limits, config: RefreshConfig) -> CatalogDriver {
+    /// A driver over a new, empty catalog, with the refresher's settings. The driver passes its
+    /// own clock as `now` (see [`now`](Self::now)). The retry jitter is seeded from the
+    /// process's hash randomness.
+    pub fn with_config(limits: Limits, config: RefreshConfig) -> CatalogDriver {
         use std::hash::{BuildHasher, RandomState};
         let seed = RandomState::new().hash_one(std::time::SystemTime::now());
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
-        let machine = Refresher::new(catalog.clone(), config, seed);
+        let machine = Refresher::new(config, seed);
         let state = State { machine, conns: HashMap::new(), waiters: HashMap::new(), timer: None, next_handler: 0 };
         CatalogDriver {
-            shared: Arc::new(Shared {
-                catalog,
-                limits,
-                clock: tokio::time::Instant::now(),
-                state: Mutex::new(state),
-                events,
-            }),
+            shared: Arc::new(Shared { limits, clock: tokio::time::Instant::now(), state: Mutex::new(state), events }),
         }
     }
 
-    /// The catalog this driver keeps current.
-    pub fn catalog(&self) -> &Arc<Catalog> {
-        &self.shared.catalog
+    /// Reads the catalog this driver keeps current (under the driver's lock: keep `read` short,
+    /// and do not call the driver from it).
+    pub fn read<T>(&self, read: impl FnOnce(&Catalog) -> T) -> T {
+        read(self.shared.lock().machine.catalog())
     }
 
     /// The bounds of every traversal.
@@ -294,7 +287,7 @@ impl CatalogDriver {
 
     /// The servers, in the order they were first attached.
     pub fn servers(&self) -> Vec<String> {
-        self.shared.catalog.servers()
+        self.read(Catalog::servers)
     }
 
     /// The peer of `server`'s current connection.
@@ -402,9 +395,10 @@ impl CatalogDriver {
         known
     }
 
-    /// Invalidates `server`: [`Reason::ListChanged`] is a list_changed on its current connection;
-    /// [`Reason::ConnectionClosed`] and [`Reason::Disabled`] detach the current connection; any
-    /// other reason clears both lists and keeps the connection (the next request traverses).
+    /// Invalidates `server` ([`Refresher::invalidate`]): [`Reason::ListChanged`] is a
+    /// list_changed on its current connection; [`Reason::ConnectionClosed`] and
+    /// [`Reason::Disabled`] detach the current connection; any other reason clears both lists and
+    /// keeps the connection (the next request traverses).
     pub fn invalidate(&self, server: &str, reason: Reason) {
         let epoch = self.shared.lock().machine.epoch(server);
         match (reason, epoch) {
@@ -412,7 +406,11 @@ impl CatalogDriver {
             (Reason::ConnectionClosed | Reason::Disabled, Some(epoch)) => {
                 self.shared.detach(server, epoch, reason);
             }
-            _ => self.shared.catalog.invalidate(server, reason),
+            _ => {
+                let mut state = self.shared.lock();
+                state.machine.invalidate(server, reason, self.shared.now());
+                self.shared.drain(&mut state, None);
+            }
         }
     }
 
@@ -465,7 +463,7 @@ impl CatalogDriver {
                 self.ensure_all_fresh().await;
             }
         }
-        tool::render(&self.shared.catalog, input)
+        self.read(|catalog| tool::render(catalog, input))
     }
 
     /// How the watch of `server`'s current connection learns of changes (see [`Notifications`]):
@@ -476,7 +474,8 @@ impl CatalogDriver {
 
     /// [`Catalog::status`] at the driver's clock.
     pub fn status(&self, server: &str) -> Result<ServerStatus, CatalogError> {
-        self.shared.catalog.status(server, self.shared.now())
+        let now = self.shared.now();
+        self.read(|catalog| catalog.status(server, now))
     }
 
     /// True while a traversal of `server` (or of any server) is in flight or queued.
