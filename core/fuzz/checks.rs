@@ -441,7 +441,7 @@ pub fn check_template_ops(data: &[u8]) {
 /// `matches` names only the template's variables.
 pub fn check_template_text(t: &str, uri: &str) {
     let parsed = template::Template::parse(t);
-    assert_eq!(parsed.is_ok(), sanitize::check_uri_template(t).is_ok(), "one parser: {t:?}");
+    assert_eq!(parsed.is_ok(), template::check_uri_template(t).is_ok(), "one parser: {t:?}");
     assert_eq!(parsed.is_ok(), reference_template(t).is_ok(), "the reference grammar disagrees on {t:?}");
     let Ok(parsed) = parsed else { return };
     let names: Vec<String> = parsed.variables().into_iter().map(|v| v.name).collect();
@@ -495,7 +495,7 @@ pub fn check_uri_template(data: &[u8]) {
 
 /// The checker never panics and agrees with [`reference_template`], problem for problem.
 pub fn check_template(t: &str) {
-    let got = sanitize::check_uri_template(t);
+    let got = template::check_uri_template(t);
     let want = reference_template(t);
     assert_eq!(got, want, "check_uri_template disagrees with the reference grammar on {t:?}");
 }
@@ -702,7 +702,7 @@ pub fn check_listing(kind: ListKind, listing: &mcplens::Listing, limits: &Limits
         match item {
             Item::Template(t) => {
                 assert_eq!(kind, ListKind::ResourceTemplates);
-                assert_eq!(sanitize::check_uri_template(&t.uri_template), Ok(()));
+                assert_eq!(template::check_uri_template(&t.uri_template), Ok(()));
                 fixed_label(&t.name);
                 t.title.as_deref().map(fixed_label);
                 t.mime_type.as_deref().map(fixed_label);

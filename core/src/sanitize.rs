@@ -18,7 +18,8 @@
 //! Lone surrogates cannot occur in a Rust `str`; the discovery parser turns a `\uD800`-style escape
 //! into U+FFFD before text reaches this module.
 //!
-//! URI templates are never changed: [`check_uri_template`] accepts or rejects them whole.
+//! URI templates are never changed: the template module's `check_uri_template` accepts or rejects
+//! them whole, with [`check_uri_chars`] for the character rules.
 
 use std::borrow::Cow;
 
@@ -221,8 +222,8 @@ fn cap(s: String) -> String {
     }
 }
 
-/// Why a URI template was refused: discovery drops and counts the item; [`crate::template`] returns
-/// it in `TemplateError::InvalidTemplate`.
+/// Why a URI template was refused: discovery drops and counts the item; the template module returns
+/// it in its `InvalidTemplate` error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TemplateProblem {
     /// Over [`MAX_CHARS`] characters.
@@ -231,16 +232,6 @@ pub enum TemplateProblem {
     ForbiddenChar,
     /// Not valid RFC 6570 (levels 1–4) syntax.
     Syntax,
-}
-
-/// Checks a URI template against RFC 6570 (levels 1–4) and the mcplens character rules. The
-/// template itself is never changed: callers keep or drop it whole.
-///
-/// This is [`crate::template::Template::parse`], the parser `variables`/`expand`/`matches` use: a
-/// template discovery keeps is one they accept, and the reverse (`'` is read as a literal: see
-/// `docs/templates.md`).
-pub fn check_uri_template(t: &str) -> Result<(), TemplateProblem> {
-    crate::template::Template::check(t)
 }
 
 /// The character rules shared by URIs and URI templates: at most [`MAX_CHARS`] characters, no
@@ -345,48 +336,5 @@ mod tests {
         }
         assert_eq!(check_uri_chars(&"a".repeat(MAX_CHARS)), Ok(()));
         assert_eq!(check_uri_chars(&"a".repeat(MAX_CHARS + 1)), Err(TemplateProblem::TooLong));
-    }
-
-    #[test]
-    fn rfc6570_templates() {
-        for ok in [
-            "file:///{path}",
-            "mem://t{i}/{id}",
-            "http://e.com/{+path}/here{?q,lang}{&x*}{#frag:3}",
-            "{/list*}{;keys}{.dom}",
-            "x/{var.sub}/{a%20b}",
-            "ü/{x}",
-            "",
-            "%41{x:9999}",
-            "'{var}'",
-        ] {
-            assert_eq!(check_uri_template(ok), Ok(()), "{ok}");
-        }
-        for bad in [
-            "{",
-            "}",
-            "{}",
-            "{x",
-            "a}b",
-            "{=x}",
-            "{x:0}",
-            "{x:10000}",
-            "{x,}",
-            "{.x.}",
-            "%4",
-            "%zz",
-            "a b",
-            "a\u{200E}b",
-            "a\u{7}b",
-            "<x>",
-            "{x y}",
-            "a\u{FFFD}",
-            "\"{x}\"",
-            "a`b",
-        ] {
-            assert!(check_uri_template(bad).is_err(), "{bad:?}");
-        }
-        assert_eq!(check_uri_template(&"a".repeat(2049)), Err(TemplateProblem::TooLong));
-        assert_eq!(check_uri_template(&"a".repeat(2048)), Ok(()));
     }
 }

@@ -6,7 +6,7 @@
 //! (`tests/uritemplate-test/`), which Rust, Python and Node all run.
 //!
 //! - **One parser.** [`Template::parse`] is the check discovery applies to every `uriTemplate`
-//!   ([`crate::sanitize::check_uri_template`] calls it): a template discovery keeps is one [`expand`]
+//!   ([`check_uri_template`] is it): a template discovery keeps is one [`expand`]
 //!   accepts, and the reverse. It enforces RFC 6570's grammar (levels 1–4) and the mcplens character
 //!   rules (at most [`MAX_CHARS`](crate::sanitize::MAX_CHARS) characters; no controls, whitespace,
 //!   bidi, zero-width or other invisible characters, no U+FFFD).
@@ -38,6 +38,16 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::sanitize::{self, TemplateProblem};
+
+/// Checks a URI template against RFC 6570 (levels 1–4) and the mcplens character rules
+/// ([`sanitize::check_uri_chars`]). The template itself is never changed: callers keep or drop it
+/// whole.
+///
+/// This is [`Template::parse`], the parser `variables`/`expand`/`matches` use: a template discovery
+/// keeps is one they accept, and the reverse (`'` is read as a literal: see `docs/templates.md`).
+pub fn check_uri_template(t: &str) -> Result<(), TemplateProblem> {
+    Template::check(t)
+}
 
 /// The cap on an expanded URI, in bytes (8 KiB); also the longest URI [`matches`] accepts.
 pub const MAX_URI_BYTES: usize = 8192;
@@ -325,7 +335,7 @@ impl<'a> Template<'a> {
 
     /// The number of literal characters: how specific the template is (used to order catalog
     /// matches).
-    fn literal_chars(&self) -> usize {
+    pub(crate) fn literal_chars(&self) -> usize {
         self.parts
             .iter()
             .map(|p| match p {
@@ -354,7 +364,7 @@ impl<'a> Template<'a> {
     }
 
     /// [`Template::matches`] within `budget` steps; also returns the steps taken.
-    fn matches_within(&self, uri: &str, budget: u64) -> (Result<Option<Values>, TemplateError>, u64) {
+    pub(crate) fn matches_within(&self, uri: &str, budget: u64) -> (Result<Option<Values>, TemplateError>, u64) {
         if uri.len() > MAX_URI_BYTES {
             return (Err(TemplateError::UriTooLong { bytes: uri.len(), max: MAX_URI_BYTES }), 0);
         }
@@ -1464,90 +1474,50 @@ fn parse_named(e: &Expression<'_>, span: &str) -> Option<Vec<Option<Value>>> {
     (at == pairs.len()).then_some(out)
 }
 
-// ---------------------------------------------------------------------------------------------
-// Catalog matches
-// ---------------------------------------------------------------------------------------------
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// One template of the catalog that a URI fits.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct TemplateMatch {
-    /// The server the template came from: route the read there.
-    pub server: String,
-    /// The template, exactly as the server sent it.
-    pub uri_template: String,
-    /// The template's (sanitized) name.
-    pub name: String,
-    /// The values under which the template expands to the URI.
-    pub values: Values,
-}
-
-/// What [`Catalog::match_uri`](crate::Catalog::match_uri) found.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-pub struct CatalogMatches {
-    /// Every match, most specific first (see [`Catalog::match_uri`](crate::Catalog::match_uri)).
-    pub matches: Vec<TemplateMatch>,
-    /// Templates not tried to the end because matching them gave up (`match_limit`) or the call's
-    /// whole budget ([`CATALOG_MATCH_STEPS`]) ran out: counted, never silently dropped.
-    pub skipped: usize,
-}
-
-impl CatalogMatches {
-    /// As compact JSON text: `{"matches":[{"server","uriTemplate","name","values"}],"skipped":n}`.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("matches always serialize")
-    }
-}
-
-/// The search budget of one [`Catalog::match_uri`](crate::Catalog::match_uri) call, across all
-/// templates (8 × [`MATCH_STEPS`]).
-pub const CATALOG_MATCH_STEPS: u64 = 8 * MATCH_STEPS;
-
-impl crate::Catalog {
-    /// Every cached template that `uri` fits, with the values, for routing a read to the server
-    /// whose template it came from (or grouping URIs by template).
-    ///
-    /// Order: most specific first — more literal characters in the template — and, between
-    /// equally specific templates, the catalog's order (servers in registration order, each
-    /// server's templates in the server's order). Built on [`Catalog::templates`](crate::Catalog::templates)
-    /// only: it never reads a resource or contacts a server.
-    pub fn match_uri(&self, uri: &str) -> Result<CatalogMatches, TemplateError> {
-        if uri.len() > MAX_URI_BYTES {
-            return Err(TemplateError::UriTooLong { bytes: uri.len(), max: MAX_URI_BYTES });
+    #[test]
+    fn rfc6570_templates() {
+        for ok in [
+            "file:///{path}",
+            "mem://t{i}/{id}",
+            "http://e.com/{+path}/here{?q,lang}{&x*}{#frag:3}",
+            "{/list*}{;keys}{.dom}",
+            "x/{var.sub}/{a%20b}",
+            "ü/{x}",
+            "",
+            "%41{x:9999}",
+            "'{var}'",
+        ] {
+            assert_eq!(check_uri_template(ok), Ok(()), "{ok}");
         }
-        let templates = self.templates(None).expect("no server filter, so no unknown server");
-        let mut found: Vec<(usize, TemplateMatch)> = Vec::new();
-        let mut out = CatalogMatches::default();
-        let mut spent = 0u64;
-        for t in &templates {
-            let budget = MATCH_STEPS.min(CATALOG_MATCH_STEPS - spent);
-            // Discovery kept only templates this parser accepts, so parsing cannot fail here.
-            let Ok(parsed) = Template::parse(&t.uri_template) else {
-                out.skipped += 1;
-                continue;
-            };
-            if budget == 0 {
-                out.skipped += 1;
-                continue;
-            }
-            let (result, steps) = parsed.matches_within(uri, budget);
-            spent += steps.min(budget);
-            match result {
-                Ok(Some(values)) => found.push((
-                    parsed.literal_chars(),
-                    TemplateMatch {
-                        server: t.server.clone(),
-                        uri_template: t.uri_template.clone(),
-                        name: t.name.clone(),
-                        values,
-                    },
-                )),
-                Ok(None) => {}
-                Err(_) => out.skipped += 1,
-            }
+        for bad in [
+            "{",
+            "}",
+            "{}",
+            "{x",
+            "a}b",
+            "{=x}",
+            "{x:0}",
+            "{x:10000}",
+            "{x,}",
+            "{.x.}",
+            "%4",
+            "%zz",
+            "a b",
+            "a\u{200E}b",
+            "a\u{7}b",
+            "<x>",
+            "{x y}",
+            "a\u{FFFD}",
+            "\"{x}\"",
+            "a`b",
+        ] {
+            assert!(check_uri_template(bad).is_err(), "{bad:?}");
         }
-        found.sort_by_key(|m| std::cmp::Reverse(m.0));
-        out.matches = found.into_iter().map(|(_, m)| m).collect();
-        Ok(out)
+        assert_eq!(check_uri_template(&"a".repeat(2049)), Err(TemplateProblem::TooLong));
+        assert_eq!(check_uri_template(&"a".repeat(2048)), Ok(()));
     }
 }

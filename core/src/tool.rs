@@ -23,10 +23,10 @@ use serde_json::{json, Value};
 use crate::catalog::{Catalog, CatalogError, Failure};
 
 /// The templates tool's name.
-pub const NAME: &str = "ListMcpResourceTemplatesTool";
+pub const NAME: &str = crate::catalog::LIST_RESOURCE_TEMPLATES_TOOL;
 
 /// The resources tool's name.
-pub const RESOURCES_NAME: &str = "ListMcpResourcesTool";
+pub const RESOURCES_NAME: &str = crate::catalog::LIST_RESOURCES_TOOL;
 
 /// The cap on the rendered output, in Unicode scalar values.
 pub const MAX_OUTPUT_CHARS: usize = 100_000;

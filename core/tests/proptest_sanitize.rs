@@ -14,7 +14,6 @@
 #[path = "../fuzz/checks.rs"]
 mod checks;
 
-use mcplens::sanitize;
 use proptest::collection::vec;
 use proptest::prelude::*;
 
@@ -101,7 +100,7 @@ proptest! {
 
     #[test]
     fn templates_from_the_grammar_are_accepted(t in valid_template()) {
-        prop_assert_eq!(sanitize::check_uri_template(&t), Ok(()), "{:?}", t);
+        prop_assert_eq!(mcplens::template::check_uri_template(&t), Ok(()), "{:?}", t);
         checks::check_template(&t);
     }
 }

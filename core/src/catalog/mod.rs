@@ -14,12 +14,14 @@
 //! clearing: an older traversal never overwrites a newer state.
 
 mod refresher;
+mod routing;
 mod visibility;
 
 pub use refresher::{
     advertises_list_changed, Action, CallerId, Disposition, Epoch, InvalidRefreshConfig, ListChanged, Notifications,
     Outcome, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
 };
+pub use routing::{CatalogMatches, TemplateMatch, CATALOG_MATCH_STEPS};
 pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL};
 
 use crate::error::ErrorCode;

@@ -2,11 +2,11 @@
 
 use super::Catalog;
 
-/// The templates listing tool's name (`mcplens::tool`).
-pub const LIST_RESOURCE_TEMPLATES_TOOL: &str = crate::tool::NAME;
+/// The templates listing tool's name (the tool module renders it from the catalog).
+pub const LIST_RESOURCE_TEMPLATES_TOOL: &str = "ListMcpResourceTemplatesTool";
 
-/// The concrete-resources listing tool's name (`mcplens::tool`).
-pub const LIST_RESOURCES_TOOL: &str = crate::tool::RESOURCES_NAME;
+/// The concrete-resources listing tool's name.
+pub const LIST_RESOURCES_TOOL: &str = "ListMcpResourcesTool";
 
 const BOTH: [&str; 2] = [LIST_RESOURCE_TEMPLATES_TOOL, LIST_RESOURCES_TOOL];
 

@@ -556,7 +556,7 @@ impl<'p> Sink<'p> {
         };
         self.counts.ignored_keys += u64::from(r.ignored_keys);
         let id_ok = match self.kind {
-            ListKind::ResourceTemplates => sanitize::check_uri_template(&id).is_ok(),
+            ListKind::ResourceTemplates => crate::template::check_uri_template(&id).is_ok(),
             ListKind::Resources => !id.is_empty() && sanitize::check_uri_chars(&id).is_ok(),
         };
         if !id_ok {
