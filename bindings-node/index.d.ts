@@ -174,6 +174,12 @@ export declare function expandTemplate(template: string, valuesJson: string): st
 export declare function hasResourcesCapability(capabilitiesJson: string): boolean
 
 /**
+ * Is a client initialized (its server's capabilities as JSON text; `null`: not yet), and does its
+ * server declare `resources`? An `invalid_argument` error when not initialized.
+ */
+export declare function initialized(server: string, capabilitiesJson: string): boolean
+
+/**
  * A refused watch stream (`NativeRefresher.listenFailed`): what the watch learns instead
  * (`notifications`), or the core's failure (`code`, `message`).
  */

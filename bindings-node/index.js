@@ -846,6 +846,7 @@ module.exports.coreVersion = nativeBinding.coreVersion
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.expandTemplate = nativeBinding.expandTemplate
 module.exports.hasResourcesCapability = nativeBinding.hasResourcesCapability
+module.exports.initialized = nativeBinding.initialized
 module.exports.listResourcesToolSpec = nativeBinding.listResourcesToolSpec
 module.exports.listTemplatesToolSpec = nativeBinding.listTemplatesToolSpec
 module.exports.matchTemplate = nativeBinding.matchTemplate

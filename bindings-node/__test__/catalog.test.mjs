@@ -199,6 +199,36 @@ describe('in memory, our paginating low-level Server', () => {
     }
   });
 
+  test('watching the same client again chains nothing more: one handler, one onclose, one refresh per list_changed', async () => {
+    const { client, server, close } = await connectMemory('pages');
+    let closes = 0;
+    client.onclose = () => closes++;
+    try {
+      const catalog = new Catalog();
+      await catalog.watch('pg', client);
+      await catalog.refresh('pg', client);
+      const handler = client._notificationHandlers.get('notifications/resources/list_changed');
+      const onclose = client.onclose;
+      for (let i = 0; i < 5; i++) await catalog.watch('pg', client);
+      assert.equal(client._notificationHandlers.get('notifications/resources/list_changed'), handler, 'the same handler');
+      assert.equal(client.onclose, onclose, 'the same onclose');
+      await server.sendResourceListChanged();
+      await until(() => server.stats.templates.traversals === 2, 'one refresh');
+      await catalog.settled();
+      assert.equal(server.stats.templates.traversals, 2, 'exactly one refresh for one list_changed');
+      // The app replaces the handler: the next watch chains onto the new one.
+      let seen = 0;
+      client.setNotificationHandler(ResourceListChangedNotificationSchema, () => seen++);
+      await catalog.watch('pg', client);
+      await server.sendResourceListChanged();
+      await until(() => server.stats.templates.traversals === 3 && seen === 1, 'the refresh and the app handler');
+      await catalog.settled();
+    } finally {
+      await close();
+    }
+    assert.ok(closes >= 1, "the app's onclose ran (the in-memory transport reports its close twice)");
+  });
+
   test('a list_changed burst during a slow refresh causes exactly one more refresh, never two at once', async () => {
     const { client, server, close } = await connectMemory('pages');
     try {

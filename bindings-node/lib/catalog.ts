@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import * as native from '../index.js';
 import {
   McplensError,
-  hasResourcesCapability,
+  initialized,
   nativeOf,
   rethrow,
   rpcCodeOf,
@@ -171,7 +171,7 @@ export interface WatchState {
 /** The core's catalog behind a `Catalog` (for `Refresher`). */
 let nativeCatalog: (catalog: Catalog) => native.NativeCatalog;
 
-function call<T>(server: string, f: () => T): T {
+function call<T>(server: string | undefined, f: () => T): T {
   try {
     return f();
   } catch (e) {
@@ -194,7 +194,7 @@ export class Refresher {
    * jitter (default: random). Throws `invalid_argument` when the catalog already has one.
    */
   constructor(catalog: Catalog, seed?: bigint) {
-    this.#native = call('', () => new native.NativeRefresher(nativeCatalog(catalog), seed));
+    this.#native = call(undefined, () => new native.NativeRefresher(nativeCatalog(catalog), seed));
   }
 
   /** Registers `server` without a connection (idempotent): listed, status `unknown`. */
@@ -267,24 +267,24 @@ export class Refresher {
   traversed(traversal: number, resources: Listing | native.NativeListing, templates: Listing | native.NativeListing, now: number = performance.now()): Disposition {
     const [r, t] = [resources, templates].map((l) => (l instanceof native.NativeListing ? l : nativeOf(l)));
     if (r === undefined || t === undefined) {
-      throw new McplensError('invalid_argument', '', 'invalid argument: traversed takes listings returned by mcplens');
+      throw new McplensError('invalid_argument', undefined, 'invalid argument: traversed takes listings returned by mcplens');
     }
-    return call('', () => this.#native.traversed(traversal, r, t, now)) as Disposition;
+    return call(undefined, () => this.#native.traversed(traversal, r, t, now)) as Disposition;
   }
 
   /** Traversal `traversal` failed with this (the first) error. */
   traversalFailed(traversal: number, failure: Failure & { rpcCode?: number }, now: number = performance.now()): Disposition {
-    return call('', () => this.#native.traversalFailed(traversal, failure.code, failure.message, failure.rpcCode ?? null, now)) as Disposition;
+    return call(undefined, () => this.#native.traversalFailed(traversal, failure.code, failure.message, failure.rpcCode ?? null, now)) as Disposition;
   }
 
   /** Traversal `traversal` will not complete (a host error). */
   traversalAbandoned(traversal: number, now: number = performance.now()): Disposition {
-    return call('', () => this.#native.traversalAbandoned(traversal, now)) as Disposition;
+    return call(undefined, () => this.#native.traversalAbandoned(traversal, now)) as Disposition;
   }
 
   /** Starts the retries that are due. */
   handleTimeout(now: number = performance.now()): void {
-    call('', () => this.#native.handleTimeout(now));
+    call(undefined, () => this.#native.handleTimeout(now));
   }
 
   /** Every pending action, in order (drain after every event). */
@@ -312,6 +312,9 @@ export class Refresher {
     this.#native.clear();
   }
 }
+
+/** Where a client's chained list_changed handler and `onclose` send their events. */
+type Hook = Record<'listChanged' | 'closed', () => void>;
 
 /** One client of one server: the refresher's epoch. */
 interface Connection {
@@ -347,6 +350,8 @@ export class Catalog {
   readonly #waiters = new Map<number, (outcome: RefreshOutcome) => void>();
   #timer: { due: number; handle: ReturnType<typeof setTimeout> } | undefined;
   #settled: Array<() => void> = [];
+  /** Per client: what this catalog chained onto it, and where it sends the events now. */
+  readonly #hooks = new WeakMap<object, Hook & { handler?: unknown; onclose?: (() => void) | undefined }>();
 
   static {
     nativeCatalog = (catalog) => catalog.#native;
@@ -354,7 +359,7 @@ export class Catalog {
 
   constructor(options: CatalogOptions = {}) {
     this.#limits = options.limits;
-    this.#native = call('', () => new native.NativeCatalog(JSON.stringify(options.refresh ?? {})));
+    this.#native = call(undefined, () => new native.NativeCatalog(JSON.stringify(options.refresh ?? {})));
   }
 
   /** The machine this catalog drives (made on first use; throws when a host's `Refresher` has it). */
@@ -408,13 +413,8 @@ export class Catalog {
    */
   watch(server: string, client: WatchableClient): Promise<WatchState> {
     const handlers = (client as { _notificationHandlers?: unknown })._notificationHandlers;
-    if (!(handlers instanceof Map)) {
-      throw new McplensError(
-        'invalid_argument',
-        server,
-        `server "${server}": invalid argument: watch needs an MCP SDK Client (1.x or v2; no notification handler map to chain onto)`,
-      );
-    }
+    const why = 'watch needs an MCP SDK Client (1.x or v2; no notification handler map to chain onto)';
+    if (!(handlers instanceof Map)) throw new McplensError('invalid_argument', server, `server "${server}": invalid argument: ${why}`);
     const conn = this.#connect(server, client);
     const watch = (conn.watch = {});
     const current = () => conn.watch === watch && this.#connections.get(conn.epoch) === conn;
@@ -422,28 +422,42 @@ export class Catalog {
       if (current() && this.#machine.detach(server, conn.epoch, 'connection_closed')) this.#drop(conn);
       this.#drive();
     };
-    const previous = handlers.get(LIST_CHANGED) as ((...args: unknown[]) => unknown) | undefined;
-    handlers.set(LIST_CHANGED, (...args: unknown[]) => {
-      try {
-        if (current()) this.#machine.onListChanged(server, conn.epoch);
-        this.#drive();
-      } catch {
-        // never throws into the SDK
-      }
-      return previous?.(...args); // v2 passes the era's codec too
-    });
-    const previousOnclose = client.onclose;
-    client.onclose = () => {
-      try {
-        closed();
-      } finally {
-        previousOnclose?.call(client);
-      }
+    const listChanged = () => {
+      if (current()) this.#machine.onListChanged(server, conn.epoch);
+      this.#drive();
     };
+    this.#hook(client, handlers, { listChanged, closed });
     const version = client.getNegotiatedProtocolVersion?.() ?? '';
     const notifications = this.#machine.watch(server, conn.epoch, version, client.getServerCapabilities());
     if (notifications !== 'listening') return Promise.resolve({ server, notifications: notifications ?? 'unsolicited' });
     return this.#listen(conn, client, closed, current);
+  }
+
+  /**
+   * Chains this catalog's list_changed handler and `onclose` onto `client` once: a later watch of
+   * the same client retargets them (no growing chain); they are chained again only when the app
+   * replaced them since.
+   */
+  #hook(client: WatchableClient, handlers: Map<unknown, unknown>, hook: Hook): void {
+    const hooked = this.#hooks.get(client);
+    const now = { ...hook, handler: hooked?.handler, onclose: hooked?.onclose };
+    this.#hooks.set(client, now);
+    const route = (event: 'listChanged' | 'closed') => {
+      try {
+        this.#hooks.get(client)?.[event]();
+      } catch {
+        // never throws into the SDK
+      }
+    };
+    if (hooked === undefined || handlers.get(LIST_CHANGED) !== hooked.handler) {
+      const previous = handlers.get(LIST_CHANGED) as ((...args: unknown[]) => unknown) | undefined;
+      now.handler = (...args: unknown[]) => (route('listChanged'), previous?.(...args)); // v2 passes the era's codec too
+      handlers.set(LIST_CHANGED, now.handler);
+    }
+    if (hooked === undefined || client.onclose !== hooked.onclose) {
+      const previous = client.onclose;
+      client.onclose = now.onclose = () => (route('closed'), previous?.call(client));
+    }
   }
 
   /** 2026-07-28: the `subscriptions/listen` stream that carries list_changed; its end detaches. */
@@ -509,13 +523,13 @@ export class Catalog {
   /** Cached templates: every server's in registration order, or one server's. */
   templates(options: { server?: string } = {}): ResourceTemplate[] {
     const { server } = options;
-    return JSON.parse(call(server ?? '', () => this.#native.templates(server))) as ResourceTemplate[];
+    return JSON.parse(call(server, () => this.#native.templates(server))) as ResourceTemplate[];
   }
 
   /** Cached resources: every server's in registration order, or one server's. */
   resources(options: { server?: string } = {}): Resource[] {
     const { server } = options;
-    return JSON.parse(call(server ?? '', () => this.#native.resources(server))) as Resource[];
+    return JSON.parse(call(server, () => this.#native.resources(server))) as Resource[];
   }
 
   /** `server`'s status at `now` (default: now). Throws `unknown_server` for a server never added. */
@@ -561,7 +575,7 @@ export class Catalog {
    * route a read to `matches[0].server`. Throws `invalid_argument` for a URI over 8,192 bytes.
    */
   matchUri(uri: string): CatalogMatches {
-    return JSON.parse(call('', () => native.catalogMatchUri(this.#native, uri))) as CatalogMatches;
+    return JSON.parse(call(undefined, () => native.catalogMatchUri(this.#native, uri))) as CatalogMatches;
   }
 
   /** Resolves once no traversal of `server` (or of any server) is in flight or queued. */
@@ -574,21 +588,19 @@ export class Catalog {
   /** Either listing tool on the model's input (an object, or its JSON text). */
   #tool(args: unknown, f: (input: string) => string): string {
     const asked = typeof args === 'object' && args !== null ? (args as { server?: unknown }).server : undefined;
-    const server = typeof asked === 'string' ? asked : '';
-    let input: string;
+    let input = ''; // what cannot be JSON text stays '', which the core refuses as not a JSON object
     try {
       input = typeof args === 'string' ? args : (JSON.stringify(args ?? null) ?? 'null');
-    } catch {
-      throw new McplensError('invalid_argument', server, 'invalid input: the input is not a JSON object');
-    }
-    return call(server, () => f(input));
+    } catch {}
+    return call(typeof asked === 'string' ? asked : undefined, () => f(input));
   }
+
 
   /** The connection of `client` for `server`, attaching it if new (replacing another client's). */
   #connect(server: string, client: McpClient): Connection {
     const current = this.#connections.get(this.#machine.epoch(server) ?? -1);
     if (current !== undefined && current.client === client) return current;
-    const declares = hasResourcesCapability(client.getServerCapabilities());
+    const declares = initialized(server, client);
     if (current !== undefined) this.#drop(current);
     const conn = { server, epoch: this.#machine.attach(server, declares), client };
     this.#connections.set(conn.epoch, conn);

@@ -132,8 +132,8 @@ export const errorCodes: readonly ErrorCode[] = Object.freeze(native.errorCodes(
 export class McplensError extends Error {
   /** The stable code. */
   readonly code: ErrorCode;
-  /** The host's name for the server the error is about. */
-  readonly server: string;
+  /** The host's name for the server the error is about (`undefined`: the error concerns no server). */
+  readonly server: string | undefined;
   /** For `server_error`: the JSON-RPC error code the server answered with. */
   readonly rpcCode?: number;
   /** For a tracker's `invalid_argument`: the option, as its path in the core's configuration. */
@@ -141,7 +141,7 @@ export class McplensError extends Error {
 
   constructor(
     code: ErrorCode,
-    server: string,
+    server: string | undefined,
     message: string,
     options?: { rpcCode?: number; option?: string; cause?: unknown },
   ) {
@@ -158,13 +158,15 @@ export class McplensError extends Error {
  * The addon throws plain `Error`s whose `code` is a core code (snake_case), or, when napi could not
  * convert an argument, a napi status (`StringExpected`, `InvalidArg`, …).
  */
-export function rethrow(e: unknown, server: string, rpcCode?: number): never {
+export function rethrow(e: unknown, server: string | undefined, rpcCode?: number): never {
   const code = (e as { code?: unknown } | null)?.code;
   const message = e instanceof Error ? e.message : String(e);
+  const named = server || undefined;
   if (typeof code === 'string' && /^[a-z]+(_[a-z]+)*$/.test(code)) {
-    throw new McplensError(code as ErrorCode, server, message, code === 'server_error' ? { rpcCode } : undefined);
+    throw new McplensError(code as ErrorCode, named, message, code === 'server_error' ? { rpcCode } : undefined);
   }
-  throw new McplensError('invalid_argument', server, `server "${server}": invalid argument: ${message}`);
+  // An argument the native layer refused by its type (napi's own message).
+  throw new McplensError('invalid_argument', named, `${named ? `server "${named}": ` : ''}invalid argument: ${message}`);
 }
 
 /** The request a `Pager` wants sent. Page 1 has no `params` at all. */
@@ -293,6 +295,20 @@ export function hasResourcesCapability(capabilities: object | null | undefined):
   return native.hasResourcesCapability(JSON.stringify(capabilities ?? null));
 }
 
+/**
+ * Is `client` initialized — does its host hold the server's capabilities, from `initialize` (or
+ * `server/discover` on a sessionless 2026-07-28 connection)? And does its server declare
+ * `resources`? Throws the core's `invalid_argument` when it is not initialized.
+ */
+export function initialized(server: string, client: McpClient): boolean {
+  const caps = JSON.stringify(client.getServerCapabilities() ?? null); // a host bug throws as it is
+  try {
+    return native.initialized(server, caps);
+  } catch (e) {
+    rethrow(e, server);
+  }
+}
+
 /** The version of the Rust core (one version for every mcplens package). */
 export const coreVersion: string = native.coreVersion();
 
@@ -375,7 +391,7 @@ export async function traverse(kind: ListKind, client: McpClient, options: ListO
   const pager = new Pager({
     kind,
     server,
-    resourcesCapability: hasResourcesCapability(client.getServerCapabilities()),
+    resourcesCapability: initialized(server, client),
     limits,
     now: performance.now(),
     protocolVersion: client.getNegotiatedProtocolVersion?.(),

@@ -61,7 +61,7 @@ export function expand(template: string, values: Readonly<Record<string, unknown
   } catch {
     json = undefined;
   }
-  if (json === undefined) throw new McplensError('invalid_value', '', 'invalid value: the values must be an object');
+  if (json === undefined) throw new McplensError('invalid_value', undefined, 'invalid value: the values must be an object');
   const text = json;
   return call(() => native.expandTemplate(template, text));
 }

@@ -297,7 +297,7 @@ function messageOf(e: unknown): string {
 }
 
 /** The core's error as an `McplensError` (an `invalid_argument` names its option). */
-function coreError(e: unknown, server: string): McplensError {
+function coreError(e: unknown, server: string | undefined): McplensError {
   const code = (e as { code?: unknown } | null)?.code;
   const message = messageOf(e);
   const option = /^invalid tracking option `([^`]*)`/.exec(message)?.[1];
@@ -306,7 +306,7 @@ function coreError(e: unknown, server: string): McplensError {
 
 function settle(state: State, outcome: native.Settled): void {
   if (!outcome.ok) {
-    throw new McplensError((outcome.code ?? 'timeout') as ErrorCode, state.core?.server ?? '', outcome.message ?? 'tracking failed');
+    throw new McplensError((outcome.code ?? 'timeout') as ErrorCode, state.core?.server, outcome.message ?? 'tracking failed');
   }
 }
 
@@ -335,7 +335,7 @@ export class Tracker {
     try {
       zeroStats = native.trackingCheck(configJson);
     } catch (e) {
-      throw coreError(e, server?.name ?? '');
+      throw coreError(e, server?.name);
     }
     STATES.set(this, { configJson, options: { ...opts }, exporters, zeroStats, core: undefined, closed: false, exitFlushed: 0 });
   }

@@ -43,7 +43,7 @@ fn discovery_error(e: DiscoveryError) -> Error<Code> {
 }
 
 fn invalid_argument(server: &str, reason: &str) -> Error<Code> {
-    Error::new(Code("invalid_argument"), format!("server \"{server}\": invalid argument: {reason}"))
+    Error::new(Code("invalid_argument"), mcplens::error::InvalidArgument::new(server, reason).to_string())
 }
 
 /// Host milliseconds (any epoch) → the core's monotonic `Duration`. Negative, NaN and
@@ -383,6 +383,13 @@ pub fn list_templates_tool_spec() -> String {
 #[napi]
 pub fn has_resources_capability(capabilities_json: String) -> bool {
     discovery::has_resources_capability(&capabilities_json)
+}
+
+/// Is a client initialized (its server's capabilities as JSON text; `null`: not yet), and does its
+/// server declare `resources`? An `invalid_argument` error when not initialized.
+#[napi]
+pub fn initialized(server: String, capabilities_json: String) -> Result<bool> {
+    discovery::initialized(&server, Some(&capabilities_json)).map_err(discovery_error)
 }
 
 /// The version of the core (one version for every mcplens package).

@@ -754,6 +754,14 @@ fn has_resources_capability(capabilities_json: &str) -> bool {
     discovery::has_resources_capability(capabilities_json)
 }
 
+/// Is a client initialized (its server's capabilities as JSON text; None or "null": not yet), and
+/// does its server declare `resources`? `DiscoveryError` `invalid_argument` when not initialized.
+#[pyfunction]
+#[pyo3(signature = (server, capabilities_json))]
+fn initialized(py: Python<'_>, server: &str, capabilities_json: Option<&str>) -> PyResult<bool> {
+    discovery::initialized(server, capabilities_json).map_err(|e| discovery_error(py, &e))
+}
+
 /// The native module `mcplens._core`.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -782,6 +790,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyToolSpec>()?;
     m.add("LIST_RESOURCE_TEMPLATES_TOOL", PyToolSpec { inner: tool::spec() })?;
     m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
+    m.add_function(wrap_pyfunction!(initialized, m)?)?;
     cli::register(m)?;
     template::register(m)?;
     refresher::register(m)?;

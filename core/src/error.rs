@@ -112,6 +112,41 @@ impl PartialEq<&str> for ErrorCode {
     }
 }
 
+/// An argument a host's caller passed is not valid (code `invalid_argument`): the one message shape
+/// every binding raises for its own argument checks — `server "docs": invalid argument: <reason>`,
+/// or `invalid argument: <reason>` when the call names no server (then the error has no server:
+/// `None` in Python, `undefined` in Node).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidArgument {
+    /// The server the call named, if any.
+    pub server: Option<String>,
+    /// What is wrong (fixed text, never the caller's value).
+    pub reason: String,
+}
+
+impl InvalidArgument {
+    /// `reason` about `server` (`""`: the call names no server).
+    pub fn new(server: &str, reason: impl Into<String>) -> InvalidArgument {
+        InvalidArgument { server: (!server.is_empty()).then(|| server.to_owned()), reason: reason.into() }
+    }
+
+    /// `invalid_argument`.
+    pub fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidArgument
+    }
+}
+
+impl fmt::Display for InvalidArgument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.server {
+            Some(server) => write!(f, "server \"{server}\": invalid argument: {}", self.reason),
+            None => write!(f, "invalid argument: {}", self.reason),
+        }
+    }
+}
+
+impl std::error::Error for InvalidArgument {}
+
 /// A text that is not one of the codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error("not an mcplens error code")]

@@ -228,7 +228,7 @@ class Catalog(_core.Catalog):
             err = CatalogError(f'server "{server}": invalid argument: the session must be entered')
             err.code, err.server = "invalid_argument", server
             raise err
-        declares = sdk.declares_resources(client_session)
+        declares = _core.initialized(server, sdk.capabilities_json(client_session))
         if current is not None:
             self._forget(current)
         conn = _Connection(server, self._machine.attach(server, declares), session, task_group)

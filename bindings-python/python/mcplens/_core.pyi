@@ -30,6 +30,7 @@ __all__ = [
     "__version__",
     "cli_main",
     "has_resources_capability",
+    "initialized",
 ]
 # URI templates.
 __all__ += ["TemplateError", "expand", "matches", "variables"]
@@ -411,6 +412,11 @@ LIST_RESOURCES_TOOL: ToolSpec
 """`ListMcpResourcesTool`: register it with the model; answer it with `Catalog.call_list_resources_tool`."""
 
 def has_resources_capability(capabilities_json: str) -> bool: ...
+def initialized(server: str, capabilities_json: str | None) -> bool:
+    """Is the client initialized (its server's capabilities, or None / "null" before `initialize` or
+    `server/discover`), and does its server declare `resources`? Raises `DiscoveryError`
+    `invalid_argument` when not initialized."""
+
 def cli_main(argv: list[str]) -> int:
     """Run the `mcplens` command line with `argv` (the program name first); return its exit code."""
 

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from mcplens._core import DiscoveryError, Limits, Listing, Pager, Request, has_resources_capability
+from mcplens._core import Limits, Listing, Pager, Request, has_resources_capability, initialized
 
 __all__ = ["list_resource_templates", "list_resources"]
 
@@ -55,15 +55,11 @@ async def _traverse(
 ) -> Listing:
     sdk = _sdk()
     session = sdk.client_session(target)
-    capabilities = None if session is None else sdk.capabilities(session)
-    if capabilities is None:
-        err = DiscoveryError(f'server "{server}": the session is not initialized')
-        err.code, err.server = "invalid_argument", server
-        raise err
+    declares = initialized(server, None if session is None else sdk.capabilities_json(session))
     pager = Pager(
         kind,
         server,
-        resources_capability=sdk.declares_resources(session),
+        resources_capability=declares,
         limits=limits,
         now=time.monotonic(),
         protocol_version=sdk.protocol_version(session),

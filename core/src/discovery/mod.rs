@@ -235,6 +235,20 @@ pub fn has_resources_capability(capabilities_json: &str) -> bool {
         .is_some_and(|c| c.get("resources").is_some_and(serde_json::Value::is_object))
 }
 
+/// Is a client initialized, and does its server declare `resources`? A client is initialized once
+/// its host holds the server's capabilities: from the `initialize` result (protocol revisions
+/// before 2026-07-28), or, on a sessionless 2026-07-28 connection, from the `server/discover`
+/// result. `capabilities_json` is that object as JSON text — `None` (or `null`) while the client
+/// has neither. Discovering, refreshing or watching over a client that is not initialized is the
+/// caller's mistake: [`DiscoveryError::NotInitialized`] (`invalid_argument`), in every language —
+/// never an empty listing.
+pub fn initialized(server: &str, capabilities_json: Option<&str>) -> Result<bool, DiscoveryError> {
+    match capabilities_json.map(str::trim) {
+        None | Some("null") => Err(DiscoveryError::NotInitialized { server: server.to_owned() }),
+        Some(caps) => Ok(has_resources_capability(caps)),
+    }
+}
+
 /// The next request the host must send.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Request {
@@ -455,6 +469,15 @@ pub enum DiscoveryError {
         /// What is wrong (fixed text).
         reason: &'static str,
     },
+    /// The client is not initialized ([`initialized`]): the caller's mistake.
+    #[error(
+        "server \"{server}\": invalid argument: the client is not initialized (no initialize result, nor a \
+         server/discover result on a sessionless 2026-07-28 connection)"
+    )]
+    NotInitialized {
+        /// The host's name for the server.
+        server: String,
+    },
     /// The host called the pager out of order (a bug in the host).
     #[error("server \"{server}\": pager used out of order: {reason}")]
     InvalidState {
@@ -477,7 +500,9 @@ impl DiscoveryError {
             DiscoveryError::Deadline { .. } => ErrorCode::Deadline,
             DiscoveryError::ServerError { .. } => ErrorCode::ServerError,
             DiscoveryError::TransportError { .. } => ErrorCode::TransportError,
-            DiscoveryError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            DiscoveryError::InvalidArgument { .. } | DiscoveryError::NotInitialized { .. } => {
+                ErrorCode::InvalidArgument
+            }
             DiscoveryError::InvalidState { .. } => ErrorCode::InvalidState,
         }
     }
@@ -494,6 +519,7 @@ impl DiscoveryError {
             | DiscoveryError::ServerError { server, .. }
             | DiscoveryError::TransportError { server, .. }
             | DiscoveryError::InvalidArgument { server, .. }
+            | DiscoveryError::NotInitialized { server }
             | DiscoveryError::InvalidState { server, .. } => server,
         }
     }

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Writes tests/vectors/host/*.json (format: tests/vectors/README.md, "host").
+
+The host contract: what a binding would otherwise decide on its own, pinned once and replayed
+through each language's public API with real SDK objects (Python: `mcp.ClientSession`; Node: the
+TypeScript SDK's `Client`, 1.x and v2). Codes, servers and messages are written by hand from
+DESIGN.md and docs/errors.md; every message is the core's.
+
+Run: python3 tests/vectors/gen_host.py
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import shutil
+
+OUT = pathlib.Path(__file__).parent / "host"
+CASES: list[dict] = []
+
+NOT_INITIALIZED = (
+    'server "docs": invalid argument: the client is not initialized (no initialize result, nor a '
+    "server/discover result on a sessionless 2026-07-28 connection)"
+)
+ALREADY_DRIVEN = "invalid argument: this catalog already has its refresher (one refresher drives a catalog)"
+
+
+def case(name: str, description: str, call: dict, expect_error: dict, **extra) -> None:
+    CASES.append({"name": name, "description": description, "call": call, "expectError": expect_error, **extra})
+
+
+def not_initialized(call: str) -> None:
+    case(
+        f"{call}_on_an_uninitialized_client",
+        f"{call} over a client that has no initialize (or server/discover) result is the caller's "
+        "mistake: an error in every language, never an empty listing; nothing is registered",
+        {"op": call, "server": "docs", "client": "uninitialized"},
+        {"code": "invalid_argument", "server": "docs", "message": NOT_INITIALIZED},
+        expectServers=[] if call.startswith("catalog") else None,
+    )
+
+
+for call in ("list_resource_templates", "list_resources", "catalog_refresh", "catalog_watch"):
+    not_initialized(call)
+case(
+    "tool_input_that_is_not_json_names_no_server",
+    "the listing tool's input is not JSON: invalid_argument with no server (None / undefined, never '')",
+    {"op": "tool", "input": "not json"},
+    {"code": "invalid_argument", "server": None, "message": "invalid input: the input is not a JSON object"},
+)
+case(
+    "a_second_refresher_of_a_catalog_names_no_server",
+    "a catalog has one refresh machine: a second Refresher of a driven catalog is refused, with no server",
+    {"op": "second_refresher"},
+    {"code": "invalid_argument", "server": None, "message": ALREADY_DRIVEN},
+)
+
+
+def main() -> None:
+    if OUT.exists():
+        shutil.rmtree(OUT)
+    OUT.mkdir(parents=True)
+    for c in CASES:
+        c = {k: v for k, v in c.items() if v is not None}
+        (OUT / f"{c['name']}.json").write_text(json.dumps(c, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(CASES)} host vectors written to {OUT}")
+
+
+if __name__ == "__main__":
+    main()
