@@ -201,6 +201,12 @@ export declare function listTemplatesToolSpec(): string
 /** The values under which `template` expands to `uri`, as JSON text, or `null`. */
 export declare function matchTemplate(template: string, uri: string): string | null
 
+/**
+ * The message of a misuse (`session_not_entered`, `not_an_sdk_client`, `foreign_listing`) about
+ * `server` (`''`: none): the core's `invalid_argument` text.
+ */
+export declare function misuseMessage(misuse: string, server: string): string
+
 /** The request the host must send next. */
 export interface Request {
   /** The JSON-RPC method. */

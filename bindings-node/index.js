@@ -850,6 +850,7 @@ module.exports.initialized = nativeBinding.initialized
 module.exports.listResourcesToolSpec = nativeBinding.listResourcesToolSpec
 module.exports.listTemplatesToolSpec = nativeBinding.listTemplatesToolSpec
 module.exports.matchTemplate = nativeBinding.matchTemplate
+module.exports.misuseMessage = nativeBinding.misuseMessage
 module.exports.templateVariables = nativeBinding.templateVariables
 module.exports.trackingBeginIdentify = nativeBinding.trackingBeginIdentify
 module.exports.trackingCheck = nativeBinding.trackingCheck

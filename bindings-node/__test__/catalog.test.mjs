@@ -382,7 +382,14 @@ describe('in memory, our paginating low-level Server', () => {
 
   test('watch needs an SDK client with a notification handler map', () => {
     const catalog = new Catalog();
-    throwsWith(() => catalog.watch('x', { request: async () => ({}), getServerCapabilities: () => ({}) }), 'invalid_argument');
+    assert.throws(
+      () => catalog.watch('x', { request: async () => ({}), getServerCapabilities: () => ({}) }),
+      (e) =>
+        e instanceof McplensError &&
+        e.code === 'invalid_argument' &&
+        e.message === 'server "x": invalid argument: watch needs an MCP SDK client (1.x or v2; no notification handler map to chain onto)',
+    );
+    assert.deepEqual(catalog.servers(), [], 'nothing was attached');
   });
 
   test('a hostile server: text sanitized in the tool output, a list_changed storm never overlaps refreshes', async () => {

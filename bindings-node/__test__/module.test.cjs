@@ -8,7 +8,6 @@ const API = [
   'Catalog',
   'McplensError',
   'Pager',
-  'RefreshTicket',
   'Refresher',
   'coreVersion',
   'errorCodes',

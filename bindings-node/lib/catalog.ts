@@ -171,6 +171,11 @@ export interface WatchState {
 /** The core's catalog behind a `Catalog` (for `Refresher`). */
 let nativeCatalog: (catalog: Catalog) => native.NativeCatalog;
 
+/** The core's `invalid_argument` error of a misuse. */
+function misuse(kind: 'not_an_sdk_client' | 'foreign_listing', server?: string): McplensError {
+  return new McplensError('invalid_argument', server, native.misuseMessage(kind, server ?? ''));
+}
+
 function call<T>(server: string | undefined, f: () => T): T {
   try {
     return f();
@@ -266,9 +271,7 @@ export class Refresher {
   /** Traversal `traversal` gave both listings (`traverse`'s, or ones this package returned). */
   traversed(traversal: number, resources: Listing | native.NativeListing, templates: Listing | native.NativeListing, now: number = performance.now()): Disposition {
     const [r, t] = [resources, templates].map((l) => (l instanceof native.NativeListing ? l : nativeOf(l)));
-    if (r === undefined || t === undefined) {
-      throw new McplensError('invalid_argument', undefined, 'invalid argument: traversed takes listings returned by mcplens');
-    }
+    if (r === undefined || t === undefined) throw misuse('foreign_listing');
     return call(undefined, () => this.#native.traversed(traversal, r, t, now)) as Disposition;
   }
 
@@ -413,8 +416,7 @@ export class Catalog {
    */
   watch(server: string, client: WatchableClient): Promise<WatchState> {
     const handlers = (client as { _notificationHandlers?: unknown })._notificationHandlers;
-    const why = 'watch needs an MCP SDK Client (1.x or v2; no notification handler map to chain onto)';
-    if (!(handlers instanceof Map)) throw new McplensError('invalid_argument', server, `server "${server}": invalid argument: ${why}`);
+    if (!(handlers instanceof Map)) throw misuse('not_an_sdk_client', server);
     const conn = this.#connect(server, client);
     const watch = (conn.watch = {});
     const current = () => conn.watch === watch && this.#connections.get(conn.epoch) === conn;

@@ -4,7 +4,7 @@
  * is the Rust core's (`mcplens::template`); this file converts values and maps errors.
  */
 import * as native from '../index.js';
-import { McplensError, rethrow } from './discovery.js';
+import { rethrow } from './discovery.js';
 
 /** A value as `matches` returns it: a string, a list, or an associative array (in order). */
 export type TemplateValue = string | string[] | Record<string, string>;
@@ -55,15 +55,11 @@ export function variables(template: string): TemplateVariable[] {
  * `invalid_value`, `prefix_on_composite` or `output_too_large` (over 8,192 bytes).
  */
 export function expand(template: string, values: Readonly<Record<string, unknown>>): string {
-  let json: string | undefined;
+  let json = ''; // what cannot be JSON text stays '', which the core refuses as not valid JSON
   try {
-    json = JSON.stringify(values);
-  } catch {
-    json = undefined;
-  }
-  if (json === undefined) throw new McplensError('invalid_value', undefined, 'invalid value: the values must be an object');
-  const text = json;
-  return call(() => native.expandTemplate(template, text));
+    json = JSON.stringify(values) ?? '';
+  } catch {}
+  return call(() => native.expandTemplate(template, json));
 }
 
 /** The values under which `template` expands to `uri`, or `null` (the readings of ambiguous URIs: `docs/templates.md`). */

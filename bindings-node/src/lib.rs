@@ -392,6 +392,15 @@ pub fn initialized(server: String, capabilities_json: String) -> Result<bool> {
     discovery::initialized(&server, Some(&capabilities_json)).map_err(discovery_error)
 }
 
+/// The message of a misuse (`session_not_entered`, `not_an_sdk_client`, `foreign_listing`) about
+/// `server` (`''`: none): the core's `invalid_argument` text.
+#[napi]
+pub fn misuse_message(misuse: String, server: String) -> Result<String> {
+    let m: mcplens::error::Misuse =
+        serde_json::from_value(serde_json::Value::String(misuse)).map_err(|_| invalid_argument("", "not a misuse"))?;
+    Ok(mcplens::error::InvalidArgument::misuse(&server, m).to_string())
+}
+
 /// The version of the core (one version for every mcplens package).
 #[napi]
 pub fn core_version() -> &'static str {

@@ -762,6 +762,20 @@ fn initialized(py: Python<'_>, server: &str, capabilities_json: Option<&str>) ->
     discovery::initialized(server, capabilities_json).map_err(|e| discovery_error(py, &e))
 }
 
+/// The `CatalogError` (`invalid_argument`) of a misuse (`"session_not_entered"`,
+/// `"not_an_sdk_client"`, `"foreign_listing"`) about `server`: the core's message.
+#[pyfunction]
+#[pyo3(signature = (misuse, server = None))]
+fn misuse(py: Python<'_>, misuse: &str, server: Option<&str>) -> PyResult<Py<PyAny>> {
+    let Some(m) = from_name::<mcplens::error::Misuse>(misuse) else {
+        return Err(error::<McplensError>(py, "invalid argument: not a misuse".into(), "invalid_argument", None, None));
+    };
+    let e = mcplens::error::InvalidArgument::misuse(server.unwrap_or(""), m);
+    Ok(error::<CatalogError>(py, e.to_string(), "invalid_argument", e.server.as_deref(), None)
+        .into_value(py)
+        .into_any())
+}
+
 /// The native module `mcplens._core`.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -791,6 +805,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LIST_RESOURCE_TEMPLATES_TOOL", PyToolSpec { inner: tool::spec() })?;
     m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
     m.add_function(wrap_pyfunction!(initialized, m)?)?;
+    m.add_function(wrap_pyfunction!(misuse, m)?)?;
     cli::register(m)?;
     template::register(m)?;
     refresher::register(m)?;

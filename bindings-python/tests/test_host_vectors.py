@@ -80,3 +80,21 @@ async def test_host_vector(name: str) -> None:
     assert (e.code, e.server, str(e)) == (want["code"], want["server"], want["message"])
     if "expectServers" in case:
         assert catalog.servers() == case["expectServers"]
+
+
+async def test_a_session_not_entered_is_the_cores_misuse_error() -> None:
+    """Python only (Node clients have no `async with`): the message is the core's all the same."""
+    to_server, from_client = anyio.create_memory_object_stream[Any](8)
+    to_client, from_server = anyio.create_memory_object_stream[Any](8)
+    async with to_server, from_client, to_client, from_server:
+        session = ClientSession(from_server, to_server)  # never entered
+        catalog = mcplens.Catalog()
+        with pytest.raises(mcplens.CatalogError) as info:
+            catalog.watch("docs", session)
+        e = info.value
+        assert (e.code, e.server, str(e)) == (
+            "invalid_argument",
+            "docs",
+            'server "docs": invalid argument: the session must be entered',
+        )
+        assert catalog.servers() == []

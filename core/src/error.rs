@@ -124,7 +124,40 @@ pub struct InvalidArgument {
     pub reason: String,
 }
 
+/// What a host's caller handed a binding that it cannot use: the reasons of those
+/// `invalid_argument` errors ([`InvalidArgument::misuse`]), the same text in every language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Misuse {
+    /// A session the binding's SDK must have entered (Python: `async with`) before it is used.
+    SessionNotEntered,
+    /// `watch` over an object that is not an SDK client (nothing to chain notifications onto).
+    NotAnSdkClient,
+    /// A listing the host made itself, handed to the refresher (only listings mcplens returned are
+    /// taken, never re-validated).
+    ForeignListing,
+}
+
+impl Misuse {
+    /// The reason, as the error message gives it.
+    pub const fn reason(self) -> &'static str {
+        match self {
+            Misuse::SessionNotEntered => "the session must be entered",
+            Misuse::NotAnSdkClient => {
+                "watch needs an MCP SDK client (1.x or v2; no notification handler map to chain onto)"
+            }
+            Misuse::ForeignListing => "traversed takes listings returned by mcplens",
+        }
+    }
+}
+
 impl InvalidArgument {
+    /// The error of a [`Misuse`] about `server` (`""`: the call names no server).
+    pub fn misuse(server: &str, misuse: Misuse) -> InvalidArgument {
+        InvalidArgument::new(server, misuse.reason())
+    }
+
     /// `reason` about `server` (`""`: the call names no server).
     pub fn new(server: &str, reason: impl Into<String>) -> InvalidArgument {
         InvalidArgument { server: (!server.is_empty()).then(|| server.to_owned()), reason: reason.into() }

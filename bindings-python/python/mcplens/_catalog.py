@@ -225,9 +225,7 @@ class Catalog(_core.Catalog):
         client_session = sdk.client_session(session)
         task_group = getattr(client_session, "_task_group", None)
         if task_group is None:
-            err = CatalogError(f'server "{server}": invalid argument: the session must be entered')
-            err.code, err.server = "invalid_argument", server
-            raise err
+            raise _core.misuse("session_not_entered", server)
         declares = _core.initialized(server, sdk.capabilities_json(client_session))
         if current is not None:
             self._forget(current)

@@ -31,6 +31,7 @@ __all__ = [
     "cli_main",
     "has_resources_capability",
     "initialized",
+    "misuse",
 ]
 # URI templates.
 __all__ += ["TemplateError", "expand", "matches", "variables"]
@@ -412,6 +413,11 @@ LIST_RESOURCES_TOOL: ToolSpec
 """`ListMcpResourcesTool`: register it with the model; answer it with `Catalog.call_list_resources_tool`."""
 
 def has_resources_capability(capabilities_json: str) -> bool: ...
+def misuse(
+    misuse: Literal["session_not_entered", "not_an_sdk_client", "foreign_listing"], server: str | None = None
+) -> CatalogError:
+    """The `CatalogError` (`invalid_argument`) of a misuse about `server`: the core's message."""
+
 def initialized(server: str, capabilities_json: str | None) -> bool:
     """Is the client initialized (its server's capabilities, or None / "null" before `initialize` or
     `server/discover`), and does its server declare `resources`? Raises `DiscoveryError`
