@@ -5,7 +5,8 @@
 For each platform (from the wheel's platform tag and the npm package's name), the native module in
 the artifact is read, not trusted from its name:
 
-- format and architecture: ELF64 x86_64/aarch64, or Mach-O x86_64/arm64 (llvm-objdump);
+- format and architecture: ELF64 x86_64/aarch64, Mach-O x86_64/arm64 (llvm-objdump), or PE32+
+  x86-64 (mingw's objdump);
 - the entry symbol it exports: `PyInit__core` (the wheel), `napi_register_module_v1` (the addon);
 - the libraries it links (besides its own install name): on Linux, only what the
   manylinux/musllinux policy allows — for glibc wheels `auditwheel show` must name exactly the
@@ -14,7 +15,9 @@ the artifact is read, not trusted from its name:
   wheel of the same target has; on macOS
   only what /usr/lib of every macOS has (libSystem, and the libiconv Rust's `libc` crate links),
   and the minimum macOS version in `LC_BUILD_VERSION`/`LC_VERSION_MIN_MACOSX` is the one stated in
-  packaging/dist_target.py;
+  packaging/dist_target.py; on Windows only DLLs every Windows 10 has (the UCRT's api-sets
+  included; none of mingw's runtime DLLs, and no node.exe: napi-sys looks N-API up at load time),
+  and `python3.dll` for the wheel (PyO3's raw-dylib link);
 - the wheel's tags (`cp310-abi3-PLATFORM`, and its WHEEL file says the same) and that each
   carries the `mcplens` command; the npm package's `os`/`cpu`/`libc`, and the main npm package
   lists it in `optionalDependencies`.
@@ -52,7 +55,7 @@ def expect(ok: bool, what: str) -> None:
 
 @dataclass(frozen=True)
 class Platform:
-    os: str  # linux | darwin
+    os: str  # linux | darwin | win32
     arch: str  # x86_64 | aarch64
     libc: str | None  # glibc | musl | None
 
@@ -62,12 +65,16 @@ class Platform:
 
     @property
     def npm(self) -> str:
+        if self.os == "win32":  # the name official Node's loader looks for (packaging/dist_target.py)
+            return f"win32-{self.npm_cpu}-msvc"
         return f"{self.os}-{self.npm_cpu}" + ({"glibc": "-gnu", "musl": "-musl"}.get(self.libc or "", ""))
 
     @property
     def triple(self) -> str:
         if self.os == "darwin":
             return f"{self.arch}-apple-darwin"
+        if self.os == "win32":
+            return f"{self.arch}-pc-windows-gnu"
         return f"{self.arch}-unknown-linux-{'gnu' if self.libc == 'glibc' else 'musl'}"
 
 
@@ -78,6 +85,8 @@ def from_one_tag(tag: str) -> Platform | None:
         return Platform("linux", m.group(1), "musl")
     if m := re.fullmatch(r"macosx_\d+_\d+_(x86_64|arm64)", tag):
         return Platform("darwin", "aarch64" if m.group(1) == "arm64" else "x86_64", None)
+    if tag == "win_amd64":
+        return Platform("win32", "x86_64", None)
     return None
 
 
@@ -91,6 +100,7 @@ NPM_PLATFORMS = {
     p.npm: p
     for p in [Platform("linux", a, c) for a in ("x86_64", "aarch64") for c in ("glibc", "musl")]
     + [Platform("darwin", a, None) for a in ("x86_64", "aarch64")]
+    + [Platform("win32", "x86_64", None)]
 }
 
 # What a Linux module may link: the C runtime (and, on glibc, the libraries manylinux guarantees).
@@ -116,6 +126,26 @@ MUSL_LIBS = {
 # in libc 0.2.191, a dependency of tokio and others; libcharset comes with it): all three are in
 # /usr/lib of every macOS.
 MACOS_LIBS = {"/usr/lib/libSystem.B.dylib", "/usr/lib/libiconv.2.dylib", "/usr/lib/libcharset.1.dylib"}
+# DLLs of every Windows 10 (System32), compared without case: what Rust's std, ring, tokio/mio,
+# the TLS verifier (crypt32) and the UCRT (api-ms-win-crt-*, by prefix) import. Not mingw's runtime
+# (libgcc_s_seh-1.dll, libwinpthread-1.dll, libstdc++-6.dll), not node.exe.
+WINDOWS_LIBS = {
+    "advapi32.dll",
+    "bcrypt.dll",
+    "bcryptprimitives.dll",
+    "crypt32.dll",
+    "kernel32.dll",
+    "ncrypt.dll",
+    "ntdll.dll",
+    "ole32.dll",
+    "oleaut32.dll",
+    "secur32.dll",
+    "shell32.dll",
+    "user32.dll",
+    "userenv.dll",
+    "ws2_32.dll",
+}
+WINDOWS_API_SETS = ("api-ms-win-crt-", "api-ms-win-core-")
 
 
 def glibc_floor(tag: str) -> tuple[int, int]:
@@ -191,8 +221,31 @@ def check_macho(path: Path, what: str, p: Platform, entry: str) -> str:
     return f"Mach-O {p.arch}, macOS >= {minimum}, links {names}"
 
 
+def check_pe(path: Path, what: str, entry: str, python: bool) -> str:
+    dump = subprocess.run(["x86_64-w64-mingw32-objdump", "-p", str(path)], capture_output=True, text=True, check=True)
+    text = dump.stdout
+    expect("file format pei-x86-64" in text, f"{what}: not PE32+ x86-64 ({text[:120]!r})")
+    expect(re.search(r"^Characteristics .*\n(?:\t.*\n)*?\tDLL", text, re.MULTILINE) is not None, f"{what}: not a DLL")
+    dlls = {m.group(1) for m in re.finditer(r"^\s*DLL Name: (\S+)", text, re.MULTILINE)}
+    allowed = WINDOWS_LIBS | ({"python3.dll"} if python else set())
+    foreign = {d for d in dlls if d.lower() not in allowed and not d.lower().startswith(WINDOWS_API_SETS)}
+    expect(not foreign, f"{what}: imports {sorted(foreign)} (not a DLL of every Windows 10)")
+    if python:
+        expect("python3.dll" in {d.lower() for d in dlls}, f"{what}: does not import python3.dll (abi3)")
+    # The export table: `[ordinal] name` rows after "[Ordinal/Name Pointer] Table".
+    table = text.split("[Ordinal/Name Pointer] Table", 1)[-1]
+    exported = set(re.findall(r"^\s*\[\s*\d+\]\s+(\S+)", table, re.MULTILINE))
+    expect(entry in exported, f"{what}: does not export {entry}")
+    crt = {d.lower() for d in dlls if d.lower().startswith(WINDOWS_API_SETS)}
+    names = " ".join(sorted({d.lower() for d in dlls} - crt))
+    return f"PE32+ x86-64 DLL, imports {names} and {len(crt)} UCRT/core api-sets"
+
+
 def check_native(path: Path, what: str, p: Platform, entry: str, floor: tuple[int, int] | None) -> str:
     magic = path.read_bytes()[:4]
+    if p.os == "win32":
+        expect(magic[:2] == b"MZ", f"{what}: not a PE file ({magic!r})")
+        return check_pe(path, what, entry, entry == "PyInit__core") if magic[:2] == b"MZ" else ""
     if p.os == "linux":
         expect(magic == b"\x7fELF", f"{what}: not ELF ({magic!r})")
         return check_elf(path, what, p, entry, floor) if magic == b"\x7fELF" else ""
@@ -222,9 +275,10 @@ def check_wheel(wheel: Path, v: str, tmp: Path) -> tuple[Platform | None, str, t
     expect(p is not None, f"{wheel.name}: unknown platform tag {tag}")
     if p is None:
         return None, "", None
+    native = "mcplens/_core.pyd" if p.os == "win32" else "mcplens/_core.abi3.so"
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
-        for required in ["mcplens/_core.abi3.so", "mcplens/__init__.py", "mcplens/__main__.py", "mcplens/py.typed"]:
+        for required in [native, "mcplens/__init__.py", "mcplens/__main__.py", "mcplens/py.typed"]:
             expect(required in names, f"{wheel.name} lacks {required}")
         wheel_meta = z.read(f"mcplens-{v}.dist-info/WHEEL").decode()
         tags = {line.split(": ", 1)[1].strip() for line in wheel_meta.splitlines() if line.startswith("Tag: ")}
@@ -235,8 +289,8 @@ def check_wheel(wheel: Path, v: str, tmp: Path) -> tuple[Platform | None, str, t
             scripts.get("console_scripts", "mcplens", fallback=None) == "mcplens.__main__:main",
             f"{wheel.name}: no `mcplens` console script",
         )
-        module = tmp / f"{p.triple}-_core.abi3.so"
-        module.write_bytes(z.read("mcplens/_core.abi3.so") if "mcplens/_core.abi3.so" in names else b"")
+        module = tmp / f"{p.triple}-{native.rsplit('/', 1)[-1]}"
+        module.write_bytes(z.read(native) if native in names else b"")
     floor = glibc_floor(tag) if p.libc == "glibc" else None
     # auditwheel on this glibc machine cannot read a musl wheel: it resolves `libc.so` to the host's
     # linker script and fails ("Magic number does not match"); with no ldpaths it calls libc.so
@@ -260,7 +314,7 @@ def check_npm(tgz: Path, p: Platform, v: str, tmp: Path, floor: tuple[int, int] 
         manifest["name"] == f"mcplens-{p.npm}" and manifest["version"] == v,
         f"{tgz.name}: {manifest['name']}@{manifest['version']}",
     )
-    libc = {"glibc": ["glibc"], "musl": ["musl"]}.get(p.libc or "")
+    libc = {"glibc": ["glibc"], "musl": ["musl"]}.get(p.libc or "")  # None: not a Linux package
     expect(
         (manifest.get("os"), manifest.get("cpu"), manifest.get("libc")) == ([p.os], [p.npm_cpu], libc),
         f"{tgz.name}: os/cpu/libc {manifest.get('os')} {manifest.get('cpu')} {manifest.get('libc')}",

@@ -18,7 +18,7 @@
 
 CROSS_VENV := $(PY_OUT)/venv-cross
 CROSS_TARGETS := aarch64-unknown-linux-gnu x86_64-unknown-linux-musl aarch64-unknown-linux-musl \
-	aarch64-apple-darwin x86_64-apple-darwin x86_64-unknown-linux-gnu
+	aarch64-apple-darwin x86_64-apple-darwin x86_64-pc-windows-gnu x86_64-unknown-linux-gnu
 # A stamp per target in dist/: a target is built again only when a source it is made of changed.
 DIST_TARGETS := $(CROSS_TARGETS:%=$(DIST)/.target-%)
 
@@ -40,6 +40,10 @@ $(DIST)/.target-%: $(PY_SOURCES) $(NODE_SOURCES) packaging/dist_target.py $(VERS
 	python3 packaging/version.py check
 	$(CROSS_VENV)/bin/python packaging/dist_target.py $* $(DIST)
 	touch $@
+
+# Windows: rustc links the wheel's python3.dll by raw-dylib with mingw's dlltool, and the addon's
+# stand-in libnode import library is made with it (Debian binutils-mingw-w64-x86-64).
+$(DIST)/.target-x86_64-pc-windows-gnu: | platform-debs
 
 # The x86_64 glibc slot is make dist's too: built after it (with -j as well), it replaces the host's.
 $(DIST)/.target-x86_64-unknown-linux-gnu: | $(DIST_PYTHON) $(DIST_NODE)

