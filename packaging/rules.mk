@@ -52,11 +52,18 @@ $(DIST_NODE): $(NODE_BUILT) packaging/pack_npm.mjs bindings-node/README.md $(wil
 	node packaging/pack_npm.mjs "$$(python3 packaging/version.py)" $(DIST) $(PY_OUT)/npm-stage $(notdir $(NPM_PLATFORM_DIR))
 	touch $@
 
-# `cargo package` builds each packaged crate from its .crate (the CLI against the packaged core).
+# `cargo package` builds each packaged crate from its .crate (the CLI against the packaged core, from
+# a temporary local registry). Cargo takes a registry crate of a given name and version as never
+# changing — it keeps what it extracted and what it compiled of it — and the version does not change
+# with every edit: the core of an earlier run in the same checkout would be used instead of this one,
+# so its extracted sources and its build fingerprints go first (the workspace's own debug build of
+# the two crates is redone with them, about a minute).
 $(DIST_CRATES): $(RUST_SOURCES) README.md cli/README.md $(VERSION_PLACES)
 	python3 packaging/version.py check
 	mkdir -p $(DIST)
 	rm -f $(DIST)/*.crate
+	rm -rf $${CARGO_HOME:-$$HOME/.cargo}/registry/src/-*/mcplens-$$(python3 packaging/version.py) \
+		$(CARGO_TARGET_DIR)/debug/.fingerprint/mcplens-*
 	$(CARGO) package --quiet --allow-dirty -p mcplens -p mcplens-cli
 	cp $(CARGO_TARGET_DIR)/package/mcplens-$$(python3 packaging/version.py).crate \
 		$(CARGO_TARGET_DIR)/package/mcplens-cli-$$(python3 packaging/version.py).crate $(DIST)/
