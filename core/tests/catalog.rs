@@ -242,3 +242,23 @@ fn invalidating_for_another_reason_clears_and_keeps_the_connection() {
     assert_eq!(machine.traversed(traversal, Ok((&r, &t)), Duration::ZERO), Disposition::Discarded);
     assert!(machine.catalog().needs_refresh("a", Duration::ZERO), "the next request traverses");
 }
+
+#[test]
+fn a_client_is_initialized_once_its_host_holds_the_servers_capabilities() {
+    use mcplens::discovery::initialized;
+    use mcplens::error::{InvalidArgument, Misuse};
+    assert_eq!(initialized("docs", Some(r#"{"resources":{}}"#)), Ok(true));
+    assert_eq!(initialized("docs", Some(r#"{"tools":{}}"#)), Ok(false));
+    for not_yet in [None, Some("null"), Some(" null ")] {
+        let e = initialized("docs", not_yet).unwrap_err();
+        assert_eq!((e.code().as_str(), e.server()), ("invalid_argument", "docs"));
+        assert!(e.to_string().starts_with("server \"docs\": invalid argument: the client is not initialized"));
+    }
+    // The one message shape of a binding's own argument checks: no server, no prefix.
+    assert_eq!(InvalidArgument::new("", "x").to_string(), "invalid argument: x");
+    assert_eq!(InvalidArgument::new("", "x").server, None);
+    assert_eq!(
+        InvalidArgument::misuse("a", Misuse::ForeignListing).to_string(),
+        "server \"a\": invalid argument: traversed takes listings returned by mcplens"
+    );
+}

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from mcplens._core import Limits, Listing, Pager, Request, has_resources_capability, initialized
+from mcplens._core import Limits, Listing, Pager, Request, initialized
 
 __all__ = ["list_resource_templates", "list_resources"]
 
@@ -176,10 +176,6 @@ class _Sdk:
     def protocol_version(self, session: Any) -> str:
         """The negotiated protocol version ("" on 1.x, which has only versions before 2026-07-28)."""
         return (getattr(session, "protocol_version", None) if self.v2 else None) or ""
-
-    def declares_resources(self, session: Any) -> bool:
-        """The core's rule on the initialized session's capabilities (False before `initialize`)."""
-        return has_resources_capability(self.capabilities_json(session))
 
     async def fetch(self, session: Any, request: Request) -> tuple[str, Any]:
         """One request: ("page", JSON text) | ("rpc", code) | ("malformed", None) | ("transport", None)."""
