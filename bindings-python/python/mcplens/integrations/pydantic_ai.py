@@ -53,16 +53,11 @@ class McplensToolset(AbstractToolset[Any]):
         return self._id
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        specs = [mcplens.tool_spec(name) for name in self.catalog.visible_tools()]
-        return {
-            s.name: ToolsetTool(
-                toolset=self,
-                tool_def=ToolDefinition(name=s.name, description=s.description, parameters_json_schema=s.input_schema),
-                max_retries=1,
-                args_validator=_ARGS,
-            )
-            for s in specs
-        }
+        return {s.name: self._tool(s) for s in map(mcplens.tool_spec, self.catalog.visible_tools())}
+
+    def _tool(self, s: mcplens.ToolSpec) -> ToolsetTool[Any]:
+        definition = ToolDefinition(name=s.name, description=s.description, parameters_json_schema=s.input_schema)
+        return ToolsetTool(toolset=self, tool_def=definition, max_retries=1, args_validator=_ARGS)
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
