@@ -13,7 +13,8 @@
 #                 fastmcp.Client; 4/ gets agentcat 2.1.0 for the benchmark (requirements-bench-fastmcp.txt)
 #   venv-agents/  Pydantic AI 2.68.0, LangChain 1.5.2, OpenAI Agents 0.24.0 on mcp 2.3.0 and fastmcp
 #                 4.2.3 (requirements-agents.txt; Python >= 3.11): the agent-framework adapters' tests,
-#                 and mypy on them (requirements-lint.txt)
+#                 and mypy on them (requirements-lint.txt); venv-agents-mcp1/: the same frameworks on
+#                 mcp 1.30.0 and fastmcp 3.4.11 (requirements-agents-mcp1.txt)
 
 PYTHON ?= python3
 PY_DIR := bindings-python
@@ -97,9 +98,10 @@ lint-python: build-python $(PY_OUT)/venv-mcp2/.lint-requirements $(PY_OUT)/venv-
 
 # The adapters in each framework's own agent loop, with its offline model, against real MCP servers;
 # the README's agent-framework examples run here too.
-test-python-agents: build-python $(PY_OUT)/venv-agents/.requirements ## Python: the Pydantic AI, LangChain and OpenAI Agents adapters in their own agent loops (offline models)
-	@$(PY_OUT)/venv-agents/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL)
-	cd $(PY_DIR) && ../$(PY_OUT)/venv-agents/bin/python -m pytest tests/test_agents_*.py
+PY_AGENTS := agents agents-mcp1
+test-python-agents: build-python $(PY_AGENTS:%=$(PY_OUT)/venv-%/.requirements) ## Python: the Pydantic AI, LangChain and OpenAI Agents adapters in their own agent loops (offline models), on mcp 2.x and 1.x
+	@for v in $(PY_AGENTS); do $(PY_OUT)/venv-$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
+	@for v in $(PY_AGENTS); do echo "== pytest, $$v"; (cd $(PY_DIR) && ../$(PY_OUT)/venv-$$v/bin/python -m pytest tests/test_agents_*.py) || exit 1; done
 
 bench-python: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements ## Python: mcplens vs the SDK's list loop (S and ~1 MB workloads, memory and stdio, mcp 1.x and 2.x)
 	@$(PY_INSTALL_WHEEL)
