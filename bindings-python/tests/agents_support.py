@@ -23,6 +23,7 @@ from servers.agent_server import BIG, INVISIBLE
 from support import SERVERS, over_stdio
 
 LIST_TEMPLATES, READ = "ListMcpResourceTemplatesTool", "ReadMcpResourceTool"
+RESOURCE_TOOLS = [LIST_TEMPLATES, "ListMcpResourcesTool", READ]  # in the order the core offers them
 NOTE_TEXT = "Note 42: the launch moved to Tuesday."
 REFUSED_URI = "secret://token"  # fits no template of the server, and it listed no such resource
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

@@ -19,6 +19,7 @@ import mcplens
 from agents_support import (
     DOCS_COMMAND,
     NOTE_TEXT,
+    RESOURCE_TOOLS,
     Script,
     call,
     check_hostile,
@@ -88,7 +89,7 @@ async def test_reads_a_template_filled_in_from_the_listing() -> None:
         refused = await refusal(catalog, "docs")
     # The middleware asks the catalog at each model call: no resource tool until a server offers resources.
     assert script.offered[0] == ["connect_docs"]
-    assert script.offered[1] == sorted(["connect_docs", *mcplens.RESOURCE_TOOLS])
+    assert script.offered[1] == sorted(["connect_docs", *RESOURCE_TOOLS])
     check_read(script, final, "docs", refused)
 
 
@@ -112,4 +113,4 @@ async def test_readme_example() -> None:
         "What does note 42 say?", ScriptedChatModel(script=script), DOCS_COMMAND
     )
     assert NOTE_TEXT in answer
-    assert script.offered[0] == sorted(mcplens.RESOURCE_TOOLS)
+    assert script.offered[0] == sorted(RESOURCE_TOOLS)

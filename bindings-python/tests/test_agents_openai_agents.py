@@ -19,6 +19,7 @@ import mcplens
 from agents_support import (
     DOCS_COMMAND,
     NOTE_TEXT,
+    RESOURCE_TOOLS,
     Script,
     call,
     check_hostile,
@@ -90,12 +91,12 @@ async def test_reads_a_template_filled_in_from_the_listing() -> None:
         refused = await refusal(catalog, "docs")
     # `is_enabled` asks the catalog before each model call: no resource tool until a server offers resources.
     assert script.offered[0] == ["connect_docs"]
-    assert script.offered[1] == sorted(["connect_docs", *mcplens.RESOURCE_TOOLS])
+    assert script.offered[1] == sorted(["connect_docs", *RESOURCE_TOOLS])
     check_read(script, final, "docs", refused)
 
 
 async def test_strict_schema_is_the_cores() -> None:
-    for function_tool_, name in zip(tools(), mcplens.RESOURCE_TOOLS, strict=True):
+    for function_tool_, name in zip(tools(), RESOURCE_TOOLS, strict=True):
         assert (function_tool_.name, function_tool_.strict_json_schema) == (name, True)
         assert function_tool_.params_json_schema == mcplens.tool_spec(name).strict_input_schema
 
@@ -119,4 +120,4 @@ async def test_readme_example() -> None:
     script = Script(example_plan("docs"))
     answer = await example("openai_agents_agent").ask("What does note 42 say?", ScriptedModel(script), DOCS_COMMAND)
     assert NOTE_TEXT in answer
-    assert script.offered[0] == sorted(mcplens.RESOURCE_TOOLS)
+    assert script.offered[0] == sorted(RESOURCE_TOOLS)

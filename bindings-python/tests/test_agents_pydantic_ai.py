@@ -16,6 +16,7 @@ import mcplens
 from agents_support import (
     DOCS_COMMAND,
     NOTE_TEXT,
+    RESOURCE_TOOLS,
     Script,
     call,
     check_hostile,
@@ -63,7 +64,7 @@ async def test_reads_a_template_filled_in_from_the_listing() -> None:
         refused = await refusal(catalog, "docs")
     # The tools are asked of the catalog before each model request: none until a server with resources.
     assert script.offered[0] == ["connect_docs"]
-    assert script.offered[1] == sorted(["connect_docs", *mcplens.RESOURCE_TOOLS])
+    assert script.offered[1] == sorted(["connect_docs", *RESOURCE_TOOLS])
     check_read(script, final, "docs", refused)
 
 
@@ -87,4 +88,4 @@ async def test_readme_example() -> None:
     script = Script(example_plan("docs"))
     answer = await example("pydantic_ai_agent").ask("What does note 42 say?", model(script), DOCS_COMMAND)
     assert NOTE_TEXT in answer
-    assert script.offered[0] == sorted(mcplens.RESOURCE_TOOLS)
+    assert script.offered[0] == sorted(RESOURCE_TOOLS)

@@ -7,7 +7,7 @@
   `openai-agents`).
 
 Each converts and nothing else: names, descriptions, schemas, which tools are visible, validation,
-caps and sanitizing all come from the core (`mcplens.tool_spec`, `Catalog.visible_tools`,
+caps and sanitizing all come from the core (the tools' `ToolSpec`s, `Catalog.visible_tools`,
 `Catalog.call_tool`); a refusal (`mcplens.ToolError`) reaches the model as the framework's tool error.
 """
 
@@ -17,6 +17,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcplens._catalog import Catalog
+from mcplens._core import LIST_RESOURCE_TEMPLATES_TOOL, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL, ToolSpec
+
+# Every resource tool, in the order `Catalog.visible_tools()` names them.
+_SPECS: tuple[ToolSpec, ...] = (LIST_RESOURCE_TEMPLATES_TOOL, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL)
 
 
 def _attach(

@@ -21,7 +21,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ModelResp
 from langchain_core.tools import StructuredTool, ToolException
 
 import mcplens
-from mcplens.integrations import _attach
+from mcplens.integrations import _SPECS, _attach
 
 __all__ = ["McplensMiddleware", "tools"]
 
@@ -29,7 +29,7 @@ __all__ = ["McplensMiddleware", "tools"]
 def tools(catalog: mcplens.Catalog | None = None, *, sessions: Mapping[str, Any] | None = None) -> list[StructuredTool]:
     """The resource tools of `catalog` (a new `mcplens.Catalog` if None) over `sessions`."""
     catalog = _attach(catalog, sessions)
-    return [_tool(catalog, mcplens.tool_spec(name)) for name in mcplens.RESOURCE_TOOLS]
+    return [_tool(catalog, spec) for spec in _SPECS]
 
 
 def _tool(catalog: mcplens.Catalog, spec: mcplens.ToolSpec) -> StructuredTool:
@@ -59,7 +59,7 @@ class McplensMiddleware(AgentMiddleware):
     async def awrap_model_call(
         self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[ModelResponse]]
     ) -> ModelResponse:
-        hidden = {t.name for t in self.tools} - set(self.catalog.visible_tools())
+        hidden = {s.name for s in _SPECS} - set(self.catalog.visible_tools())
         return await handler(
             request.override(tools=[t for t in request.tools if getattr(t, "name", None) not in hidden])
         )

@@ -19,7 +19,7 @@ from typing import Any
 from agents import FunctionTool, RunContextWrapper
 
 import mcplens
-from mcplens.integrations import _attach
+from mcplens.integrations import _SPECS, _attach
 
 __all__ = ["tools"]
 
@@ -32,7 +32,7 @@ def _unwrap(session: Any) -> Any:
 def tools(catalog: mcplens.Catalog | None = None, *, sessions: Mapping[str, Any] | None = None) -> list[FunctionTool]:
     """The resource tools of `catalog` (a new `mcplens.Catalog` if None) over `sessions`."""
     catalog = _attach(catalog, sessions, _unwrap)
-    return [_tool(catalog, mcplens.tool_spec(name)) for name in mcplens.RESOURCE_TOOLS]
+    return [_tool(catalog, spec) for spec in _SPECS]
 
 
 def _tool(catalog: mcplens.Catalog, spec: mcplens.ToolSpec) -> FunctionTool:

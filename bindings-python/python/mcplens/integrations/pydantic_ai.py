@@ -22,7 +22,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
 import mcplens
-from mcplens.integrations import _attach
+from mcplens.integrations import _SPECS, _attach
 
 __all__ = ["McplensToolset"]
 
@@ -53,7 +53,8 @@ class McplensToolset(AbstractToolset[Any]):
         return self._id
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
-        return {s.name: self._tool(s) for s in map(mcplens.tool_spec, self.catalog.visible_tools())}
+        visible = self.catalog.visible_tools()
+        return {s.name: self._tool(s) for s in _SPECS if s.name in visible}
 
     def _tool(self, s: mcplens.ToolSpec) -> ToolsetTool[Any]:
         definition = ToolDefinition(name=s.name, description=s.description, parameters_json_schema=s.input_schema)
