@@ -11,6 +11,10 @@
 #   venv-fastmcp2/ 3/ 4/  community fastmcp 2.14.7 and 3.4.11 on mcp 1.30.0, 4.2.3 on mcp 2.3.0
 #                 (requirements-fastmcp<N>.txt): the fastmcp tests and the hostile matrix through
 #                 fastmcp.Client; 4/ gets agentcat 2.1.0 for the benchmark (requirements-bench-fastmcp.txt)
+#   venv-agents/  Pydantic AI 2.68.0, LangChain 1.5.2, OpenAI Agents 0.24.0 on mcp 2.3.0 and fastmcp
+#                 4.2.3 (requirements-agents.txt; Python >= 3.11): the agent-framework adapters' tests,
+#                 and mypy on them (requirements-lint.txt); venv-agents-mcp1/: the same frameworks on
+#                 mcp 1.30.0 and fastmcp 3.4.11 (requirements-agents-mcp1.txt)
 
 PYTHON ?= python3
 PY_DIR := bindings-python
@@ -23,7 +27,7 @@ PY_WHEEL = $(PY_OUT)/dist/mcplens-*.whl
 PY_BUILD_VENV := $(PY_OUT)/venv-build
 MATURIN := $(PY_BUILD_VENV)/bin/maturin
 # The wheel is made of the core, the CLI and this package (RUST_SOURCES: the top Makefile).
-PY_SOURCES := $(RUST_SOURCES) $(wildcard $(PY_DIR)/src/*.rs $(PY_DIR)/python/mcplens/*) \
+PY_SOURCES := $(RUST_SOURCES) $(wildcard $(PY_DIR)/src/*.rs $(PY_DIR)/python/mcplens/* $(PY_DIR)/python/mcplens/integrations/*) \
 	$(PY_DIR)/Cargo.toml $(PY_DIR)/pyproject.toml $(PY_DIR)/README.md
 PY_BUILT := $(PY_OUT)/dist/.built
 
@@ -32,7 +36,7 @@ PY_FASTMCP := 2 3 4
 PY_FASTMCP_VENVS := $(PY_FASTMCP:%=$(PY_OUT)/venv-fastmcp%/.requirements)
 PY_FASTMCP_TESTS := tests/test_fastmcp_client.py tests/test_fastmcp_tracking.py tests/test_hostile.py
 
-.PHONY: build-python test-python lint-python bench-python
+.PHONY: build-python test-python test-python-agents lint-python bench-python
 
 $(PY_BUILD_VENV)/.requirements: $(PY_DIR)/requirements-build.txt
 	rm -rf $(PY_BUILD_VENV)
@@ -66,8 +70,8 @@ $(PY_OUT)/venv-%/.requirements: $(PY_DIR)/requirements-%.txt
 	$(PY_OUT)/venv-$*/bin/pip install $(PY_PIP) --requirement $<
 	touch $@
 
-$(PY_OUT)/venv-mcp2/.lint-requirements: $(PY_DIR)/requirements-lint.txt $(PY_OUT)/venv-mcp2/.requirements
-	$(PY_OUT)/venv-mcp2/bin/pip install $(PY_PIP) --requirement $<
+$(PY_OUT)/venv-%/.lint-requirements: $(PY_DIR)/requirements-lint.txt $(PY_OUT)/venv-%/.requirements
+	$(PY_OUT)/venv-$*/bin/pip install $(PY_PIP) --requirement $<
 	touch $@
 
 # node-install: the cross-language tests need the Node package, and must run (MCPLENS_REQUIRE_NODE).
@@ -81,19 +85,30 @@ test-python: build-python node-install $(PY_OUT)/venv-mcp1/.requirements $(PY_OU
 	cd $(PY_DIR) && MCPLENS_REQUIRE_NODE=1 ../$(PY_OUT)/venv-mcp2/bin/python -m pytest
 	@for v in $(PY_FASTMCP); do echo "== pytest, fastmcp $$v.x"; (cd $(PY_DIR) && ../$(PY_OUT)/venv-fastmcp$$v/bin/python -m pytest $(PY_FASTMCP_TESTS)) || exit 1; done
 
-lint-python: build-python $(PY_OUT)/venv-mcp2/.lint-requirements ## Python: ruff, stubtest of _core.pyi, mypy --strict on the glue
+# The agent-framework adapters import their frameworks: mypy checks them where those are installed.
+PY_ADAPTERS := $(PY_DIR)/python/mcplens/integrations
+
+lint-python: build-python $(PY_OUT)/venv-mcp2/.lint-requirements $(PY_OUT)/venv-agents/.lint-requirements ## Python: ruff, stubtest of _core.pyi, mypy --strict on the glue and the adapters
 	$(PY_OUT)/venv-mcp2/bin/ruff check $(PY_DIR)
 	$(PY_OUT)/venv-mcp2/bin/ruff format --check $(PY_DIR)
 	$(PY_OUT)/venv-mcp2/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL)
 	cd $(PY_OUT) && venv-mcp2/bin/python -m mypy.stubtest mcplens._core
-	$(PY_OUT)/venv-mcp2/bin/python -m mypy --strict $(PY_DIR)/python/mcplens
+	$(PY_OUT)/venv-mcp2/bin/python -m mypy --strict --exclude '$(PY_ADAPTERS)/.+[.]py' $(PY_DIR)/python/mcplens
+	$(PY_OUT)/venv-agents/bin/python -m mypy --strict $(PY_ADAPTERS)
+
+# The adapters in each framework's own agent loop, with its offline model, against real MCP servers;
+# the README's agent-framework examples run here too.
+PY_AGENTS := agents agents-mcp1
+test-python-agents: build-python $(PY_AGENTS:%=$(PY_OUT)/venv-%/.requirements) ## Python: the Pydantic AI, LangChain and OpenAI Agents adapters in their own agent loops (offline models), on mcp 2.x and 1.x
+	@for v in $(PY_AGENTS); do $(PY_OUT)/venv-$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
+	@for v in $(PY_AGENTS); do echo "== pytest, $$v"; (cd $(PY_DIR) && ../$(PY_OUT)/venv-$$v/bin/python -m pytest tests/test_agents_*.py) || exit 1; done
 
 bench-python: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-mcp2/.requirements ## Python: mcplens vs the SDK's list loop (S and ~1 MB workloads, memory and stdio, mcp 1.x and 2.x)
 	@$(PY_INSTALL_WHEEL)
 	@for v in 1 2; do $(PY_OUT)/venv-mcp$$v/bin/python $(PY_DIR)/bench/bench_discovery.py || exit 1; done
 
 BUILD_EXTRA += build-python
-TEST_EXTRA += test-python
+TEST_EXTRA += test-python test-python-agents
 LINT_EXTRA += lint-python
 BENCH_EXTRA += bench-python
 

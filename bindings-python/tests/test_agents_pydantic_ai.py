@@ -1,0 +1,91 @@
+"""`mcplens.integrations.pydantic_ai` in Pydantic AI's own agent loop: a `FunctionModel` driven by
+the `Script` (agents_support.py), against the real `servers/agent_server.py` over stdio, through an
+`mcp.ClientSession` and through an `MCPToolset`'s `fastmcp.Client`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic_ai import Agent, RunContext
+from pydantic_ai.mcp import MCPToolset
+from pydantic_ai.messages import ModelMessage, ModelResponse, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+import mcplens
+from agents_support import (
+    DOCS_COMMAND,
+    NOTE_TEXT,
+    RESOURCE_TOOLS,
+    Script,
+    call,
+    check_hostile,
+    check_read,
+    connect,
+    example,
+    example_plan,
+    hostile_plan,
+    read_plan,
+    refusal,
+)
+from mcplens.integrations.pydantic_ai import McplensToolset
+from support import over_stdio
+
+pytestmark = pytest.mark.anyio
+
+
+def model(script: Script) -> FunctionModel:
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        outputs = [
+            p.model_response_str() if isinstance(p, ToolReturnPart) else p.model_response()
+            for p in messages[-1].parts
+            if isinstance(p, (ToolReturnPart, RetryPromptPart))
+        ]
+        step = script.next([t.name for t in info.function_tools], outputs)
+        return ModelResponse(
+            parts=[TextPart(step) if isinstance(step, str) else ToolCallPart(step.tool, step.arguments)]
+        )
+
+    return FunctionModel(respond)
+
+
+async def test_reads_a_template_filled_in_from_the_listing() -> None:
+    catalog = mcplens.Catalog()
+    async with connect("session", "docs") as session:
+        script = Script([call("connect_docs"), *read_plan("docs")])
+        agent = Agent(model(script), toolsets=[McplensToolset(catalog)])
+
+        @agent.tool
+        async def connect_docs(ctx: RunContext[Any]) -> str:
+            catalog.watch("docs", session)
+            return "connected"
+
+        final = (await agent.run("What does note 42 say?")).output
+        refused = await refusal(catalog, "docs")
+    # The tools are asked of the catalog before each model request: none until a server with resources.
+    assert script.offered[0] == ["connect_docs"]
+    assert script.offered[1] == sorted(["connect_docs", *RESOURCE_TOOLS])
+    check_read(script, final, "docs", refused)
+
+
+async def test_hostile_server_through_an_mcp_toolset() -> None:
+    async with connect("fastmcp", "hostile") as client, MCPToolset(client) as server:
+        script = Script(hostile_plan("evil"))
+        agent = Agent(model(script), toolsets=[server, McplensToolset(sessions={"evil": server})])
+        await agent.run("Read the evil note and the big file.")
+    check_hostile(script)
+
+
+async def test_no_tools_while_no_server_offers_resources() -> None:
+    async with over_stdio("sdk_server.py", "no_capability") as session:
+        script = Script([lambda script: "nothing to read"])
+        agent = Agent(model(script), toolsets=[McplensToolset(sessions={"plain": session})])
+        assert (await agent.run("Anything?")).output == "nothing to read"
+    assert script.offered == [[]]
+
+
+async def test_readme_example() -> None:
+    script = Script(example_plan("docs"))
+    answer = await example("pydantic_ai_agent").ask("What does note 42 say?", model(script), DOCS_COMMAND)
+    assert NOTE_TEXT in answer
+    assert script.offered[0] == sorted(RESOURCE_TOOLS)
