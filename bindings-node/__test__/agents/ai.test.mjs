@@ -162,7 +162,7 @@ for (const [sdk, connect] of Object.entries(SDKS)) {
 }
 
 test("@ai-sdk/mcp's client is not an MCP SDK Client: refused (attach a TS SDK client to the same server)", async () => {
-  const client = await createMCPClient({ transport: new Experimental_StdioMCPTransport({ command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'] }) });
+  const client = await createMCPClient({ transport: new Experimental_StdioMCPTransport({ command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'], stderr: 'ignore' }) });
   try {
     await assert.rejects(resourceTools({ clients: { everything: client } }), (e) => e instanceof McplensError && e.code === 'invalid_argument');
   } finally {
