@@ -2,7 +2,7 @@
  * `mcplens/ai`: the resource tools for the Vercel AI SDK (`ai` 7.x, `generateText`/`streamText`).
  *
  * A converter: the tools' names, descriptions, schemas, answers, caps and visibility are the Rust
- * core's (`toolSpec`, `Catalog.callTool`, `Catalog.visibleTools`). A refusal or failed read rejects
+ * core's (the tool specs, `Catalog.callTool`, `Catalog.visibleTools`). A refusal or failed read rejects
  * `execute` with a `McplensError` whose message is safe for the model: the AI SDK gives it to the
  * model as a tool error and the loop goes on.
  *
@@ -11,7 +11,7 @@
  */
 import { jsonSchema, tool, type Tool } from 'ai';
 
-import { Catalog, toolSpec, type WatchableClient } from './index.js';
+import { Catalog, listResourceTemplatesTool, listResourcesTool, readResourceTool, type WatchableClient } from './index.js';
 
 /** Where the tools find their servers: an existing catalog, and/or clients to watch by server name. */
 export interface ResourceToolsOptions {
@@ -29,17 +29,14 @@ export interface ResourceTools {
   prepareStep(keep?: readonly string[]): () => { activeTools: string[] };
 }
 
-const NAMES = ['ListMcpResourceTemplatesTool', 'ListMcpResourcesTool', 'ReadMcpResourceTool'];
-
 /** The resource tools over `options.catalog` (or a new one), once each client's watch stands. */
 export async function resourceTools(options: ResourceToolsOptions = {}): Promise<ResourceTools> {
   const catalog = options.catalog ?? new Catalog();
   await Promise.all(Object.entries(options.clients ?? {}).map(([server, client]) => catalog.watch(server, client)));
   const tools: Record<string, Tool> = {};
-  for (const name of NAMES) {
-    const spec = toolSpec(name);
+  for (const { name, description, inputSchema } of [listResourceTemplatesTool, listResourcesTool, readResourceTool]) {
     const execute = (args: unknown) => catalog.callTool(name, args as object);
-    tools[name] = tool({ description: spec.description, inputSchema: jsonSchema<object>(spec.inputSchema), execute });
+    tools[name] = tool({ description, inputSchema: jsonSchema<object>(inputSchema), execute });
   }
   return { catalog, tools, prepareStep: (keep = []) => () => ({ activeTools: [...keep, ...catalog.visibleTools()] }) };
 }

@@ -2,7 +2,7 @@
  * `mcplens/openai-agents`: the resource tools for OpenAI Agents JS (`@openai/agents` 0.20).
  *
  * A converter: the tools' names, descriptions, strict schemas, answers, caps and visibility are the
- * Rust core's (`toolSpec(name).strictInputSchema`, `Catalog.callTool`, `Catalog.visibleTools` as
+ * Rust core's (the tool specs' `strictInputSchema`, `Catalog.callTool`, `Catalog.visibleTools` as
  * each tool's `isEnabled`, asked every turn). A refusal or failed read is a `McplensError` whose
  * message is safe for the model: `errorFunction` gives it to the model and the run goes on.
  *
@@ -12,7 +12,7 @@
  */
 import { tool, type FunctionTool, type MCPServer } from '@openai/agents';
 
-import { Catalog, McplensError, toolSpec, type WatchableClient } from './index.js';
+import { Catalog, McplensError, listResourceTemplatesTool, listResourcesTool, readResourceTool, type WatchableClient } from './index.js';
 
 /** Where the tools find their servers: an existing catalog, and/or clients to watch by server name. */
 export interface ResourceToolsOptions {
@@ -27,8 +27,6 @@ export interface ResourceTools {
   readonly tools: FunctionTool[];
 }
 
-const NAMES = ['ListMcpResourceTemplatesTool', 'ListMcpResourcesTool', 'ReadMcpResourceTool'];
-
 /** The SDK client of an Agents `MCPServer`, or the client itself. */
 const sessionOf = (c: WatchableClient | MCPServer) => ((c as { underlying?: { session?: WatchableClient } }).underlying?.session ?? c) as WatchableClient;
 
@@ -36,9 +34,8 @@ const sessionOf = (c: WatchableClient | MCPServer) => ((c as { underlying?: { se
 export async function resourceTools(options: ResourceToolsOptions = {}): Promise<ResourceTools> {
   const catalog = options.catalog ?? new Catalog();
   await Promise.all(Object.entries(options.clients ?? {}).map(([server, c]) => catalog.watch(server, sessionOf(c))));
-  const tools = NAMES.map((name) => {
-    const { description, strictInputSchema } = toolSpec(name);
-    return tool({
+  const tools = [listResourceTemplatesTool, listResourcesTool, readResourceTool].map(({ name, description, strictInputSchema }) =>
+    tool({
       name,
       description,
       parameters: strictInputSchema as never,
@@ -49,7 +46,7 @@ export async function resourceTools(options: ResourceToolsOptions = {}): Promise
         if (error instanceof McplensError) return error.message;
         throw error;
       },
-    }) as FunctionTool;
-  });
+    }) as FunctionTool,
+  );
   return { catalog, tools };
 }
