@@ -9,7 +9,7 @@
  * `@ai-sdk/mcp`'s client is not an MCP SDK `Client` (no `request` with a result schema, no
  * notification handlers, no cursor for templates): attach a TS SDK client to the same server.
  */
-import { jsonSchema, tool, type Tool } from 'ai';
+import { jsonSchema, tool, type PrepareStepFunction, type Tool, type ToolSet } from 'ai';
 
 import { Catalog, listResourceTemplatesTool, listResourcesTool, readResourceTool, type WatchableClient } from './index.js';
 
@@ -26,7 +26,7 @@ export interface ResourceTools {
   /** Every resource tool by name; `prepareStep` offers the model those visible at each step. */
   readonly tools: Record<string, Tool>;
   /** A `prepareStep` whose `activeTools` are `keep` (your other tools) and the resource tools visible now. */
-  prepareStep(keep?: readonly string[]): () => { activeTools: string[] };
+  prepareStep<T extends ToolSet = ToolSet>(keep?: readonly (keyof T & string)[]): PrepareStepFunction<T>;
 }
 
 /** The resource tools over `options.catalog` (or a new one), once each client's watch stands. */
@@ -38,5 +38,6 @@ export async function resourceTools(options: ResourceToolsOptions = {}): Promise
     const execute = (args: unknown) => catalog.callTool(name, args as object);
     tools[name] = tool({ description, inputSchema: jsonSchema<object>(inputSchema), execute });
   }
-  return { catalog, tools, prepareStep: (keep = []) => () => ({ activeTools: [...keep, ...catalog.visibleTools()] }) };
+  const activeTools = (keep: readonly string[] = []) => () => ({ activeTools: [...keep, ...catalog.visibleTools()] });
+  return { catalog, tools, prepareStep: activeTools as ResourceTools['prepareStep'] };
 }
