@@ -35,8 +35,8 @@ export async function resourceTools(options: ResourceToolsOptions = {}): Promise
   await Promise.all(Object.entries(options.clients ?? {}).map(([server, client]) => catalog.watch(server, client)));
   const tools: Record<string, Tool> = {};
   for (const { name, description, inputSchema } of [listResourceTemplatesTool, listResourcesTool, readResourceTool]) {
-    const execute = (args: unknown) => catalog.callTool(name, args as object);
-    tools[name] = tool({ description, inputSchema: jsonSchema<object>(inputSchema), execute });
+    const execute = (args: Record<string, unknown>) => catalog.callTool(name, args);
+    tools[name] = tool({ description, inputSchema: jsonSchema<Record<string, unknown>>(inputSchema), execute });
   }
   const activeTools = (keep: readonly string[] = []) => () => ({ activeTools: [...keep, ...catalog.visibleTools()] });
   return { catalog, tools, prepareStep: activeTools as ResourceTools['prepareStep'] };

@@ -40,7 +40,7 @@ export async function resourceTools(options: ResourceToolsOptions = {}): Promise
       description,
       parameters: strictInputSchema as never,
       strict: true,
-      execute: (args: unknown) => catalog.callTool(name, args as object),
+      execute: (args: unknown) => catalog.callTool(name, args as Record<string, unknown>),
       isEnabled: () => catalog.visibleTools().includes(name),
       errorFunction: (_context, error) => {
         if (error instanceof McplensError) return error.message;
