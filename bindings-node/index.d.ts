@@ -16,10 +16,11 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 export declare class NativeCatalog {
   /**
    * An empty catalog; `configJson`: the refresher's settings `{retryBaseMs, retryMaxMs,
-   * minTtlMs, shrinkMinItems}` (missing keys take the defaults).
+   * minTtlMs, shrinkMinItems}`, `readJson`: the read tool's `{anyUri, maxOutputChars,
+   * timeoutMs}` (missing keys take the defaults).
    */
-  constructor(configJson?: string | undefined | null)
-  /** The listing tools to offer the model now: both while a server declares `resources`. */
+  constructor(configJson?: string | undefined | null, readJson?: string | undefined | null)
+  /** The resource tools to offer the model now: all three while a server declares `resources`. */
   visibleTools(): Array<string>
   /** Catalog-wide change counter: compare it with the last value seen to learn of a change. */
   generation(): number
@@ -33,14 +34,42 @@ export declare class NativeCatalog {
   templates(server?: string | undefined | null): string
   /** Cached resources (all servers, or one) as JSON text. */
   resources(server?: string | undefined | null): string
-  /** `ListMcpResourceTemplatesTool` on the model's input (JSON text): the output JSON text. */
-  callListTemplatesTool(inputJson: string): string
 }
 
 /** A complete traversal's listing, kept in Rust: a catalog commit takes it as is. */
 export declare class NativeListing {
   /** The listing as JSON text (`{kind, server, items, support, ttlMs?, cacheScope?, diagnostics}`). */
   toJson(): string
+}
+
+/** One `ReadMcpResourceTool` call, validated against the catalog. */
+export declare class NativeReadCall {
+  /**
+   * Validates the model's input (JSON text) against `catalog` at `nowMs`, with the read settings
+   * `{anyUri, maxOutputChars, timeoutMs}` (JSON text; missing keys take the defaults; none: the
+   * catalog's).
+   */
+  constructor(catalog: NativeCatalog, inputJson: string, configJson: string | undefined | null, nowMs: number)
+  /** The server to read from. */
+  get server(): string
+  /** The URI to read. */
+  get uri(): string
+  /** The JSON-RPC code accepted, if any. */
+  get rpcCode(): number | null
+  /** Milliseconds the host may still wait for the answer at `nowMs`. */
+  remaining(nowMs: number): number
+  /** The `resources/read` result, as JSON text. */
+  acceptPage(page: string, nowMs: number): void
+  /** A JSON-RPC error answer (only the code is kept). */
+  acceptRpcError(code: number, nowMs: number): void
+  /** The host's client refused the result's shape. */
+  acceptMalformed(nowMs: number): void
+  /** The transport failed (or no connection is attached). */
+  acceptTransportError(nowMs: number): void
+  /** The host's timeout (`remaining`) fired. */
+  acceptTimeout(nowMs: number): void
+  /** The model's output for what was accepted (nothing accepted: a transport failure). */
+  finish(): string
 }
 
 /**
@@ -149,8 +178,8 @@ export declare class Pager {
   diagnostics(): string
 }
 
-/** `ListMcpResourcesTool` on the model's input (JSON text): the output JSON text. */
-export declare function callListResourcesTool(catalog: NativeCatalog, inputJson: string): string
+/** Either listing tool by name on the model's input (JSON text): the output JSON text. */
+export declare function callListingTool(catalog: NativeCatalog, name: string, inputJson: string): string
 
 /** Every cached template `uri` fits, as JSON text: `{matches: [{server, uriTemplate, name, values}], skipped}`. */
 export declare function catalogMatchUri(catalog: NativeCatalog, uri: string): string
@@ -192,12 +221,6 @@ export interface ListenFailure {
   message?: string
 }
 
-/** The resources tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text. */
-export declare function listResourcesToolSpec(): string
-
-/** The listing tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text. */
-export declare function listTemplatesToolSpec(): string
-
 /** The values under which `template` expands to `uri`, as JSON text, or `null`. */
 export declare function matchTemplate(template: string, uri: string): string | null
 
@@ -230,6 +253,9 @@ export interface Settled {
 
 /** Each variable of `template` as JSON text: `[{name, operator, explode, prefix}]`. */
 export declare function templateVariables(template: string): string
+
+/** The spec of the resource tool named `name` as JSON text, or `null` for any other name. */
+export declare function toolSpec(name: string): string | null
 
 /** The identify hook starts: the session's records wait in the core until it answers (bounded). */
 export declare function trackingBeginIdentify(handle: number, key: number): void

@@ -10,7 +10,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { Catalog, McplensError, Refresher } from 'mcplens';
+import { Catalog, McplensError, ReadCall, Refresher } from 'mcplens';
 
 import { perDriver, traverse } from './replay.mjs';
 
@@ -22,6 +22,25 @@ const TOOL_DIR = join(DIR, '..', 'catalog_tools');
 const toolFiles = readdirSync(TOOL_DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
+const READ_DIR = join(DIR, '..', 'read_tool');
+const readFiles = readdirSync(READ_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
+
+/** A `read` op: the call through `ReadCall` (its request checked), finished with the vector's outcome. */
+function readOp(catalog, op, now) {
+  const read = new ReadCall(catalog, JSON.stringify(op.input), op.config ?? {}, now);
+  const request = { server: read.server, uri: read.uri, params: JSON.stringify(read.params) };
+  assert.deepStrictEqual([request, read.method], [op.expectRequest, 'resources/read']);
+  assert.equal(read.remaining(now), op.config?.timeoutMs ?? 30_000);
+  const { result, resultText, rpcError, transport, timedOut } = op.outcome;
+  if (result !== undefined || resultText !== undefined) read.acceptPage(resultText ?? JSON.stringify(result), now);
+  else if (rpcError !== undefined) read.acceptRpcError(rpcError, now);
+  else if (transport) read.acceptTransportError(now);
+  else if (timedOut) read.acceptTimeout(now);
+  else read.acceptMalformed(now);
+  return read.finish();
+}
 
 /** Both traversals, then `traversed`, or `traversalFailed` with the first error (resources first). */
 async function complete(machine, server, traversal, op, now, via) {
@@ -121,6 +140,13 @@ async function runCase(c, via) {
           checkError(e);
         }
         break;
+      case 'read':
+        try {
+          check('read', readOp(catalog, op, now));
+        } catch (e) {
+          checkError(e);
+        }
+        break;
       case 'matchUri':
         try {
           check('matchUri', catalog.matchUri(op.uri));
@@ -139,8 +165,9 @@ async function runCase(c, via) {
 test('the shared catalog vectors are there', () => {
   assert.ok(files.length >= 30, `only ${files.length} catalog vectors in ${DIR}`);
   assert.ok(toolFiles.length >= 15, `only ${toolFiles.length} catalog tool vectors in ${TOOL_DIR}`);
+  assert.ok(readFiles.length >= 18, `only ${readFiles.length} read tool vectors in ${READ_DIR}`);
 });
 
-for (const [dir, file] of [...files.map((f) => [DIR, f]), ...toolFiles.map((f) => [TOOL_DIR, f])]) {
+for (const [dir, file] of [...files.map((f) => [DIR, f]), ...toolFiles.map((f) => [TOOL_DIR, f]), ...readFiles.map((f) => [READ_DIR, f])]) {
   perDriver(test, `catalog vector ${file}`, join(dir, file), runCase);
 }

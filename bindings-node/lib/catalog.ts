@@ -18,6 +18,7 @@ import {
   nativeOf,
   rethrow,
   rpcCodeOf,
+  send,
   traverse,
   type ErrorCode,
   type Limits,
@@ -70,16 +71,22 @@ export interface ListTemplatesToolInput {
   limit?: number;
 }
 
-/** The listing tool's spec, from the Rust core: the same text in every language. */
+/** A JSON Schema of a tool's input. */
+export interface ToolInputSchema {
+  readonly type: 'object';
+  readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
+  readonly required?: readonly string[];
+  readonly additionalProperties: boolean;
+}
+
+/** A resource tool's spec, from the Rust core: the same text in every language. */
 export interface ToolSpec {
   readonly name: string;
   readonly description: string;
   /** JSON Schema of the input. */
-  readonly inputSchema: {
-    readonly type: 'object';
-    readonly properties: Readonly<Record<string, Readonly<Record<string, unknown>>>>;
-    readonly additionalProperties: boolean;
-  };
+  readonly inputSchema: ToolInputSchema;
+  /** The same schema in the strict form (OpenAI strict function calling): every property required, optional ones also `null`. */
+  readonly strictInputSchema: ToolInputSchema;
   /** MCP tool annotations (`readOnlyHint: true`). */
   readonly annotations: { readonly title?: string; readonly readOnlyHint: boolean; readonly openWorldHint?: boolean };
   /** Hosts that load rarely used tools on demand should defer this one. */
@@ -94,11 +101,30 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** The spec of the resource tool named `name` (`catalog.visibleTools()` names them); `undefined` for any other. */
+export function toolSpec(name: string): ToolSpec | undefined {
+  const spec = native.toolSpec(name);
+  return spec === null ? undefined : deepFreeze(JSON.parse(spec) as ToolSpec);
+}
+
 /** `ListMcpResourceTemplatesTool`: register it in the agent's tool list; answer it with `catalog.callListTemplatesTool(args)`. */
-export const listResourceTemplatesTool: ToolSpec = deepFreeze(JSON.parse(native.listTemplatesToolSpec()) as ToolSpec);
+export const listResourceTemplatesTool: ToolSpec = toolSpec('ListMcpResourceTemplatesTool')!;
 
 /** `ListMcpResourcesTool`, the concrete-resources twin: answer it with `catalog.callListResourcesTool(args)`. */
-export const listResourcesTool: ToolSpec = deepFreeze(JSON.parse(native.listResourcesToolSpec()) as ToolSpec);
+export const listResourcesTool: ToolSpec = toolSpec('ListMcpResourcesTool')!;
+
+/** `ReadMcpResourceTool`: answer it with `await catalog.callTool(readResourceTool.name, args)`. */
+export const readResourceTool: ToolSpec = toolSpec('ReadMcpResourceTool')!;
+
+/** The read tool's settings; missing keys take the defaults. */
+export interface ReadOptions {
+  /** Read URIs the server did not list nor fit one of its templates (default false). */
+  anyUri?: boolean;
+  /** The output cap in characters, 1,000 to 10,000,000 (default 100,000). */
+  maxOutputChars?: number;
+  /** How long a read may take, up to 600,000 ms (default 30,000). */
+  timeoutMs?: number;
+}
 
 /** A v2 client's `subscriptions/listen` stream (2026-07-28). */
 interface Subscription {
@@ -134,6 +160,8 @@ export interface CatalogOptions {
   limits?: Limits;
   /** The refresher's settings: retry backoff (full jitter), the `ttlMs` floor, the shrink guard. */
   refresh?: RefreshOptions;
+  /** The read tool's settings. */
+  read?: ReadOptions;
 }
 
 const LIST_CHANGED = 'notifications/resources/list_changed';
@@ -176,11 +204,11 @@ function misuse(kind: 'not_an_sdk_client' | 'foreign_listing', server?: string):
   return new McplensError('invalid_argument', server, native.misuseMessage(kind, server ?? ''));
 }
 
-function call<T>(server: string | undefined, f: () => T): T {
+function call<T>(server: string | undefined, f: () => T, rpcCode?: number): T {
   try {
     return f();
   } catch (e) {
-    rethrow(e, server);
+    rethrow(e, server, rpcCode);
   }
 }
 
@@ -330,6 +358,50 @@ interface Connection {
   listen?: Subscription;
 }
 
+/** The model's arguments as the core takes them (JSON text; what cannot be JSON text stays '',
+ * which the core refuses as not a JSON object), and the server they name. */
+function modelInput(args: unknown): { input: string; asked: string | undefined } {
+  const asked = typeof args === 'object' && args !== null ? (args as { server?: unknown }).server : undefined;
+  let input = '';
+  try {
+    input = typeof args === 'string' ? args : (JSON.stringify(args ?? null) ?? 'null');
+  } catch {}
+  return { input, asked: typeof asked === 'string' ? asked : undefined };
+}
+
+/**
+ * One `ReadMcpResourceTool` call, validated against a catalog (sans-IO, like `Pager`), for hosts
+ * that send requests themselves: send `method` with `params` to `server`, waiting at most
+ * `remaining(now)`, feed exactly one `accept*`, then `finish()` gives the model's output or throws
+ * the tool's `McplensError`. `Catalog.callTool` does all of this over an SDK client.
+ */
+export class ReadCall extends native.NativeReadCall {
+  /** `options`: the read settings (default: the catalog's). */
+  constructor(catalog: Catalog, args: Readonly<Record<string, unknown>> | string | null, options?: ReadOptions, now = performance.now()) {
+    const { input, asked } = modelInput(args);
+    try {
+      super(nativeCatalog(catalog), input, options && JSON.stringify(options), now);
+    } catch (e) {
+      rethrow(e, asked);
+    }
+  }
+
+  /** `resources/read`. */
+  get method(): string {
+    return 'resources/read';
+  }
+
+  /** The request's params: `{uri}`. */
+  get params(): { uri: string } {
+    return { uri: this.uri };
+  }
+
+  /** The model's output (compact JSON), or throws the tool's `McplensError`. */
+  override finish(): string {
+    return call(this.server, () => super.finish(), this.rpcCode ?? undefined);
+  }
+}
+
 /**
  * The per-server catalog, over SDK clients (1.x and v2).
  *
@@ -362,7 +434,7 @@ export class Catalog {
 
   constructor(options: CatalogOptions = {}) {
     this.#limits = options.limits;
-    this.#native = call(undefined, () => new native.NativeCatalog(JSON.stringify(options.refresh ?? {})));
+    this.#native = call(undefined, () => new native.NativeCatalog(JSON.stringify(options.refresh ?? {}), JSON.stringify(options.read ?? {})));
   }
 
   /** The machine this catalog drives (made on first use; throws when a host's `Refresher` has it). */
@@ -548,7 +620,7 @@ export class Catalog {
     return call(server, () => this.#native.needsRefresh(server, now));
   }
 
-  /** The listing tools to offer the model now: both while an attached server declares `resources`, neither otherwise. */
+  /** The resource tools to offer the model now: all three while an attached server declares `resources`, none otherwise. */
   visibleTools(): string[] {
     return this.#native.visibleTools();
   }
@@ -564,12 +636,29 @@ export class Catalog {
    * available servers), `invalid_argument` or `output_too_large` (never truncated).
    */
   callListTemplatesTool(args?: ListTemplatesToolInput | Readonly<Record<string, unknown>> | string | null): string {
-    return this.#tool(args, (input) => this.#native.callListTemplatesTool(input));
+    return this.#tool(args, (input) => native.callListingTool(this.#native, listResourceTemplatesTool.name, input));
   }
 
   /** Answers `ListMcpResourcesTool`, the concrete-resources twin (same input, paging, failures and cap). */
   callListResourcesTool(args?: ListTemplatesToolInput | Readonly<Record<string, unknown>> | string | null): string {
-    return this.#tool(args, (input) => native.callListResourcesTool(this.#native, input));
+    return this.#tool(args, (input) => native.callListingTool(this.#native, listResourcesTool.name, input));
+  }
+
+  /**
+   * Answers the resource tool `name` (one of `visibleTools()`) with the model's `args` (an object,
+   * or its JSON text): a listing after `ensureFresh()`; a read over the server's client, bounded by
+   * the catalog's `read` options. Resolves with the compact JSON output; rejects with a
+   * `McplensError` whose message is meant for the model.
+   */
+  async callTool(name: string, args?: Readonly<Record<string, unknown>> | string | null): Promise<string> {
+    if (name !== readResourceTool.name) {
+      await this.ensureFresh();
+      return this.#tool(args, (input) => native.callListingTool(this.#native, name, input));
+    }
+    const read = new ReadCall(this, args ?? null);
+    const conn = this.#connections.get(this.#machine.epoch(read.server) ?? -1);
+    if (conn !== undefined) await send(conn.client, read, { method: read.method, params: read.params });
+    return read.finish(); // nothing sent (no connection): transport_error
   }
 
   /**
@@ -587,16 +676,11 @@ export class Catalog {
 
   // --- internals: performing the refresher's actions ---
 
-  /** Either listing tool on the model's input (an object, or its JSON text). */
-  #tool(args: unknown, f: (input: string) => string): string {
-    const asked = typeof args === 'object' && args !== null ? (args as { server?: unknown }).server : undefined;
-    let input = ''; // what cannot be JSON text stays '', which the core refuses as not a JSON object
-    try {
-      input = typeof args === 'string' ? args : (JSON.stringify(args ?? null) ?? 'null');
-    } catch {}
-    return call(typeof asked === 'string' ? asked : undefined, () => f(input));
+  /** A resource tool on the model's input (an object, or its JSON text). */
+  #tool<T>(args: unknown, f: (input: string) => T): T {
+    const { input, asked } = modelInput(args);
+    return call(asked, () => f(input));
   }
-
 
   /** The connection of `client` for `server`, attaching it if new (replacing another client's). */
   #connect(server: string, client: McpClient): Connection {

@@ -115,6 +115,7 @@ export type ErrorCode =
   | 'invalid_state'
   | 'unknown_server'
   | 'output_too_large'
+  | 'unlisted_uri'
   | 'invalid_uri_template'
   | 'invalid_value'
   | 'prefix_on_composite'
@@ -402,8 +403,11 @@ export async function traverse(kind: ListKind, client: McpClient, options: ListO
   return finishNative(pager);
 }
 
-/** Sends one request, waiting at most the pager's remaining time, and feeds the outcome back. */
-async function send(client: McpClient, pager: Pager, request: PagerRequest, signal?: AbortSignal): Promise<void> {
+/** What a sent request's outcome is fed to: a `Pager`, or the core's read call. */
+export type Sink = Pick<Pager, 'remaining' | 'acceptPage' | 'acceptRpcError' | 'acceptMalformed' | 'acceptTransportError' | 'acceptTimeout'>;
+
+/** Sends one request, waiting at most the sink's remaining time, and feeds the outcome back. */
+export async function send(client: McpClient, pager: Sink, request: OneRequest, signal?: AbortSignal): Promise<void> {
   const timeout = Math.min(Math.ceil(pager.remaining(performance.now())), MAX_TIMER_MS);
   const deadline = new AbortController();
   const timer = setTimeout(() => deadline.abort(), timeout);
@@ -452,6 +456,9 @@ export function rpcCodeOf(client: McpClient, e: unknown): number | undefined {
   return connected && isRpcCode(code) ? code : undefined;
 }
 
+/** A request the package sends: a page's, or a read's. */
+type OneRequest = { method: string; params?: Record<string, unknown> };
+
 /** A JSON-RPC answer as the server sent it: `result`, or `error` (`{code, message}`). */
 interface JsonRpcAnswer {
   result?: unknown;
@@ -479,7 +486,7 @@ const TAPS = new WeakMap<object, Tap>();
  * transport's public `onmessage`/`send` callbacks, by the request id the client gave it. Over 1.x
  * the pass-through schema already gives the raw result.
  */
-async function exchange(client: McpClient, request: PagerRequest, options: { timeout: number; signal: AbortSignal }): Promise<JsonRpcAnswer> {
+async function exchange(client: McpClient, request: OneRequest, options: { timeout: number; signal: AbortSignal }): Promise<JsonRpcAnswer> {
   const transport = client.getProtocolEra === undefined ? undefined : (client.transport as TapTransport | undefined);
   if (transport === undefined) return { result: await client.request(request, RAW_RESULT, options) };
   const tap = tapOf(transport);

@@ -2,7 +2,7 @@
  * mcplens for Node: bounded, validated, sanitized discovery of an MCP server's resources and
  * resource templates over an MCP SDK `Client` (`@modelcontextprotocol/sdk` 1.x, or v2's
  * `@modelcontextprotocol/client` on either era), a per-server catalog kept current by list_changed,
- * the model-facing `ListMcpResourceTemplatesTool` and `ListMcpResourcesTool`, RFC 6570
+ * the model-facing `ListMcpResourceTemplatesTool`, `ListMcpResourcesTool` and `ReadMcpResourceTool`, RFC 6570
  * `expand`/`matches`/`variables`, and operation tracking for MCP SDK servers (`track`).
  *
  * Every rule lives in the Rust core (the napi addon in `../index.js`). This facade only drives the
@@ -32,20 +32,25 @@ export {
 } from './discovery.js';
 export {
   Catalog,
+  ReadCall,
   Refresher,
   listResourceTemplatesTool,
   listResourcesTool,
+  readResourceTool,
+  toolSpec,
   type CatalogOptions,
   type Disposition,
   type Failure,
   type InvalidateReason,
   type ListChangedDecision,
   type ListTemplatesToolInput,
+  type ReadOptions,
   type RefreshOptions,
   type RefreshOutcome,
   type RefresherAction,
   type ServerStatus,
   type Status,
+  type ToolInputSchema,
   type ToolSpec,
   type Want,
   type WatchableClient,

@@ -22,6 +22,7 @@ use napi::sys;
 use napi_derive::napi;
 
 pub mod cli;
+pub mod read;
 pub mod refresher;
 pub mod template;
 pub mod tracking;
@@ -286,6 +287,8 @@ pub struct NativeCatalog {
     machine: Arc<Mutex<catalog::Refresher>>,
     /// A refresher was made for this catalog.
     driven: AtomicBool,
+    /// The read tool's settings.
+    read: tool::ReadConfig,
 }
 
 impl NativeCatalog {
@@ -302,9 +305,10 @@ fn lock(machine: &Mutex<catalog::Refresher>) -> MutexGuard<'_, catalog::Refreshe
 #[napi]
 impl NativeCatalog {
     /// An empty catalog; `configJson`: the refresher's settings `{retryBaseMs, retryMaxMs,
-    /// minTtlMs, shrinkMinItems}` (missing keys take the defaults).
+    /// minTtlMs, shrinkMinItems}`, `readJson`: the read tool's `{anyUri, maxOutputChars,
+    /// timeoutMs}` (missing keys take the defaults).
     #[napi(constructor)]
-    pub fn new(config_json: Option<String>) -> Result<Self> {
+    pub fn new(config_json: Option<String>, read_json: Option<String>) -> Result<Self> {
         use std::hash::{BuildHasher, RandomState};
         let config: catalog::RefreshConfig = match config_json.as_deref() {
             None => catalog::RefreshConfig::default(),
@@ -316,10 +320,11 @@ impl NativeCatalog {
         // The retry jitter's seed: the process's hash randomness (a refresher may reseed).
         let seed = RandomState::new().hash_one(std::time::SystemTime::now());
         let machine = Arc::new(Mutex::new(catalog::Refresher::new(config, seed)));
-        Ok(NativeCatalog { machine, driven: AtomicBool::new(false) })
+        let read = read_json.as_deref().map_or(Ok(tool::ReadConfig::default()), tool::ReadConfig::from_json);
+        Ok(NativeCatalog { machine, driven: AtomicBool::new(false), read: read.map_err(tool_error)? })
     }
 
-    /// The listing tools to offer the model now: both while a server declares `resources`.
+    /// The resource tools to offer the model now: all three while a server declares `resources`.
     #[napi]
     pub fn visible_tools(&self) -> Vec<&'static str> {
         self.lock().catalog().visible_tools().to_vec()
@@ -365,18 +370,6 @@ impl NativeCatalog {
         let resources = self.lock().catalog().resources(server.as_deref()).map_err(catalog_error)?;
         Ok(JsonText(serde_json::to_string(&resources).expect("resources always serialize")))
     }
-
-    /// `ListMcpResourceTemplatesTool` on the model's input (JSON text): the output JSON text.
-    #[napi]
-    pub fn call_list_templates_tool(&self, input_json: String) -> Result<String> {
-        tool::call(self.lock().catalog(), &input_json).map_err(tool_error)
-    }
-}
-
-/// The listing tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text.
-#[napi]
-pub fn list_templates_tool_spec() -> String {
-    tool::spec().to_json()
 }
 
 /// Does a server's `capabilities` object (JSON text) declare `resources`?

@@ -1,13 +1,11 @@
-//! RFC 6570 templates (`mcplens::template`), `Catalog.matchUri` and `ListMcpResourcesTool` for
-//! Node. Values and results cross as JSON text (the facade's `JSON.stringify` keeps an object's
+//! RFC 6570 templates (`mcplens::template`) and `Catalog.matchUri` for Node. Values and results cross as JSON text (the facade's `JSON.stringify` keeps an object's
 //! order, which is the associative array's order); every rule is the core's.
 
 use mcplens::template::{self, TemplateError, Values};
-use mcplens::tool;
 use napi::bindgen_prelude::Error;
 use napi_derive::napi;
 
-use crate::{tool_error, Code, JsonText, NativeCatalog, Result};
+use crate::{Code, JsonText, NativeCatalog, Result};
 
 fn template_error(e: TemplateError) -> Error<Code> {
     Error::new(Code(e.code().as_str()), e.to_string())
@@ -37,16 +35,4 @@ pub fn match_template(template: String, uri: String) -> Result<Option<String>> {
 #[napi(ts_return_type = "string")]
 pub fn catalog_match_uri(catalog: &NativeCatalog, uri: String) -> Result<JsonText> {
     Ok(JsonText(catalog.lock().catalog().match_uri(&uri).map_err(template_error)?.to_json()))
-}
-
-/// `ListMcpResourcesTool` on the model's input (JSON text): the output JSON text.
-#[napi]
-pub fn call_list_resources_tool(catalog: &NativeCatalog, input_json: String) -> Result<String> {
-    tool::call_resources(catalog.lock().catalog(), &input_json).map_err(tool_error)
-}
-
-/// The resources tool's spec (`{name, description, inputSchema, annotations, deferred}`) as JSON text.
-#[napi]
-pub fn list_resources_tool_spec() -> String {
-    tool::resources_spec().to_json()
 }

@@ -18,6 +18,7 @@ macro_rules! getters {
 }
 
 mod cli;
+mod read;
 mod refresher;
 mod template;
 mod tracking;
@@ -90,9 +91,9 @@ fn catalog_error(py: Python<'_>, e: &catalog::CatalogError) -> PyErr {
     error::<CatalogError>(py, e.to_string(), e.code().as_str(), e.server(), e.rpc_code())
 }
 
-/// `server`: the name the input asked for, when it asked for one.
+/// `server`: the error's, else the name the input asked for, when it asked for one.
 fn tool_error(py: Python<'_>, e: &tool::ToolError, server: Option<&str>) -> PyErr {
-    error::<ToolError>(py, e.to_string(), e.code().as_str(), server, None)
+    error::<ToolError>(py, e.to_string(), e.code().as_str(), e.server().or(server), e.rpc_code())
 }
 
 /// Seconds → whole nanoseconds, rounded (so millisecond values convert exactly); `None` when
@@ -116,6 +117,17 @@ fn instant(py: Python<'_>, now: Option<f64>) -> PyResult<Duration> {
             None,
         )
     })
+}
+
+/// JSON text a host hands over: `str`, or UTF-8 `bytes` (`None`: not UTF-8, so not JSON text).
+fn json_text<'a>(value: &'a Bound<'_, PyAny>) -> PyResult<Option<&'a str>> {
+    if let Ok(s) = value.cast::<PyString>() {
+        return Ok(Some(s.to_str()?));
+    }
+    match value.cast::<PyBytes>() {
+        Ok(b) => Ok(std::str::from_utf8(b.as_bytes()).ok()),
+        Err(_) => Err(pyo3::exceptions::PyTypeError::new_err("expected JSON text (str or bytes)")),
+    }
 }
 
 fn pythonize<'py, T: serde::Serialize + ?Sized>(py: Python<'py>, value: &T) -> PyResult<Bound<'py, PyAny>> {
@@ -306,18 +318,11 @@ impl PyPager {
     #[pyo3(signature = (page, now = None))]
     fn accept_page(&mut self, py: Python<'_>, page: &Bound<'_, PyAny>, now: Option<f64>) -> PyResult<()> {
         let now = instant(py, now)?;
-        let text: Result<&str, ()> = if let Ok(s) = page.cast::<PyString>() {
-            Ok(s.to_str()?)
-        } else if let Ok(b) = page.cast::<PyBytes>() {
-            std::str::from_utf8(b.as_bytes()).map_err(|_| ())
-        } else {
-            return Err(pyo3::exceptions::PyTypeError::new_err("page must be str or bytes (JSON text)"));
-        };
+        let text = json_text(page)?;
         let pager = self.pager(py)?;
         let result = match text {
-            Ok(text) => py.detach(|| pager.accept(Outcome::Page(text), now)),
-            // Not UTF-8: not JSON text at all.
-            Err(()) => pager.accept(Outcome::Malformed, now),
+            Some(text) => py.detach(|| pager.accept(Outcome::Page(text), now)),
+            None => pager.accept(Outcome::Malformed, now),
         };
         result.map_err(|e| discovery_error(py, &e))
     }
@@ -602,6 +607,8 @@ struct PyCatalog {
     /// A `Refresher` was made for this catalog (one machine drives a catalog).
     driven: AtomicBool,
     limits: Option<PyLimits>,
+    /// The read tool's settings.
+    read: tool::ReadConfig,
 }
 
 impl PyCatalog {
@@ -621,13 +628,19 @@ getters! { PyCatalog, |s| {
     generation: u64 = s.lock().catalog().generation();
     /// The bounds of every traversal a refresh runs (None: the defaults).
     limits: Option<PyLimits> = s.limits.clone();
+    /// The read tool's settings.
+    read: read::PyReadConfig = read::PyReadConfig { inner: s.read };
 }}
 
 #[pymethods]
 impl PyCatalog {
     #[new]
-    #[pyo3(signature = (limits = None, *, refresh = None))]
-    fn new(limits: Option<PyRef<'_, PyLimits>>, refresh: Option<PyRef<'_, refresher::PyRefreshConfig>>) -> Self {
+    #[pyo3(signature = (limits = None, *, refresh = None, read = None))]
+    fn new(
+        limits: Option<PyRef<'_, PyLimits>>,
+        refresh: Option<PyRef<'_, refresher::PyRefreshConfig>>,
+        read: Option<PyRef<'_, read::PyReadConfig>>,
+    ) -> Self {
         use std::hash::{BuildHasher, RandomState};
         let config = refresh.map(|r| r.inner).unwrap_or_default();
         // The retry jitter's seed: the process's hash randomness (a `Refresher` may reseed).
@@ -636,10 +649,11 @@ impl PyCatalog {
             machine: Arc::new(Mutex::new(Refresher::new(config, seed))),
             driven: AtomicBool::new(false),
             limits: limits.map(|l| l.clone()),
+            read: read.map(|r| r.inner).unwrap_or_default(),
         }
     }
 
-    /// The listing tools to offer the model now: both while a server declares `resources`.
+    /// The resource tools to offer the model now: all three while a server declares `resources`.
     fn visible_tools(&self) -> Vec<&'static str> {
         self.lock().catalog().visible_tools().to_vec()
     }
@@ -684,15 +698,21 @@ impl PyCatalog {
     /// `invalid_argument`, `output_too_large`: never truncated).
     #[pyo3(signature = (arguments = None))]
     fn call_list_templates_tool(&self, py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-        let input = template::tool_input(py, arguments)?;
-        py.detach(|| tool::render(self.lock().catalog(), &input))
-            .map_err(|e| tool_error(py, &e, input.server.as_deref()))
+        self.call_listing_tool(py, tool::NAME, arguments)
     }
 
     /// Answers `ListMcpResourcesTool`, the concrete-resources twin (same input, paging, failures, cap).
     #[pyo3(signature = (arguments = None))]
     fn call_list_resources_tool(&self, py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
-        template::call_resources_tool(py, &self.machine, arguments)
+        self.call_listing_tool(py, tool::RESOURCES_NAME, arguments)
+    }
+
+    /// Answers either listing tool by `name` (`invalid_argument` for any other name).
+    #[pyo3(signature = (name, arguments = None))]
+    fn call_listing_tool(&self, py: Python<'_>, name: &str, arguments: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+        let input = template::tool_input(py, arguments)?;
+        py.detach(|| tool::render_listing(self.lock().catalog(), name, &input))
+            .map_err(|e| tool_error(py, &e, input.server.as_deref()))
     }
 
     /// Every cached template `uri` fits: `{"matches": [{"server", "uri_template", "name", "values"}],
@@ -706,7 +726,7 @@ impl PyCatalog {
     }
 }
 
-/// The listing tool's spec, from the core: the same text in every language.
+/// A resource tool's spec, from the core: the same text in every language.
 #[pyclass(name = "ToolSpec", module = "mcplens._core", frozen)]
 struct PyToolSpec {
     inner: tool::ToolSpec,
@@ -727,13 +747,19 @@ impl PyToolSpec {
         pythonize(py, &self.inner.input_schema)
     }
 
+    /// The input schema in the strict form (every property required; optional ones also `null`).
+    #[getter]
+    fn strict_input_schema<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        pythonize(py, &self.inner.strict_input_schema)
+    }
+
     /// MCP tool annotations (`readOnlyHint: true`; a fresh dict on each access).
     #[getter]
     fn annotations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner.annotations)
     }
 
-    /// The spec with wire (camelCase) keys: `name`, `description`, `inputSchema`, `annotations`, `deferred`.
+    /// The spec with wire (camelCase) keys: `name`, `description`, `inputSchema`, `strictInputSchema`, `annotations`, `deferred`.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
     }
@@ -802,11 +828,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFailure>()?;
     m.add_class::<PyServerStatus>()?;
     m.add_class::<PyToolSpec>()?;
-    m.add("LIST_RESOURCE_TEMPLATES_TOOL", PyToolSpec { inner: tool::spec() })?;
     m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
     m.add_function(wrap_pyfunction!(initialized, m)?)?;
     m.add_function(wrap_pyfunction!(misuse, m)?)?;
     cli::register(m)?;
+    read::register(m)?;
     template::register(m)?;
     refresher::register(m)?;
     tracking::register(m)?;

@@ -1,4 +1,4 @@
-//! RFC 6570 templates (`mcplens::template`), `Catalog.match_uri` and `ListMcpResourcesTool` for
+//! RFC 6570 templates (`mcplens::template`), `Catalog.match_uri` and the listing tools' input for
 //! Python. Values cross as Python objects read in order (`dict` order is the associative array's
 //! order); every rule is the core's.
 
@@ -10,7 +10,7 @@ use mcplens::tool;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use crate::{error, pythonize, tool_error, McplensError, PyToolSpec};
+use crate::{error, pythonize, tool_error, McplensError};
 
 pyo3::create_exception!(
     mcplens._core,
@@ -68,17 +68,6 @@ pub(crate) fn tool_input(py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -
     input.map_err(|e| tool_error(py, &e, None))
 }
 
-/// `ListMcpResourcesTool` over `catalog` (see `Catalog.call_list_resources_tool`).
-pub(crate) fn call_resources_tool(
-    py: Python<'_>,
-    machine: &Mutex<Refresher>,
-    arguments: Option<&Bound<'_, PyAny>>,
-) -> PyResult<String> {
-    let input = tool_input(py, arguments)?;
-    py.detach(|| tool::render_resources(crate::lock(machine).catalog(), &input))
-        .map_err(|e| tool_error(py, &e, input.server.as_deref()))
-}
-
 /// `Catalog.match_uri`: `{"matches": [{"server", "uri_template", "name", "values"}], "skipped": n}`.
 pub(crate) fn match_uri<'py>(py: Python<'py>, machine: &Mutex<Refresher>, uri: &str) -> PyResult<Bound<'py, PyAny>> {
     let found = py.detach(|| crate::lock(machine).catalog().match_uri(uri)).map_err(|e| template_error(py, &e))?;
@@ -97,10 +86,9 @@ pub(crate) fn match_uri<'py>(py: Python<'py>, machine: &Mutex<Refresher>, uri: &
     Ok(out.into_any())
 }
 
-/// Adds the template functions, `TemplateError` and `LIST_RESOURCES_TOOL` to `mcplens._core`.
+/// Adds the template functions and `TemplateError` to `mcplens._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TemplateError", m.py().get_type::<TemplateError>())?;
-    m.add("LIST_RESOURCES_TOOL", PyToolSpec { inner: tool::resources_spec() })?;
     m.add_function(wrap_pyfunction!(variables, m)?)?;
     m.add_function(wrap_pyfunction!(expand, m)?)?;
     m.add_function(wrap_pyfunction!(matches, m)?)?;

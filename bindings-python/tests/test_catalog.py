@@ -356,7 +356,8 @@ def test_tool_spec_is_the_cores() -> None:
     assert spec.deferred is True
     assert set(spec.input_schema["properties"]) == {"server", "offset", "limit"}
     assert spec.to_dict() == json.loads(spec.to_json())
-    assert list(spec.to_dict()) == ["name", "description", "inputSchema", "annotations", "deferred"]
+    keys = ["name", "description", "inputSchema", "strictInputSchema", "annotations", "deferred"]
+    assert list(spec.to_dict()) == keys
     spec.input_schema["properties"].clear()  # a fresh copy: the spec itself cannot be changed
     assert spec.input_schema["properties"]
 
@@ -458,6 +459,6 @@ def test_one_machine_drives_a_catalog() -> None:
     assert catalog.generation > generation
     assert catalog.visible_tools() == []
     machine.attach("a", True)
-    assert catalog.visible_tools() == ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]
+    assert catalog.visible_tools() == ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool", "ReadMcpResourceTool"]
     machine.clear()
     assert catalog.servers() == []

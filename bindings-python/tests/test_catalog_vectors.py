@@ -19,6 +19,28 @@ from test_vectors import drive
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "catalog"
 FILES = sorted(VECTORS.glob("*.json"))
 TOOL_FILES = sorted((VECTORS.parent / "catalog_tools").glob("*.json"))
+READ_FILES = sorted((VECTORS.parent / "read_tool").glob("*.json"))
+OUTCOMES = {"rpcError": "rpc", "transport": "transport", "timedOut": "timeout", "malformed": "malformed"}
+
+
+def read_op(catalog: mcplens._core.Catalog, op: dict[str, Any], now: float) -> str:
+    """A `read` op: the call through `ReadCall` (the request checked), finished with the vector's outcome."""
+    c = op.get("config", {})
+    config = mcplens.ReadConfig(
+        any_uri=c.get("anyUri", False),
+        max_output_chars=c.get("maxOutputChars", 100_000),
+        timeout=c.get("timeoutMs", 30_000) / 1000,
+    )
+    call = mcplens.ReadCall(catalog, json.dumps(op["input"]), config=config, now=now)
+    request = {"server": call.server, "uri": call.uri, "params": json.dumps(call.params, separators=(",", ":"))}
+    assert (request, call.method) == (op["expectRequest"], "resources/read")
+    assert call.remaining(now) == config.timeout
+    outcome = op["outcome"]
+    if "result" in outcome or "resultText" in outcome:
+        text = outcome.get("resultText") or json.dumps(outcome["result"], ensure_ascii=False)
+        return call.finish("page", text.encode())
+    [(key, value)] = outcome.items()
+    return call.finish(OUTCOMES[key], value if key == "rpcError" else None)
 
 
 def traverse(kind: str, server: str, spec: dict[str, Any], now_ms: float) -> mcplens.Listing:
@@ -131,6 +153,11 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
                     check(name, call(arguments))
                 except mcplens.ToolError as e:
                     check_error(e)
+        elif name == "read":
+            try:
+                check(name, read_op(catalog, op, now))
+            except mcplens.McplensError as e:
+                check_error(e)
         elif name == "matchUri":
             try:
                 found = catalog.match_uri(op["uri"])
@@ -152,9 +179,10 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
 def test_vectors_present() -> None:
     assert len(FILES) >= 30, f"only {len(FILES)} catalog vectors under {VECTORS}"
     assert len(TOOL_FILES) >= 15, f"only {len(TOOL_FILES)} catalog tool vectors"
+    assert len(READ_FILES) >= 18, f"only {len(READ_FILES)} read tool vectors"
 
 
-@pytest.mark.parametrize("path", FILES + TOOL_FILES, ids=[p.stem for p in FILES + TOOL_FILES])
+@pytest.mark.parametrize("path", FILES + TOOL_FILES + READ_FILES, ids=[p.stem for p in FILES + TOOL_FILES + READ_FILES])
 def test_catalog_vector(path: Path) -> None:
     case = json.loads(path.read_text(encoding="utf-8"))
     assert case["name"] == path.stem, "name must match the file"

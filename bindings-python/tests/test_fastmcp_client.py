@@ -240,3 +240,25 @@ async def test_a_2026_07_28_watch_without_list_changed_opens_no_stream(server: s
     after = catalog.status("docs")
     assert (after.status, after.templates, after.resources, watch.active) == ("unknown", 0, 0, False)
     assert "subscriptions/listen" not in outgoing.methods
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+async def test_the_read_tool_reads_over_the_clients_session(transport: str) -> None:
+    """`ReadMcpResourceTool` through a `fastmcp.Client`: a filled-in template, a blob summarized, a
+    failing resource a tool error naming the server (never the server's text)."""
+    catalog = mcplens.Catalog()
+    async with connected(transport, **LEGACY) as client:
+        catalog.watch("docs", client)
+        listing = json.loads(await catalog.call_tool("ListMcpResourceTemplatesTool", {"server": "docs"}))
+        docs = next(t for t in listing["resourceTemplates"] if t["name"] == "docs")
+        uri = mcplens.expand(docs["uriTemplate"], {"section": "api", "page": "intro"})
+        out = json.loads(await catalog.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": uri}))
+        assert out["contents"][0]["text"] == "api/intro"
+        avatar = next(t for t in listing["resourceTemplates"] if t["name"] == "avatar")
+        uri = mcplens.expand(avatar["uriTemplate"], {"name": "ada"})
+        out = json.loads(await catalog.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": uri}))
+        assert out["contents"] == [{"uri": uri, "mimeType": "image/png", "blobBytes": 3}]
+        with pytest.raises(mcplens.ToolError) as failed:
+            await catalog.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": "mem://broken"})
+        assert (failed.value.code, failed.value.server) == ("server_error", "docs")
+        assert "the resource failed" not in str(failed.value)

@@ -67,6 +67,8 @@ codes! {
     UnknownServer = "unknown_server",
     /// A tool's output would pass its cap.
     OutputTooLarge = "output_too_large",
+    /// The read tool's URI is neither a resource the server listed nor fits one of its templates.
+    UnlistedUri = "unlisted_uri",
     /// Not a valid RFC 6570 URI template.
     InvalidUriTemplate = "invalid_uri_template",
     /// A value cannot be expanded into its variable.
@@ -196,6 +198,6 @@ mod tests {
             assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{code}\""));
         }
         assert!("no_such_code".parse::<ErrorCode>().is_err());
-        assert_eq!(ErrorCode::ALL.len(), 21);
+        assert_eq!(ErrorCode::ALL.len(), 22);
     }
 }

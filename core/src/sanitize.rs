@@ -40,6 +40,18 @@ pub fn text(s: &str) -> Cow<'_, str> {
     sanitize(s, Mode::Text)
 }
 
+/// Sanitizes a resource's text content as [`text`] does, without the [`MAX_CHARS`] cap: the
+/// read tool caps its whole output instead.
+pub fn content(s: &str) -> Cow<'_, str> {
+    if may_change(s.as_bytes(), Mode::Text) {
+        let out = clean(s, Mode::Text);
+        if out != s {
+            return Cow::Owned(out);
+        }
+    }
+    Cow::Borrowed(s)
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Label,

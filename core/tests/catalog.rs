@@ -126,6 +126,33 @@ fn tool_spec_is_read_only_deferred_and_bounded() {
 }
 
 #[test]
+fn strict_schemas_require_every_property_and_let_optional_ones_be_null() {
+    let spec = tool::spec();
+    let strict = &spec.strict_input_schema;
+    assert_eq!(strict["required"], serde_json::json!(["limit", "offset", "server"]));
+    assert_eq!(strict["properties"]["server"]["type"], serde_json::json!(["string", "null"]));
+    assert_eq!(strict["properties"]["limit"]["type"], serde_json::json!(["integer", "null"]));
+    assert_eq!(strict["additionalProperties"], false);
+    // What the strict form lets a model send, the tool reads as absent.
+    let machine = refreshed(&["a"]);
+    let nulls = r#"{"server":null,"offset":null,"limit":null}"#;
+    assert_eq!(tool::call(machine.catalog(), nulls).unwrap(), tool::call(machine.catalog(), "{}").unwrap());
+    assert_eq!(
+        tool::call_resources(machine.catalog(), nulls).unwrap(),
+        tool::call_resources(machine.catalog(), "{}").unwrap()
+    );
+
+    let read = tool::read::spec();
+    assert_eq!(read.name, "ReadMcpResourceTool");
+    assert_eq!(read.input_schema["required"], serde_json::json!(["server", "uri"]));
+    assert_eq!(read.strict_input_schema, read.input_schema, "both properties are required already");
+    for name in mcplens::catalog::RESOURCE_TOOLS {
+        assert_eq!(tool::spec_of(name).unwrap().name, name);
+    }
+    assert!(tool::spec_of("Other").is_none());
+}
+
+#[test]
 fn tool_output_is_byte_identical_across_runs_and_catalogs() {
     let build = || refreshed(&["zeta", "alpha", "mid"]);
     let (a, b) = (build(), build());
@@ -214,7 +241,10 @@ fn the_generation_moves_on_changes_not_on_reads() {
     assert!(!moved(&machine), "reads and an idempotent add change nothing");
     let epoch = machine.attach("a", true);
     assert!(moved(&machine), "a connection that declares resources");
-    assert_eq!(machine.catalog().visible_tools(), ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]);
+    assert_eq!(
+        machine.catalog().visible_tools(),
+        ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool", "ReadMcpResourceTool"]
+    );
     let traversal = begin(&mut machine, "a");
     assert!(!moved(&machine), "beginning a refresh lists nothing new");
     let (r, t) = pair("a");

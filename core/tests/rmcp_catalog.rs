@@ -167,6 +167,15 @@ impl Service<RoleServer> for Recorder {
                 self.list(TEMPLATES, r.params.and_then(|p| p.cursor)).await
             }
             ClientRequest::ListResourcesRequest(r) => self.list(RESOURCES, r.params.and_then(|p| p.cursor)).await,
+            ClientRequest::ReadResourceRequest(r) if r.params.uri.ends_with("/missing") => {
+                Err(ErrorData::new(ErrorCode(-32002), format!("no {}", r.params.uri), None))
+            }
+            ClientRequest::ReadResourceRequest(r) => {
+                let text = format!("body of {}\u{200b}\n", r.params.uri);
+                let contents =
+                    json!([{ "uri": r.params.uri, "mimeType": "text/plain", "text": text, "_meta": {"k": 1} }]);
+                Ok(ServerResult::CustomResult(CustomResult::new(json!({ "contents": contents }))))
+            }
             other => self.base.handle_request(other, cx).await,
         }
     }
@@ -819,6 +828,36 @@ async fn discovery_and_rendering_never_read_complete_or_expand() {
     assert_eq!(book.lists(), 12);
 }
 
+/// `ReadMcpResourceTool` over rmcp: a filled-in template is read and rendered by the core; an
+/// unlisted URI is refused before anything is sent; a server's -32002 is a tool error.
+#[tokio::test]
+async fn the_read_tool_reads_over_the_current_connection() {
+    let book = Book::new(templates("t", 1), resources("r", 1), 10);
+    let driver = driver();
+    let (_conn, _server) = connect(&driver, "docs", &book).await;
+    driver.ensure_all_fresh().await;
+    let config = mcplens::tool::ReadConfig::default();
+
+    let output = driver.call_read_tool(r#"{"server":"docs","uri":"mem://t0/7"}"#, &config).await.unwrap();
+    assert_eq!(
+        output,
+        r#"{"server":"docs","uri":"mem://t0/7","contents":[{"uri":"mem://t0/7","mimeType":"text/plain","text":"body of mem://t0/7\n"}],"removedChars":1}"#
+    );
+    let output = driver.call_read_tool(r#"{"server":"docs","uri":"mem://r0"}"#, &config).await.unwrap();
+    assert!(output.contains("body of mem://r0"), "{output}");
+
+    let reads = book.count("resources/read");
+    let err = driver.call_read_tool(r#"{"server":"docs","uri":"mem://elsewhere"}"#, &config).await.unwrap_err();
+    assert_eq!((err.code().as_str(), err.server()), ("unlisted_uri", Some("docs")));
+    assert!(!err.to_string().contains("elsewhere"), "a refusal never echoes the URI: {err}");
+    assert_eq!(book.count("resources/read"), reads, "nothing sent for a refused URI");
+
+    let any = mcplens::tool::ReadConfig { any_uri: true, ..config };
+    let err = driver.call_read_tool(r#"{"server":"docs","uri":"mem://x/missing"}"#, &any).await.unwrap_err();
+    assert_eq!((err.code().as_str(), err.rpc_code()), ("server_error", Some(-32002)));
+    assert!(err.to_string().ends_with("JSON-RPC error -32002 (resource not found)."), "{err}");
+}
+
 /// The tool's output is what the catalog holds, from a peer the caller manages.
 #[tokio::test]
 async fn add_server_with_a_caller_managed_peer_works_like_connect() {
@@ -853,7 +892,10 @@ async fn visible_tools_follow_the_attached_servers_capabilities() {
     let seen = driver.read(|c| c.generation());
     let (conn, _s2) = connect(&driver, "docs", &docs).await;
     assert_ne!(driver.read(|c| c.generation()), seen, "the host learns of the change from the generation");
-    assert_eq!(driver.read(|c| c.visible_tools()), ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]);
+    assert_eq!(
+        driver.read(|c| c.visible_tools()),
+        ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool", "ReadMcpResourceTool"]
+    );
     assert_eq!(docs.lists(), 0, "known from the handshake, before any traversal");
 
     let seen = driver.read(|c| c.generation());

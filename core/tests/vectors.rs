@@ -315,6 +315,7 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
                     Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
                 }
             }
+            "read" => read_op(&mut bad, i, op, machine.catalog(), now),
             "matchUri" => match machine.catalog().match_uri(op["uri"].as_str().unwrap()) {
                 Ok(found) => check("matchUri", serde_json::to_value(&found).unwrap()),
                 Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
@@ -324,6 +325,45 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
         take_traversals(&mut machine, &mut pending);
     }
     bad
+}
+
+/// A `read` op (`tests/vectors/README.md`, "read_tool"): validate, check the request, finish it with
+/// the vector's outcome.
+fn read_op(bad: &mut Vec<String>, i: usize, op: &Value, catalog: &mcplens::Catalog, now: Duration) {
+    let config = match op.get("config") {
+        Some(c) => tool::ReadConfig::from_json(&c.to_string()),
+        None => Ok(tool::ReadConfig::default()),
+    };
+    let call = config.and_then(|config| tool::ReadCall::from_json(catalog, &op["input"].to_string(), &config, now));
+    let result = call.and_then(|call| {
+        let request = json!({"server": call.server(), "uri": call.uri(), "params": call.params_json()});
+        if op.get("expectRequest") != Some(&request) {
+            bad.push(format!("op {i}: request {request}, want {}", op["expectRequest"]));
+        }
+        assert_eq!(tool::ReadCall::METHOD, "resources/read");
+        let outcome = &op["outcome"];
+        let text = match (outcome.get("result"), outcome.get("resultText")) {
+            (Some(r), _) => r.to_string(),
+            (None, Some(t)) => t.as_str().unwrap().to_owned(),
+            _ => String::new(),
+        };
+        call.finish(if !text.is_empty() {
+            Outcome::Page(&text)
+        } else if let Some(code) = outcome.get("rpcError").and_then(Value::as_i64) {
+            Outcome::RpcError { code }
+        } else if outcome.get("transport").is_some() {
+            Outcome::Transport
+        } else if outcome.get("timedOut").is_some() {
+            Outcome::TimedOut
+        } else {
+            Outcome::Malformed
+        })
+    });
+    match result {
+        Ok(text) if op.get("expect") == Some(&json!(text)) => {}
+        Ok(text) => bad.push(format!("op {i} (read): got {text}, want {}", op.get("expect").unwrap_or(&Value::Null))),
+        Err(e) => check_error(bad, i, op, e.code().as_str(), &e.to_string()),
+    }
 }
 
 /// Does a catalog vector's server declare `resources` (its capabilities, default yes)?
@@ -360,6 +400,12 @@ fn catalog_vectors() {
 #[test]
 fn catalog_tool_vectors() {
     replay("catalog_tools", 15, run_catalog_case);
+}
+
+/// `ReadMcpResourceTool`, in the catalog format.
+#[test]
+fn read_tool_vectors() {
+    replay("read_tool", 18, run_catalog_case);
 }
 
 /// One traversal pair of a refresher vector: both listings, or the first error (resources

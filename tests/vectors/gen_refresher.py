@@ -202,7 +202,7 @@ def tools(n, failures=(), server="a"):
     return out([tpl(i, server) for i in range(n)], failures)
 
 
-BOTH = ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool"]
+ALL = ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool", "ReadMcpResourceTool"]
 
 # --- coalescing and joining ----------------------------------------------------------------
 
@@ -721,13 +721,13 @@ case("abandoned_traversal_hands_out_the_queued_one", "an abandoned traversal sti
 case("visibility_follows_attached_capabilities", "both listing tools while an attached server declares resources, neither otherwise", [
     check(visible=[]),
     attach("a", 1, resources=False, visible=[]),
-    attach("b", 2, resources=True, visible=BOTH),
+    attach("b", 2, resources=True, visible=ALL),
     detach("b", 2, visible=[]),
-    attach("b", 3, resources=True, visible=BOTH),
+    attach("b", 3, resources=True, visible=ALL),
     ev({"remove": "b", "removed": True}, visible=[]),
 ])
 case("visibility_learned_from_a_commit", "a commit says whether the server declares resources", [
-    attach("a", 1, resources=True, visible=BOTH),
+    attach("a", 1, resources=True, visible=ALL),
     req("a", "c1", actions=[T(1)]),
     trav(1, ok(caps={"tools": {}}), "committed", actions=[R(["c1"], COMMITTED, 1)], visible=[],
          status={"a": status("unsupported", 1)}),

@@ -6,10 +6,13 @@ import {
   Catalog,
   McplensError,
   Pager,
+  ReadCall,
   Refresher,
   listResources,
   listResourceTemplates,
   listResourceTemplatesTool,
+  readResourceTool,
+  toolSpec,
   type Diagnostics,
   type ErrorCode,
   type Limits,
@@ -87,7 +90,17 @@ export async function agent(clients: Map<string, Client>): Promise<string> {
   const removed: boolean = catalog.remove('old');
   console.log(removed);
   await catalog.settled();
+  const read: string = await catalog.callTool(readResourceTool.name, { server: 'docs', uri: 'file:///a' });
+  const strict = toolSpec(offered[0] ?? '')?.strictInputSchema.required;
+  console.log(read, strict, await catalog.callTool('ListMcpResourcesTool', null));
   return catalog.callListTemplatesTool(modelArgs) + catalog.callListTemplatesTool('{"offset": 10}');
+}
+
+// A host with its own I/O reads a resource with the sans-IO read call.
+export function hostRead(catalog: Catalog, send: (method: string, params: { uri: string }) => string): string {
+  const call = new ReadCall(catalog, { server: 'docs', uri: 'file:///a' }, { maxOutputChars: 5000, timeoutMs: 1000 });
+  call.acceptPage(send(call.method, call.params), performance.now());
+  return call.finish();
 }
 
 // A host with its own I/O drives the catalog's machine with the sans-IO pager.

@@ -9,6 +9,7 @@ from mcplens._catalog import Catalog, Watch
 from mcplens._core import (
     LIST_RESOURCE_TEMPLATES_TOOL,
     LIST_RESOURCES_TOOL,
+    READ_RESOURCE_TOOL,
     Annotations,
     CatalogError,
     DiscoveryError,
@@ -17,6 +18,8 @@ from mcplens._core import (
     Listing,
     McplensError,
     Pager,
+    ReadCall,
+    ReadConfig,
     RefreshConfig,
     Refresher,
     Request,
@@ -30,6 +33,7 @@ from mcplens._core import (
     expand,
     has_resources_capability,
     matches,
+    tool_spec,
     variables,
 )
 from mcplens._mcp import list_resource_templates, list_resources
@@ -83,6 +87,8 @@ __all__ += [
     "matches",
     "variables",
 ]
+# The read tool.
+__all__ += ["READ_RESOURCE_TOOL", "ReadCall", "ReadConfig", "tool_spec"]
 # Server tracking.
 __all__ += [
     "CallbackExporter",

@@ -26,7 +26,7 @@ import time
 from typing import Any, Literal
 
 from mcplens import _core
-from mcplens._core import CatalogError, DiscoveryError, Limits, RefreshConfig, ServerStatus
+from mcplens._core import CatalogError, DiscoveryError, Limits, ReadConfig, RefreshConfig, ServerStatus
 from mcplens._mcp import _sdk, _traverse
 
 __all__ = ["Catalog", "Watch"]
@@ -109,6 +109,7 @@ class Catalog(_core.Catalog):
     catalog.watch("docs", session)           # list_changed → refresh; close → both lists cleared
     await catalog.ensure_fresh()             # before answering the model: traverses what is due
     catalog.call_list_templates_tool({"server": "docs"})   # the model's listing, compact JSON
+    await catalog.call_tool(name, arguments)  # any tool of visible_tools(), the read tool included
     ```
 
     `session` is an initialized, entered `mcp.ClientSession` (1.x or 2.x), an entered 2.x
@@ -118,8 +119,10 @@ class Catalog(_core.Catalog):
     hosts on other SDKs drive a `mcplens.Refresher` over a `mcplens._core.Catalog` themselves.
     """
 
-    def __init__(self, limits: Limits | None = None, *, refresh: RefreshConfig | None = None) -> None:
-        # `limits` and `refresh` are taken by the native constructor; the `mcp` SDK (and anyio)
+    def __init__(
+        self, limits: Limits | None = None, *, refresh: RefreshConfig | None = None, read: ReadConfig | None = None
+    ) -> None:
+        # `limits`, `refresh` and `read` are taken by the native constructor; the `mcp` SDK (and anyio)
         # are imported on first use, so the reads work without them.
         self._machine = _core.Refresher(self)
         self._connections: dict[int, _Connection] = {}  # by epoch
@@ -173,6 +176,23 @@ class Catalog(_core.Catalog):
         sdk.on_receive_closed(client_session, lambda: self._closed(conn, watch))
         conn.task_group.start_soon(self._listen, conn, watch, name=f"mcplens watch {server}")
         return watch
+
+    async def call_tool(self, name: str, arguments: Any = None) -> str:
+        """Answers the resource tool `name` (one of `visible_tools()`) with the model's `arguments`
+        (a dict, its JSON text, or None): a listing after `ensure_fresh()`; a read over the
+        server's session, bounded by the catalog's `ReadConfig`. Returns the compact JSON output;
+        raises `ToolError` — its message is meant for the model."""
+        if name != _core.READ_RESOURCE_TOOL.name:
+            await self.ensure_fresh()
+            return self.call_listing_tool(name, arguments)
+        call = _core.ReadCall(self, {} if arguments is None else arguments)
+        conn = self._connections.get(self._machine.epoch(call.server) or 0)
+        if conn is None:
+            return call.finish("transport")
+        sdk = _sdk()
+        with sdk.anyio.move_on_after(call.remaining()) as scope:
+            outcome, value = await sdk.fetch(sdk.client_session(conn.session), call)
+        return call.finish("timeout" if scope.cancelled_caught else outcome, value)
 
     def add_server(self, server: str) -> None:
         """Registers `server` without a connection (idempotent): listed, status `unknown`."""

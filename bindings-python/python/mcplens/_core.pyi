@@ -35,6 +35,8 @@ __all__ = [
 ]
 # URI templates.
 __all__ += ["TemplateError", "expand", "matches", "variables"]
+# The read tool.
+__all__ += ["READ_RESOURCE_TOOL", "ReadCall", "ReadConfig", "tool_spec"]
 # Server tracking.
 __all__ += [
     "DEFAULT_AGENTCAT_BASE_URL",
@@ -73,6 +75,7 @@ _ErrorCode: TypeAlias = Literal[
     "invalid_state",
     "unknown_server",
     "output_too_large",
+    "unlisted_uri",
     "invalid_uri_template",
     "invalid_value",
     "prefix_on_composite",
@@ -101,7 +104,10 @@ class CatalogError(McplensError):
     """A catalog operation was refused (`unknown_server`, `invalid_argument`)."""
 
 class ToolError(McplensError):
-    """The listing tool refused its input (`unknown_server`, `invalid_argument`, `output_too_large`)."""
+    """A resource tool refused its input or its read failed: the message is meant for the model.
+    Listing tools: `unknown_server`, `invalid_argument`, `output_too_large`; the read tool also
+    `unlisted_uri`, `match_limit`, `server_error` (with `rpc_code`), `transport_error`, `deadline`,
+    `malformed_result`."""
 
 class TemplateError(McplensError):
     """A URI template or its values were refused (`invalid_uri_template`, `invalid_value`,
@@ -309,14 +315,19 @@ class Catalog:
     `now` is seconds on any monotonic clock (default: `time.monotonic()`).
     """
 
-    def __new__(cls, limits: Limits | None = None, *, refresh: RefreshConfig | None = None) -> Self: ...
+    def __new__(
+        cls, limits: Limits | None = None, *, refresh: RefreshConfig | None = None, read: ReadConfig | None = None
+    ) -> Self: ...
     @property
     def limits(self) -> Limits | None: ...
+    @property
+    def read(self) -> ReadConfig:
+        """The read tool's settings."""
     @property
     def generation(self) -> int:
         """Catalog-wide change counter: compare it with the last value seen to learn of a change."""
     def visible_tools(self) -> list[str]:
-        """The listing tools to offer the model now: both while a server declares `resources`."""
+        """The resource tools to offer the model now: all three while a server declares `resources`."""
     def servers(self) -> list[str]: ...
     def status(self, server: str, now: float | None = None) -> ServerStatus: ...
     def needs_refresh(self, server: str, now: float | None = None) -> bool:
@@ -326,6 +337,8 @@ class Catalog:
     def resources(self, server: str | None = None) -> list[Resource]: ...
     def call_list_templates_tool(self, arguments: Mapping[str, Any] | str | None = None) -> str: ...
     def call_list_resources_tool(self, arguments: Mapping[str, Any] | str | None = None) -> str: ...
+    def call_listing_tool(self, name: str, arguments: Mapping[str, Any] | str | None = None) -> str:
+        """Either listing tool by name (`invalid_argument` for any other name)."""
     def match_uri(self, uri: str) -> CatalogMatches: ...
 
 @final
@@ -390,8 +403,51 @@ class Refresher:
     def clear(self) -> None: ...
 
 @final
+class ReadConfig:
+    """The read tool's settings: `any_uri` (read URIs the server did not list), `max_output_chars`
+    (the output cap, 1,000 to 10,000,000), `timeout` (seconds, up to 600). Out of bounds:
+    `McplensError` `invalid_argument`."""
+
+    def __new__(
+        cls, *, any_uri: bool = False, max_output_chars: int = 100_000, timeout: float = 30.0
+    ) -> ReadConfig: ...
+    @property
+    def any_uri(self) -> bool: ...
+    @property
+    def max_output_chars(self) -> int: ...
+    @property
+    def timeout(self) -> float: ...
+
+@final
+class ReadCall:
+    """One `ReadMcpResourceTool` call, validated against the catalog (sans-IO): send `method` with
+    `params` over `server`'s session, wait at most `remaining()`, then `finish` with what happened.
+    Raises `ToolError`."""
+
+    def __new__(
+        cls,
+        catalog: Catalog,
+        arguments: Mapping[str, Any] | str,
+        *,
+        config: ReadConfig | None = None,
+        now: float | None = None,
+    ) -> ReadCall: ...
+    @property
+    def server(self) -> str: ...
+    @property
+    def uri(self) -> str: ...
+    @property
+    def method(self) -> str: ...
+    @property
+    def params(self) -> dict[str, str]: ...
+    def remaining(self, now: float | None = None) -> float: ...
+    def finish(self, outcome: str, value: str | bytes | int | None = None) -> str:
+        """The model's output for what became of the request: `"page"` with the result's JSON text,
+        `"rpc"` with the error code, `"malformed"`, `"transport"` or `"timeout"`."""
+
+@final
 class ToolSpec:
-    """The listing tool's spec, from the core: the same text in every language."""
+    """A resource tool's spec, from the core: the same text in every language."""
 
     @property
     def name(self) -> str: ...
@@ -399,6 +455,9 @@ class ToolSpec:
     def description(self) -> str: ...
     @property
     def input_schema(self) -> dict[str, Any]: ...
+    @property
+    def strict_input_schema(self) -> dict[str, Any]:
+        """The input schema in the strict form (every property required; optional ones also `null`)."""
     @property
     def annotations(self) -> dict[str, Any]: ...
     @property
@@ -411,6 +470,12 @@ LIST_RESOURCE_TEMPLATES_TOOL: ToolSpec
 
 LIST_RESOURCES_TOOL: ToolSpec
 """`ListMcpResourcesTool`: register it with the model; answer it with `Catalog.call_list_resources_tool`."""
+
+READ_RESOURCE_TOOL: ToolSpec
+"""`ReadMcpResourceTool`: register it with the model; answer it with `mcplens.Catalog.call_tool`."""
+
+def tool_spec(name: str) -> ToolSpec | None:
+    """The spec of the resource tool named `name` (`Catalog.visible_tools()` names them)."""
 
 def has_resources_capability(capabilities_json: str) -> bool: ...
 def misuse(

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
-from mcplens._core import Limits, Listing, Pager, Request, initialized
+from mcplens._core import Limits, Listing, Pager, ReadCall, Request, initialized
 
 __all__ = ["list_resource_templates", "list_resources"]
 
@@ -177,7 +177,7 @@ class _Sdk:
         """The negotiated protocol version ("" on 1.x, which has only versions before 2026-07-28)."""
         return (getattr(session, "protocol_version", None) if self.v2 else None) or ""
 
-    async def fetch(self, session: Any, request: Request) -> tuple[str, Any]:
+    async def fetch(self, session: Any, request: Request | ReadCall) -> tuple[str, Any]:
         """One request: ("page", JSON text) | ("rpc", code) | ("malformed", None) | ("transport", None)."""
         data: dict[str, Any] = {"method": request.method}
         if (params := request.params) is not None:

@@ -22,7 +22,7 @@ pub use refresher::{
     Outcome, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
 };
 pub use routing::{CatalogMatches, TemplateMatch, CATALOG_MATCH_STEPS};
-pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL};
+pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL, READ_RESOURCE_TOOL, RESOURCE_TOOLS};
 
 use crate::error::ErrorCode;
 use std::collections::BTreeSet;

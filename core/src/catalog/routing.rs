@@ -49,10 +49,16 @@ impl Catalog {
     /// server's templates in the server's order). Built on [`Catalog::templates`](Catalog::templates)
     /// only: it never reads a resource or contacts a server.
     pub fn match_uri(&self, uri: &str) -> Result<CatalogMatches, TemplateError> {
+        self.match_uri_in(None, uri)
+    }
+
+    /// [`match_uri`](Catalog::match_uri) over one server's templates (`Some`, a server of the
+    /// catalog) or every server's (`None`).
+    pub(crate) fn match_uri_in(&self, server: Option<&str>, uri: &str) -> Result<CatalogMatches, TemplateError> {
         if uri.len() > MAX_URI_BYTES {
             return Err(TemplateError::UriTooLong { bytes: uri.len(), max: MAX_URI_BYTES });
         }
-        let templates = self.templates(None).expect("no server filter, so no unknown server");
+        let templates = self.templates(server).unwrap_or_default();
         let mut found: Vec<(usize, TemplateMatch)> = Vec::new();
         let mut out = CatalogMatches::default();
         let mut spent = 0u64;

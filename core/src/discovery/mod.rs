@@ -31,6 +31,8 @@
 mod item;
 mod page;
 
+pub(crate) use page::replace_lone_surrogates;
+
 use crate::error::ErrorCode;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -282,6 +284,35 @@ pub enum Outcome<'a> {
     Transport,
     /// The host's timeout on the in-flight request fired (it was given `remaining(now)`).
     TimedOut,
+}
+
+/// An [`Outcome`] that owns its page: what a host holds between receiving an answer and handing
+/// it over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    /// [`Outcome::Page`].
+    Page(String),
+    /// [`Outcome::RpcError`].
+    RpcError(i64),
+    /// [`Outcome::Malformed`].
+    Malformed,
+    /// [`Outcome::Transport`].
+    Transport,
+    /// [`Outcome::TimedOut`].
+    TimedOut,
+}
+
+impl Fetched {
+    /// The borrowed form.
+    pub fn as_outcome(&self) -> Outcome<'_> {
+        match self {
+            Fetched::Page(text) => Outcome::Page(text),
+            Fetched::RpcError(code) => Outcome::RpcError { code: *code },
+            Fetched::Malformed => Outcome::Malformed,
+            Fetched::Transport => Outcome::Transport,
+            Fetched::TimedOut => Outcome::TimedOut,
+        }
+    }
 }
 
 /// Why a listing is what it is.

@@ -19,7 +19,7 @@ use crate::catalog::{
     RefreshConfig, Refresher, ServerStatus, TraversalError, TraversalId, Want,
 };
 use crate::discovery::{Diagnostics, DiscoveryError, Limits, ListKind, Listing};
-use crate::tool::{self, Input, ToolError};
+use crate::tool::{self, Input, ReadCall, ReadConfig, ToolError};
 
 /// How many [`DriverEvent`]s a slow subscriber may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
@@ -464,6 +464,17 @@ impl CatalogDriver {
             }
         }
         self.read(|catalog| tool::render(catalog, input))
+    }
+
+    /// The `ReadMcpResourceTool` call: validates `input_json` against the catalog and `config`,
+    /// reads over the server's current connection (`transport_error` without one) and renders the
+    /// model's output ([`crate::tool::read`]).
+    pub async fn call_read_tool(&self, input_json: &str, config: &ReadConfig) -> Result<String, ToolError> {
+        let call = self.read(|catalog| ReadCall::from_json(catalog, input_json, config, Duration::ZERO))?;
+        match self.peer(call.server()) {
+            Some(peer) => super::read_resource(&peer, call).await,
+            None => call.finish(crate::Outcome::Transport),
+        }
     }
 
     /// How the watch of `server`'s current connection learns of changes (see [`Notifications`]):

@@ -79,7 +79,8 @@ use ::rmcp::model::{
 };
 use ::rmcp::{Peer, RoleClient, ServiceError};
 
-use crate::discovery::{has_resources_capability, DiscoveryError, Limits, ListKind, Listing, Outcome, Pager};
+use crate::discovery::{has_resources_capability, DiscoveryError, Fetched, Limits, ListKind, Listing, Pager};
+use crate::tool::{ReadCall, ToolError};
 
 mod catalog;
 mod tracked;
@@ -126,6 +127,25 @@ pub async fn list(
     pager.finish()
 }
 
+/// Performs a validated `ReadMcpResourceTool` call over `peer`: sends `resources/read`, waits at
+/// most the call's timeout, and renders the model's output (or the tool error).
+pub async fn read_resource(peer: &Peer<RoleClient>, call: ReadCall) -> Result<String, ToolError> {
+    let params: serde_json::Value = serde_json::from_str(&call.params_json()).expect("the core writes JSON");
+    let request = ClientRequest::CustomRequest(CustomRequest::new(ReadCall::METHOD, Some(params)));
+    let fetched = match tokio::time::timeout(call.remaining(Duration::ZERO), send(peer, request)).await {
+        Err(_elapsed) => Fetched::TimedOut,
+        Ok(Err(error)) => from_service_error(error),
+        Ok(Ok(ServerResult::ReadResourceResult(r))) => {
+            serde_json::to_string(&r).map_or(Fetched::Malformed, Fetched::Page)
+        }
+        Ok(Ok(ServerResult::CustomResult(raw))) => {
+            serde_json::to_string(&raw.0).map_or(Fetched::Malformed, Fetched::Page)
+        }
+        Ok(Ok(_)) => Fetched::Malformed,
+    };
+    call.finish(fetched.as_outcome())
+}
+
 /// Does the server behind `peer` declare the `resources` capability? `false` when the peer has
 /// no server info (not initialized). The rule is the core's [`has_resources_capability`],
 /// applied to the capabilities as rmcp holds them.
@@ -135,27 +155,6 @@ pub fn declares_resources(peer: &Peer<RoleClient>) -> bool {
 
 fn capabilities_declare_resources(info: &ServerPeerInfo) -> bool {
     serde_json::to_string(&info.capabilities).is_ok_and(|json| has_resources_capability(&json))
-}
-
-/// The owned form of an [`Outcome`].
-enum Fetched {
-    Page(String),
-    RpcError(i64),
-    Malformed,
-    Transport,
-    TimedOut,
-}
-
-impl Fetched {
-    fn as_outcome(&self) -> Outcome<'_> {
-        match self {
-            Fetched::Page(text) => Outcome::Page(text),
-            Fetched::RpcError(code) => Outcome::RpcError { code: *code },
-            Fetched::Malformed => Outcome::Malformed,
-            Fetched::Transport => Outcome::Transport,
-            Fetched::TimedOut => Outcome::TimedOut,
-        }
-    }
 }
 
 /// Sends one list request and waits at most `remaining` for its answer.

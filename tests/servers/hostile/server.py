@@ -6,8 +6,8 @@
 Over stdio it speaks NDJSON JSON-RPC (one message per line); with `--http PORT` it serves a minimal
 streamable-HTTP endpoint, `POST http://127.0.0.1:PORT/mcp` (a JSON response, or an SSE stream when
 notifications go with it; notifications get 202). It answers `initialize` (echoing the client's
-protocol version, with the `resources` capability and `listChanged`), `ping`, and the two list
-methods. The first `--good` traversals (default 1) of each list are well-formed: two templates, one
+protocol version, with the `resources` capability and `listChanged`), `ping`, the two list
+methods, and `resources/read` in every case (see `read_result`). The first `--good` traversals (default 1) of each list are well-formed: two templates, one
 resource, one page each. After that, the list(s) the case names misbehave as the case says. The
 cases and the error code each must produce are in `cases.json` next to this file (read by the Rust,
 Python and Node runners); `--log PATH` appends one JSON line per request received, so a runner can
@@ -77,6 +77,16 @@ CASES = {
     "mnf_templates",
     "mnf_resources",
 }
+
+
+def read_result(uri: str) -> dict[str, Any]:
+    """`resources/read`, in every case: `file:///big.txt` is 1 MiB of text (`BEGIN` first); any other
+    `file:///` URI is a text full of invisible, bidi and escape characters; anything else is -32002."""
+    if uri == "file:///big.txt":
+        text = ("BEGIN " + "0123456789abcdef" * 65_536)[:1_048_576]
+    else:
+        text = f"\u202econtents\u200b of \x1b[31m{uri}\x1b[0m\U000e0041\n\tend"
+    return {"contents": [{"uri": uri, "mimeType": "text/plain\u200b", "text": text}], "_meta": {"secret": "x"}}
 
 
 def dumps(message: Any) -> bytes:
@@ -152,6 +162,11 @@ class Behaviour:
             )
         if method == "ping":
             return result({})
+        uri = (message.get("params") or {}).get("uri", "")
+        if method == "resources/read" and isinstance(uri, str) and uri.startswith("file:///"):
+            return result(read_result(uri))
+        if method == "resources/read":
+            return error(-32002, f"Resource not found: {uri}")
         if method not in (TEMPLATES, RESOURCES):
             return error(-32601, f"Method not found: {method}")
         params = message.get("params") or {}

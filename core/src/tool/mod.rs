@@ -1,8 +1,9 @@
-//! `ListMcpResourceTemplatesTool` and `ListMcpResourcesTool`: the model-facing listings of the
-//! catalog's resource templates and concrete resources.
+//! The model-facing resource tools: `ListMcpResourceTemplatesTool` and `ListMcpResourcesTool`
+//! (the listings of the catalog's resource templates and concrete resources, here) and
+//! `ReadMcpResourceTool` ([`read`]).
 //!
-//! The specs (name, description, input schema, annotations) come from here so every language
-//! ships the same text. [`render`] (templates) and [`render_resources`] turn a catalog and the
+//! The specs (name, description, input schema and its strict form, annotations) come from here so
+//! every language ships the same text. [`render`] (templates) and [`render_resources`] turn a catalog and the
 //! model's input into compact JSON:
 //!
 //! ```json
@@ -21,6 +22,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::catalog::{Catalog, CatalogError, Failure};
+
+pub mod read;
+
+pub use read::{ReadCall, ReadConfig, ReadInput};
 
 /// The templates tool's name.
 pub const NAME: &str = crate::catalog::LIST_RESOURCE_TEMPLATES_TOOL;
@@ -63,6 +68,10 @@ pub struct ToolSpec {
     pub description: &'static str,
     /// The JSON schema of the input.
     pub input_schema: Value,
+    /// The same schema in the strict form some hosts require (OpenAI's strict function calling,
+    /// the OpenAI Agents SDK's default): every property listed in `required`, each optional one
+    /// typed to also accept `null` (which the tool reads as absent).
+    pub strict_input_schema: Value,
     /// MCP tool annotations (`readOnlyHint: true`).
     pub annotations: Value,
     /// Hosts that defer rarely used tools (loaded on demand) should defer this one.
@@ -70,6 +79,23 @@ pub struct ToolSpec {
 }
 
 impl ToolSpec {
+    fn new(
+        name: &'static str,
+        description: &'static str,
+        input_schema: Value,
+        title: &str,
+        deferred: bool,
+    ) -> ToolSpec {
+        ToolSpec {
+            name,
+            description,
+            strict_input_schema: strict(&input_schema),
+            input_schema,
+            annotations: json!({"title": title, "readOnlyHint": true, "openWorldHint": false}),
+            deferred,
+        }
+    }
+
     /// The spec as compact JSON text.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("the spec always serializes")
@@ -86,11 +112,39 @@ pub fn resources_spec() -> ToolSpec {
     tool_spec(RESOURCES_NAME, RESOURCES_DESCRIPTION, "resources", "List MCP resources")
 }
 
+/// The spec of the resource tool named `name` (one of [`crate::catalog::RESOURCE_TOOLS`]).
+pub fn spec_of(name: &str) -> Option<ToolSpec> {
+    match name {
+        NAME => Some(spec()),
+        RESOURCES_NAME => Some(resources_spec()),
+        read::NAME => Some(read::spec()),
+        _ => None,
+    }
+}
+
+/// `schema`'s strict form: every property required, the optional ones also `null`.
+fn strict(schema: &Value) -> Value {
+    let mut out = schema.clone();
+    let required: Vec<Value> = schema["required"].as_array().cloned().unwrap_or_default();
+    if let Some(props) = out["properties"].as_object_mut() {
+        for (key, prop) in props.iter_mut() {
+            if !required.iter().any(|r| r == key.as_str()) {
+                if let Some(t) = prop["type"].as_str() {
+                    prop["type"] = json!([t, "null"]);
+                }
+            }
+        }
+        let all: Vec<Value> = props.keys().map(|k| Value::from(k.as_str())).collect();
+        out["required"] = Value::Array(all);
+    }
+    out
+}
+
 fn tool_spec(name: &'static str, description: &'static str, items: &str, title: &str) -> ToolSpec {
-    ToolSpec {
+    ToolSpec::new(
         name,
         description,
-        input_schema: json!({
+        json!({
             "type": "object",
             "properties": {
                 "server": {"type": "string", "description": format!("List only this server's {items}.")},
@@ -100,9 +154,9 @@ fn tool_spec(name: &'static str, description: &'static str, items: &str, title: 
             },
             "additionalProperties": false
         }),
-        annotations: json!({"title": title, "readOnlyHint": true, "openWorldHint": false}),
-        deferred: true,
-    }
+        title,
+        true,
+    )
 }
 
 /// The tool's input.
@@ -179,6 +233,50 @@ pub enum ToolError {
         /// What is wrong.
         reason: String,
     },
+    /// The read tool's URI is neither a resource the server listed nor fits one of its templates.
+    #[error("The URI is not a resource server \"{server}\" listed, nor does it fit one of its resource templates. Read a URI from ListMcpResourcesTool, or fill in a template from ListMcpResourceTemplatesTool, of the same server.")]
+    UnlistedUri {
+        /// The server named.
+        server: String,
+    },
+    /// Matching the read tool's URI against the server's templates gave up.
+    #[error("Matching the URI against server \"{server}\"'s resource templates gave up (too many ways to split it). Read a URI from ListMcpResourcesTool, or a simpler filling of a template.")]
+    MatchLimit {
+        /// The server named.
+        server: String,
+    },
+    /// The server answered the read with a JSON-RPC error (only its code is kept).
+    #[error("Server \"{server}\" could not read the resource: JSON-RPC error {code}{}.", if *not_found { " (resource not found)" } else { "" })]
+    ReadFailed {
+        /// The server read from.
+        server: String,
+        /// The JSON-RPC error code.
+        code: i64,
+        /// The code is the specification's "resource not found".
+        not_found: bool,
+    },
+    /// The transport failed during the read (or no connection is attached).
+    #[error("Server \"{server}\" could not be reached to read the resource (the transport failed).")]
+    ReadTransport {
+        /// The server read from.
+        server: String,
+    },
+    /// The read took longer than its timeout.
+    #[error("Server \"{server}\" did not answer the read within {} ms.", max.as_millis())]
+    ReadDeadline {
+        /// The server read from.
+        server: String,
+        /// The timeout.
+        max: std::time::Duration,
+    },
+    /// The read's result broke the schema.
+    #[error("Server \"{server}\" answered the read with a malformed result ({reason}).")]
+    ReadMalformed {
+        /// The server read from.
+        server: String,
+        /// What was wrong (fixed text).
+        reason: &'static str,
+    },
 }
 
 impl ToolError {
@@ -188,6 +286,34 @@ impl ToolError {
             ToolError::UnknownServer(e) => e.code(),
             ToolError::OutputTooLarge { .. } => ErrorCode::OutputTooLarge,
             ToolError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+            ToolError::UnlistedUri { .. } => ErrorCode::UnlistedUri,
+            ToolError::MatchLimit { .. } => ErrorCode::MatchLimit,
+            ToolError::ReadFailed { .. } => ErrorCode::ServerError,
+            ToolError::ReadTransport { .. } => ErrorCode::TransportError,
+            ToolError::ReadDeadline { .. } => ErrorCode::Deadline,
+            ToolError::ReadMalformed { .. } => ErrorCode::MalformedResult,
+        }
+    }
+
+    /// The server the error is about: the read's, or the unknown one the input named.
+    pub fn server(&self) -> Option<&str> {
+        match self {
+            ToolError::UnknownServer(e) => e.server(),
+            ToolError::UnlistedUri { server }
+            | ToolError::MatchLimit { server }
+            | ToolError::ReadFailed { server, .. }
+            | ToolError::ReadTransport { server }
+            | ToolError::ReadDeadline { server, .. }
+            | ToolError::ReadMalformed { server, .. } => Some(server),
+            ToolError::OutputTooLarge { .. } | ToolError::InvalidArgument { .. } => None,
+        }
+    }
+
+    /// The JSON-RPC code of a read the server refused.
+    pub fn rpc_code(&self) -> Option<i64> {
+        match self {
+            ToolError::ReadFailed { code, .. } => Some(*code),
+            _ => None,
         }
     }
 }
@@ -255,6 +381,16 @@ fn render_page<T: Serialize>(
 /// [`render`] from the model's input as JSON text.
 pub fn call(catalog: &Catalog, input_json: &str) -> Result<String, ToolError> {
     render(catalog, &Input::from_json(input_json)?)
+}
+
+/// Either listing tool by name ([`NAME`] or [`RESOURCES_NAME`]); any other name is
+/// `invalid_argument` (the read tool is a [`ReadCall`]).
+pub fn render_listing(catalog: &Catalog, name: &str, input: &Input) -> Result<String, ToolError> {
+    match name {
+        NAME => render(catalog, input),
+        RESOURCES_NAME => render_resources(catalog, input),
+        _ => Err(ToolError::InvalidArgument { reason: "not a listing tool of mcplens".to_owned() }),
+    }
 }
 
 /// [`render_resources`] from the model's input as JSON text.

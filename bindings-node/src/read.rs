@@ -1,0 +1,106 @@
+//! `ReadMcpResourceTool` for Node (`mcplens::tool::read`): one read, sans-IO, with the same
+//! `remaining`/`accept*` calls as the `Pager` so the facade sends it the same way; the tools'
+//! specs by name; either listing tool by name. Every rule is the core's.
+
+use mcplens::discovery::{Fetched, Outcome};
+use mcplens::tool::{self, ReadCall, ReadConfig};
+use napi_derive::napi;
+
+use crate::{instant, tool_error, NativeCatalog, Result};
+
+/// One `ReadMcpResourceTool` call, validated against the catalog.
+#[napi]
+pub struct NativeReadCall {
+    inner: ReadCall,
+    fetched: Option<Fetched>,
+}
+
+#[napi]
+impl NativeReadCall {
+    /// Validates the model's input (JSON text) against `catalog` at `nowMs`, with the read settings
+    /// `{anyUri, maxOutputChars, timeoutMs}` (JSON text; missing keys take the defaults; none: the
+    /// catalog's).
+    #[napi(constructor)]
+    pub fn new(catalog: &NativeCatalog, input_json: String, config_json: Option<String>, now_ms: f64) -> Result<Self> {
+        let now = instant("", now_ms)?;
+        let config = config_json.as_deref().map_or(Ok(catalog.read), ReadConfig::from_json).map_err(tool_error)?;
+        let inner = ReadCall::from_json(catalog.lock().catalog(), &input_json, &config, now).map_err(tool_error)?;
+        Ok(NativeReadCall { inner, fetched: None })
+    }
+
+    /// The server to read from.
+    #[napi(getter)]
+    pub fn server(&self) -> String {
+        self.inner.server().to_owned()
+    }
+
+    /// The URI to read.
+    #[napi(getter)]
+    pub fn uri(&self) -> String {
+        self.inner.uri().to_owned()
+    }
+
+    /// The JSON-RPC code accepted, if any.
+    #[napi(getter)]
+    pub fn rpc_code(&self) -> Option<i64> {
+        match self.fetched {
+            Some(Fetched::RpcError(code)) => Some(code),
+            _ => None,
+        }
+    }
+
+    /// Milliseconds the host may still wait for the answer at `nowMs`.
+    #[napi]
+    pub fn remaining(&self, now_ms: f64) -> Result<f64> {
+        Ok(self.inner.remaining(instant(self.inner.server(), now_ms)?).as_secs_f64() * 1000.0)
+    }
+
+    /// The `resources/read` result, as JSON text.
+    #[napi]
+    pub fn accept_page(&mut self, page: String, _now_ms: f64) {
+        self.fetched = Some(Fetched::Page(page));
+    }
+
+    /// A JSON-RPC error answer (only the code is kept).
+    #[napi]
+    pub fn accept_rpc_error(&mut self, code: i64, _now_ms: f64) {
+        self.fetched = Some(Fetched::RpcError(code));
+    }
+
+    /// The host's client refused the result's shape.
+    #[napi]
+    pub fn accept_malformed(&mut self, _now_ms: f64) {
+        self.fetched = Some(Fetched::Malformed);
+    }
+
+    /// The transport failed (or no connection is attached).
+    #[napi]
+    pub fn accept_transport_error(&mut self, _now_ms: f64) {
+        self.fetched = Some(Fetched::Transport);
+    }
+
+    /// The host's timeout (`remaining`) fired.
+    #[napi]
+    pub fn accept_timeout(&mut self, _now_ms: f64) {
+        self.fetched = Some(Fetched::TimedOut);
+    }
+
+    /// The model's output for what was accepted (nothing accepted: a transport failure).
+    #[napi]
+    pub fn finish(&self) -> Result<String> {
+        self.inner.finish(self.fetched.as_ref().map_or(Outcome::Transport, Fetched::as_outcome)).map_err(tool_error)
+    }
+}
+
+/// The spec of the resource tool named `name` as JSON text, or `null` for any other name.
+#[napi]
+pub fn tool_spec(name: String) -> Option<String> {
+    tool::spec_of(&name).map(|s| s.to_json())
+}
+
+/// Either listing tool by name on the model's input (JSON text): the output JSON text.
+#[napi]
+pub fn call_listing_tool(catalog: &NativeCatalog, name: String, input_json: String) -> Result<String> {
+    let input = tool::Input::from_json(&input_json).map_err(tool_error)?;
+    tool::render_listing(catalog.lock().catalog(), &name, &input).map_err(tool_error)
+}

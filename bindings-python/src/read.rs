@@ -1,0 +1,144 @@
+//! `ReadMcpResourceTool` for Python (`mcplens::tool::read`): its settings and one read, sans-IO.
+//! `mcplens.Catalog.call_tool` performs the read with the `mcp` SDK; every rule is the core's.
+
+use mcplens::discovery::Outcome;
+use mcplens::tool::{self, ReadCall, ReadConfig};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+use crate::{duration, error, instant, json_text, tool_error, McplensError, PyCatalog, PyToolSpec};
+
+/// The read tool's settings: `any_uri` (read URIs the server did not list, default False),
+/// `max_output_chars` (the output cap, 1,000 to 10,000,000, default 100,000), `timeout` (seconds,
+/// up to 600, default 30).
+#[pyclass(name = "ReadConfig", module = "mcplens._core", frozen)]
+pub(crate) struct PyReadConfig {
+    pub(crate) inner: ReadConfig,
+}
+
+getters! { PyReadConfig, |s| {
+    any_uri: bool = s.inner.any_uri;
+    max_output_chars: usize = s.inner.max_output_chars;
+    timeout: f64 = s.inner.timeout.as_secs_f64();
+}}
+
+#[pymethods]
+impl PyReadConfig {
+    #[new]
+    #[pyo3(signature = (*, any_uri = false, max_output_chars = 100_000, timeout = 30.0))]
+    fn new(py: Python<'_>, any_uri: bool, max_output_chars: usize, timeout: f64) -> PyResult<Self> {
+        let inner = ReadConfig { any_uri, max_output_chars, timeout: duration(timeout).unwrap_or_default() };
+        inner.validate().map_err(|e| error::<McplensError>(py, e.to_string(), e.code().as_str(), None, None))?;
+        Ok(PyReadConfig { inner })
+    }
+
+    fn __repr__(&self) -> String {
+        let c = self.inner;
+        format!(
+            "ReadConfig(any_uri={}, max_output_chars={}, timeout={:?})",
+            if c.any_uri { "True" } else { "False" },
+            c.max_output_chars,
+            c.timeout.as_secs_f64()
+        )
+    }
+}
+
+/// One `ReadMcpResourceTool` call, validated against the catalog: send `method` with `params`
+/// over `server`'s session, wait at most `remaining()`, then `finish` with what happened.
+#[pyclass(name = "ReadCall", module = "mcplens._core", frozen)]
+struct PyReadCall {
+    inner: ReadCall,
+}
+
+getters! { PyReadCall, |s| {
+    /// The server to read from.
+    server: String = s.inner.server().to_owned();
+    /// The URI to read.
+    uri: String = s.inner.uri().to_owned();
+}}
+
+#[pymethods]
+impl PyReadCall {
+    /// Validates the model's `arguments` (a dict, its JSON text) against `catalog` with `config`
+    /// (default: the catalog's); raises `ToolError`.
+    #[new]
+    #[pyo3(signature = (catalog, arguments, *, config = None, now = None))]
+    fn new(
+        py: Python<'_>,
+        catalog: &PyCatalog,
+        arguments: &Bound<'_, PyAny>,
+        config: Option<PyRef<'_, PyReadConfig>>,
+        now: Option<f64>,
+    ) -> PyResult<Self> {
+        let now = instant(py, now)?;
+        let json = match arguments.cast::<PyString>() {
+            Ok(text) => text.to_str()?.to_owned(),
+            Err(_) => {
+                pythonize::depythonize::<serde_json::Value>(arguments).map_or_else(|_| "0".into(), |v| v.to_string())
+            }
+        };
+        let config = config.map_or(catalog.read, |c| c.inner);
+        py.detach(|| ReadCall::from_json(catalog.lock().catalog(), &json, &config, now))
+            .map(|inner| PyReadCall { inner })
+            .map_err(|e| tool_error(py, &e, None))
+    }
+
+    /// `"resources/read"`.
+    #[getter]
+    fn method(&self) -> &'static str {
+        ReadCall::METHOD
+    }
+
+    /// The request's params: `{"uri": …}`.
+    #[getter]
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("uri", self.inner.uri())?;
+        Ok(d)
+    }
+
+    /// Seconds the host may still wait for the answer.
+    #[pyo3(signature = (now = None))]
+    fn remaining(&self, py: Python<'_>, now: Option<f64>) -> PyResult<f64> {
+        Ok(self.inner.remaining(instant(py, now)?).as_secs_f64())
+    }
+
+    /// The model's output for what became of the request — `"page"` (the result's JSON text, `str`
+    /// or UTF-8 `bytes`), `"rpc"` (the JSON-RPC error code), `"malformed"`, `"transport"` or
+    /// `"timeout"` — or raises `ToolError`.
+    #[pyo3(signature = (outcome, value = None))]
+    fn finish(&self, py: Python<'_>, outcome: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
+        let outcome = match (outcome, value) {
+            ("page", Some(v)) => json_text(v)?.map_or(Outcome::Malformed, Outcome::Page),
+            ("rpc", Some(v)) => Outcome::RpcError { code: v.extract()? },
+            ("transport", _) => Outcome::Transport,
+            ("timeout", _) => Outcome::TimedOut,
+            _ => Outcome::Malformed,
+        };
+        py.detach(|| self.inner.finish(outcome)).map_err(|e| tool_error(py, &e, None))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<ReadCall server={:?}>", self.inner.server())
+    }
+}
+
+/// The spec of the resource tool named `name`; `None` for any other name.
+#[pyfunction]
+fn tool_spec(name: &str) -> Option<PyToolSpec> {
+    tool::spec_of(name).map(|inner| PyToolSpec { inner })
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyReadConfig>()?;
+    m.add_class::<PyReadCall>()?;
+    for (constant, name) in [
+        ("LIST_RESOURCE_TEMPLATES_TOOL", tool::NAME),
+        ("LIST_RESOURCES_TOOL", tool::RESOURCES_NAME),
+        ("READ_RESOURCE_TOOL", tool::read::NAME),
+    ] {
+        m.add(constant, tool_spec(name))?;
+    }
+    m.add_function(wrap_pyfunction!(tool_spec, m)?)?;
+    Ok(())
+}

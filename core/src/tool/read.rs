@@ -1,0 +1,483 @@
+//! `ReadMcpResourceTool`: the model reads one resource of a connected server, bounded.
+//!
+//! Sans-IO, like the [`Pager`](crate::Pager): [`ReadCall::new`] validates the model's input
+//! against the catalog and the [`ReadConfig`]; the host sends [`ReadCall::METHOD`] with
+//! [`params_json`](ReadCall::params_json) over the server's connection, waits at most
+//! [`remaining`](ReadCall::remaining), and hands what happened to [`ReadCall::finish`], which
+//! renders the model's output or the tool error:
+//!
+//! ```json
+//! {"server":"docs","uri":"file:///a","contents":[{"uri":"file:///a","mimeType":"text/plain","text":"…"},
+//!  {"uri":"file:///logo","mimeType":"image/png","blobBytes":1234}],"removedChars":2,
+//!  "truncated":{"textChars":1048576,"shownChars":99700,"omittedContents":0,"maxOutputChars":100000}}
+//! ```
+//!
+//! - The URI must be one the server listed, or fit one of its listed templates
+//!   ([`Catalog::match_uri`](Catalog::match_uri) over that server's templates), unless
+//!   [`ReadConfig::any_uri`]; a match that gave up is `match_limit`. Refusals name the rule and
+//!   the server, never the URI.
+//! - Text is sanitized as the catalog's descriptions are (invisible, control and bidi characters
+//!   removed and counted in `removedChars`; `\n` and `\t` kept) but without the 2,048-character
+//!   field cap: only the output cap applies. Content URIs and MIME types are labels (capped).
+//! - `_meta` and every other field is dropped; a blob is summarized by its decoded size, never
+//!   its base64.
+//! - The output is at most [`ReadConfig::max_output_chars`] characters: past it, text is cut in
+//!   content order and later contents omitted, and `truncated` says how much was shown.
+//! - A JSON-RPC error keeps only its code (`-32002` is named: resource not found); a read past
+//!   [`ReadConfig::timeout`] is `deadline`.
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{ToolError, ToolSpec, MAX_OUTPUT_CHARS};
+use crate::catalog::Catalog;
+use crate::discovery::Outcome;
+use crate::sanitize;
+use crate::template::MAX_URI_BYTES;
+
+/// The read tool's name.
+pub const NAME: &str = crate::catalog::READ_RESOURCE_TOOL;
+
+/// The read tool's description, shown to the model.
+pub const DESCRIPTION: &str = "Reads one resource of a connected MCP server. Give the server's name as \"server\" \
+and the resource's URI as \"uri\": a URI from the resource listing, or one built by filling in a resource template \
+of the same server (from the template listing). Returns the resource's contents: text as text, binary contents \
+by MIME type and size only. Long contents are cut to the output limit and \"truncated\" then says how much was \
+shown.";
+
+/// How long a read may take by default.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The smallest output cap accepted.
+pub const MIN_OUTPUT_CHARS: usize = 1_000;
+
+/// The largest output cap accepted.
+pub const MAX_OUTPUT_CHARS_LIMIT: usize = 10_000_000;
+
+/// The longest timeout accepted.
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The JSON-RPC code the MCP specification gives "resource not found".
+const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// The read tool's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct ReadConfig {
+    /// Read any URI the model names on a server of the catalog, not only listed ones or ones that
+    /// fit a listed template (default `false`).
+    pub any_uri: bool,
+    /// The cap on the rendered output, in Unicode scalar values (default 100,000).
+    pub max_output_chars: usize,
+    /// How long the read may take (default 30 s).
+    #[serde(rename = "timeoutMs", with = "crate::discovery::millis")]
+    pub timeout: Duration,
+}
+
+impl Default for ReadConfig {
+    fn default() -> ReadConfig {
+        ReadConfig { any_uri: false, max_output_chars: MAX_OUTPUT_CHARS, timeout: DEFAULT_TIMEOUT }
+    }
+}
+
+impl ReadConfig {
+    /// Checks the bounds: `maxOutputChars` from 1,000 to 10,000,000, `timeoutMs` from 1 to 600,000.
+    pub fn validate(&self) -> Result<(), ToolError> {
+        let reason = if !(MIN_OUTPUT_CHARS..=MAX_OUTPUT_CHARS_LIMIT).contains(&self.max_output_chars) {
+            "maxOutputChars must be from 1000 to 10000000"
+        } else if self.timeout.is_zero() || self.timeout > MAX_TIMEOUT {
+            "timeoutMs must be from 1 to 600000"
+        } else {
+            return Ok(());
+        };
+        Err(ToolError::InvalidArgument { reason: format!("read settings: {reason}") })
+    }
+
+    /// Parses and checks settings from JSON text (`{"anyUri","maxOutputChars","timeoutMs"}`, each
+    /// optional; `null` means the defaults).
+    pub fn from_json(text: &str) -> Result<ReadConfig, ToolError> {
+        let config: Option<ReadConfig> = serde_json::from_str(text).map_err(|_| ToolError::InvalidArgument {
+            reason: "read settings: expected {anyUri?: boolean, maxOutputChars?: integer, timeoutMs?: integer}"
+                .to_owned(),
+        })?;
+        let config = config.unwrap_or_default();
+        config.validate()?;
+        Ok(config)
+    }
+}
+
+/// The read tool's spec.
+pub fn spec() -> ToolSpec {
+    let input_schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "server": {"type": "string", "description": "The server to read from, as the listings name it."},
+            "uri": {"type": "string", "description": "The resource's URI: listed, or a filled-in template of that server."}
+        },
+        "required": ["server", "uri"],
+        "additionalProperties": false
+    });
+    ToolSpec::new(NAME, DESCRIPTION, input_schema, "Read an MCP resource", true)
+}
+
+/// The read tool's input.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadInput {
+    /// The server to read from.
+    pub server: String,
+    /// The URI to read.
+    pub uri: String,
+}
+
+impl ReadInput {
+    /// Parses the model's input (JSON text).
+    pub fn from_json(text: &str) -> Result<ReadInput, ToolError> {
+        let v: Value = serde_json::from_str(text).map_err(|_| invalid("the input is not a JSON object"))?;
+        ReadInput::from_value(v)
+    }
+
+    /// Parses the model's input (a JSON value): an object with the strings `server` and `uri`.
+    pub fn from_value(v: Value) -> Result<ReadInput, ToolError> {
+        let Some(obj) = v.as_object() else { return Err(invalid("the input is not an object")) };
+        for key in ["server", "uri"] {
+            match obj.get(key) {
+                Some(Value::String(_)) => {}
+                None | Some(Value::Null) => return Err(invalid(&format!("\"{key}\" is required"))),
+                Some(_) => return Err(invalid(&format!("\"{key}\" must be a string"))),
+            }
+        }
+        if let Some(k) = obj.keys().find(|k| !matches!(k.as_str(), "server" | "uri")) {
+            let k: String = sanitize::label(k).chars().take(64).collect();
+            return Err(invalid(&format!("unknown input field \"{k}\"")));
+        }
+        serde_json::from_value(v).map_err(|_| invalid("the input is not an object"))
+    }
+}
+
+fn invalid(reason: &str) -> ToolError {
+    ToolError::InvalidArgument { reason: reason.to_owned() }
+}
+
+/// One read, validated: what the host sends, and the rendering of what came back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadCall {
+    server: String,
+    uri: String,
+    config: ReadConfig,
+    deadline: Duration,
+}
+
+impl ReadCall {
+    /// The JSON-RPC method the host sends.
+    pub const METHOD: &'static str = "resources/read";
+
+    /// Validates `input` against `catalog` at `now` (the host's monotonic clock): the server is in
+    /// the catalog; the URI is at most 8,192 bytes, has no control or invisible character, and —
+    /// unless `config.any_uri` — is a resource the server listed or fits one of its templates.
+    pub fn new(
+        catalog: &Catalog,
+        input: &ReadInput,
+        config: &ReadConfig,
+        now: Duration,
+    ) -> Result<ReadCall, ToolError> {
+        config.validate()?;
+        let server = input.server.as_str();
+        catalog.status(server, now).map_err(ToolError::UnknownServer)?;
+        let uri = input.uri.as_str();
+        if uri.is_empty() || uri.len() > MAX_URI_BYTES {
+            return Err(invalid("\"uri\" must be from 1 to 8192 bytes"));
+        }
+        if uri.chars().any(|c| c.is_control() || c.is_whitespace() || sanitize::is_forbidden_invisible(c)) {
+            return Err(invalid("\"uri\" holds a control, whitespace or invisible character"));
+        }
+        if !config.any_uri && !catalog.resources(Some(server)).unwrap_or_default().iter().any(|r| r.uri == uri) {
+            let found = catalog.match_uri_in(Some(server), uri).unwrap_or_default();
+            if found.matches.is_empty() {
+                return Err(if found.skipped > 0 {
+                    ToolError::MatchLimit { server: server.to_owned() }
+                } else {
+                    ToolError::UnlistedUri { server: server.to_owned() }
+                });
+            }
+        }
+        Ok(ReadCall {
+            server: server.to_owned(),
+            uri: uri.to_owned(),
+            config: *config,
+            deadline: now.saturating_add(config.timeout),
+        })
+    }
+
+    /// [`ReadCall::new`] from the model's input as JSON text.
+    pub fn from_json(
+        catalog: &Catalog,
+        input_json: &str,
+        config: &ReadConfig,
+        now: Duration,
+    ) -> Result<ReadCall, ToolError> {
+        ReadCall::new(catalog, &ReadInput::from_json(input_json)?, config, now)
+    }
+
+    /// The server to read from.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// The URI to read.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// The request's `params`: `{"uri": …}` as compact JSON text.
+    pub fn params_json(&self) -> String {
+        serde_json::json!({ "uri": self.uri }).to_string()
+    }
+
+    /// The read's settings.
+    pub fn config(&self) -> &ReadConfig {
+        &self.config
+    }
+
+    /// How long the host may still wait for the answer.
+    pub fn remaining(&self, now: Duration) -> Duration {
+        self.deadline.saturating_sub(now)
+    }
+
+    /// The model's output for what became of the request: the rendered contents, or the tool
+    /// error (`server_error`, `transport_error`, `deadline`, `malformed_result`).
+    pub fn finish(&self, outcome: Outcome<'_>) -> Result<String, ToolError> {
+        let server = self.server.clone();
+        match outcome {
+            Outcome::Page(text) => self.render(text),
+            Outcome::RpcError { code } => {
+                Err(ToolError::ReadFailed { server, code, not_found: code == RESOURCE_NOT_FOUND })
+            }
+            Outcome::Transport => Err(ToolError::ReadTransport { server }),
+            Outcome::TimedOut => Err(ToolError::ReadDeadline { server, max: self.config.timeout }),
+            Outcome::Malformed => {
+                Err(ToolError::ReadMalformed { server, reason: "the host's client refused the result" })
+            }
+        }
+    }
+
+    fn render(&self, text: &str) -> Result<String, ToolError> {
+        let malformed = |reason| ToolError::ReadMalformed { server: self.server.clone(), reason };
+        let fixed = crate::discovery::replace_lone_surrogates(text);
+        let raw: RawResult<'_> = serde_json::from_str(fixed.as_deref().unwrap_or(text))
+            .map_err(|_| malformed("expected {contents: [{uri, text | blob}]}"))?;
+        let mut removed = 0usize;
+        let mut contents = Vec::with_capacity(raw.contents.len());
+        for c in &raw.contents {
+            let body = match (&c.text, &c.blob) {
+                (Some(t), None) => {
+                    let clean = sanitize::content(t);
+                    if let Cow::Owned(s) = &clean {
+                        removed += t.chars().count() - s.chars().count();
+                    }
+                    Body::Text(clean)
+                }
+                (None, Some(b)) => Body::Blob(decoded_len(b).ok_or_else(|| malformed("a blob is not base64"))?),
+                _ => return Err(malformed("a content has neither text nor blob, or both")),
+            };
+            contents.push(Content {
+                uri: sanitize::label(&c.uri),
+                mime_type: c.mime_type.as_deref().map(sanitize::label),
+                body,
+            });
+        }
+        let max = self.config.max_output_chars;
+        let out = self.write(&contents, removed, None);
+        if char_len(&out) <= max {
+            return Ok(out);
+        }
+        // Over the cap: shown as much text as fits after the fixed parts, in content order.
+        let text_chars: usize = contents.iter().map(|c| c.body.text().map_or(0, |t| t.chars().count())).sum();
+        let worst =
+            Truncated { text_chars, shown_chars: text_chars, omitted_contents: contents.len(), max_output_chars: max };
+        let mut budget = max.saturating_sub(char_len(&self.write(&[], removed, Some(&worst))));
+        let mut kept: Vec<Content<'_>> = Vec::new();
+        let mut shown = 0usize;
+        for c in &contents {
+            let empty = Content { uri: c.uri.clone(), mime_type: c.mime_type.clone(), body: c.body.emptied() };
+            let fixed = char_len(&serde_json::to_string(&empty).expect("contents serialize")) + 1;
+            if fixed > budget {
+                break;
+            }
+            budget -= fixed;
+            let Some(t) = c.body.text() else {
+                kept.push(empty);
+                continue;
+            };
+            let (cut, chars, whole) = cut_to(t, budget);
+            budget = budget.saturating_sub(char_len(&serde_json::to_string(cut).expect("a str serializes")) - 2);
+            shown += chars;
+            kept.push(Content { body: Body::Text(Cow::Borrowed(cut)), ..empty });
+            if !whole {
+                break;
+            }
+        }
+        let truncated = Truncated {
+            text_chars,
+            shown_chars: shown,
+            omitted_contents: contents.len() - kept.len(),
+            max_output_chars: max,
+        };
+        let out = self.write(&kept, removed, Some(&truncated));
+        debug_assert!(char_len(&out) <= max, "the truncated output fits its cap");
+        Ok(out)
+    }
+
+    fn write(&self, contents: &[Content<'_>], removed: usize, truncated: Option<&Truncated>) -> String {
+        let mut out = Vec::with_capacity(256);
+        let mut ser = serde_json::Serializer::new(&mut out);
+        let mut map = ser.serialize_map(None).expect("writing to a Vec cannot fail");
+        map.serialize_entry("server", &self.server).expect("writing to a Vec cannot fail");
+        map.serialize_entry("uri", &self.uri).expect("writing to a Vec cannot fail");
+        map.serialize_entry("contents", contents).expect("writing to a Vec cannot fail");
+        if removed > 0 {
+            map.serialize_entry("removedChars", &removed).expect("writing to a Vec cannot fail");
+        }
+        if let Some(t) = truncated {
+            map.serialize_entry("truncated", t).expect("writing to a Vec cannot fail");
+        }
+        map.end().expect("writing to a Vec cannot fail");
+        String::from_utf8(out).expect("serde_json writes UTF-8")
+    }
+}
+
+/// The longest prefix of `t` whose JSON string body fits `budget` characters: (prefix, its
+/// characters, whether it is all of `t`).
+fn cut_to(t: &str, budget: usize) -> (&str, usize, bool) {
+    let mut used = 0usize;
+    for (chars, (i, c)) in t.char_indices().enumerate() {
+        let w = match c {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            _ => 1,
+        };
+        if used + w > budget {
+            return (&t[..i], chars, false);
+        }
+        used += w;
+    }
+    (t, t.chars().count(), true)
+}
+
+fn char_len(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// The decoded size of standard base64 (whitespace ignored, padding optional); `None` when it is
+/// not base64.
+fn decoded_len(b: &str) -> Option<usize> {
+    let mut n = 0usize;
+    let mut pad = 0usize;
+    for c in b.bytes() {
+        match c {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'+' | b'/' if pad == 0 => n += 1,
+            b'=' if pad < 2 => pad += 1,
+            b' ' | b'\n' | b'\r' | b'\t' => {}
+            _ => return None,
+        }
+    }
+    if pad > 0 && !(n + pad).is_multiple_of(4) {
+        return None;
+    }
+    match n % 4 {
+        1 => None,
+        0 => Some(n / 4 * 3),
+        r => Some(n / 4 * 3 + r - 1),
+    }
+}
+
+#[derive(Deserialize)]
+struct RawResult<'a> {
+    #[serde(borrow)]
+    contents: Vec<RawContent<'a>>,
+}
+
+#[derive(Deserialize)]
+struct RawContent<'a> {
+    #[serde(borrow)]
+    uri: Cow<'a, str>,
+    #[serde(borrow, rename = "mimeType", default)]
+    mime_type: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    blob: Option<Cow<'a, str>>,
+}
+
+#[derive(Serialize)]
+struct Content<'a> {
+    uri: Cow<'a, str>,
+    #[serde(rename = "mimeType", skip_serializing_if = "Option::is_none")]
+    mime_type: Option<Cow<'a, str>>,
+    #[serde(flatten)]
+    body: Body<'a>,
+}
+
+#[derive(Serialize)]
+enum Body<'a> {
+    #[serde(rename = "text")]
+    Text(Cow<'a, str>),
+    #[serde(rename = "blobBytes")]
+    Blob(usize),
+}
+
+impl Body<'_> {
+    fn text(&self) -> Option<&str> {
+        match self {
+            Body::Text(t) => Some(t),
+            Body::Blob(_) => None,
+        }
+    }
+
+    fn emptied(&self) -> Body<'static> {
+        match self {
+            Body::Text(_) => Body::Text(Cow::Borrowed("")),
+            Body::Blob(n) => Body::Blob(*n),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Truncated {
+    text_chars: usize,
+    shown_chars: usize,
+    omitted_contents: usize,
+    max_output_chars: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_sizes() {
+        assert_eq!(decoded_len(""), Some(0));
+        assert_eq!(decoded_len("QQ=="), Some(1));
+        assert_eq!(decoded_len("QUI="), Some(2));
+        assert_eq!(decoded_len("QUJD"), Some(3));
+        assert_eq!(decoded_len("QUJDRA"), Some(4));
+        assert_eq!(decoded_len("QUJD\nRA=="), Some(4));
+        assert_eq!(decoded_len("Q"), None);
+        assert_eq!(decoded_len("QQ=A"), None);
+        assert_eq!(decoded_len("QQ="), None);
+        assert_eq!(decoded_len("Q!=="), None);
+    }
+
+    #[test]
+    fn cut_counts_json_escapes() {
+        assert_eq!(cut_to("abc", 2), ("ab", 2, false));
+        assert_eq!(cut_to("a\"b", 2), ("a", 1, false));
+        assert_eq!(cut_to("a\"b", 3), ("a\"", 2, false));
+        assert_eq!(cut_to("héllo", 9), ("héllo", 5, true));
+    }
+}
