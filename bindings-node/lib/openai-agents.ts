@@ -5,36 +5,23 @@
  * Rust core's (the tool specs' `strictInputSchema`, `Catalog.callTool`, `Catalog.visibleTools` as
  * each tool's `isEnabled`, asked every turn). A refusal or failed read is a `McplensError` whose
  * message is safe for the model: `errorFunction` gives it to the model and the run goes on.
- *
- * An Agents `MCPServer` (`MCPServerStdio`, `MCPServerStreamableHttp`, `MCPServerSSE`), connected,
- * is accepted in place of a client: its v2 SDK `Client` is read from the non-public
- * `underlying.session` (checked against @openai/agents 0.20 by the tests).
  */
 import { tool, type FunctionTool, type MCPServer } from '@openai/agents';
 
 import { Catalog, McplensError, listResourceTemplatesTool, listResourcesTool, readResourceTool, type WatchableClient } from './index.js';
 
-/** Where the tools find their servers: an existing catalog, and/or clients to watch by server name. */
-export interface ResourceToolsOptions {
-  catalog?: Catalog;
-  /** TS SDK 1.x or v2 clients, or Agents `MCPServer`s, connected. */
-  clients?: Readonly<Record<string, WatchableClient | MCPServer>>;
-}
-
-/** The resource tools of a catalog, for an `Agent`'s `tools`. */
-export interface ResourceTools {
-  readonly catalog: Catalog;
-  readonly tools: FunctionTool[];
-}
-
-/** The SDK client of an Agents `MCPServer`, or the client itself. */
-const sessionOf = (c: WatchableClient | MCPServer) => ((c as { underlying?: { session?: WatchableClient } }).underlying?.session ?? c) as WatchableClient;
-
-/** The resource tools over `options.catalog` (or a new one), once each client's watch stands. */
-export async function resourceTools(options: ResourceToolsOptions = {}): Promise<ResourceTools> {
+/**
+ * The resource tools (for an `Agent`'s `tools`) over `catalog` (default: a new one), once the watch
+ * of each of `clients` stands: TS SDK 1.x or v2 `Client`s, or Agents `MCPServer`s
+ * (`MCPServerStdio`, `MCPServerStreamableHttp`, `MCPServerSSE`), connected, by server name. An
+ * `MCPServer`'s v2 SDK `Client` is its non-public `underlying.session` (checked against
+ * `@openai/agents` 0.20 by the tests).
+ */
+export async function resourceTools(options: { catalog?: Catalog; clients?: Readonly<Record<string, WatchableClient | MCPServer>> } = {}) {
   const catalog = options.catalog ?? new Catalog();
-  await Promise.all(Object.entries(options.clients ?? {}).map(([server, c]) => catalog.watch(server, sessionOf(c))));
-  const tools = [listResourceTemplatesTool, listResourcesTool, readResourceTool].map(({ name, description, strictInputSchema }) =>
+  const session = (c: object) => ((c as { underlying?: { session?: WatchableClient } }).underlying?.session ?? c) as WatchableClient;
+  await Promise.all(Object.entries(options.clients ?? {}).map(([server, c]) => catalog.watch(server, session(c))));
+  const tools: FunctionTool[] = [listResourceTemplatesTool, listResourcesTool, readResourceTool].map(({ name, description, strictInputSchema }) =>
     tool({
       name,
       description,
@@ -44,7 +31,7 @@ export async function resourceTools(options: ResourceToolsOptions = {}): Promise
       isEnabled: () => catalog.visibleTools().includes(name),
       errorFunction: (_context, error) => {
         if (error instanceof McplensError) return error.message;
-        throw error;
+        throw error; // not a refusal: a defect, which ends the run
       },
     }) as FunctionTool,
   );

@@ -161,6 +161,24 @@ for (const [sdk, connect] of Object.entries(SDKS)) {
   });
 }
 
+test("the catalog's read settings are the tools' (maxOutputChars 5,000: the adapter adds no cap of its own)", async () => {
+  const client = await SDKS.v2([READS_SERVER, 'hostile']);
+  try {
+    const resources = await resourceTools({ catalog: new Catalog({ read: { maxOutputChars: 5_000 } }), clients: { notes: client } });
+    const { result } = await run(resources, [
+      () => ({ tool: 'ListMcpResourcesTool', input: { server: 'notes' } }),
+      (r) => ({ tool: 'ReadMcpResourceTool', input: { server: 'notes', uri: listedUri(text(r), 'big') } }),
+      (r) => {
+        assertCapped(text(r), 5_000);
+        return { text: 'capped' };
+      },
+    ]);
+    assert.equal(result.text, 'capped');
+  } finally {
+    await client.close();
+  }
+});
+
 test("@ai-sdk/mcp's client is not an MCP SDK Client: refused (attach a TS SDK client to the same server)", async () => {
   const client = await createMCPClient({ transport: new Experimental_StdioMCPTransport({ command: process.execPath, args: [EVERYTHING_SERVER, 'stdio'], stderr: 'ignore' }) });
   try {
