@@ -98,6 +98,15 @@ def package_json(tgz: Path) -> dict:
         return json.load(member)
 
 
+def export_targets(entry: object) -> list[str]:
+    """Every file a package.json `exports` entry points at."""
+    if isinstance(entry, str):
+        return [entry]
+    if isinstance(entry, dict):
+        return [t for value in entry.values() for t in export_targets(value)]
+    return []
+
+
 def check_npm(dist: Path, v: str) -> None:
     main = one(dist, f"mcplens-{v}.tgz")
     host = one(dist, f"mcplens-linux-x64-gnu-{v}.tgz")
@@ -108,6 +117,8 @@ def check_npm(dist: Path, v: str) -> None:
         names = set(t.getnames())
     for required in ["index.js", "index.d.ts", "dist/index.js", "dist/index.mjs", "bin/mcplens.cjs", "README.md"]:
         expect(f"package/{required}" in names, f"{main.name} lacks {required}")
+    for target in export_targets(manifest.get("exports", {})):  # the root and every subpath (mcplens/ai, …)
+        expect(f"package/{target.removeprefix('./')}" in names, f"{main.name} lacks {target}, which `exports` names")
     expect(not any(n.endswith(".node") for n in names), f"{main.name} carries an addon")
     expect(manifest["version"] == v, f"{main.name}: version {manifest['version']}")
     expect(manifest.get("bin", {}).get("mcplens") == "bin/mcplens.cjs", f"{main.name}: no `mcplens` bin")

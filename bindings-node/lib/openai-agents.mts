@@ -1,0 +1,2 @@
+// The ES module entry point of `mcplens/openai-agents`: the very objects of its CommonJS entry.
+export { resourceTools } from './openai-agents.js';
