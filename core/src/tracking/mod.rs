@@ -50,6 +50,7 @@ mod event;
 pub mod export;
 pub mod export_queue;
 mod exporter;
+pub mod host;
 pub mod ids;
 mod queue;
 pub mod redact;

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::build::{BuildConfig, EventBuilder, Operation, Payload, SessionInfo, SessionKey, StringHook};
 use super::caps::PayloadLimits;
 use super::config::{ExporterConfig, IdentifyLimits, TrackerConfig};
-use super::event::{Identity, PeerInfo, Transport};
+use super::event::{Identity, Method, PeerInfo, Transport};
 use super::export::{Batch, CallbackExporter, ExportPolicy, Exporter, JsonlConfig, JsonlExporter};
 use super::exporter::{run_exporter, Slot};
 use super::ids::IdGen;
@@ -457,7 +457,13 @@ impl Tracker {
         if !s.enabled {
             return false;
         }
-        let result = if s.capture_responses { op.result } else { Payload::None };
+        // Responses not captured: a `tools/call` result given as JSON text still goes on (hosts
+        // pass its `isError` member alone; the builder reads it and keeps no response).
+        let result = match op.result {
+            _ if s.capture_responses => op.result,
+            Payload::Json(_) if op.method == Method::ToolsCall => op.result,
+            _ => Payload::None,
+        };
         let owned = |p: &Payload<'_>| matches!(p, Payload::Value(_) | Payload::Serialize(_));
         if owned(&op.params) || owned(&op.meta) || owned(&result) {
             SCRATCH.with(|cell| match cell.try_borrow_mut() {
@@ -604,6 +610,15 @@ impl Tracker {
         self.resolve_identity(session, Some(identity));
     }
 
+    /// The identify hook answered with `answer` (JSON text; see [`host::identity`](super::host::identity)):
+    /// nobody (`null`), an identity, or, for anything else, a failure.
+    pub fn resolve_identity_json(&self, session: &Session, answer: &str) {
+        match super::host::identity(answer) {
+            Ok(identity) => self.resolve_identity(session, identity),
+            Err(()) => self.identify_failed(session),
+        }
+    }
+
     /// The identify hook failed: the waiting records go on without an identity (counted as
     /// `unidentified`).
     pub fn identify_failed(&self, session: &Session) {
@@ -633,7 +648,7 @@ impl Tracker {
         if !s.enabled {
             return Ok(());
         }
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         let target = lock(&s.staging).staging.seq();
         s.wake_worker(|sig| sig.flush_gen += 1);
         if s.wait_progress(deadline, || s.settled(target)) {
@@ -689,6 +704,12 @@ impl Tracker {
     }
 }
 
+/// `timeout` from now; a timeout past what `Instant` can hold waits without bound (never panics).
+fn deadline_after(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout).unwrap_or_else(|| now + Duration::from_secs(1 << 40))
+}
+
 fn shutdown(
     shared: &Arc<Shared>,
     threads: &Mutex<Vec<JoinHandle<()>>>,
@@ -697,7 +718,7 @@ fn shutdown(
     if !shared.enabled {
         return Ok(());
     }
-    let deadline = Instant::now() + timeout;
+    let deadline = deadline_after(timeout);
     let abandoned_before: u64 = shared.slots.iter().map(|s| lock(&s.state).queue.counts().abandoned).sum();
     lock(&shared.staging).closed = true;
     for slot in &shared.slots {
