@@ -725,3 +725,21 @@ fn tools_call_is_error_is_read_from_the_result_text_when_responses_are_not_captu
     assert!(events.iter().all(|e| e.response.is_none()));
     t.shutdown(LONG).unwrap();
 }
+
+#[test]
+fn flush_at_exit_delivers_what_every_live_tracker_recorded() {
+    let (b1, sink1) =
+        collecting(Tracker::builder().export_policy(ExportPolicy { max_delay: LONG, ..fast_policy() }), "a");
+    let (b2, sink2) =
+        collecting(Tracker::builder().export_policy(ExportPolicy { max_delay: LONG, ..fast_policy() }), "b");
+    let (t1, t2) = (b1.build().unwrap(), b2.build().unwrap());
+    let (s1, s2) = (t1.open_session(None, None), t2.open_session(None, None));
+    assert!(record(&t1, &s1, Method::ToolsList, 1, "{}"));
+    assert!(record(&t2, &s2, Method::ToolsList, 2, "{}"));
+    assert!(mcplens::tracking::exit_pending_any());
+    mcplens::tracking::flush_at_exit(); // batches wait up to a minute otherwise: the exit flush sends them
+    assert_eq!(ids(&sink1.lock().unwrap()), BTreeSet::from([1]));
+    assert_eq!(ids(&sink2.lock().unwrap()), BTreeSet::from([2]));
+    t1.shutdown(LONG).unwrap();
+    t2.shutdown(LONG).unwrap();
+}

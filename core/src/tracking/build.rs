@@ -51,6 +51,17 @@ pub enum Payload<'a> {
     Omitted(u64),
 }
 
+impl<'a> Payload<'a> {
+    /// JSON text a host wrote, or nothing when it wrote none (JSON text is never empty).
+    pub fn text(json: &'a str) -> Payload<'a> {
+        if json.is_empty() {
+            Payload::None
+        } else {
+            Payload::Json(json)
+        }
+    }
+}
+
 impl fmt::Debug for Payload<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

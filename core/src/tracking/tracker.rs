@@ -175,6 +175,8 @@ pub(crate) struct Shared {
     pub payload_budget: usize,
     pub config: TrackerConfig,
     pub names: Vec<String>,
+    /// `recorded` when [`flush_at_exit`] last flushed this tracker.
+    pub exit_flushed: AtomicU64,
 }
 
 impl Shared {
@@ -339,6 +341,7 @@ impl Tracker {
             payload_budget: config.queue_bytes / 2,
             names,
             config,
+            exit_flushed: AtomicU64::new(0),
         }
     }
 
@@ -431,7 +434,11 @@ impl Tracker {
             .spawn(move || run_builder(sh, builder, initial))
             .map_err(spawn_err)?;
         threads.push(t);
-        Ok(Tracker { inner: Arc::new(Handle { shared, threads: Mutex::new(threads) }) })
+        let inner = Arc::new(Handle { shared, threads: Mutex::new(threads) });
+        let mut live = lock(&LIVE);
+        live.retain(|h| h.strong_count() > 0);
+        live.push(Arc::downgrade(&inner));
+        Ok(Tracker { inner })
     }
 
     /// Whether this tracker records anything.
@@ -559,6 +566,13 @@ impl Tracker {
             lock(&s.sessions).open(key, info);
         }
         Session { key: SessionKey(key), id: id.into() }
+    }
+
+    /// The open session with this key (for hosts that pass only keys across their boundary, as
+    /// Node does); `None` once it is forgotten, and on a disabled tracker.
+    pub fn session(&self, key: SessionKey) -> Option<Session> {
+        let sessions = lock(&self.inner.shared.sessions);
+        sessions.map.get(&key.0).map(|e| Session { key, id: e.info.id.as_str().into() })
     }
 
     fn update_session(&self, session: &Session, f: impl FnOnce(&mut SessionInfo, &mut IdentifyState)) {
@@ -701,6 +715,37 @@ impl Tracker {
             queued: s.queued(),
             exporters,
         }
+    }
+}
+
+/// Every started tracker, weakly: what [`flush_at_exit`] delivers.
+static LIVE: Mutex<Vec<std::sync::Weak<Handle>>> = Mutex::new(Vec::new());
+
+/// The live trackers that recorded something since the last [`flush_at_exit`].
+fn exit_pending() -> Vec<Tracker> {
+    let live = lock(&LIVE).iter().filter_map(std::sync::Weak::upgrade).collect::<Vec<_>>();
+    let recorded = |h: &Handle| lock(&h.shared.staging).staging.recorded();
+    let new = |h: &Arc<Handle>| h.shared.exit_flushed.load(Ordering::Acquire) != recorded(h);
+    live.into_iter().filter(new).map(|inner| Tracker { inner }).collect()
+}
+
+/// Whether [`flush_at_exit`] has anything to deliver (a host whose exit hook may fire more than
+/// once, as Node's `beforeExit` does after asynchronous work, asks first and lets the process end).
+pub fn exit_pending_any() -> bool {
+    !exit_pending().is_empty()
+}
+
+/// What every host does when its process ends (Python `atexit`, Node `beforeExit`): each live
+/// tracker delivers what it recorded since the last call, all of them within [`EXIT_TIMEOUT`]
+/// together (what is still undelivered then stays counted as pending). Never panics or raises.
+///
+/// [`EXIT_TIMEOUT`]: super::EXIT_TIMEOUT
+pub fn flush_at_exit() {
+    let deadline = deadline_after(super::EXIT_TIMEOUT);
+    for t in exit_pending() {
+        let s = &t.inner.shared;
+        s.exit_flushed.store(lock(&s.staging).staging.recorded(), Ordering::Release);
+        let _ = t.flush(deadline.saturating_duration_since(Instant::now()));
     }
 }
 
