@@ -22,8 +22,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 
 use mcplens::tracking::{
-    host, Batch, CallbackExporter, ExportError, Exporter, Hooks, Method, Operation, Payload, PeerInfo, RequestId,
-    RpcError, Session, SessionKey, Stats, Tracker, TrackerConfig, TrackingError, Transport,
+    host, Hooks, Method, Operation, Payload, PeerInfo, RequestId, RpcError, Session, SessionKey, Stats, Tracker,
+    TrackerConfig, TrackingError, Transport,
 };
 use napi::bindgen_prelude::{AsyncTask, Env, Error, Float64Array, FnArgs, Task, Uint8Array, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -146,29 +146,14 @@ pub fn tracking_create(
     let mut hooks = Hooks::default();
     if redact {
         let d = dispatch.clone().ok_or_else(needs_js)?;
-        hooks.redact_strings = Some(Arc::new(move |strings: &mut [String]| {
-            let payload =
-                serde_json::to_string(&*strings).map_err(|_| TrackingError::hook("unserializable strings"))?;
-            let reply = ask_js(&d, "redact", 0, payload, REDACT_TIMEOUT).map_err(TrackingError::hook)?;
-            let out: Vec<String> =
-                serde_json::from_str(&reply).map_err(|_| TrackingError::hook("redact must return a string"))?;
-            if out.len() != strings.len() {
-                return Err(TrackingError::hook("redact answered for a different number of strings"));
-            }
-            for (s, o) in strings.iter_mut().zip(out) {
-                *s = o;
-            }
-            Ok(())
-        }));
+        hooks.redact_strings = Some(host::json_string_hook(move |p| ask_js(&d, "redact", 0, p, REDACT_TIMEOUT)));
     }
     let callbacks = config.exporters.iter().filter(|e| e.kind() == "callback").count();
     for index in 0..callbacks {
         let d = dispatch.clone().ok_or_else(needs_js)?;
-        hooks.callbacks.push(Box::new(CallbackExporter(move |batch: &Batch<'_>| {
-            ask_js(&d, "export", index as u32, batch.to_json_array(), EXPORT_TIMEOUT)
-                .map(|_| ())
-                .map_err(|m| ExportError::permanent(m, 0))
-        })) as Box<dyn Exporter>);
+        hooks.callbacks.push(host::json_callback(move |batch| {
+            ask_js(&d, "export", index as u32, batch, EXPORT_TIMEOUT).map(|_| ())
+        }));
     }
     let tracker = Tracker::start(config, hooks).map_err(tracking_error)?;
     let mut all = TRACKERS.write().unwrap_or_else(PoisonError::into_inner);

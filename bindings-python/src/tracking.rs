@@ -19,8 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use mcplens::tracking::{
-    host, write_json_str as write_str, Batch, ExportError, Exporter, Hooks, Method, Operation, Payload, PeerInfo,
-    RequestId, RpcError, Session, Tracker, TrackerConfig, TrackingError as CoreError, Transport, WallClock,
+    host, write_json_str as write_str, Exporter, Hooks, Method, Operation, Payload, PeerInfo, RequestId, RpcError,
+    Session, Tracker, TrackerConfig, TrackingError as CoreError, Transport, WallClock,
 };
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -61,25 +61,17 @@ fn seconds(py: Python<'_>, secs: f64) -> PyResult<Duration> {
 // Configuration: `mcplens._tracking` writes the options and the exporters' entries as the core's
 // JSON; a callback exporter's function is passed apart, in order. The core checks everything.
 
-/// The callback exporter: one Python call per batch, with the GIL taken only for that call.
-struct CallbackSink {
-    callback: Py<PyAny>,
-}
-
-impl Exporter for CallbackSink {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
-        let text = batch.to_json_array();
-        Python::attach(|py| -> PyResult<()> {
-            let events = py.import(intern!(py, "json"))?.call_method1(intern!(py, "loads"), (text,))?;
-            self.callback.call1(py, (events,))?;
-            Ok(())
+/// A callback exporter: one Python call per batch (a list of event dicts), with the GIL taken only
+/// for that call.
+fn callback_exporter(callback: Py<PyAny>) -> Box<dyn Exporter> {
+    host::json_callback(move |text| {
+        Python::attach(|py| {
+            let events = py.import(intern!(py, "json")).and_then(|j| j.call_method1(intern!(py, "loads"), (text,)));
+            events.and_then(|events| callback.call1(py, (events,))).map(drop).map_err(|e| {
+                format!("the callback raised {}", e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default())
+            })
         })
-        .map_err(|e| {
-            // Counted as failed, not retried: the callback may have seen part of the batch.
-            let kind = Python::attach(|py| e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default());
-            ExportError::permanent(format!("the callback raised {kind}"), 0)
-        })
-    }
+    })
 }
 
 /// Checks the options (the core's `TrackerConfig` JSON) as the core will when `Tracker(...)` is
@@ -580,8 +572,7 @@ impl PyTrackerCore {
         let server = server_name.map(|n| PeerInfo::new(n, server_version));
         let mut config = TrackerConfig::for_host(config_json, server, &language).map_err(|e| tracking_error(py, &e))?;
         config.seed = seed.or(config.seed);
-        let callbacks = callbacks.into_iter().map(|callback| Box::new(CallbackSink { callback }) as Box<dyn Exporter>);
-        let mut hooks = Hooks { callbacks: callbacks.collect(), ..Hooks::default() };
+        let mut hooks = Hooks { callbacks: callbacks.into_iter().map(callback_exporter).collect(), ..Hooks::default() };
         // (`Tracker` checked that it is callable.)
         hooks.redact_strings = redact.map(|hook| redact_hook(hook.unbind()));
         let inner = py.detach(|| Tracker::start(config, hooks)).map_err(|e| tracking_error(py, &e))?;

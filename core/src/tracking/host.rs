@@ -15,17 +15,49 @@
 //! - `isError` of a `tools/call` result when responses are not captured: the host passes the
 //!   result's `isError` member alone (`{"isError": …}` as JSON text) and the core reads it as
 //!   everywhere else: only the JSON `true` is a tool error (see [`Tracker::record`](super::Tracker::record)).
+//! - A host function that speaks JSON text: a callback exporter gets a batch as the JSON array of its
+//!   events and fails it (permanently: it may have seen part of it) by returning an error
+//!   ([`json_callback`]); a redact hook gets an event's strings as a JSON array and answers one of
+//!   the same length, anything else failing the hook ([`json_string_hook`]).
 //! - A tracking error as one JSON object ([`TrackingError::to_json`]): `{code, message, option?,
 //!   pending?}`, for hosts whose errors cannot carry fields (napi), so `.option` comes from the
 //!   core's typed error, never from its message.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Map, Value};
 
+use super::build::StringHook;
 use super::config::TrackerConfig;
 use super::event::{Identity, PeerInfo};
-use super::TrackingError;
+use super::export::{Batch, CallbackExporter, Exporter};
+use super::{ExportError, TrackingError};
+
+/// A callback exporter from a host function of the batch's JSON text (the array of its events):
+/// `Err(message)` counts the batch as failed, never retried (the host may have seen part of it).
+pub fn json_callback(mut f: impl FnMut(String) -> Result<(), String> + Send + 'static) -> Box<dyn Exporter> {
+    Box::new(CallbackExporter(move |batch: &Batch<'_>| {
+        f(batch.to_json_array()).map_err(|m| ExportError::permanent(m, 0))
+    }))
+}
+
+/// A redact hook from a host function of one event's strings as a JSON array: it answers a JSON
+/// array of as many strings, in order; anything else (or `Err`) fails the hook.
+pub fn json_string_hook(f: impl Fn(String) -> Result<String, String> + Send + Sync + 'static) -> StringHook {
+    Arc::new(move |strings: &mut [String]| {
+        let payload = serde_json::to_string(&*strings).map_err(|_| TrackingError::hook("unserializable strings"))?;
+        let out: Vec<String> = serde_json::from_str(&f(payload).map_err(TrackingError::hook)?)
+            .map_err(|_| TrackingError::hook("redact must return a string"))?;
+        if out.len() != strings.len() {
+            return Err(TrackingError::hook("redact answered for a different number of strings"));
+        }
+        for (s, o) in strings.iter_mut().zip(out) {
+            *s = o;
+        }
+        Ok(())
+    })
+}
 
 /// `value` in units of `1 / per_second` s (1.0: seconds; 1000.0: milliseconds) as a `Duration`;
 /// `None` when NaN or negative; past `Duration`'s range (`+inf` included), `Duration::MAX`.
@@ -152,6 +184,20 @@ mod tests {
         for bad in [r#"{"id":42}"#, r#"{"name":{"first":"a"}}"#, r#"{"id":true}"#, "[1]", "7", "\"u1\"", "not json"] {
             assert_eq!(identity(bad), Err(()), "{bad}");
         }
+    }
+
+    #[test]
+    fn json_string_hooks_answer_as_many_strings() {
+        let upper = json_string_hook(|json| Ok(json.to_uppercase()));
+        let mut strings = vec!["a".to_owned(), "b\"c".to_owned()];
+        upper(&mut strings).unwrap();
+        assert_eq!(strings, ["A", "B\"C"]);
+        for answer in [r#"["x"]"#, "[1, 2]", "not json"] {
+            let hook = json_string_hook(move |_| Ok(answer.to_owned()));
+            assert_eq!(hook(&mut strings).unwrap_err().code().as_str(), "hook_failed", "{answer}");
+        }
+        let failing = json_string_hook(|_| Err("no answer from JS within 5000 ms".to_owned()));
+        assert!(failing(&mut strings).unwrap_err().to_string().contains("no answer"));
     }
 
     #[test]
