@@ -89,7 +89,7 @@ pub fn span(ms: f64) -> Duration {
 /// epoch). Whole milliseconds and the fraction apart: `ms * 1e6` would lose the last nanoseconds
 /// (f64 has 53 bits; Unix nanoseconds need 61).
 pub fn unix_ms(ms: f64) -> SystemTime {
-    if !(ms > 0.0) {
+    if ms.is_nan() || ms <= 0.0 {
         return UNIX_EPOCH;
     }
     let whole = ms.trunc();
