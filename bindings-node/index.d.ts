@@ -199,6 +199,12 @@ export declare function errorCodes(): Array<string>
 /** Expands `template` (RFC 6570 level 4) with the values in `valuesJson` (an object). */
 export declare function expandTemplate(template: string, valuesJson: string): string
 
+/** Flag: the request failed; the text's rest is the error message. */
+export declare const F_ERROR: number
+
+/** Flag: the JSON-RPC id is a string (the text's second part). */
+export declare const F_ID_TEXT: number
+
 /** Does a server's `capabilities` object (JSON text) declare `resources`? */
 export declare function hasResourcesCapability(capabilitiesJson: string): boolean
 
@@ -241,15 +247,32 @@ export interface Request {
   params?: string
 }
 
-/** How a flush or shutdown ended. */
-export interface Settled {
-  /** Everything recorded before the call was delivered, dropped or failed in time. */
-  ok: boolean
-  /** The core's error code when not `ok` (`timeout`). */
-  code?: string
-  /** The core's message when not `ok`. */
-  message?: string
-}
+/** Slot: the JSON-RPC error code. */
+export declare const S_CODE: number
+
+/** Slot: the duration, ms. */
+export declare const S_DURATION_MS: number
+
+/** Slot: the flags (`F_*`). */
+export declare const S_FLAGS: number
+
+/** Slot: the tracker's handle. */
+export declare const S_HANDLE: number
+
+/** Slot: the numeric request id (NaN if none or a string). */
+export declare const S_ID: number
+
+/** Slot: the method code. */
+export declare const S_METHOD: number
+
+/** Slot: the session key. */
+export declare const S_SESSION: number
+
+/** Slot: started, wall-clock ms since the epoch. */
+export declare const S_STARTED_MS: number
+
+/** Slot: the length in bytes of the text in `trackingTextBuffer()`. */
+export declare const S_TEXT_LEN: number
 
 /** Each variable of `template` as JSON text: `[{name, operator, explode, prefix}]`. */
 export declare function templateVariables(template: string): string
@@ -271,17 +294,20 @@ export declare function trackingCloseSession(handle: number, key: number): void
 
 /**
  * Starts a tracker from the facade's options (the core's `TrackerConfig` JSON) and the server's
- * info (`{name, version?}` JSON, or null); returns its handle. Callback exporters are the
+ * `serverInfo` (when its name is known); returns its handle. Callback exporters are the
  * `callback` entries, answered by `dispatch("export", index, …)` in order; `redact`: whether
  * `dispatch("redact", …)` answers the string hook.
  */
-export declare function trackingCreate(configJson: string, serverJson: string | null, redact: boolean, dispatch?: (kind: string, index: number, ticket: number, payload: string) => void): number
+export declare function trackingCreate(configJson: string, serverName: string | null, serverVersion: string | undefined, redact: boolean, dispatch?: (kind: string, index: number, ticket: number, payload: string) => void): number
 
-/** How long the flush at `beforeExit` may take, in ms (the core's exit timeout). */
-export declare function trackingExitTimeoutMs(): number
+/** Whether a live tracker recorded something since the last exit flush (`beforeExit` asks first). */
+export declare function trackingExitPending(): boolean
 
 /** Waits until everything recorded so far is delivered, dropped or failed, at most `timeoutMs`. */
-export declare function trackingFlush(handle: number, timeoutMs: number): Promise<Settled>
+export declare function trackingFlush(handle: number, timeoutMs: number): Promise<string | null>
+
+/** The core's exit flush (`tracking::flush_at_exit`), on the libuv pool. */
+export declare function trackingFlushAtExit(): Promise<null>
 
 /** The identify hook failed (threw or rejected): the waiting records go on without an identity. */
 export declare function trackingIdentifyFailed(handle: number, key: number): void
@@ -298,22 +324,26 @@ export declare function trackingOpenSession(handle: number, transportSessionId?:
 /**
  * Records one request: its numbers in the scratch (see `trackingScratch`), its text (as many bytes
  * as the scratch says) in `trackingTextBuffer()`: `params NUL idText NUL rest`, where `params` is
- * the params' JSON text (flag 16), `idText` the JSON-RPC id when it is a string (flag 8), and `rest`
- * the result's JSON text (flag 4) or the error message (flag 2). JSON text never holds a raw NUL.
+ * the params' JSON text (empty: none), `idText` the JSON-RPC id when it is a string (`F_ID_TEXT`),
+ * and `rest` the error message (`F_ERROR`) or else the result's JSON text (empty: none). JSON text
+ * never holds a raw NUL.
  */
 export declare function trackingRecord(): void
 
-/** `trackingRecord` with the text as an argument (when it does not fit the text buffer). */
+/**
+ * `trackingRecord` with the text as an argument (when it does not fit the text buffer: over
+ * 64 KiB, where napi's own string conversion costs little beside the copy).
+ */
 export declare function trackingRecordText(text: string): void
 
 /** The facade's answer to a dispatched call: `ok` with the result text, or the error message. */
 export declare function trackingReply(ticket: number, ok: boolean, payload: string): void
 
 /**
- * The identify hook answered: `{id?, name?, data?}` as JSON text, or null (nobody). Anything
- * else counts as a failure.
+ * The identify hook answered (JSON text): the core decides (`host::identity`: `{id?, name?,
+ * data?}` with string `id`/`name`, or `null` for nobody; anything else is a failure).
  */
-export declare function trackingResolveIdentity(handle: number, key: number, identityJson?: string | undefined | null): void
+export declare function trackingResolveIdentity(handle: number, key: number, identityJson: string): void
 
 /**
  * The scratch of this JS thread, as a `Float64Array` of 9 numbers the facade writes before each
@@ -328,7 +358,7 @@ export declare function trackingScratch(): Float64Array
 export declare function trackingSessionClient(handle: number, key: number, name?: string | undefined | null, version?: string | undefined | null, protocolVersion?: string | undefined | null): void
 
 /** Stops accepting operations and delivers what is queued, at most `timeoutMs`. Idempotent. */
-export declare function trackingShutdown(handle: number, timeoutMs: number): Promise<Settled>
+export declare function trackingShutdown(handle: number, timeoutMs: number): Promise<string | null>
 
 /** The tracker's counters: the core's `Stats` JSON (the same in every language). */
 export declare function trackingStats(handle: number): string

@@ -22,8 +22,10 @@ BUDGET = 0.20
 # Where a binding is still over the budget, its current share is the ceiling (a ratchet: glue may
 # shrink, never grow back; lower it whenever the glue shrinks). Counted honestly from 2026-12-02
 # (rule code only, every file of each binding): Python 26.4 %, Node 23.8 % (they read 21.7 % and
-# 19.4 % the old way, which counted core tests and the rmcp driver as core).
-CEILING = {"python": 0.260, "node": 0.230}
+# 19.4 % the old way, which counted core tests and the rmcp driver as core). Lowered when the
+# tracking host contract moved into the core, with the read tool and the five agent-framework
+# adapters counted: Python 25.5 %, Node 22.1 %.
+CEILING = {"python": 0.256, "node": 0.222}
 GLUE = {
     "python": ["bindings-python/src/**/*.rs", "bindings-python/build.rs", "bindings-python/python/mcplens/**/*.py"],
     "node": ["bindings-node/src/**/*.rs", "bindings-node/build.rs", "bindings-node/lib/**/*.ts", "bindings-node/lib/**/*.mts"],

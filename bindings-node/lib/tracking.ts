@@ -18,17 +18,15 @@ import * as native from '../index.js';
 import { McplensError, type ErrorCode } from './discovery.js';
 
 // The request path makes one native call per request, without arguments: its numbers go through
-// this thread's scratch and its text through this thread's text buffer (both native memory).
+// this thread's scratch and its text through this thread's text buffer (both native memory), laid
+// out as the addon defines (its slot and flag constants).
 const record = native.trackingRecord;
 const recordText = native.trackingRecordText;
 const SLOTS = native.trackingScratch();
 const TEXT = native.trackingTextBuffer();
 const ENCODER = new TextEncoder();
-const F_TOOL_ERROR = 1;
-const F_ERROR = 2;
-const F_RESULT = 4;
-const F_ID_TEXT = 8;
-const F_PARAMS = 16;
+const { S_HANDLE, S_SESSION, S_METHOD, S_ID, S_STARTED_MS, S_DURATION_MS, S_FLAGS, S_CODE, S_TEXT_LEN } = native;
+const { F_ERROR, F_ID_TEXT } = native;
 
 /** Hands one request's raw parts to the core (see `trackingRecord` in `src/tracking.rs`). */
 function put(
@@ -44,28 +42,27 @@ function put(
   rest: string,
 ): void {
   let idText = '';
-  if (typeof id === 'number') SLOTS[3] = id;
+  if (typeof id === 'number') SLOTS[S_ID] = id;
   else {
-    SLOTS[3] = NaN;
+    SLOTS[S_ID] = NaN;
     if (typeof id === 'string' && !id.includes('\0')) {
       idText = id;
       flags |= F_ID_TEXT;
     }
   }
-  SLOTS[0] = handle;
-  SLOTS[1] = key;
-  SLOTS[2] = code;
-  SLOTS[4] = started;
-  SLOTS[5] = duration;
-  SLOTS[7] = rpcCode;
-  if (params !== undefined) flags |= F_PARAMS;
-  SLOTS[6] = flags;
+  SLOTS[S_HANDLE] = handle;
+  SLOTS[S_SESSION] = key;
+  SLOTS[S_METHOD] = code;
+  SLOTS[S_STARTED_MS] = started;
+  SLOTS[S_DURATION_MS] = duration;
+  SLOTS[S_CODE] = rpcCode;
+  SLOTS[S_FLAGS] = flags;
   // Each part encoded in place (no joined string to build and flatten); -1 once one does not fit.
   let at = into(params ?? '', 0);
   at = at >= 0 && at < TEXT.length ? into(idText, ((TEXT[at] = 0), at + 1)) : -1;
   at = at >= 0 && at < TEXT.length ? into(rest, ((TEXT[at] = 0), at + 1)) : -1;
   if (at >= 0) {
-    SLOTS[8] = at;
+    SLOTS[S_TEXT_LEN] = at;
     record();
   } else {
     recordText(`${params ?? ''}\0${idText}\0${rest}`); // over 64 KiB
@@ -265,49 +262,41 @@ interface State {
   zeroStats: string;
   core: Core | undefined;
   closed: boolean;
-  /** `stats().recorded` at the last exit flush. */
-  exitFlushed: number;
   /** The sessions of the `subscriptions/listen` requests v2 serving entries answer. */
   listen?: { stdio?: TrackingSession; http?: TrackingSession };
 }
 
 const STATES = new WeakMap<Tracker, State>();
 
-/** Trackers with a live native tracker, flushed at `beforeExit`. */
-const LIVE = new Set<Tracker>();
-/** How long the `beforeExit` flush may take. */
-const EXIT_FLUSH_MS = native.trackingExitTimeoutMs();
+/** Whether the `beforeExit` listener is there (one for every tracker). */
 let exitHookInstalled = false;
-
-async function flushAtExit(): Promise<void> {
-  const work: Array<Promise<void>> = [];
-  for (const t of LIVE) {
-    const state = STATES.get(t);
-    if (state?.core === undefined) continue;
-    const recorded = t.stats().recorded;
-    if (recorded === state.exitFlushed) continue; // nothing new: let the process exit
-    state.exitFlushed = recorded;
-    work.push(t.flush(EXIT_FLUSH_MS));
-  }
-  await Promise.allSettled(work);
-}
 
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** The core's error as an `McplensError` (an `invalid_argument` names its option). */
+/** The core's error as an `McplensError`: the addon's error message is the core's error JSON
+ * (`{code, message, option?}`: an `invalid_argument` names its option). */
 function coreError(e: unknown, server: string | undefined): McplensError {
-  const code = (e as { code?: unknown } | null)?.code;
-  const message = messageOf(e);
-  const option = /^invalid tracking option `([^`]*)`/.exec(message)?.[1];
-  return new McplensError(typeof code === 'string' ? (code as ErrorCode) : 'invalid_argument', server, message, { option, cause: e });
+  let body: { code?: ErrorCode; message?: string; option?: string } = {};
+  try {
+    body = JSON.parse(typeof e === 'string' ? e : messageOf(e)) as typeof body;
+  } catch {
+    // Not the core's (napi refused an argument by its type).
+  }
+  const { code = 'invalid_argument', message = messageOf(e), option } = body;
+  return new McplensError(code, server, message, typeof e === 'string' ? { option } : { option, cause: e });
 }
 
-function settle(state: State, outcome: native.Settled): void {
-  if (!outcome.ok) {
-    throw new McplensError((outcome.code ?? 'timeout') as ErrorCode, state.core?.server, outcome.message ?? 'tracking failed');
+/** A flush or shutdown: `null` when it settled, else the core's error JSON. */
+async function settle(state: State, run: (handle: number) => Promise<string | null>): Promise<void> {
+  let error: unknown;
+  try {
+    error = await run(state.core!.handle);
+  } catch (e) {
+    error = e;
   }
+  if (error != null) throw coreError(error, state.core?.server);
 }
 
 /**
@@ -337,7 +326,7 @@ export class Tracker {
     } catch (e) {
       throw coreError(e, server?.name);
     }
-    STATES.set(this, { configJson, options: { ...opts }, exporters, zeroStats, core: undefined, closed: false, exitFlushed: 0 });
+    STATES.set(this, { configJson, options: { ...opts }, exporters, zeroStats, core: undefined, closed: false });
   }
 
   /**
@@ -358,7 +347,7 @@ export class Tracker {
   async flush(timeoutMs = 5_000): Promise<void> {
     const state = STATES.get(this)!;
     if (state.core === undefined || !state.core.enabled) return;
-    settle(state, await native.trackingFlush(state.core.handle, timeoutMs));
+    await settle(state, (h) => native.trackingFlush(h, timeoutMs));
   }
 
   /**
@@ -369,9 +358,8 @@ export class Tracker {
   async shutdown(timeoutMs = 5_000): Promise<void> {
     const state = STATES.get(this)!;
     state.closed = true;
-    LIVE.delete(this);
     if (state.core === undefined || !state.core.enabled) return;
-    settle(state, await native.trackingShutdown(state.core.handle, timeoutMs));
+    await settle(state, (h) => native.trackingShutdown(h, timeoutMs));
   }
 
   /** The counters: the core's `Stats` (all zero before the tracker starts). */
@@ -426,7 +414,7 @@ export class TrackingSession {
     native.trackingBeginIdentify(handle, key);
     setImmediate(() => {
       void (async () => fn())().then(
-        (identity) => native.trackingResolveIdentity(handle, key, identity == null ? null : JSON.stringify(identity)),
+        (identity) => native.trackingResolveIdentity(handle, key, JSON.stringify(identity ?? null)),
         () => native.trackingIdentifyFailed(handle, key),
       );
     });
@@ -446,22 +434,17 @@ export class TrackingSession {
         put(this.#core.handle, this.#key, code, request.id, startedAtMs, durationMs, params, F_ERROR, outcome.error.code, outcome.error.message);
         return;
       }
-      let text = '';
-      let flags = 0;
-      if (this.#core.captureResponses) {
+      let text: string | undefined;
+      // Responses not captured: a tools/call result's `isError` alone (the core reads it).
+      const toolOnly = !this.#core.captureResponses && code === TOOLS_CALL;
+      if (this.#core.captureResponses || toolOnly) {
         try {
-          const json = JSON.stringify(outcome.result);
-          if (json !== undefined) {
-            text = json;
-            flags = F_RESULT;
-          }
+          text = JSON.stringify(toolOnly ? { isError: (outcome.result as { isError?: unknown } | null | undefined)?.isError } : outcome.result);
         } catch {
           // Not JSON (a cycle, a BigInt): the event goes without a response.
         }
-      } else if (code === TOOLS_CALL && (outcome.result as { isError?: unknown } | null | undefined)?.isError === true) {
-        flags = F_TOOL_ERROR;
       }
-      put(this.#core.handle, this.#key, code, request.id, startedAtMs, durationMs, params, flags, 0, text);
+      put(this.#core.handle, this.#key, code, request.id, startedAtMs, durationMs, params, 0, 0, text ?? '');
     } catch {
       // Tracking never breaks the server.
     }
@@ -505,11 +488,11 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
     }
     return JSON.stringify(out);
   }
-  const serverJson = server === '' ? null : JSON.stringify({ name: server, version: typeof info?.version === 'string' ? info.version : undefined });
+  const version = typeof info?.version === 'string' ? info.version : undefined;
   let handle: number;
   try {
     const needsJs = callbacks.length > 0 || redact !== undefined;
-    handle = native.trackingCreate(state.configJson, serverJson, redact !== undefined, needsJs ? dispatch : undefined);
+    handle = native.trackingCreate(state.configJson, server || null, version, redact !== undefined, needsJs ? dispatch : undefined);
   } catch (e) {
     throw coreError(e, server);
   }
@@ -517,10 +500,13 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
   const enabled = o.enableTracing !== false;
   state.core = { handle, enabled, captureResponses: o.captureResponses !== false, identify: o.identify, server };
   if (!enabled) return state.core;
-  LIVE.add(tracker);
   if (!exitHookInstalled) {
     exitHookInstalled = true;
-    process.on('beforeExit', () => void flushAtExit());
+    // The core's exit flush (what every live tracker recorded since the last one, within its exit
+    // timeout), off the JS thread; nothing new lets the process end.
+    process.on('beforeExit', () => {
+      if (native.trackingExitPending()) void native.trackingFlushAtExit();
+    });
   }
   return state.core;
 }

@@ -14,22 +14,20 @@
 //! core thread (`flush` and `shutdown` run on the libuv pool and resolve a Promise). The core hands
 //! `redact` all strings of one event at once: one round trip per event.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use mcplens::tracking::{
-    Batch, CallbackExporter, ExportError, Exporter, Hooks, Identity, Method, Operation, Payload, PeerInfo, RequestId,
-    RpcError, Session, SessionKey, Stats, Tracker, TrackerConfig, TrackingError, Transport,
+    host, Hooks, Method, Operation, Payload, PeerInfo, RequestId, RpcError, Session, SessionKey, Stats, Tracker,
+    TrackerConfig, TrackingError, Transport,
 };
-use napi::bindgen_prelude::{
-    AsyncTask, Env, Error, Float64Array, FnArgs, FromNapiValue, Task, TypeName, Uint8Array, Unknown, ValueType,
-};
+use napi::bindgen_prelude::{AsyncTask, Env, Error, Float64Array, FnArgs, Task, Uint8Array, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
-use napi::{sys, Status};
+use napi::Status;
 use napi_derive::napi;
 
 use crate::{Code, Result};
@@ -43,24 +41,20 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// The core's error whole: its code, and its JSON (`{code, message, option?, pending?}`) as the
+/// message, which the facade reads back into an `McplensError` (napi errors carry no other field).
 fn tracking_error(e: TrackingError) -> Error<Code> {
-    Error::new(Code(e.code().as_str()), e.to_string())
+    Error::new(Code(e.code().as_str()), e.to_json())
 }
 
 // ---------------------------------------------------------------------------------------------
 // Handles.
 
-struct Entry {
-    tracker: Tracker,
-    /// Open sessions by key (the request path passes the key alone).
-    sessions: Mutex<HashMap<u64, Session>>,
-}
+/// Every tracker created in this process, by handle (sessions by key: the core's). Slots are never
+/// reused: a handle outliving its tracker's shutdown can only reach that (shut down) tracker.
+static TRACKERS: RwLock<Vec<Tracker>> = RwLock::new(Vec::new());
 
-/// Every tracker created in this process, by handle. Slots are never reused: a handle outliving its
-/// tracker's shutdown can only reach that (shut down) tracker.
-static TRACKERS: RwLock<Vec<Arc<Entry>>> = RwLock::new(Vec::new());
-
-fn entry(handle: u32) -> Option<Arc<Entry>> {
+fn entry(handle: u32) -> Option<Tracker> {
     TRACKERS.read().unwrap_or_else(PoisonError::into_inner).get(handle as usize).cloned()
 }
 
@@ -116,17 +110,10 @@ pub fn tracking_reply(ticket: f64, ok: bool, payload: String) {
 // ---------------------------------------------------------------------------------------------
 // Construction.
 
-/// The facade's options as the core's configuration, plus what Node supplies.
-fn config_of(config_json: &str, server_json: Option<&str>) -> Result<TrackerConfig> {
-    let mut config = TrackerConfig::from_json(config_json).map_err(tracking_error)?;
-    if let Some(s) = server_json {
-        config.server = serde_json::from_str::<Option<PeerInfo>>(s)
-            .map_err(|_| tracking_error(TrackingError::invalid("server", "must be {name, version?}")))?;
-        config.check().map_err(tracking_error)?;
-    }
-    // What agentcat's own TypeScript SDK sends as `sdk_language`.
-    config.sdk_language = "TypeScript".to_owned();
-    Ok(config)
+/// The facade's options (the core's `TrackerConfig` JSON) and the server's `serverInfo`, as the
+/// core's configuration (`sdkLanguage`: what agentcat's own TypeScript SDK sends).
+fn config_of(config_json: &str, server: Option<PeerInfo>) -> Result<TrackerConfig> {
+    TrackerConfig::for_host(config_json, server, "TypeScript").map_err(tracking_error)
 }
 
 /// Checks the options (the core's `TrackerConfig` JSON) as the core will when the tracker
@@ -139,51 +126,38 @@ pub fn tracking_check(config_json: String) -> Result<String> {
 }
 
 /// Starts a tracker from the facade's options (the core's `TrackerConfig` JSON) and the server's
-/// info (`{name, version?}` JSON, or null); returns its handle. Callback exporters are the
+/// `serverInfo` (when its name is known); returns its handle. Callback exporters are the
 /// `callback` entries, answered by `dispatch("export", index, …)` in order; `redact`: whether
 /// `dispatch("redact", …)` answers the string hook.
 #[napi(
-    ts_args_type = "configJson: string, serverJson: string | null, redact: boolean, dispatch?: (kind: string, index: number, ticket: number, payload: string) => void"
+    ts_args_type = "configJson: string, serverName: string | null, serverVersion: string | undefined, redact: boolean, dispatch?: (kind: string, index: number, ticket: number, payload: string) => void"
 )]
 pub fn tracking_create(
     config_json: String,
-    server_json: Option<String>,
+    server_name: Option<String>,
+    server_version: Option<String>,
     redact: bool,
     dispatch: Option<Dispatch>,
 ) -> Result<u32> {
-    let config = config_of(&config_json, server_json.as_deref())?;
+    let server = server_name.map(|n| PeerInfo::new(n, server_version.as_deref()));
+    let config = config_of(&config_json, server)?;
     let dispatch = dispatch.map(Arc::new);
     let needs_js = || tracking_error(TrackingError::invalid("exporters", "JS functions need the facade's dispatcher"));
     let mut hooks = Hooks::default();
     if redact {
         let d = dispatch.clone().ok_or_else(needs_js)?;
-        hooks.redact_strings = Some(Arc::new(move |strings: &mut [String]| {
-            let payload =
-                serde_json::to_string(&*strings).map_err(|_| TrackingError::hook("unserializable strings"))?;
-            let reply = ask_js(&d, "redact", 0, payload, REDACT_TIMEOUT).map_err(TrackingError::hook)?;
-            let out: Vec<String> =
-                serde_json::from_str(&reply).map_err(|_| TrackingError::hook("redact must return a string"))?;
-            if out.len() != strings.len() {
-                return Err(TrackingError::hook("redact answered for a different number of strings"));
-            }
-            for (s, o) in strings.iter_mut().zip(out) {
-                *s = o;
-            }
-            Ok(())
-        }));
+        hooks.redact_strings = Some(host::json_string_hook(move |p| ask_js(&d, "redact", 0, p, REDACT_TIMEOUT)));
     }
     let callbacks = config.exporters.iter().filter(|e| e.kind() == "callback").count();
     for index in 0..callbacks {
         let d = dispatch.clone().ok_or_else(needs_js)?;
-        hooks.callbacks.push(Box::new(CallbackExporter(move |batch: &Batch<'_>| {
-            ask_js(&d, "export", index as u32, batch.to_json_array(), EXPORT_TIMEOUT)
-                .map(|_| ())
-                .map_err(|m| ExportError::permanent(m, 0))
-        })) as Box<dyn Exporter>);
+        hooks.callbacks.push(host::json_callback(move |batch| {
+            ask_js(&d, "export", index as u32, batch, EXPORT_TIMEOUT).map(|_| ())
+        }));
     }
     let tracker = Tracker::start(config, hooks).map_err(tracking_error)?;
     let mut all = TRACKERS.write().unwrap_or_else(PoisonError::into_inner);
-    all.push(Arc::new(Entry { tracker, sessions: Mutex::new(HashMap::new()) }));
+    all.push(tracker);
     Ok((all.len() - 1) as u32)
 }
 
@@ -205,18 +179,16 @@ pub fn tracking_open_session(
     transport: Option<String>,
 ) -> Result<(f64, String)> {
     let transport = transport.as_deref().map(Transport::from_name).transpose().map_err(tracking_error)?;
-    let Some(e) = entry(handle) else { return Ok((0.0, String::new())) };
-    let session = e.tracker.open_session(transport_session_id.as_deref(), transport);
-    let (key, id) = (session.key().0, session.id().to_owned());
-    lock(&e.sessions).insert(key, session);
-    Ok((key as f64, id))
+    let Some(t) = entry(handle) else { return Ok((0.0, String::new())) };
+    let session = t.open_session(transport_session_id.as_deref(), transport);
+    Ok((session.key().0 as f64, session.id().to_owned()))
 }
 
 fn with_session(handle: u32, key: f64, f: impl FnOnce(&Tracker, &Session)) {
-    let Some(e) = entry(handle) else { return };
-    let sessions = lock(&e.sessions);
-    if let Some(s) = sessions.get(&(key as u64)) {
-        f(&e.tracker, s);
+    if let Some(t) = entry(handle) {
+        if let Some(s) = t.session(SessionKey(key as u64)) {
+            f(&t, &s);
+        }
     }
 }
 
@@ -240,15 +212,11 @@ pub fn tracking_begin_identify(handle: u32, key: f64) {
     with_session(handle, key, |t, s| t.begin_identify(s));
 }
 
-/// The identify hook answered: `{id?, name?, data?}` as JSON text, or null (nobody). Anything
-/// else counts as a failure.
+/// The identify hook answered (JSON text): the core decides (`host::identity`: `{id?, name?,
+/// data?}` with string `id`/`name`, or `null` for nobody; anything else is a failure).
 #[napi]
-pub fn tracking_resolve_identity(handle: u32, key: f64, identity_json: Option<String>) {
-    with_session(handle, key, |t, s| match identity_json.as_deref().map(serde_json::from_str::<Identity>) {
-        None => t.resolve_identity(s, None),
-        Some(Ok(i)) => t.resolve_identity(s, Some(i)),
-        Some(Err(_)) => t.identify_failed(s),
-    });
+pub fn tracking_resolve_identity(handle: u32, key: f64, identity_json: String) {
+    with_session(handle, key, |t, s| t.resolve_identity_json(s, &identity_json));
 }
 
 /// The identify hook failed (threw or rejected): the waiting records go on without an identity.
@@ -260,36 +228,51 @@ pub fn tracking_identify_failed(handle: u32, key: f64) {
 /// The connection closed.
 #[napi]
 pub fn tracking_close_session(handle: u32, key: f64) {
-    let Some(e) = entry(handle) else { return };
-    let session = lock(&e.sessions).remove(&(key as u64));
-    if let Some(s) = session {
-        e.tracker.close_session(&s);
-    }
+    with_session(handle, key, |t, s| t.close_session(s));
 }
 
 // ---------------------------------------------------------------------------------------------
 // The request path.
 
+// The request path's ABI, defined once: the facade reads these constants (`native.S_ID`, …).
 /// Slots of the scratch the facade writes a request's numbers into before `trackingRecord`.
 const SLOT_COUNT: usize = 9;
-const S_HANDLE: usize = 0;
-const S_SESSION: usize = 1;
-const S_METHOD: usize = 2;
-const S_ID: usize = 3;
-const S_STARTED_MS: usize = 4;
-const S_DURATION_MS: usize = 5;
-const S_FLAGS: usize = 6;
-const S_CODE: usize = 7;
-const S_TEXT_LEN: usize = 8;
+/// Slot: the tracker's handle.
+#[napi]
+pub const S_HANDLE: u32 = 0;
+/// Slot: the session key.
+#[napi]
+pub const S_SESSION: u32 = 1;
+/// Slot: the method code.
+#[napi]
+pub const S_METHOD: u32 = 2;
+/// Slot: the numeric request id (NaN if none or a string).
+#[napi]
+pub const S_ID: u32 = 3;
+/// Slot: started, wall-clock ms since the epoch.
+#[napi]
+pub const S_STARTED_MS: u32 = 4;
+/// Slot: the duration, ms.
+#[napi]
+pub const S_DURATION_MS: u32 = 5;
+/// Slot: the flags (`F_*`).
+#[napi]
+pub const S_FLAGS: u32 = 6;
+/// Slot: the JSON-RPC error code.
+#[napi]
+pub const S_CODE: u32 = 7;
+/// Slot: the length in bytes of the text in `trackingTextBuffer()`.
+#[napi]
+pub const S_TEXT_LEN: u32 = 8;
+/// Flag: the request failed; the text's rest is the error message.
+#[napi]
+pub const F_ERROR: u32 = 2;
+/// Flag: the JSON-RPC id is a string (the text's second part).
+#[napi]
+pub const F_ID_TEXT: u32 = 8;
 
 /// Bytes of the per-thread text buffer; longer text goes as an argument (`trackingRecordText`).
 const TEXT_BUFFER: usize = 64 * 1024;
-
-const F_TOOL_ERROR: u32 = 1;
-const F_ERROR: u32 = 2;
-const F_RESULT: u32 = 4;
-const F_ID_TEXT: u32 = 8;
-const F_PARAMS: u32 = 16;
 
 type Slots = [AtomicU64; SLOT_COUNT];
 
@@ -298,8 +281,6 @@ thread_local! {
     static SCRATCH: Cell<Option<&'static Slots>> = const { Cell::new(None) };
     /// This JS thread's text buffer (leaked: it lives as long as the process).
     static TEXT_IN: Cell<*mut u8> = const { Cell::new(std::ptr::null_mut()) };
-    /// Reused for the text argument, so the request path does not allocate.
-    static TEXT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The scratch of this JS thread, as a `Float64Array` of 9 numbers the facade writes before each
@@ -322,12 +303,6 @@ pub fn tracking_scratch() -> Float64Array {
     unsafe { Float64Array::with_external_data(slots.as_ptr() as *mut f64, SLOT_COUNT, |_, _| {}) }
 }
 
-/// How long the flush at `beforeExit` may take, in ms (the core's exit timeout).
-#[napi]
-pub fn tracking_exit_timeout_ms() -> u32 {
-    u32::try_from(mcplens::tracking::EXIT_TIMEOUT.as_millis()).unwrap_or(u32::MAX)
-}
-
 /// The text buffer of this JS thread, as a `Uint8Array` of 64 KiB the facade writes a request's
 /// text into (`TextEncoder.encodeInto`) before `trackingRecord`; call it once per thread.
 #[napi]
@@ -342,80 +317,16 @@ pub fn tracking_text_buffer() -> Uint8Array {
     unsafe { Uint8Array::with_external_data(ptr, TEXT_BUFFER, |_, _| {}) }
 }
 
-/// A JS string read as UTF-8 into a buffer kept per thread (no allocation once it is large enough).
-pub struct Utf8(Vec<u8>);
-
-impl Drop for Utf8 {
-    fn drop(&mut self) {
-        let buf = std::mem::take(&mut self.0);
-        if buf.capacity() <= 1 << 20 {
-            TEXT.with(|t| *t.borrow_mut() = buf);
-        }
-    }
-}
-
-impl TypeName for Utf8 {
-    fn type_name() -> &'static str {
-        "String"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::String
-    }
-}
-
-impl FromNapiValue for Utf8 {
-    unsafe fn from_napi_value(env: sys::napi_env, value: sys::napi_value) -> napi::Result<Self> {
-        let mut buf = TEXT.with(|t| std::mem::take(&mut *t.borrow_mut()));
-        buf.clear();
-        buf.reserve(4096);
-        let mut written = 0usize;
-        // SAFETY: the buffer has `capacity` writable bytes; napi writes at most that many (with a NUL).
-        let status = unsafe {
-            sys::napi_get_value_string_utf8(env, value, buf.as_mut_ptr().cast(), buf.capacity(), &mut written)
-        };
-        if status != sys::Status::napi_ok {
-            return Err(napi::Error::new(Status::StringExpected, "expected a string"));
-        }
-        // Maybe cut short (napi stops before a character that does not fit): ask the length, retry.
-        if written + 4 >= buf.capacity() {
-            let mut len = 0usize;
-            // SAFETY: a null buffer asks for the length only.
-            unsafe { sys::napi_get_value_string_utf8(env, value, std::ptr::null_mut(), 0, &mut len) };
-            buf.reserve(len + 1);
-            // SAFETY: as above, with room for the whole string and its NUL.
-            unsafe {
-                sys::napi_get_value_string_utf8(env, value, buf.as_mut_ptr().cast(), buf.capacity(), &mut written)
-            };
-        }
-        // SAFETY: napi wrote `written` bytes.
-        unsafe { buf.set_len(written.min(buf.capacity())) };
-        Ok(Utf8(buf))
-    }
-}
-
-fn wall(started_ms: f64) -> SystemTime {
-    let ms = if started_ms.is_finite() && started_ms > 0.0 { started_ms } else { 0.0 };
-    // Whole milliseconds and the fraction apart: `ms * 1e6` would lose the millisecond's last
-    // nanoseconds (f64 has 53 bits; Unix nanoseconds need 61).
-    let whole = ms.trunc();
-    UNIX_EPOCH + Duration::from_millis(whole as u64) + Duration::from_nanos(((ms - whole) * 1e6).round() as u64)
-}
-
-fn span(duration_ms: f64) -> Duration {
-    let ms = if duration_ms.is_finite() && duration_ms > 0.0 { duration_ms } else { 0.0 };
-    Duration::from_nanos((ms * 1e6).round() as u64)
-}
-
 /// Records one request: its numbers in the scratch (see `trackingScratch`), its text (as many bytes
 /// as the scratch says) in `trackingTextBuffer()`: `params NUL idText NUL rest`, where `params` is
-/// the params' JSON text (flag 16), `idText` the JSON-RPC id when it is a string (flag 8), and `rest`
-/// the result's JSON text (flag 4) or the error message (flag 2). JSON text never holds a raw NUL.
+/// the params' JSON text (empty: none), `idText` the JSON-RPC id when it is a string (`F_ID_TEXT`),
+/// and `rest` the error message (`F_ERROR`) or else the result's JSON text (empty: none). JSON text
+/// never holds a raw NUL.
 #[napi]
 pub fn tracking_record() {
     let ptr = TEXT_IN.get();
     let Some(slots) = SCRATCH.get() else { return };
-    let len = (f64::from_bits(slots[S_TEXT_LEN].load(Ordering::Relaxed)) as usize).min(TEXT_BUFFER);
+    let len = (f64::from_bits(slots[S_TEXT_LEN as usize].load(Ordering::Relaxed)) as usize).min(TEXT_BUFFER);
     if ptr.is_null() {
         return;
     }
@@ -425,16 +336,17 @@ pub fn tracking_record() {
     record_parts(slots, text);
 }
 
-/// `trackingRecord` with the text as an argument (when it does not fit the text buffer).
-#[napi(ts_args_type = "text: string")]
-pub fn tracking_record_text(text: Utf8) {
+/// `trackingRecord` with the text as an argument (when it does not fit the text buffer: over
+/// 64 KiB, where napi's own string conversion costs little beside the copy).
+#[napi]
+pub fn tracking_record_text(text: String) {
     if let Some(slots) = SCRATCH.get() {
-        record_parts(slots, &text.0);
+        record_parts(slots, text.as_bytes());
     }
 }
 
 fn record_parts(slots: &Slots, text: &[u8]) {
-    let n = |i: usize| f64::from_bits(slots[i].load(Ordering::Relaxed));
+    let n = |i: u32| f64::from_bits(slots[i as usize].load(Ordering::Relaxed));
     let flags = n(S_FLAGS) as u32;
     let Some(method) = u8::try_from(n(S_METHOD) as u32).ok().and_then(Method::from_code) else { return };
     let Ok(text) = std::str::from_utf8(text) else { return };
@@ -450,82 +362,90 @@ fn record_parts(slots: &Slots, text: &[u8]) {
     };
     let mut op = Operation {
         request_id,
-        params: if flags & F_PARAMS != 0 { Payload::Json(params) } else { Payload::None },
-        tool_error: flags & F_TOOL_ERROR != 0,
-        ..Operation::new(SessionKey(n(S_SESSION) as u64), method, wall(n(S_STARTED_MS)), span(n(S_DURATION_MS)))
+        params: Payload::text(params),
+        ..Operation::new(
+            SessionKey(n(S_SESSION) as u64),
+            method,
+            host::unix_ms(n(S_STARTED_MS)),
+            host::span(n(S_DURATION_MS)),
+        )
     };
     if flags & F_ERROR != 0 {
         op.error = Some(RpcError { code: n(S_CODE) as i64, message: rest });
-    } else if flags & F_RESULT != 0 {
-        op.result = Payload::Json(rest);
+    } else {
+        op.result = Payload::text(rest);
     }
     let all = TRACKERS.read().unwrap_or_else(PoisonError::into_inner);
-    if let Some(e) = all.get(n(S_HANDLE) as usize) {
-        e.tracker.record(&op);
+    if let Some(t) = all.get(n(S_HANDLE) as usize) {
+        t.record(&op);
     }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Flush, shutdown, stats.
 
-/// How a flush or shutdown ended.
-#[napi(object)]
-pub struct Settled {
-    /// Everything recorded before the call was delivered, dropped or failed in time.
-    pub ok: bool,
-    /// The core's error code when not `ok` (`timeout`).
-    pub code: Option<String>,
-    /// The core's message when not `ok`.
-    pub message: Option<String>,
-}
+type Work = Box<dyn FnOnce() -> Option<String> + Send>;
 
-/// Waits on the libuv pool, so the JS thread stays free to run callbacks and hooks meanwhile.
-pub struct Settle {
-    entry: Option<Arc<Entry>>,
-    timeout: Duration,
-    shutdown: bool,
-}
+/// Waits on the libuv pool, so the JS thread stays free to run callbacks and hooks meanwhile;
+/// resolves with `null`, or the core's error JSON (`timeout`, with `pending`).
+pub struct Settle(Option<Work>);
 
 impl Task for Settle {
-    type Output = Settled;
-    type JsValue = Settled;
+    type Output = Option<String>;
+    type JsValue = Option<String>;
 
-    fn compute(&mut self) -> napi::Result<Settled> {
-        let Some(e) = &self.entry else { return Ok(Settled { ok: true, code: None, message: None }) };
-        let r = if self.shutdown { e.tracker.shutdown(self.timeout) } else { e.tracker.flush(self.timeout) };
-        Ok(match r {
-            Ok(()) => Settled { ok: true, code: None, message: None },
-            Err(err) => Settled { ok: false, code: Some(err.code().to_string()), message: Some(err.to_string()) },
-        })
+    fn compute(&mut self) -> napi::Result<Option<String>> {
+        Ok(self.0.take().and_then(|work| work()))
     }
 
-    fn resolve(&mut self, _env: Env, output: Settled) -> napi::Result<Settled> {
+    fn resolve(&mut self, _env: Env, output: Option<String>) -> napi::Result<Option<String>> {
         Ok(output)
     }
 }
 
-fn settle(handle: u32, timeout_ms: f64, shutdown: bool) -> AsyncTask<Settle> {
-    let ms = if timeout_ms.is_finite() && timeout_ms > 0.0 { timeout_ms } else { 0.0 };
-    AsyncTask::new(Settle { entry: entry(handle), timeout: Duration::from_nanos((ms * 1e6) as u64), shutdown })
+fn settle(handle: u32, timeout_ms: f64, shutdown: bool) -> Result<AsyncTask<Settle>> {
+    let timeout = host::timeout(timeout_ms, 1000.0, "timeoutMs").map_err(tracking_error)?;
+    let work = entry(handle).map(|e| -> Work {
+        Box::new(move || {
+            let t = &e;
+            (if shutdown { t.shutdown(timeout) } else { t.flush(timeout) }).err().map(|err| err.to_json())
+        })
+    });
+    Ok(AsyncTask::new(Settle(work)))
 }
 
 /// Waits until everything recorded so far is delivered, dropped or failed, at most `timeoutMs`.
-#[napi(ts_return_type = "Promise<Settled>")]
-pub fn tracking_flush(handle: u32, timeout_ms: f64) -> AsyncTask<Settle> {
+#[napi(ts_return_type = "Promise<string | null>")]
+pub fn tracking_flush(handle: u32, timeout_ms: f64) -> Result<AsyncTask<Settle>> {
     settle(handle, timeout_ms, false)
 }
 
 /// Stops accepting operations and delivers what is queued, at most `timeoutMs`. Idempotent.
-#[napi(ts_return_type = "Promise<Settled>")]
-pub fn tracking_shutdown(handle: u32, timeout_ms: f64) -> AsyncTask<Settle> {
+#[napi(ts_return_type = "Promise<string | null>")]
+pub fn tracking_shutdown(handle: u32, timeout_ms: f64) -> Result<AsyncTask<Settle>> {
     settle(handle, timeout_ms, true)
+}
+
+/// Whether a live tracker recorded something since the last exit flush (`beforeExit` asks first).
+#[napi]
+pub fn tracking_exit_pending() -> bool {
+    mcplens::tracking::exit_pending_any()
+}
+
+/// The core's exit flush (`tracking::flush_at_exit`), on the libuv pool.
+#[napi(ts_return_type = "Promise<null>")]
+pub fn tracking_flush_at_exit() -> AsyncTask<Settle> {
+    AsyncTask::new(Settle(Some(Box::new(|| {
+        mcplens::tracking::flush_at_exit();
+        None
+    }))))
 }
 
 /// The tracker's counters: the core's `Stats` JSON (the same in every language).
 #[napi]
 pub fn tracking_stats(handle: u32) -> String {
     match entry(handle) {
-        Some(e) => e.tracker.stats().to_json(),
+        Some(t) => t.stats().to_json(),
         None => Stats::default().to_json(),
     }
 }

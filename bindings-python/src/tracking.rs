@@ -19,14 +19,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use mcplens::tracking::{
-    write_json_str as write_str, Batch, ExportError, Exporter, Hooks, Identity, Method, Operation, Payload, PeerInfo,
-    RequestId, RpcError, Session, Tracker, TrackerConfig, TrackingError as CoreError, Transport, WallClock,
+    host, write_json_str as write_str, Exporter, Hooks, Method, Operation, Payload, PeerInfo, RequestId, RpcError,
+    Session, Tracker, TrackerConfig, TrackingError as CoreError, Transport, WallClock,
 };
-use pyo3::exceptions::PyTypeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
-use serde_json::{json, Value};
+use pyo3::PyTypeInfo;
 
 use crate::McplensError;
 
@@ -55,90 +54,32 @@ fn tracking_error(py: Python<'_>, e: &CoreError) -> PyErr {
 }
 
 fn seconds(py: Python<'_>, secs: f64) -> PyResult<Duration> {
-    crate::duration(secs).ok_or_else(|| {
-        tracking_error(py, &CoreError::invalid("timeout_seconds", "must be a finite, non-negative number of seconds"))
-    })
+    host::timeout(secs, 1.0, "timeout_seconds").map_err(|e| tracking_error(py, &e))
 }
 
 // ---------------------------------------------------------------------------------------------
-// Exporters: plain values made in `mcplens._tracking` (`_spec`: their entry in the core's
-// configuration; a callback exporter's `callback` too). The core checks them.
+// Configuration: `mcplens._tracking` writes the options and the exporters' entries as the core's
+// JSON; a callback exporter's function is passed apart, in order. The core checks everything.
 
-/// The callback exporter: one Python call per batch, with the GIL taken only for that call.
-struct CallbackSink {
-    callback: Py<PyAny>,
-}
-
-impl Exporter for CallbackSink {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
-        let text = batch.to_json_array();
-        Python::attach(|py| -> PyResult<()> {
-            let events = py.import(intern!(py, "json"))?.call_method1(intern!(py, "loads"), (text,))?;
-            self.callback.call1(py, (events,))?;
-            Ok(())
+/// A callback exporter: one Python call per batch (a list of event dicts), with the GIL taken only
+/// for that call.
+fn callback_exporter(callback: Py<PyAny>) -> Box<dyn Exporter> {
+    host::json_callback(move |text| {
+        Python::attach(|py| {
+            let events = py.import(intern!(py, "json")).and_then(|j| j.call_method1(intern!(py, "loads"), (text,)));
+            events.and_then(|events| callback.call1(py, (events,))).map(drop).map_err(|e| {
+                format!("the callback raised {}", e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default())
+            })
         })
-        .map_err(|e| {
-            // Counted as failed, not retried: the callback may have seen part of the batch.
-            let kind = Python::attach(|py| e.get_type(py).name().map(|n| n.to_string()).unwrap_or_default());
-            ExportError::permanent(format!("the callback raised {kind}"), 0)
-        })
-    }
+    })
 }
 
-type Callbacks = Vec<Box<dyn Exporter>>;
-
-/// The exporters' entries (for the core's configuration) and the callbacks, in order.
-fn exporter_specs(py: Python<'_>, exporters: &[Bound<'_, PyAny>]) -> PyResult<(Vec<Value>, Callbacks)> {
-    let mut specs = Vec::new();
-    let mut callbacks: Callbacks = Vec::new();
-    for e in exporters {
-        let mut text = String::new();
-        write_value(py, &mut text, &e.getattr(intern!(py, "_spec"))?, 0, None);
-        let spec: Value =
-            serde_json::from_str(&text).map_err(|_| PyTypeError::new_err("an exporter's spec must be JSON"))?;
-        if spec["type"] == "callback" {
-            callbacks.push(Box::new(CallbackSink { callback: e.getattr(intern!(py, "callback"))?.unbind() }));
-        }
-        specs.push(spec);
-    }
-    Ok((specs, callbacks))
-}
-
-/// The core's configuration from the glue's options (TrackerConfig names; `None` left out) and
-/// exporters. Every check is the core's.
-fn tracker_config(
-    py: Python<'_>,
-    exporters: &[Bound<'_, PyAny>],
-    options: &Bound<'_, PyDict>,
-    extra: Value,
-) -> PyResult<(TrackerConfig, Callbacks)> {
-    let (specs, callbacks) = exporter_specs(py, exporters)?;
-    let mut text = String::new();
-    write_value(py, &mut text, options.as_any(), 0, None);
-    let mut map = match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(m)) => m,
-        _ => return Err(PyTypeError::new_err("tracker options must be a dict")),
-    };
-    map.retain(|_, v| !v.is_null());
-    if !specs.is_empty() {
-        map.insert("exporters".into(), Value::Array(specs));
-    }
-    if let Value::Object(extra) = extra {
-        map.extend(extra.into_iter().filter(|(_, v)| !v.is_null()));
-    }
-    let config = TrackerConfig::from_json(&Value::Object(map).to_string()).map_err(|e| tracking_error(py, &e))?;
-    Ok((config, callbacks))
-}
-
-/// Checks the options as the core will (when `Tracker(...)` is constructed). Returns whether
-/// tracing is enabled and the counters of a tracker that has recorded nothing (JSON text).
+/// Checks the options (the core's `TrackerConfig` JSON) as the core will when `Tracker(...)` is
+/// constructed. Returns whether tracing is enabled and the counters of a tracker that has recorded
+/// nothing (JSON text).
 #[pyfunction]
-fn check_tracker_options(
-    py: Python<'_>,
-    exporters: Vec<Bound<'_, PyAny>>,
-    options: &Bound<'_, PyDict>,
-) -> PyResult<(bool, String)> {
-    let (config, _) = tracker_config(py, &exporters, options, Value::Null)?;
+fn check_tracker_options(py: Python<'_>, config_json: &str) -> PyResult<(bool, String)> {
+    let config = TrackerConfig::for_host(config_json, None, "").map_err(|e| tracking_error(py, &e))?;
     let names = config.names().map_err(|e| tracking_error(py, &e))?;
     Ok((config.enable_tracing, mcplens::tracking::Stats::zero(&names).to_json()))
 }
@@ -316,34 +257,19 @@ fn write_value(py: Python<'_>, out: &mut String, v: &Bound<'_, PyAny>, depth: u3
         out.push('{');
         let mut first = true;
         for (k, x) in d.iter() {
-            let key_ok = match k.cast::<PyString>() {
-                Ok(ks) => {
-                    if only.is_some_and(|o| !ks.to_str().is_ok_and(|s| o.contains(&s))) {
-                        continue;
-                    }
-                    if !first {
-                        out.push(',');
-                    }
-                    write_pystr(out, ks);
-                    true
-                }
+            // A key that is not a str is written as `str(key)`, and never kept under `only`.
+            let key = match k.cast_into::<PyString>() {
+                Ok(ks) => ks,
                 Err(_) if only.is_some() => continue,
-                Err(_) => match k.str() {
-                    Ok(ks) => {
-                        if !first {
-                            out.push(',');
-                        }
-                        write_pystr(out, &ks);
-                        true
-                    }
-                    Err(_) => false,
+                Err(e) => match e.into_inner().str() {
+                    Ok(ks) => ks,
+                    Err(_) => continue,
                 },
             };
-            if key_ok {
-                first = false;
-                out.push(':');
-                write_value(py, out, &x, depth + 1, None);
+            if !only.is_none_or(|o| key.to_str().is_ok_and(|s| o.contains(&s))) {
+                continue;
             }
+            member(py, out, &mut first, &key, &x, depth);
         }
         out.push('}');
     } else if v.is_none() {
@@ -379,6 +305,23 @@ fn write_value(py: Python<'_>, out: &mut String, v: &Bound<'_, PyAny>, depth: u3
     } else {
         write_object(py, out, v, depth, only);
     }
+}
+
+/// One `"key":value` member of an object (a comma before all but the first).
+fn member(
+    py: Python<'_>,
+    out: &mut String,
+    first: &mut bool,
+    key: &Bound<'_, PyString>,
+    v: &Bound<'_, PyAny>,
+    depth: u32,
+) {
+    if !std::mem::take(first) {
+        out.push(',');
+    }
+    write_pystr(out, key);
+    out.push(':');
+    write_value(py, out, v, depth + 1, None);
 }
 
 fn write_seq<'py>(py: Python<'py>, out: &mut String, items: impl Iterator<Item = Bound<'py, PyAny>>, depth: u32) {
@@ -433,13 +376,7 @@ fn write_object(py: Python<'_>, out: &mut String, v: &Bound<'_, PyAny>, depth: u
                             if x.is_none() || only.is_some_and(|o| !k.to_str().is_ok_and(|s| o.contains(&s))) {
                                 continue;
                             }
-                            if !first {
-                                out.push(',');
-                            }
-                            first = false;
-                            write_pystr(out, k);
-                            out.push(':');
-                            write_value(py, out, &x, depth + 1, None);
+                            member(py, out, &mut first, k, &x, depth);
                         }
                     }
                 }
@@ -458,24 +395,6 @@ fn write_object(py: Python<'_>, out: &mut String, v: &Bound<'_, PyAny>, depth: u
     }
 }
 
-/// A `tools/call` result's `isError` (for when the result itself is not captured): on a dict, a
-/// model (`isError` in mcp 1.x, `is_error` in 2.x) or a root model around one.
-fn result_is_error(py: Python<'_>, result: &Bound<'_, PyAny>) -> bool {
-    if let Ok(d) = result.cast::<PyDict>() {
-        return d.get_item(intern!(py, "isError")).ok().flatten().is_some_and(|x| x.is_truthy().unwrap_or(false));
-    }
-    let inner = match result.getattr(intern!(py, "root")) {
-        Ok(r) => r,
-        Err(_) => result.clone(),
-    };
-    for attr in [intern!(py, "isError"), intern!(py, "is_error")] {
-        if let Ok(x) = inner.getattr(attr) {
-            return x.is_truthy().unwrap_or(false);
-        }
-    }
-    false
-}
-
 fn request_id<'a>(v: &'a Bound<'_, PyAny>) -> RequestId<'a> {
     if let Ok(s) = v.cast::<PyString>() {
         return s.to_str().map(RequestId::Text).unwrap_or_default();
@@ -486,14 +405,6 @@ fn request_id<'a>(v: &'a Bound<'_, PyAny>) -> RequestId<'a> {
         }
     }
     RequestId::None
-}
-
-fn json_payload(text: &str) -> Payload<'_> {
-    if text.is_empty() {
-        Payload::None
-    } else {
-        Payload::Json(text)
-    }
 }
 
 /// Python's `time.perf_counter_ns()` (the request path's one integer) read on `Instant` (both
@@ -572,7 +483,7 @@ impl PyTrackerCore {
         rid: &Bound<'_, PyAny>,
         params: &Bound<'_, PyAny>,
         result: Option<&Bound<'_, PyAny>>,
-        error: Option<(i64, &str)>,
+        error: Option<(i64, String)>,
     ) -> PyResult<()> {
         let (started_at, duration) = self.clock.since(t0_ns);
         let Some(method) = Method::from_code(method) else {
@@ -588,14 +499,11 @@ impl PyTrackerCore {
                 write_value(py, buf, params, 0, only);
             }
             let p_end = buf.len();
-            let mut tool_error = false;
-            if let Some(r) = result {
-                if capture_responses {
-                    if !r.is_none() {
-                        write_value(py, buf, r, 0, None);
-                    }
-                } else if method == Method::ToolsCall {
-                    tool_error = result_is_error(py, r);
+            // Responses not captured: a `tools/call` result's `isError` alone (the core reads it).
+            let only: &[&str] = &["isError"];
+            if let Some(r) = result.filter(|r| !r.is_none()) {
+                if capture_responses || method == Method::ToolsCall {
+                    write_value(py, buf, r, 0, (!capture_responses).then_some(only));
                 }
             }
             let (params_text, result_text) = buf.split_at(p_end);
@@ -605,10 +513,9 @@ impl PyTrackerCore {
             let record = || {
                 tracker.record(&Operation {
                     request_id: rid,
-                    params: json_payload(params_text),
-                    result: json_payload(result_text),
-                    error: error.map(|(code, message)| RpcError { code, message }),
-                    tool_error,
+                    params: Payload::text(params_text),
+                    result: Payload::text(result_text),
+                    error: error.as_ref().map(|(code, message)| RpcError { code: *code, message }),
                     ..Operation::new(key, method, started_at, duration)
                 })
             };
@@ -643,43 +550,31 @@ impl PyTrackerCore {
     }
 }
 
-getters! { PyTrackerCore, |s| {
-    /// Whether anything is recorded (`enable_tracing`).
-    enabled: bool = s.inner.is_enabled();
-    /// The exporters' names, in order.
-    exporter_names: Vec<String> = s.inner.exporter_names().to_vec();
-}}
-
 #[pymethods]
 impl PyTrackerCore {
-    /// `exporters` and `options` as `mcplens.Tracker` got them (options under the core's
-    /// `TrackerConfig` names); the server's info; the `redact` hook; a fixed `seed` (vectors).
+    /// The options as `mcplens.Tracker` wrote them (the core's `TrackerConfig` JSON), the
+    /// functions of its callback exporters (in order), the server's info, the `redact` hook and a
+    /// fixed `seed` (vectors).
     #[new]
-    #[pyo3(signature = (exporters, options, *, server_name = None, server_version = None, redact = None, seed = None))]
+    #[pyo3(signature = (config_json, callbacks, *, server_name = None, server_version = None, redact = None, seed = None))]
     fn new(
         py: Python<'_>,
-        exporters: Vec<Bound<'_, PyAny>>,
-        options: &Bound<'_, PyDict>,
+        config_json: &str,
+        callbacks: Vec<Py<PyAny>>,
         server_name: Option<String>,
-        server_version: Option<String>,
+        server_version: Option<&str>,
         redact: Option<Bound<'_, PyAny>>,
         seed: Option<u64>,
     ) -> PyResult<Self> {
         let v = py.version_info();
-        let extra = json!({
-            "server": server_name.map(|n| json!({"name": n, "version": server_version})),
-            "seed": seed,
-            // What agentcat's own Python SDK sends as `sdk_language`.
-            "sdkLanguage": format!("Python {}.{}", v.major, v.minor),
-        });
-        let (config, callbacks) = tracker_config(py, &exporters, options, extra)?;
-        let mut hooks = Hooks { callbacks, ..Hooks::default() };
-        if let Some(hook) = redact {
-            if !hook.is_callable() {
-                return Err(PyTypeError::new_err("redact must be a callable: fn(text: str) -> str"));
-            }
-            hooks.redact_strings = Some(redact_hook(hook.unbind()));
-        }
+        // What agentcat's own Python SDK sends as `sdk_language`.
+        let language = format!("Python {}.{}", v.major, v.minor);
+        let server = server_name.map(|n| PeerInfo::new(n, server_version));
+        let mut config = TrackerConfig::for_host(config_json, server, &language).map_err(|e| tracking_error(py, &e))?;
+        config.seed = seed.or(config.seed);
+        let mut hooks = Hooks { callbacks: callbacks.into_iter().map(callback_exporter).collect(), ..Hooks::default() };
+        // (`Tracker` checked that it is callable.)
+        hooks.redact_strings = redact.map(|hook| redact_hook(hook.unbind()));
         let inner = py.detach(|| Tracker::start(config, hooks)).map_err(|e| tracking_error(py, &e))?;
         Ok(PyTrackerCore { inner, clock: Clock::new(py)? })
     }
@@ -715,26 +610,15 @@ impl PyTrackerCore {
         self.inner.begin_identify(session_of(session));
     }
 
-    /// The identify hook answered: a mapping `{"id", "name", "data"}` or None (nobody). Anything
-    /// else counts as a failure.
+    /// The identify hook answered: written as JSON (a mapping as a dict), the core decides
+    /// (`host::identity`: `{"id", "name", "data"}` with string `id`/`name`, or None for nobody;
+    /// anything else is a failure).
     fn resolve_identity(&self, py: Python<'_>, session: &Bound<'_, PySession>, identity: &Bound<'_, PyAny>) {
-        let s = session_of(session);
-        if identity.is_none() {
-            return self.inner.resolve_identity(s, None);
-        }
-        let text = |k: &str| -> Option<String> {
-            let v = identity.get_item(k).ok().filter(|v| !v.is_none())?;
-            v.str().ok().map(|s| s.to_string_lossy().into_owned())
-        };
-        if !identity.is_instance_of::<PyDict>() && identity.getattr(intern!(py, "keys")).is_err() {
-            return self.inner.identify_failed(s);
-        }
-        let data = identity.get_item("data").ok().filter(|d| !d.is_none()).and_then(|d| {
-            let mut buf = String::new();
-            write_value(py, &mut buf, &d, 0, None);
-            serde_json::from_str::<Value>(&buf).ok()
-        });
-        self.inner.resolve_identity(s, Some(Identity { id: text("id"), name: text("name"), data }));
+        let mapping = !identity.is_instance_of::<PyDict>() && identity.hasattr(intern!(py, "keys")).unwrap_or(false);
+        let dict = mapping.then(|| PyDict::type_object(py).call1((identity,)).ok()).flatten();
+        let mut text = String::new();
+        write_value(py, &mut text, dict.as_ref().unwrap_or(identity), 0, None);
+        self.inner.resolve_identity_json(session_of(session), &text);
     }
 
     /// The identify hook failed: the waiting records go on without an identity (counted).
@@ -747,8 +631,9 @@ impl PyTrackerCore {
         self.inner.close_session(session_of(session));
     }
 
-    /// Record a request that returned `result` (the request path; see the module docs).
-    #[pyo3(signature = (method, session, t0_ns, request_id, params, result, /))]
+    /// Record a request that returned `result`, or failed with `error` (`(code, message)`, the
+    /// JSON-RPC error the client got): the request path, see the module docs.
+    #[pyo3(signature = (method, session, t0_ns, request_id, params, result, error = None, /))]
     #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
@@ -759,25 +644,10 @@ impl PyTrackerCore {
         request_id: &Bound<'_, PyAny>,
         params: &Bound<'_, PyAny>,
         result: &Bound<'_, PyAny>,
+        error: Option<(i64, String)>,
     ) -> PyResult<()> {
-        self.record_parts(py, method, session, t0_ns, request_id, params, Some(result), None)
-    }
-
-    /// Record a request that failed with JSON-RPC error `code`.
-    #[pyo3(signature = (method, session, t0_ns, request_id, params, code, message, /))]
-    #[allow(clippy::too_many_arguments)]
-    fn record_error(
-        &self,
-        py: Python<'_>,
-        method: u8,
-        session: &Bound<'_, PySession>,
-        t0_ns: u64,
-        request_id: &Bound<'_, PyAny>,
-        params: &Bound<'_, PyAny>,
-        code: i64,
-        message: &str,
-    ) -> PyResult<()> {
-        self.record_parts(py, method, session, t0_ns, request_id, params, None, Some((code, message)))
+        let result = error.is_none().then_some(result);
+        self.record_parts(py, method, session, t0_ns, request_id, params, result, error)
     }
 
     /// Deliver everything recorded so far, waiting at most `timeout_seconds`.
@@ -803,6 +673,13 @@ impl PyTrackerCore {
     }
 }
 
+/// The interpreter is exiting (`atexit`): the core's exit flush (`tracking::flush_at_exit`: what
+/// every live tracker recorded, delivered within the exit timeout), without the GIL.
+#[pyfunction]
+fn flush_at_exit(py: Python<'_>) {
+    py.detach(mcplens::tracking::flush_at_exit);
+}
+
 /// Adds the tracking classes to `mcplens._core`.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -812,10 +689,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PySession>()?;
     m.add_class::<PyTrackerCore>()?;
     m.add_function(wrap_pyfunction!(check_tracker_options, m)?)?;
+    m.add_function(wrap_pyfunction!(flush_at_exit, m)?)?;
     let names: Vec<&str> = Method::ALL.iter().map(|m| m.name()).collect();
     m.add("TRACKED_METHODS", PyTuple::new(py, names)?)?;
     m.add("DEFAULT_AGENTCAT_BASE_URL", mcplens::tracking::export::DEFAULT_BASE_URL)?;
     m.add("DEFAULT_JSONL_PATH", mcplens::tracking::export::DEFAULT_JSONL_PATH)?;
-    m.add("EXIT_TIMEOUT_SECONDS", mcplens::tracking::EXIT_TIMEOUT.as_secs_f64())?;
     Ok(())
 }

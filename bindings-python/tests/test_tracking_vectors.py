@@ -92,7 +92,7 @@ def test_event_vector(path: pathlib.Path, tmp_path: pathlib.Path) -> None:
     code = _CODES[op["method"]]
     rid, params = op.get("requestId"), op.get("params")
     if "error" in op:
-        core.record_error(code, session, 0, rid, params, op["error"]["code"], op["error"]["message"])
+        core.record(code, session, 0, rid, params, None, (op["error"]["code"], op["error"]["message"]))
     else:
         core.record(code, session, 0, rid, params, op.get("result"))
     tracker.flush(30)

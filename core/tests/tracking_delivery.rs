@@ -693,3 +693,53 @@ fn records_wait_for_identify_within_its_bounds() {
     t.identify_failed(&overflowing);
     t.shutdown(LONG).unwrap();
 }
+
+#[test]
+fn flush_and_shutdown_take_any_duration_without_panicking() {
+    let (b, sink) = collecting(Tracker::builder().export_policy(fast_policy()), "cb");
+    let t = b.build().unwrap();
+    let s = t.open_session(None, None);
+    assert!(record(&t, &s, Method::ToolsList, 1, "{}"));
+    t.flush(Duration::MAX).unwrap();
+    assert_eq!(ids(&sink.lock().unwrap()), BTreeSet::from([1]));
+    t.shutdown(Duration::MAX).unwrap();
+}
+
+#[test]
+fn tools_call_is_error_is_read_from_the_result_text_when_responses_are_not_captured() {
+    let (b, sink) = collecting(Tracker::builder().capture_responses(false).export_policy(fast_policy()), "cb");
+    let t = b.build().unwrap();
+    let s = t.open_session(None, None);
+    for (id, is_error) in [(1, "true"), (2, "1"), (3, "\"yes\""), (4, "false")] {
+        let result = format!(r#"{{"isError":{is_error}}}"#);
+        t.record(&Operation {
+            request_id: RequestId::Number(id),
+            result: Payload::Json(&result),
+            ..Operation::new(s.key(), Method::ToolsCall, SystemTime::now(), Duration::from_micros(50))
+        });
+    }
+    t.flush(LONG).unwrap();
+    let events = sink.lock().unwrap();
+    let errors: Vec<_> = events.iter().map(|e| (e.is_error, e.error.as_ref().map(|e| e.message.clone()))).collect();
+    assert_eq!(errors, [(true, Some("tool error".to_owned())), (false, None), (false, None), (false, None)]);
+    assert!(events.iter().all(|e| e.response.is_none()));
+    t.shutdown(LONG).unwrap();
+}
+
+#[test]
+fn flush_at_exit_delivers_what_every_live_tracker_recorded() {
+    let (b1, sink1) =
+        collecting(Tracker::builder().export_policy(ExportPolicy { max_delay: LONG, ..fast_policy() }), "a");
+    let (b2, sink2) =
+        collecting(Tracker::builder().export_policy(ExportPolicy { max_delay: LONG, ..fast_policy() }), "b");
+    let (t1, t2) = (b1.build().unwrap(), b2.build().unwrap());
+    let (s1, s2) = (t1.open_session(None, None), t2.open_session(None, None));
+    assert!(record(&t1, &s1, Method::ToolsList, 1, "{}"));
+    assert!(record(&t2, &s2, Method::ToolsList, 2, "{}"));
+    assert!(mcplens::tracking::exit_pending_any());
+    mcplens::tracking::flush_at_exit(); // batches wait up to a minute otherwise: the exit flush sends them
+    assert_eq!(ids(&sink1.lock().unwrap()), BTreeSet::from([1]));
+    assert_eq!(ids(&sink2.lock().unwrap()), BTreeSet::from([2]));
+    t1.shutdown(LONG).unwrap();
+    t2.shutdown(LONG).unwrap();
+}

@@ -1,7 +1,7 @@
 """Type stubs for the native module `mcplens._core` (checked by `python -m mypy.stubtest`)."""
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any, Literal, Protocol, TypeAlias, final
+from typing import Any, Literal, TypeAlias, final
 
 from typing_extensions import Self, disjoint_base
 
@@ -42,12 +42,12 @@ __all__ += [
     "DEFAULT_AGENTCAT_BASE_URL",
     "DEFAULT_JSONL_PATH",
     "ERROR_CODES",
-    "EXIT_TIMEOUT_SECONDS",
     "TRACKED_METHODS",
     "TrackerCore",
     "TrackingError",
     "TrackingSession",
     "check_tracker_options",
+    "flush_at_exit",
 ]
 
 __version__: str
@@ -519,17 +519,13 @@ DEFAULT_JSONL_PATH: str
 """Where the JSONL exporter writes when no path is given (the core's default)."""
 ERROR_CODES: tuple[_ErrorCode, ...]
 """Every stable error code, in the order of `docs/errors.md` (the core's `ErrorCode::ALL`)."""
-EXIT_TIMEOUT_SECONDS: float
-"""How long the flush at interpreter exit may take (the core's exit timeout)."""
 
-class _Exporter(Protocol):
-    """An exporter of `mcplens._tracking`: its entry in the core's configuration."""
+def flush_at_exit() -> None:
+    """The interpreter is exiting: every live tracker delivers what it recorded, within the core's
+    exit timeout (registered with `atexit` by `mcplens._tracking`)."""
 
-    @property
-    def _spec(self) -> Mapping[str, object]: ...
-
-def check_tracker_options(exporters: Sequence[_Exporter], options: Mapping[str, object]) -> tuple[bool, str]:
-    """Check tracker options (the core's `TrackerConfig` names) as the core will; returns
+def check_tracker_options(config_json: str) -> tuple[bool, str]:
+    """Check tracker options (the core's `TrackerConfig` JSON) as the core will; returns
     whether tracing is on and the zero counters (JSON). Raises `TrackingError`."""
 
 @final
@@ -545,18 +541,14 @@ class TrackerCore:
 
     def __new__(
         cls,
-        exporters: Sequence[_Exporter],
-        options: Mapping[str, object],
+        config_json: str,
+        callbacks: Sequence[Callable[[list[dict[str, Any]]], object]],
         *,
         server_name: str | None = None,
         server_version: str | None = None,
         redact: Callable[[str], str] | None = None,
         seed: int | None = None,
     ) -> TrackerCore: ...
-    @property
-    def enabled(self) -> bool: ...
-    @property
-    def exporter_names(self) -> list[str]: ...
     def open_session(
         self, transport_session_id: str | None = None, transport: Literal["stdio", "http", "memory"] | None = None
     ) -> TrackingSession: ...
@@ -579,17 +571,7 @@ class TrackerCore:
         request_id: int | str | None,
         params: object,
         result: object,
-        /,
-    ) -> None: ...
-    def record_error(
-        self,
-        method: int,
-        session: TrackingSession,
-        t0_ns: int,
-        request_id: int | str | None,
-        params: object,
-        code: int,
-        message: str,
+        error: tuple[int, str] | None = None,
         /,
     ) -> None: ...
     def flush(self, timeout_seconds: float) -> None: ...

@@ -42,12 +42,12 @@ from typing import Any, Literal, TypedDict, TypeVar, cast
 from mcplens._core import (
     DEFAULT_AGENTCAT_BASE_URL,
     DEFAULT_JSONL_PATH,
-    EXIT_TIMEOUT_SECONDS,
     TRACKED_METHODS,
     TrackerCore,
     TrackingError,
     TrackingSession,
     check_tracker_options,
+    flush_at_exit,
 )
 
 __all__ = [
@@ -219,26 +219,31 @@ class Tracker:
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable")
         timeout = identify_timeout_seconds
-        # The core's option names; it checks every value (`None`: its default).
-        self._options: dict[str, Any] = {
-            "enableTracing": enable_tracing,
-            "captureParameters": capture_parameters,
-            "captureResponses": capture_responses,
-            "captureResourceText": capture_resource_text,
-            "queueCapacity": queue_capacity,
-            "identifyMaxRecords": identify_max_records,
-            "identifyTimeoutMs": timeout
-            if isinstance(timeout, bool) or not isinstance(timeout, int | float)
-            else round(timeout * 1000),
-        }
-        self._exporters = list(exporters or ())
-        for e in self._exporters:
+        exporters = list(exporters or ())
+        for e in exporters:
             if not isinstance(e, _Exporter):
                 raise TypeError(
                     "exporters must be JsonlExporter, OtlpExporter, McpcatExporter or CallbackExporter, "
                     f"not {type(e).__qualname__}"
                 )
-        enabled, zero = check_tracker_options(self._exporters, self._options)
+        # The core's configuration JSON; it checks every value (`None`: its default).
+        self._config = json.dumps(
+            {
+                "enableTracing": enable_tracing,
+                "captureParameters": capture_parameters,
+                "captureResponses": capture_responses,
+                "captureResourceText": capture_resource_text,
+                "queueCapacity": queue_capacity,
+                "identifyMaxRecords": identify_max_records,
+                "identifyTimeoutMs": timeout
+                if isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                else round(timeout * 1000),
+                "exporters": [e._spec for e in exporters],
+            },
+            default=str,
+        )
+        self._callbacks = [e.callback for e in exporters if isinstance(e, CallbackExporter)]
+        enabled, zero = check_tracker_options(self._config)
         self._enabled = enabled
         self._zero_stats = zero
         self._redact = redact
@@ -258,15 +263,13 @@ class Tracker:
         with self._lock:
             if self._core is None:
                 self._core = TrackerCore(
-                    self._exporters,
-                    self._options,
+                    self._config,
+                    self._callbacks,
                     server_name=server_name,
                     server_version=server_version,
                     redact=self._redact,
                     seed=seed,
                 )
-                _LIVE.add(self)
-                _arm_atexit()
             return self._core
 
     def flush(self, timeout_seconds: float = 5.0) -> None:
@@ -378,6 +381,7 @@ def _text(v: object) -> str | None:
     return v if isinstance(v, str) else None
 
 
+@functools.cache
 def _sdk_major() -> int:
     import mcp
 
@@ -423,11 +427,6 @@ def _is_tracked(low: Any, major: int) -> bool:
     return any(getattr(m, "_mcplens_tracker", None) is not None for m in low.middleware)
 
 
-@functools.cache
-def _sdk_major_cached() -> int:
-    return _sdk_major()
-
-
 def _error_of(exc: BaseException) -> tuple[int, str]:
     """The JSON-RPC error the SDK sends for `exc`: the code of an `McpError` (1.x) / `MCPError`
     (2.x); -32602 for a pydantic `ValidationError` in 2.x; code 0 for anything else (both majors)."""
@@ -437,7 +436,7 @@ def _error_of(exc: BaseException) -> tuple[int, str]:
         code = getattr(err, "code", None)
         if isinstance(code, int) and not isinstance(code, bool):
             return code, str(getattr(err, "message", ""))
-    if "ValidationError" in names and _sdk_major_cached() == 2:
+    if "ValidationError" in names and _sdk_major() == 2:
         return -32602, "Invalid request parameters"
     return 0, str(exc)
 
@@ -447,7 +446,7 @@ def _record_failure(core: TrackerCore, code: int, t0: int, exc: BaseException, p
     request's session, id and params); never raises."""
     try:
         s, rid, params = parts()
-        core.record_error(code, s, t0, rid, params, *_error_of(exc))
+        core.record(code, s, t0, rid, params, None, _error_of(exc))
     except Exception:
         _log.debug("mcplens: recording failed", exc_info=True)
 
@@ -638,7 +637,6 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
     sessions = tracker._sessions
     by_id = sessions.by_id
     record = core.record
-    record_error = core.record_error
 
     def parts(ctx: Any) -> tuple[TrackingSession, Any]:
         return by_id.get(id(ctx.session)) or sessions.open_v1(ctx, transport), ctx.request_id
@@ -661,10 +659,8 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
             try:
                 ctx = request_ctx.get()
                 s = by_id.get(id(ctx.session)) or sessions.open_v1(ctx, transport)
-                if result.__class__ is ErrorData:
-                    record_error(code, s, t0, ctx.request_id, req.params, result.code, result.message)
-                else:
-                    record(code, s, t0, ctx.request_id, req.params, result)
+                error = (result.code, result.message) if result.__class__ is ErrorData else None
+                record(code, s, t0, ctx.request_id, req.params, result, error)
             except Exception:
                 _log.debug("mcplens: recording failed", exc_info=True)
             return result
@@ -716,23 +712,6 @@ def _install_v2(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
     low.middleware.insert(0, mcplens_middleware)
 
 
-# ---------------------------------------------------------------------------------------------
-# Exit: deliver what is queued, bounded; no signal handlers.
-
-_LIVE: weakref.WeakSet[Tracker] = weakref.WeakSet()
-_ARMED = False
-
-
-def _arm_atexit() -> None:
-    global _ARMED
-    if not _ARMED:
-        _ARMED = True
-        atexit.register(_at_exit)
-
-
-def _at_exit() -> None:
-    for t in list(_LIVE):
-        try:
-            t.shutdown(EXIT_TIMEOUT_SECONDS)
-        except Exception:
-            _log.debug("mcplens: events still undelivered at exit", exc_info=True)
+# Exit: the core delivers what every live tracker recorded, within its exit timeout (no signal
+# handlers).
+atexit.register(flush_at_exit)

@@ -51,6 +51,17 @@ pub enum Payload<'a> {
     Omitted(u64),
 }
 
+impl<'a> Payload<'a> {
+    /// JSON text a host wrote, or nothing when it wrote none (JSON text is never empty).
+    pub fn text(json: &'a str) -> Payload<'a> {
+        if json.is_empty() {
+            Payload::None
+        } else {
+            Payload::Json(json)
+        }
+    }
+}
+
 impl fmt::Debug for Payload<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -538,7 +549,12 @@ impl EventBuilder {
                 || (op.method == Method::ToolsCall
                     && result.as_ref().and_then(|r| r.get("isError")).and_then(Value::as_bool) == Some(true));
             if is_tool_error {
-                let message = result.as_ref().map(tool_error_message).unwrap_or_else(|| "tool error".to_owned());
+                // Responses not captured: its content is not kept, nor is its text the message.
+                let message = result
+                    .as_ref()
+                    .filter(|_| cfg.capture_responses)
+                    .map(tool_error_message)
+                    .unwrap_or_else(|| "tool error".to_owned());
                 error = Some(ErrorInfo { code: None, kind: "tool_error".to_owned(), message });
             }
             if op.method == Method::Initialize {

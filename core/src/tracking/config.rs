@@ -326,7 +326,8 @@ pub struct TrackerConfig {
 }
 
 /// How long delivery may take when a tracker ends with its process: dropping the last handle, and
-/// the bindings' flush at exit (Python `atexit`, Node `beforeExit`).
+/// the bindings' flush at exit ([`flush_at_exit`](super::flush_at_exit): Python `atexit`, Node
+/// `beforeExit`), for all live trackers together.
 pub const EXIT_TIMEOUT: Duration = Duration::from_secs(2);
 
 impl Default for TrackerConfig {

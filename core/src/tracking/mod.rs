@@ -50,6 +50,7 @@ mod event;
 pub mod export;
 pub mod export_queue;
 mod exporter;
+pub mod host;
 pub mod ids;
 mod queue;
 pub mod redact;
@@ -79,7 +80,7 @@ pub use export::{McpcatConfig, McpcatExporter};
 #[cfg(feature = "otlp")]
 pub use export::{OtlpConfig, OtlpMetricsExporter, OtlpTracesExporter};
 pub use export_queue::{ExportQueue, QueueCounts};
-pub use tracker::{ExporterStats, Hooks, Session, Stats, Tracker, TrackerBuilder};
+pub use tracker::{exit_pending_any, flush_at_exit, ExporterStats, Hooks, Session, Stats, Tracker, TrackerBuilder};
 
 /// Tracking errors. Codes are stable (see `docs/errors.md`, "Tracking").
 #[derive(Debug, thiserror::Error)]

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::build::{BuildConfig, EventBuilder, Operation, Payload, SessionInfo, SessionKey, StringHook};
 use super::caps::PayloadLimits;
 use super::config::{ExporterConfig, IdentifyLimits, TrackerConfig};
-use super::event::{Identity, PeerInfo, Transport};
+use super::event::{Identity, Method, PeerInfo, Transport};
 use super::export::{Batch, CallbackExporter, ExportPolicy, Exporter, JsonlConfig, JsonlExporter};
 use super::exporter::{run_exporter, Slot};
 use super::ids::IdGen;
@@ -175,6 +175,8 @@ pub(crate) struct Shared {
     pub payload_budget: usize,
     pub config: TrackerConfig,
     pub names: Vec<String>,
+    /// `recorded` when [`flush_at_exit`] last flushed this tracker.
+    pub exit_flushed: AtomicU64,
 }
 
 impl Shared {
@@ -339,6 +341,7 @@ impl Tracker {
             payload_budget: config.queue_bytes / 2,
             names,
             config,
+            exit_flushed: AtomicU64::new(0),
         }
     }
 
@@ -431,7 +434,11 @@ impl Tracker {
             .spawn(move || run_builder(sh, builder, initial))
             .map_err(spawn_err)?;
         threads.push(t);
-        Ok(Tracker { inner: Arc::new(Handle { shared, threads: Mutex::new(threads) }) })
+        let inner = Arc::new(Handle { shared, threads: Mutex::new(threads) });
+        let mut live = lock(&LIVE);
+        live.retain(|h| h.strong_count() > 0);
+        live.push(Arc::downgrade(&inner));
+        Ok(Tracker { inner })
     }
 
     /// Whether this tracker records anything.
@@ -457,7 +464,13 @@ impl Tracker {
         if !s.enabled {
             return false;
         }
-        let result = if s.capture_responses { op.result } else { Payload::None };
+        // Responses not captured: a `tools/call` result given as JSON text still goes on (hosts
+        // pass its `isError` member alone; the builder reads it and keeps no response).
+        let result = match op.result {
+            _ if s.capture_responses => op.result,
+            Payload::Json(_) if op.method == Method::ToolsCall => op.result,
+            _ => Payload::None,
+        };
         let owned = |p: &Payload<'_>| matches!(p, Payload::Value(_) | Payload::Serialize(_));
         if owned(&op.params) || owned(&op.meta) || owned(&result) {
             SCRATCH.with(|cell| match cell.try_borrow_mut() {
@@ -555,6 +568,13 @@ impl Tracker {
         Session { key: SessionKey(key), id: id.into() }
     }
 
+    /// The open session with this key (for hosts that pass only keys across their boundary, as
+    /// Node does); `None` once it is forgotten, and on a disabled tracker.
+    pub fn session(&self, key: SessionKey) -> Option<Session> {
+        let sessions = lock(&self.inner.shared.sessions);
+        sessions.map.get(&key.0).map(|e| Session { key, id: e.info.id.as_str().into() })
+    }
+
     fn update_session(&self, session: &Session, f: impl FnOnce(&mut SessionInfo, &mut IdentifyState)) {
         let s = &*self.inner.shared;
         if !s.enabled {
@@ -604,6 +624,15 @@ impl Tracker {
         self.resolve_identity(session, Some(identity));
     }
 
+    /// The identify hook answered with `answer` (JSON text; see [`host::identity`](super::host::identity)):
+    /// nobody (`null`), an identity, or, for anything else, a failure.
+    pub fn resolve_identity_json(&self, session: &Session, answer: &str) {
+        match super::host::identity(answer) {
+            Ok(identity) => self.resolve_identity(session, identity),
+            Err(()) => self.identify_failed(session),
+        }
+    }
+
     /// The identify hook failed: the waiting records go on without an identity (counted as
     /// `unidentified`).
     pub fn identify_failed(&self, session: &Session) {
@@ -633,7 +662,7 @@ impl Tracker {
         if !s.enabled {
             return Ok(());
         }
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         let target = lock(&s.staging).staging.seq();
         s.wake_worker(|sig| sig.flush_gen += 1);
         if s.wait_progress(deadline, || s.settled(target)) {
@@ -689,6 +718,43 @@ impl Tracker {
     }
 }
 
+/// Every started tracker, weakly: what [`flush_at_exit`] delivers.
+static LIVE: Mutex<Vec<std::sync::Weak<Handle>>> = Mutex::new(Vec::new());
+
+/// The live trackers that recorded something since the last [`flush_at_exit`].
+fn exit_pending() -> Vec<Tracker> {
+    let live = lock(&LIVE).iter().filter_map(std::sync::Weak::upgrade).collect::<Vec<_>>();
+    let recorded = |h: &Handle| lock(&h.shared.staging).staging.recorded();
+    let new = |h: &Arc<Handle>| h.shared.exit_flushed.load(Ordering::Acquire) != recorded(h);
+    live.into_iter().filter(new).map(|inner| Tracker { inner }).collect()
+}
+
+/// Whether [`flush_at_exit`] has anything to deliver (a host whose exit hook may fire more than
+/// once, as Node's `beforeExit` does after asynchronous work, asks first and lets the process end).
+pub fn exit_pending_any() -> bool {
+    !exit_pending().is_empty()
+}
+
+/// What every host does when its process ends (Python `atexit`, Node `beforeExit`): each live
+/// tracker delivers what it recorded since the last call, all of them within [`EXIT_TIMEOUT`]
+/// together (what is still undelivered then stays counted as pending). Never panics or raises.
+///
+/// [`EXIT_TIMEOUT`]: super::EXIT_TIMEOUT
+pub fn flush_at_exit() {
+    let deadline = deadline_after(super::EXIT_TIMEOUT);
+    for t in exit_pending() {
+        let s = &t.inner.shared;
+        s.exit_flushed.store(lock(&s.staging).staging.recorded(), Ordering::Release);
+        let _ = t.flush(deadline.saturating_duration_since(Instant::now()));
+    }
+}
+
+/// `timeout` from now; a timeout past what `Instant` can hold waits without bound (never panics).
+fn deadline_after(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout).unwrap_or_else(|| now + Duration::from_secs(1 << 40))
+}
+
 fn shutdown(
     shared: &Arc<Shared>,
     threads: &Mutex<Vec<JoinHandle<()>>>,
@@ -697,7 +763,7 @@ fn shutdown(
     if !shared.enabled {
         return Ok(());
     }
-    let deadline = Instant::now() + timeout;
+    let deadline = deadline_after(timeout);
     let abandoned_before: u64 = shared.slots.iter().map(|s| lock(&s.state).queue.counts().abandoned).sum();
     lock(&shared.staging).closed = true;
     for slot in &shared.slots {
