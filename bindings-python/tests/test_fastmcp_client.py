@@ -257,7 +257,8 @@ async def test_the_read_tool_reads_over_the_clients_session(transport: str) -> N
         avatar = next(t for t in listing["resourceTemplates"] if t["name"] == "avatar")
         uri = mcplens.expand(avatar["uriTemplate"], {"name": "ada"})
         out = json.loads(await catalog.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": uri}))
-        assert out["contents"] == [{"uri": uri, "mimeType": "image/png", "blobBytes": 3}]
+        [blob] = out["contents"]  # the MIME type of a bytes resource differs between fastmcp majors
+        assert (blob["uri"], blob["blobBytes"], "blob" in blob) == (uri, 3, False)
         with pytest.raises(mcplens.ToolError) as failed:
             await catalog.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": "mem://broken"})
         assert (failed.value.code, failed.value.server) == ("server_error", "docs")
