@@ -113,8 +113,14 @@ async def connect(case: str, transport: str, log: Path) -> AsyncIterator[Any]:
     if FASTMCP and transport == "stdio":
         from fastmcp.client.transports import StdioTransport
 
-        async with FASTMCP.Client(StdioTransport(sys.executable, args, log_file=Path(os.devnull))) as client:
+        client = FASTMCP.Client(StdioTransport(sys.executable, args, log_file=Path(os.devnull)))
+        async with client:
             yield client
+        # fastmcp 2.x gives its disconnect 5 s, then leaves the session task running (a hostile
+        # server slow to exit on a loaded machine): wait for it, so that no session, and none of the
+        # catalog's tasks in it, outlives its test into the event loop's teardown.
+        if (leftover := getattr(client._session_state, "session_task", None)) is not None:
+            await leftover
         return
     if transport == "stdio":
         params = StdioServerParameters(command=sys.executable, args=args)

@@ -246,8 +246,14 @@ pub enum TemplateProblem {
     Syntax,
 }
 
-/// The character rules shared by URIs and URI templates: at most [`MAX_CHARS`] characters, no
-/// controls, no whitespace, no bidi/zero-width/invisible characters, no U+FFFD.
+/// A character no URI or URI template may hold: a control, whitespace, a bidi/zero-width/invisible
+/// character, or U+FFFD (the mark of a lost encoding).
+pub(crate) fn forbidden_in_uri(c: char) -> bool {
+    c.is_control() || c.is_whitespace() || is_forbidden_invisible(c) || c == '\u{FFFD}'
+}
+
+/// The character rules shared by URIs and URI templates: at most [`MAX_CHARS`] characters, none
+/// [`forbidden_in_uri`].
 pub fn check_uri_chars(t: &str) -> Result<(), TemplateProblem> {
     // Printable ASCII without the space (0x21..=0x7E), the common case, breaks none of the rules:
     // one branch-free pass that vectorises; other text goes on to the character check.
@@ -258,7 +264,7 @@ pub fn check_uri_chars(t: &str) -> Result<(), TemplateProblem> {
     if t.len() > MAX_CHARS && t.chars().count() > MAX_CHARS {
         return Err(TemplateProblem::TooLong);
     }
-    if t.chars().any(|c| c.is_control() || c.is_whitespace() || is_forbidden_invisible(c) || c == '\u{FFFD}') {
+    if t.chars().any(forbidden_in_uri) {
         return Err(TemplateProblem::ForbiddenChar);
     }
     Ok(())

@@ -132,16 +132,18 @@ case("read_invalid_input", "the input must be {server: string, uri: string} and 
     read(["docs", "file:///README.md"], error="invalid_argument", message="invalid input: the input is not an object"),
     read(None, error="invalid_argument", message="invalid input: the input is not an object"),
 ])
-case("read_bad_uri", "an empty, over-long or invisible-character URI is refused before anything else", [
+case("read_bad_uri", "an empty or over-long URI, or one with a character no catalog URI may hold, is refused before anything else", [
     refresh("docs", [README]),
     read({"server": "docs", "uri": ""}, error="invalid_argument",
          message='invalid input: "uri" must be from 1 to 8192 bytes'),
     read({"server": "docs", "uri": "file:///" + "a" * 8185}, error="invalid_argument",
          message='invalid input: "uri" must be from 1 to 8192 bytes'),
     read({"server": "docs", "uri": "file:///README.md\u202e"}, config={"anyUri": True}, error="invalid_argument",
-         message='invalid input: "uri" holds a control, whitespace or invisible character'),
+         message='invalid input: "uri" holds a control, whitespace, invisible or U+FFFD character'),
     read({"server": "docs", "uri": "file:///a b"}, config={"anyUri": True}, error="invalid_argument",
-         message='invalid input: "uri" holds a control, whitespace or invisible character'),
+         message='invalid input: "uri" holds a control, whitespace, invisible or U+FFFD character'),
+    read({"server": "docs", "uri": "file:///\ufffd.md"}, config={"anyUri": True}, error="invalid_argument",
+         message='invalid input: "uri" holds a control, whitespace, invisible or U+FFFD character'),
 ])
 SLOW = tw("{+v0}{+v1}{+v2}{+v3}{+v4}{+v5}{+v6}{+v7}{+v8}{+v9}{+v10}{+v11}{+v12}{+v13}{+v14}{+v15}{+v16}{+v17}{+v18}"
           "{+v19}~~", "slow")

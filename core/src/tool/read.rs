@@ -177,7 +177,8 @@ impl ReadCall {
     pub const METHOD: &'static str = "resources/read";
 
     /// Validates `input` against `catalog` at `now` (the host's monotonic clock): the server is in
-    /// the catalog; the URI is at most 8,192 bytes, has no control or invisible character, and —
+    /// the catalog; the URI is at most 8,192 bytes, has no control, whitespace, invisible or U+FFFD
+    /// character (the catalog's rule for URIs), and —
     /// unless `config.any_uri` — is a resource the server listed or fits one of its templates.
     pub fn new(
         catalog: &Catalog,
@@ -192,8 +193,8 @@ impl ReadCall {
         if uri.is_empty() || uri.len() > MAX_URI_BYTES {
             return Err(invalid("\"uri\" must be from 1 to 8192 bytes"));
         }
-        if uri.chars().any(|c| c.is_control() || c.is_whitespace() || sanitize::is_forbidden_invisible(c)) {
-            return Err(invalid("\"uri\" holds a control, whitespace or invisible character"));
+        if uri.chars().any(sanitize::forbidden_in_uri) {
+            return Err(invalid("\"uri\" holds a control, whitespace, invisible or U+FFFD character"));
         }
         if !config.any_uri && !catalog.resources(Some(server)).unwrap_or_default().iter().any(|r| r.uri == uri) {
             let found = catalog.match_uri_in(Some(server), uri).unwrap_or_default();
