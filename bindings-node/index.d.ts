@@ -309,6 +309,12 @@ export declare function trackingFlush(handle: number, timeoutMs: number): Promis
 /** The core's exit flush (`tracking::flush_at_exit`), on the libuv pool. */
 export declare function trackingFlushAtExit(): Promise<null>
 
+/**
+ * The core's exit flush on the JS thread (`tracking::flush_at_exit_blocking`), for `exit` and the
+ * signal listeners, where nothing asynchronous runs any more: trackers with a JS hook are skipped.
+ */
+export declare function trackingFlushAtExitBlocking(): void
+
 /** The identify hook failed (threw or rejected): the waiting records go on without an identity. */
 export declare function trackingIdentifyFailed(handle: number, key: number): void
 

@@ -870,6 +870,7 @@ module.exports.trackingCreate = nativeBinding.trackingCreate
 module.exports.trackingExitPending = nativeBinding.trackingExitPending
 module.exports.trackingFlush = nativeBinding.trackingFlush
 module.exports.trackingFlushAtExit = nativeBinding.trackingFlushAtExit
+module.exports.trackingFlushAtExitBlocking = nativeBinding.trackingFlushAtExitBlocking
 module.exports.trackingIdentifyFailed = nativeBinding.trackingIdentifyFailed
 module.exports.trackingMethods = nativeBinding.trackingMethods
 module.exports.trackingOpenSession = nativeBinding.trackingOpenSession

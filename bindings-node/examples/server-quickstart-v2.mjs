@@ -24,6 +24,5 @@ function notes() {
 // One tracker for every instance the factory builds, and for the transport (serveStdio answers
 // subscriptions/listen itself). Over HTTP: track(createMcpHandler(track(notes, tracker)), tracker).
 serveStdio(track(notes, tracker), { transport: track(new StdioServerTransport(), tracker) });
-// Queued events are flushed at beforeExit. A v2 client SIGTERMs the process it probed with
-// server/discover: deliver that one's events first.
-process.on('SIGTERM', () => void tracker.shutdown(2000).finally(() => process.exit(0)));
+// Queued events are flushed when the process ends: at beforeExit, process.exit() and SIGTERM (a v2
+// client SIGTERMs the process it probed with server/discover), within 2 s (docs/tracking.md).

@@ -268,8 +268,8 @@ interface State {
 
 const STATES = new WeakMap<Tracker, State>();
 
-/** Whether the `beforeExit` listener is there (one for every tracker). */
-let exitHookInstalled = false;
+/** Whether the exit listeners are there (one set for every tracker). */
+let exitHooked = false;
 
 function messageOf(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
@@ -288,15 +288,12 @@ function coreError(e: unknown, server: string | undefined): McplensError {
   return new McplensError(code, server, message, typeof e === 'string' ? { option } : { option, cause: e });
 }
 
-/** A flush or shutdown: `null` when it settled, else the core's error JSON. */
+/** A flush or shutdown of a started tracker: `null` when it settled, else the core's error JSON. */
 async function settle(state: State, run: (handle: number) => Promise<string | null>): Promise<void> {
-  let error: unknown;
-  try {
-    error = await run(state.core!.handle);
-  } catch (e) {
-    error = e;
-  }
-  if (error != null) throw coreError(error, state.core?.server);
+  const core = state.core;
+  if (core === undefined || !core.enabled) return;
+  const error: unknown = await (async () => run(core.handle))().catch((e: unknown) => e);
+  if (error != null) throw coreError(error, core.server);
 }
 
 /**
@@ -345,9 +342,7 @@ export class Tracker {
    * `timeoutMs` (default 5,000).
    */
   async flush(timeoutMs = 5_000): Promise<void> {
-    const state = STATES.get(this)!;
-    if (state.core === undefined || !state.core.enabled) return;
-    await settle(state, (h) => native.trackingFlush(h, timeoutMs));
+    await settle(STATES.get(this)!, (h) => native.trackingFlush(h, timeoutMs));
   }
 
   /**
@@ -358,7 +353,6 @@ export class Tracker {
   async shutdown(timeoutMs = 5_000): Promise<void> {
     const state = STATES.get(this)!;
     state.closed = true;
-    if (state.core === undefined || !state.core.enabled) return;
     await settle(state, (h) => native.trackingShutdown(h, timeoutMs));
   }
 
@@ -500,15 +494,28 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
   const enabled = o.enableTracing !== false;
   state.core = { handle, enabled, captureResponses: o.captureResponses !== false, identify: o.identify, server };
   if (!enabled) return state.core;
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    // The core's exit flush (what every live tracker recorded since the last one, within its exit
-    // timeout), off the JS thread; nothing new lets the process end.
-    process.on('beforeExit', () => {
-      if (native.trackingExitPending()) void native.trackingFlushAtExit();
-    });
-  }
+  if (!exitHooked) installExitHooks();
   return state.core;
+}
+
+/** The core's exit flush (what every live tracker recorded since the last one, within its exit
+ * timeout) wherever the process ends: at `beforeExit` off the JS thread (nothing new lets the
+ * process end); at `exit` (`process.exit()`) and on a signal the app has no listener for, on the JS
+ * thread, so trackers with a JS hook cannot be waited for — then the signal's default action. */
+function installExitHooks(): void {
+  exitHooked = true;
+  process.on('beforeExit', () => native.trackingExitPending() && void native.trackingFlushAtExit());
+  process.on('exit', native.trackingFlushAtExitBlocking);
+  // SIGTERM and SIGINT end the process without `exit`; an app's own listener decides instead.
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    const listener = (): void => {
+      if (process.listenerCount(signal) > 1) return;
+      native.trackingFlushAtExitBlocking();
+      process.removeListener(signal, listener);
+      process.kill(process.pid, signal);
+    };
+    if (process.listenerCount(signal) === 0) process.on(signal, listener);
+  }
 }
 
 let defaultTracker: Tracker | undefined;

@@ -441,6 +441,13 @@ pub fn tracking_flush_at_exit() -> AsyncTask<Settle> {
     }))))
 }
 
+/// The core's exit flush on the JS thread (`tracking::flush_at_exit_blocking`), for `exit` and the
+/// signal listeners, where nothing asynchronous runs any more: trackers with a JS hook are skipped.
+#[napi]
+pub fn tracking_flush_at_exit_blocking() {
+    mcplens::tracking::flush_at_exit_blocking();
+}
+
 /// The tracker's counters: the core's `Stats` JSON (the same in every language).
 #[napi]
 pub fn tracking_stats(handle: u32) -> String {

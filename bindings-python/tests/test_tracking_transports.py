@@ -49,8 +49,9 @@ def requests(kind: str) -> list[dict[str, Any]]:
     return out
 
 
-def run_stdio(kind: str, events: Path, *extra: str) -> list[bytes]:
-    """Sends the requests one at a time; returns every line the server wrote to stdout."""
+def run_stdio(kind: str, events: Path, *extra: str, sigterm: bool = False) -> list[bytes]:
+    """Sends the requests one at a time; returns every line the server wrote to stdout. The server
+    ends when its stdin closes, or (`sigterm`) by SIGTERM right after the last response."""
     proc = subprocess.Popen(
         [sys.executable, SERVER, kind, "stdio", str(events), *extra],
         stdin=subprocess.PIPE,
@@ -73,8 +74,11 @@ def run_stdio(kind: str, events: Path, *extra: str) -> list[bytes]:
                 seen.append(line)
                 if json.loads(line).get("id") == msg["id"]:
                     break
+        if sigterm:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(timeout=30) == -signal.SIGTERM  # the signal's default action, after the flush
         proc.stdin.close()
-        assert proc.wait(timeout=30) == 0
+        assert proc.wait(timeout=30) == (-signal.SIGTERM if sigterm else 0)
     finally:
         proc.kill()
         proc.wait()
@@ -83,6 +87,17 @@ def run_stdio(kind: str, events: Path, *extra: str) -> list[bytes]:
         if not proc.stdin.closed:
             proc.stdin.close()
     return seen
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+def test_sigterm_flushes_then_ends_the_process_by_the_signal(tmp_path: Path) -> None:
+    """SIGTERM's default action skips `atexit`: with no handler of the app's, mcplens' handler
+    delivers what was recorded (the JSONL exporter's batch would wait a second), then the signal
+    ends the process as it would have."""
+    run_stdio("lowlevel", tmp_path / "events.jsonl", sigterm=True)
+    got = [json.loads(line)["type"] for line in (tmp_path / "events.jsonl").read_text().splitlines()]
+    sent = [m["method"] for m in requests("lowlevel") if "id" in m]
+    assert got == [f"mcp:{m}" for m in sent if V2 or m != "initialize"]
 
 
 @pytest.mark.parametrize("kind", ["lowlevel", "fast"])
@@ -161,9 +176,8 @@ def test_streamable_http_concurrent_clients_and_header_redaction(tmp_path: Path)
                 tg.start_soon(one, "client-b")
 
         anyio.run(both)
-        # Exported within the batch delay (1 s). uvicorn re-raises SIGTERM after its graceful
-        # shutdown, so the process dies by the signal and `atexit` does not run (no signal handlers
-        # of ours): what is still queued then is lost unless the app calls `tracker.shutdown()`.
+        # Exported within the batch delay (1 s). uvicorn handles SIGTERM itself; it then restores
+        # the handler it found (mcplens' exit flush, here) and re-raises the signal.
         expected = 2 * (4 if V2 else 3)
         deadline = time.monotonic() + 20
         while len(events.read_text().splitlines()) < expected and time.monotonic() < deadline:

@@ -743,3 +743,26 @@ fn flush_at_exit_delivers_what_every_live_tracker_recorded() {
     t1.shutdown(LONG).unwrap();
     t2.shutdown(LONG).unwrap();
 }
+
+#[test]
+fn the_blocking_exit_flush_skips_trackers_with_host_hooks() {
+    let dir = TempDir::new("exit-blocking");
+    let path = dir.path("events.jsonl");
+    let slow = ExportPolicy { max_delay: LONG, ..fast_policy() };
+    let native = Tracker::builder().export_policy(slow).jsonl(JsonlConfig::new(&path)).build().unwrap();
+    let (b, sink) = collecting(Tracker::builder().export_policy(slow), "cb");
+    let hooked = b.build().unwrap();
+    let (s1, s2) = (native.open_session(None, None), hooked.open_session(None, None));
+    assert!(record(&native, &s1, Method::ToolsList, 1, "{}"));
+    assert!(record(&hooked, &s2, Method::ToolsList, 2, "{}"));
+    // Batches wait a minute otherwise: only the exit flushes send them now.
+    mcplens::tracking::flush_at_exit_blocking();
+    let lines = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(lines.lines().count(), 1, "the tracker without host hooks delivered");
+    assert!(sink.lock().unwrap().is_empty(), "the callback exporter's tracker was not waited for");
+    assert_eq!(hooked.stats().queued + hooked.stats().exporters[0].pending, 1);
+    mcplens::tracking::flush_at_exit(); // the host's own exit: its hooks run
+    assert_eq!(ids(&sink.lock().unwrap()), BTreeSet::from([2]));
+    native.shutdown(LONG).unwrap();
+    hooked.shutdown(LONG).unwrap();
+}

@@ -32,6 +32,7 @@ import inspect
 import json
 import logging
 import os
+import signal
 import sys
 import threading
 import weakref
@@ -270,6 +271,8 @@ class Tracker:
                     redact=self._redact,
                     seed=seed,
                 )
+                if self._enabled:
+                    _flush_on_sigterm()
             return self._core
 
     def flush(self, timeout_seconds: float = 5.0) -> None:
@@ -712,6 +715,19 @@ def _install_v2(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
     low.middleware.insert(0, mcplens_middleware)
 
 
-# Exit: the core delivers what every live tracker recorded, within its exit timeout (no signal
-# handlers).
+# Exit: the core delivers what every live tracker recorded, within its exit timeout: at `atexit`,
+# and on SIGTERM (whose default action skips `atexit`) when the app has no handler of its own.
 atexit.register(flush_at_exit)
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    flush_at_exit()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)  # the default action, as if this handler were not there
+
+
+def _flush_on_sigterm() -> None:
+    """Once, from the main thread (the only one that may set a handler), if SIGTERM has its
+    default action; an app that sets its own handler, before or after, replaces this one."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)

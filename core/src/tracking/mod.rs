@@ -80,7 +80,10 @@ pub use export::{McpcatConfig, McpcatExporter};
 #[cfg(feature = "otlp")]
 pub use export::{OtlpConfig, OtlpMetricsExporter, OtlpTracesExporter};
 pub use export_queue::{ExportQueue, QueueCounts};
-pub use tracker::{exit_pending_any, flush_at_exit, ExporterStats, Hooks, Session, Stats, Tracker, TrackerBuilder};
+pub use tracker::{
+    exit_pending_any, flush_at_exit, flush_at_exit_blocking, ExporterStats, Hooks, Session, Stats, Tracker,
+    TrackerBuilder,
+};
 
 /// Tracking errors. Codes are stable (see `docs/errors.md`, "Tracking").
 #[derive(Debug, thiserror::Error)]

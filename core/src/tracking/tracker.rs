@@ -177,6 +177,9 @@ pub(crate) struct Shared {
     pub names: Vec<String>,
     /// `recorded` when [`flush_at_exit`] last flushed this tracker.
     pub exit_flushed: AtomicU64,
+    /// A host hook (a redact hook or a callback exporter) runs on the host's side: an exit flush
+    /// that holds the host's thread ([`flush_at_exit_blocking`]) cannot wait for this tracker.
+    pub host_hooks: bool,
 }
 
 impl Shared {
@@ -342,6 +345,7 @@ impl Tracker {
             names,
             config,
             exit_flushed: AtomicU64::new(0),
+            host_hooks: false,
         }
     }
 
@@ -397,6 +401,7 @@ impl Tracker {
             }
         }
         drop(callbacks);
+        let host_hooks = wanted > 0 || hooks.redact_strings.is_some() || hooks.redact_event.is_some();
         let seed = config.seed.unwrap_or_else(|| IdGen::from_entropy(1).next_u64());
         let mut rng = IdGen::seeded(seed ^ 0x0E59_0127);
         let slots: Vec<Arc<Slot>> = names
@@ -416,7 +421,7 @@ impl Tracker {
             estimate_tokens: exporters.iter().any(|e| e.needs_tokens()),
         };
         let initial = Staging::initial_capacity(config.queue_bytes);
-        let shared = Arc::new(Tracker::new_shared(config, names, slots.clone(), seed));
+        let shared = Arc::new(Shared { host_hooks, ..Tracker::new_shared(config, names, slots.clone(), seed) });
         let builder = EventBuilder::new(build, IdGen::seeded(seed));
         let mut threads = Vec::new();
         let spawn_err = |e| TrackingError::Io { what: "starting a tracking thread".to_owned(), source: e };
@@ -741,9 +746,27 @@ pub fn exit_pending_any() -> bool {
 ///
 /// [`EXIT_TIMEOUT`]: super::EXIT_TIMEOUT
 pub fn flush_at_exit() {
+    exit_flush(false);
+}
+
+/// [`flush_at_exit`] for a host that waits on the thread its hooks run on (Node's `exit` event,
+/// and its signal listeners, block the JS thread): a tracker with a host hook (a redact hook or a
+/// callback exporter) is not waited for, since its hooks cannot run until the wait ends; what it
+/// has not delivered stays pending (counted). The trackers without one deliver as in
+/// [`flush_at_exit`], within [`EXIT_TIMEOUT`] in all.
+///
+/// [`EXIT_TIMEOUT`]: super::EXIT_TIMEOUT
+pub fn flush_at_exit_blocking() {
+    exit_flush(true);
+}
+
+fn exit_flush(blocking: bool) {
     let deadline = deadline_after(super::EXIT_TIMEOUT);
     for t in exit_pending() {
         let s = &t.inner.shared;
+        if blocking && s.host_hooks {
+            continue;
+        }
         s.exit_flushed.store(lock(&s.staging).staging.recorded(), Ordering::Release);
         let _ = t.flush(deadline.saturating_duration_since(Instant::now()));
     }
