@@ -317,6 +317,9 @@ pub struct Proxy {
     server: Option<(String, Epoch)>,
     /// The upstream declares `resources` (from its `initialize` result).
     declares_resources: bool,
+    /// The proxy added the `tools` capability: the upstream has no tools, `tools/list` is answered
+    /// by the proxy.
+    tools_added: bool,
     /// The host sent `notifications/initialized` (or the era has no such step).
     ready: bool,
     /// The tools the host was last shown (`None`: it never listed tools).
@@ -356,6 +359,7 @@ impl Proxy {
             protocol_version: String::new(),
             server: None,
             declares_resources: false,
+            tools_added: false,
             ready: false,
             announced: None,
         })
@@ -441,6 +445,11 @@ impl Proxy {
                 }
                 None => {}
             }
+        }
+        if method == "tools/list" && self.tools_added {
+            // The upstream has no tools: the list is the proxy's alone.
+            self.answer_tools_list(id, params, now);
+            return Verdict::Consumed;
         }
         let tracked = self.config.tracking && Method::from_name(method).is_some();
         let first_tools_page = method == "tools/list" && !params.is_some_and(has_cursor);
@@ -572,6 +581,30 @@ impl Proxy {
         }
     }
 
+    /// `tools/list` for an upstream without tools: the visible resource tools (first page only).
+    fn answer_tools_list(&mut self, id: &RawValue, params: Option<&RawValue>, now: Duration) {
+        let visible = self.refresher.catalog().visible_tools();
+        self.announced = Some(visible);
+        let ours: Vec<&str> = if params.is_some_and(has_cursor) {
+            Vec::new()
+        } else {
+            self.tool_json.iter().filter(|(n, _)| visible.contains(n)).map(|(_, j)| j.as_str()).collect()
+        };
+        let result = format!(r#"{{"tools":[{}]}}"#, ours.join(","));
+        self.actions.push_back(ProxyAction::ToHost(format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, id.get(), result)));
+        if self.config.tracking {
+            self.actions.push_back(ProxyAction::Track(TrackRecord {
+                method: Method::ToolsList,
+                request_id: tracked_id(id.get()),
+                started: now,
+                duration: Duration::ZERO,
+                params: params.map(|p| p.get().to_owned()),
+                result: Some(result),
+                error: None,
+            }));
+        }
+    }
+
     /// A line from the upstream, at `now`.
     pub fn handle_upstream(&mut self, line: &[u8], now: Duration) -> Verdict {
         let Some(msg) = parse(line) else { return Verdict::Forward };
@@ -694,6 +727,7 @@ impl Proxy {
         }
         let text = std::str::from_utf8(line).ok()?;
         let at = offset_in(text, caps.get())?;
+        self.tools_added = true;
         let body = caps.get()[1..caps.get().len() - 1].trim();
         let insert = if body.is_empty() { TOOLS_CAPABILITY.to_owned() } else { format!("{TOOLS_CAPABILITY},") };
         Some(format!("{}{}{}", &text[..at + 1], insert, &text[at + 1..]))

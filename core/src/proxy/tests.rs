@@ -137,9 +137,32 @@ fn results_the_proxy_does_not_own_are_forwarded_and_tracked() {
 }
 
 #[test]
+fn an_upstream_without_tools_gets_its_tools_list_from_the_proxy() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    assert_eq!(p.handle_host(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, t(10)), Verdict::Consumed);
+    let out = actions(&mut p);
+    let host = to_host(&out);
+    let names: Vec<&str> = host[0]["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mcplens_ListMcpResourceTemplatesTool", "mcplens_ListMcpResourcesTool", "mcplens_ReadMcpResourceTool"]);
+    assert_eq!(tracks(&out)[0].method, Method::ToolsList);
+    assert!(to_upstream(&out).is_empty());
+}
+
+/// A proxy past the handshake with an upstream that declares tools and resources.
+fn ready_with_tools(config: ProxyConfig) -> Proxy {
+    let mut p = Proxy::new(config).unwrap();
+    let _ = p.handle_host(INIT.as_bytes(), t(0));
+    let res = INIT_RESULT.replace(r#""capabilities":{"#, r#""capabilities":{"tools":{},"#);
+    assert_eq!(p.handle_upstream(res.as_bytes(), t(5)), Verdict::Forward);
+    let _ = p.handle_host(INITIALIZED.as_bytes(), t(6));
+    let _ = actions(&mut p);
+    p
+}
+
+#[test]
 fn tools_list_gains_the_prefixed_resource_tools_on_its_first_page_only() {
     let config = ProxyConfig { tool_prefix: "lens.".to_owned(), ..ProxyConfig::default() };
-    let (mut p, _) = ready(config);
+    let mut p = ready_with_tools(config);
     let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, t(10));
     let upstream_tools = r#"{"name":"echo","inputSchema":{"type":"object"},"x-order":[3,1]}"#;
     let res = format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{upstream_tools}],"nextCursor":"c"}}}}"#);
@@ -247,7 +270,7 @@ fn reads_go_upstream_and_come_back_rendered() {
 
 #[test]
 fn bad_tool_input_is_a_tool_error_and_unknown_names_are_relayed() {
-    let (mut p, _) = ready(ProxyConfig::default());
+    let mut p = ready_with_tools(ProxyConfig::default());
     let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool","arguments":{"limit":0}}}"#;
     assert_eq!(p.handle_host(call, t(0)), Verdict::Consumed);
     let host = to_host(&actions(&mut p));
