@@ -626,11 +626,8 @@ async fn dispatch(command: Command) -> u8 {
 }
 
 async fn proxy_command(args: ProxyArgs) -> Result<u8, Stop> {
-    let tracker = if args.no_tracking {
-        None
-    } else {
-        Some(relay::tracker_config(args.config.as_ref(), args.events.as_ref())?)
-    };
+    let tracker =
+        if args.no_tracking { None } else { Some(relay::tracker_config(args.config.as_ref(), args.events.as_ref())?) };
     let config = mcplens::proxy::ProxyConfig {
         tools: !args.no_tools,
         tracking: !args.no_tracking,

@@ -188,7 +188,12 @@ struct Tracking {
 }
 
 impl Tracking {
-    fn start(&mut self, server: mcplens::tracking::PeerInfo, client: Option<mcplens::tracking::PeerInfo>, protocol: Option<&str>) {
+    fn start(
+        &mut self,
+        server: mcplens::tracking::PeerInfo,
+        client: Option<mcplens::tracking::PeerInfo>,
+        protocol: Option<&str>,
+    ) {
         let Some(mut config) = self.config.take() else { return };
         config.server = Some(server);
         match Tracker::start(config, Hooks::default()) {

@@ -155,7 +155,10 @@ fn relays_the_servers_bytes_and_adds_the_resource_tools() {
     let init = host.handshake();
     // The one rewrite of the handshake: the tools capability, spliced in; every other byte kept.
     assert!(!direct_init.contains(r#""tools""#), "{direct_init}");
-    assert_eq!(init, direct_init.replacen(r#""capabilities":{"#, r#""capabilities":{"tools":{"listChanged":true},"#, 1));
+    assert_eq!(
+        init,
+        direct_init.replacen(r#""capabilities":{"#, r#""capabilities":{"tools":{"listChanged":true},"#, 1)
+    );
     // A result the proxy does not own: the server's bytes, unchanged.
     let templates = host.request_raw(json!("t-1"), "resources/templates/list", None);
     assert_eq!(templates, direct_templates);

@@ -279,8 +279,13 @@ enum CallKind {
 /// What one of the proxy's own upstream requests is for.
 #[derive(Debug)]
 enum Own {
-    Page { deadline: Duration },
-    Read { call: HostCall, deadline: Duration },
+    Page {
+        deadline: Duration,
+    },
+    Read {
+        call: HostCall,
+        deadline: Duration,
+    },
     /// Timed out: its late answer is dropped.
     Abandoned,
 }
@@ -567,7 +572,8 @@ impl Proxy {
             result["isError"] = Value::Bool(true);
         }
         let result = result.to_string();
-        self.actions.push_back(ProxyAction::ToHost(format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, call.id, result)));
+        self.actions
+            .push_back(ProxyAction::ToHost(format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, call.id, result)));
         if self.config.tracking {
             self.actions.push_back(ProxyAction::Track(TrackRecord {
                 method: Method::ToolsCall,
@@ -591,7 +597,11 @@ impl Proxy {
             self.tool_json.iter().filter(|(n, _)| visible.contains(n)).map(|(_, j)| j.as_str()).collect()
         };
         let result = format!(r#"{{"tools":[{}]}}"#, ours.join(","));
-        self.actions.push_back(ProxyAction::ToHost(format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, id.get(), result)));
+        self.actions.push_back(ProxyAction::ToHost(format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+            id.get(),
+            result
+        )));
         if self.config.tracking {
             self.actions.push_back(ProxyAction::Track(TrackRecord {
                 method: Method::ToolsList,
@@ -677,7 +687,8 @@ impl Proxy {
 
     /// Queues a line for the host ahead of the track records just queued (answers first).
     fn push_to_host_before_tracks(&mut self, text: String) {
-        let at = self.actions.iter().rposition(|a| !matches!(a, ProxyAction::Track(_) | ProxyAction::Initialized { .. }));
+        let at =
+            self.actions.iter().rposition(|a| !matches!(a, ProxyAction::Track(_) | ProxyAction::Initialized { .. }));
         let at = at.map_or(0, |i| i + 1);
         self.actions.insert(at, ProxyAction::ToHost(text));
     }
@@ -702,7 +713,9 @@ impl Proxy {
         let info = init.server_info.unwrap_or_default();
         let name = match &self.config.server {
             Some(s) => s.clone(),
-            None => Some(crate::sanitize::label(&info.name).trim().to_owned()).filter(|s| !s.is_empty()).unwrap_or_else(|| "upstream".to_owned()),
+            None => Some(crate::sanitize::label(&info.name).trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "upstream".to_owned()),
         };
         if self.server.is_none() {
             let epoch = self.refresher.attach(&name, declares_resources);

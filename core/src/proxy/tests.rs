@@ -87,7 +87,8 @@ fn an_upstream_with_tools_or_without_resources_keeps_its_initialize_result() {
     for caps in [r#"{"tools":{},"resources":{}}"#, r#"{"tools":{}}"#, "{}"] {
         let mut p = Proxy::new(ProxyConfig::default()).unwrap();
         let _ = p.handle_host(INIT.as_bytes(), t(0));
-        let result = format!(r#"{{"jsonrpc":"2.0","id":0,"result":{{"capabilities":{caps},"serverInfo":{{"name":"s"}}}}}}"#);
+        let result =
+            format!(r#"{{"jsonrpc":"2.0","id":0,"result":{{"capabilities":{caps},"serverInfo":{{"name":"s"}}}}}}"#);
         assert_eq!(p.handle_upstream(result.as_bytes(), t(1)), Verdict::Forward, "{caps}");
     }
     let no_tools = ProxyConfig { tools: false, ..ProxyConfig::default() };
@@ -142,8 +143,12 @@ fn an_upstream_without_tools_gets_its_tools_list_from_the_proxy() {
     assert_eq!(p.handle_host(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, t(10)), Verdict::Consumed);
     let out = actions(&mut p);
     let host = to_host(&out);
-    let names: Vec<&str> = host[0]["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["mcplens_ListMcpResourceTemplatesTool", "mcplens_ListMcpResourcesTool", "mcplens_ReadMcpResourceTool"]);
+    let names: Vec<&str> =
+        host[0]["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["mcplens_ListMcpResourceTemplatesTool", "mcplens_ListMcpResourcesTool", "mcplens_ReadMcpResourceTool"]
+    );
     assert_eq!(tracks(&out)[0].method, Method::ToolsList);
     assert!(to_upstream(&out).is_empty());
 }
@@ -172,8 +177,12 @@ fn tools_list_gains_the_prefixed_resource_tools_on_its_first_page_only() {
     assert!(line.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{upstream_tools},{{"#)));
     assert!(line.ends_with(r#"],"nextCursor":"c"}}"#));
     let v: Value = serde_json::from_str(line).unwrap();
-    let names: Vec<&str> = v["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["echo", "lens.ListMcpResourceTemplatesTool", "lens.ListMcpResourcesTool", "lens.ReadMcpResourceTool"]);
+    let names: Vec<&str> =
+        v["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["echo", "lens.ListMcpResourceTemplatesTool", "lens.ListMcpResourcesTool", "lens.ReadMcpResourceTool"]
+    );
     assert_eq!(v["result"]["tools"][3]["inputSchema"]["required"], json!(["server", "uri"]));
     // The next page is the upstream's alone.
     let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"c"}}"#, t(12));
@@ -298,7 +307,10 @@ fn host_ids_never_collide_with_the_proxys_own() {
     let get = br#"{"jsonrpc":"2.0","id":"mcplens-proxy-2","method":"prompts/list","params":{}}"#;
     assert_eq!(p.handle_host(get, t(2)), Verdict::Consumed);
     let relayed = to_upstream(&actions(&mut p));
-    assert_eq!(relayed, vec![json!({"jsonrpc": "2.0", "id": "mcplens-proxy-3", "method": "prompts/list", "params": {}})]);
+    assert_eq!(
+        relayed,
+        vec![json!({"jsonrpc": "2.0", "id": "mcplens-proxy-3", "method": "prompts/list", "params": {}})]
+    );
     let back = br#"{"jsonrpc":"2.0","id":"mcplens-proxy-3","result":{"prompts":[]}}"#;
     assert_eq!(p.handle_upstream(back, t(3)), Verdict::Consumed);
     let out = actions(&mut p);
