@@ -617,7 +617,7 @@ impl Proxy {
 
     /// A line from the upstream, at `now`.
     pub fn handle_upstream(&mut self, line: &[u8], now: Duration) -> Verdict {
-        let Some(msg) = parse(line) else { return Verdict::Forward };
+        let Some(msg) = parse(line) else { return self.unreadable_answer(line, now) };
         let verdict = match (&msg.method, msg.id) {
             (None, Some(id)) => self.upstream_answer(id, &msg, line, now),
             (Some(method), None) => {
@@ -635,9 +635,27 @@ impl Proxy {
         verdict
     }
 
+    /// A line from the upstream that is not a JSON object (or not UTF-8): relayed, unless it is
+    /// an answer under one of the proxy's ids (then it is a malformed answer, never the host's).
+    fn unreadable_answer(&mut self, line: &[u8], now: Duration) -> Verdict {
+        let lossy = String::from_utf8_lossy(line);
+        let Some(n) = parse(lossy.as_bytes()).and_then(|m| m.id).and_then(|id| own_number(id.get())) else {
+            return Verdict::Forward;
+        };
+        if self.host_requests.contains_key(&own_id(n)) {
+            return Verdict::Forward;
+        }
+        if let Some(own) = self.own.remove(&n) {
+            self.own_answer(own, Outcome::Malformed, now);
+        }
+        self.drain(now);
+        Verdict::Consumed
+    }
+
     fn upstream_answer(&mut self, id: &RawValue, msg: &Envelope<'_>, line: &[u8], now: Duration) -> Verdict {
         let key = id.get();
-        if let Some(n) = own_number(key) {
+        if let Some(n) = own_number(key).filter(|_| !self.host_requests.contains_key(key)) {
+            // One of the proxy's ids: its answer, or a stray (late, repeated, wrong) one, dropped.
             if let Some(own) = self.own.remove(&n) {
                 let outcome = match (&msg.result, &msg.error) {
                     (Some(r), _) => Outcome::Page(r.get()),
@@ -645,8 +663,8 @@ impl Proxy {
                     (None, None) => Outcome::Malformed,
                 };
                 self.own_answer(own, outcome, now);
-                return Verdict::Consumed;
             }
+            return Verdict::Consumed;
         }
         let Some(request) = self.host_requests.remove(key) else { return Verdict::Forward };
         let mut rewritten: Option<String> = None;

@@ -387,3 +387,30 @@ fn bad_settings_are_typed_errors() {
     assert_eq!(e.code().as_str(), "invalid_argument");
     assert!(Proxy::new(ProxyConfig { tool_prefix: String::new(), ..ProxyConfig::default() }).is_ok());
 }
+
+#[test]
+fn the_upstreams_answers_to_the_proxy_never_reach_the_host() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(call, t(0));
+    let up = to_upstream(&actions(&mut p));
+    // Not UTF-8: still the proxy's answer (malformed), never relayed.
+    let mut bad =
+        format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"resources":[{{"uri":"x://1","name":"a"#, up[0]["id"])
+            .into_bytes();
+    bad.extend_from_slice(b"\xff\xfe\"}]}}");
+    assert_eq!(p.handle_upstream(&bad, t(1)), Verdict::Consumed);
+    let host = to_host(&actions(&mut p));
+    let text: Value = serde_json::from_str(host[0]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["failures"][0]["code"], "malformed_result");
+    // An answer under an id the proxy minted that is not in flight (a wrong or repeated id): dropped.
+    let stray = br#"{"jsonrpc":"2.0","id":"mcplens-proxy-1","result":{"resources":[]}}"#;
+    assert_eq!(p.handle_upstream(stray, t(2)), Verdict::Consumed);
+    assert!(actions(&mut p).is_empty());
+    // Answers 100,000 arrays deep or with lone surrogates are still read (and their ids found).
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, t(3));
+    let deep =
+        format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"_meta":{}1{}}}}}"#, "[".repeat(100_000), "]".repeat(100_000));
+    assert_eq!(p.handle_upstream(deep.as_bytes(), t(4)), Verdict::Forward);
+    assert_eq!(tracks(&actions(&mut p))[0].method, Method::Ping);
+}
