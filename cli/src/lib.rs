@@ -155,6 +155,18 @@ struct ProxyArgs {
     /// The tracker configuration: a JSON file of the core's TrackerConfig (docs/tracking.md)
     #[arg(long, value_name = "FILE", conflicts_with = "no_tracking")]
     config: Option<std::path::PathBuf>,
+    /// Requests per traversal of the server's lists
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_pages)]
+    max_pages: u32,
+    /// Items per traversal
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_items)]
+    max_items: usize,
+    /// UTF-8 bytes of projected metadata per traversal
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_bytes)]
+    max_bytes: usize,
+    /// Time for one complete traversal, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().deadline.as_millis() as u64)]
+    deadline_ms: u64,
     /// The stdio server to start: program and arguments, after `--`
     #[arg(last = true, value_name = "COMMAND", required = true)]
     command: Vec<String>,
@@ -633,6 +645,13 @@ async fn proxy_command(args: ProxyArgs) -> Result<u8, Stop> {
         tracking: !args.no_tracking,
         tool_prefix: args.tool_prefix,
         server: args.server,
+        limits: Limits {
+            max_pages: args.max_pages,
+            max_items: args.max_items,
+            max_bytes: args.max_bytes,
+            deadline: Duration::from_millis(args.deadline_ms),
+            ..Limits::default()
+        },
         seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
         ..mcplens::proxy::ProxyConfig::default()
     };

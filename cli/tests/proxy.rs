@@ -362,3 +362,77 @@ fn a_python_sdk_server_through_the_proxy() {
     assert!(events.iter().all(|e| e["server"]["name"] == "fast" && e["client"]["name"] == "proxy-test-host"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The adversarial stdio server (`tests/servers/hostile/server.py`, standard library only) through
+/// the proxy, every list misbehaving from the first traversal: the proxy answers every listing
+/// call with a bounded result naming the failure, relays the server's notifications, and keeps
+/// relaying after it.
+#[test]
+fn a_hostile_upstream_never_breaks_the_proxy() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let server = root.join("tests/servers/hostile/server.py").to_string_lossy().into_owned();
+    let dir = temp_dir("hostile");
+    // (case, proxy flags, what the templates listing says: a failure code, or "ok:N" templates)
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("good", &[], "ok:2"),
+        ("repeat_cursor", &[], "repeated_cursor"),
+        ("cycle_cursor", &[], "repeated_cursor"),
+        ("growing_cursor", &["--max-pages", "10"], "page_limit"),
+        ("huge_string", &["--deadline-ms", "15000"], "ok:1"),
+        ("huge_page", &["--deadline-ms", "15000", "--max-bytes", "500000"], "byte_limit"),
+        ("many_items", &["--deadline-ms", "15000"], "item_limit"),
+        ("deep_meta", &[], "ok:1"),
+        ("deeper_meta", &[], "ok:1"),
+        ("lone_surrogate", &[], "ok:1"),
+        ("lone_surrogate_cursor", &[], "malformed_result"),
+        ("invalid_utf8", &[], "malformed_result"),
+        ("wrong_id", &["--deadline-ms", "1000"], "deadline"),
+        ("never_respond", &["--deadline-ms", "1000"], "deadline"),
+        ("list_changed_storm", &["--deadline-ms", "5000"], "ok:2"),
+        ("mnf_templates", &[], "ok:0"),
+        ("mnf_resources", &[], "server_error"),
+    ];
+    let mut seen = Vec::new();
+    for (case, flags, _) in cases {
+        let mut args = vec!["--no-tracking"];
+        args.extend_from_slice(flags);
+        let mut host = Peer::proxy(&args, &["python3", &server, "--case", case, "--good", "0"], &dir);
+        host.handshake();
+        let result = host.call(1, "mcplens_ListMcpResourceTemplatesTool", json!({"server": "hostile"}));
+        let text = result["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        assert!(text.chars().count() <= mcplens::tool::MAX_OUTPUT_CHARS, "{case}");
+        let got = match serde_json::from_str::<Value>(&text) {
+            Ok(out) => match out["failures"][0]["code"].as_str() {
+                Some(code) => code.to_owned(),
+                None => format!("ok:{}", out["resourceTemplates"].as_array().unwrap().len()),
+            },
+            Err(_) => text.clone(),
+        };
+        // The relay goes on: a ping reaches the server and comes back.
+        let pong = host.request(2, "ping", None);
+        assert!(pong.get("result").is_some(), "{case}: {pong}");
+        if *case == "list_changed_storm" {
+            let storm = host.others.iter().filter(|l| l.contains("notifications/resources/list_changed")).count();
+            assert!(storm > 0, "{case}: the notifications are relayed");
+        }
+        assert_eq!(host.close(), 0, "{case}");
+        seen.push((*case, got));
+    }
+    let expected: Vec<(&str, String)> = cases.iter().map(|(c, _, e)| (*c, (*e).to_owned())).collect();
+    assert_eq!(seen, expected);
+
+    // The server ends mid-page: so does the proxy, with the server's exit code; no answer comes.
+    let mut host =
+        Peer::proxy(&["--no-tracking"], &["python3", &server, "--case", "disconnect_mid_page", "--good", "0"], &dir);
+    host.handshake();
+    host.send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourceTemplatesTool"}}"#,
+    );
+    // server.py ends with `os._exit(0)`.
+    assert_eq!(host.child.wait().unwrap().code(), Some(0));
+    // What the server wrote before it ended (half a page, never a whole message) is relayed as
+    // it came; the proxy itself answers nothing once its server is gone.
+    let rest: Vec<String> = host.lines.iter().collect();
+    assert!(rest.iter().all(|l| serde_json::from_str::<Value>(l).is_err()), "{rest:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
