@@ -415,6 +415,7 @@ impl Proxy {
         let Some(msg) = parse(line) else { return Verdict::Forward };
         let verdict = match (&msg.method, msg.id) {
             (Some(method), Some(id)) => self.host_request(method, id, msg.params, line, now),
+            (Some(method), None) if method == "notifications/cancelled" && self.cancel(msg.params) => Verdict::Consumed,
             (Some(method), None) => {
                 if method == "notifications/initialized" && !self.ready {
                     self.ready = true;
@@ -428,6 +429,30 @@ impl Proxy {
         };
         self.drain(now);
         verdict
+    }
+
+    /// A host `notifications/cancelled` for one of the proxy's tool calls: the call is dropped
+    /// unanswered (as the specification asks), and a read in flight is cancelled upstream. False
+    /// when it names no such call (it is relayed).
+    fn cancel(&mut self, params: Option<&RawValue>) -> bool {
+        #[derive(Deserialize)]
+        struct Cancelled<'a> {
+            #[serde(borrow, rename = "requestId")]
+            request_id: &'a RawValue,
+        }
+        let Some(c) = params.and_then(|p| serde_json::from_str::<Cancelled<'_>>(p.get()).ok()) else { return false };
+        let id = c.request_id.get();
+        if let Some(caller) = self.waiting.iter().find(|(_, call)| call.id == id).map(|(k, _)| *k) {
+            self.waiting.remove(&caller);
+            return true;
+        }
+        let read = self.own.iter().find(|(_, o)| matches!(o, Own::Read { call, .. } if call.id == id)).map(|(n, _)| *n);
+        let Some(n) = read else { return false };
+        self.own.insert(n, Own::Abandoned);
+        let notice =
+            format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#, own_id(n));
+        self.send_own(notice);
+        true
     }
 
     fn host_request(

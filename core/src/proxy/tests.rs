@@ -414,3 +414,41 @@ fn the_upstreams_answers_to_the_proxy_never_reach_the_host() {
     assert_eq!(p.handle_upstream(deep.as_bytes(), t(4)), Verdict::Forward);
     assert_eq!(tracks(&actions(&mut p))[0].method, Method::Ping);
 }
+
+#[test]
+fn a_cancelled_proxy_call_is_dropped_and_its_read_cancelled_upstream() {
+    let (mut p, _) =
+        ready(ProxyConfig { read: ReadConfig { any_uri: true, ..ReadConfig::default() }, ..ProxyConfig::default() });
+    let read = br#"{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"docs://a"}}}"#;
+    let _ = p.handle_host(read, t(0));
+    let up = to_upstream(&actions(&mut p));
+    let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r","reason":"user"}}"#;
+    assert_eq!(p.handle_host(cancel, t(1)), Verdict::Consumed);
+    let out = actions(&mut p);
+    assert_eq!(
+        to_upstream(&out),
+        vec![json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": up[0]["id"]}})]
+    );
+    assert!(to_host(&out).is_empty());
+    // Its late answer is dropped; no answer ever reaches the host.
+    assert_eq!(answer(&mut p, &up[0], json!({"contents": []}), t(2)), Verdict::Consumed);
+    assert!(actions(&mut p).is_empty());
+    // A listing call waiting for its traversal: dropped too.
+    let list = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(list, t(3));
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(
+        p.handle_host(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#, t(4)),
+        Verdict::Consumed
+    );
+    let _ = answer(&mut p, &up[0], json!({"resources": []}), t(5));
+    let up = to_upstream(&actions(&mut p));
+    let _ = answer(&mut p, &up[0], json!({"resourceTemplates": []}), t(6));
+    assert!(to_host(&actions(&mut p)).is_empty());
+    // A cancellation of a relayed request is relayed.
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#, t(7));
+    assert_eq!(
+        p.handle_host(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}"#, t(8)),
+        Verdict::Forward
+    );
+}
