@@ -279,15 +279,8 @@ enum CallKind {
 /// What one of the proxy's own upstream requests is for.
 #[derive(Debug)]
 enum Own {
-    Page {
-        deadline: Duration,
-    },
-    Read {
-        call: HostCall,
-        deadline: Duration,
-    },
-    /// Timed out: its late answer is dropped.
-    Abandoned,
+    Page { deadline: Duration },
+    Read { call: HostCall, deadline: Duration },
 }
 
 /// One traversal pair in progress.
@@ -387,9 +380,10 @@ impl Proxy {
 
     /// When [`handle_timeout`](Self::handle_timeout) is due next.
     pub fn poll_timeout(&self) -> Option<Duration> {
-        let own = self.own.values().filter_map(|o| match o {
-            Own::Page { deadline } | Own::Read { deadline, .. } => Some(*deadline),
-            Own::Abandoned => None,
+        // Ends of the proxy's own requests; an answer that comes after is dropped (its id is the
+        // proxy's, no longer in flight).
+        let own = self.own.values().map(|o| match o {
+            Own::Page { deadline } | Own::Read { deadline, .. } => *deadline,
         });
         own.chain(self.refresher.poll_timeout()).min()
     }
@@ -403,7 +397,7 @@ impl Proxy {
             .map(|(n, _)| *n)
             .collect();
         for n in due {
-            let own = self.own.insert(n, Own::Abandoned).expect("listed above");
+            let own = self.own.remove(&n).expect("listed above");
             self.own_answer(own, Outcome::TimedOut, now);
         }
         self.refresher.handle_timeout(now);
@@ -448,7 +442,7 @@ impl Proxy {
         }
         let read = self.own.iter().find(|(_, o)| matches!(o, Own::Read { call, .. } if call.id == id)).map(|(n, _)| *n);
         let Some(n) = read else { return false };
-        self.own.insert(n, Own::Abandoned);
+        self.own.remove(&n);
         let notice =
             format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#, own_id(n));
         self.send_own(notice);
@@ -814,7 +808,6 @@ impl Proxy {
     /// What became of one of the proxy's own requests.
     fn own_answer(&mut self, own: Own, outcome: Outcome<'_>, now: Duration) {
         match own {
-            Own::Abandoned => {}
             Own::Read { call, .. } => {
                 let CallKind::Read(read) = &call.kind else { return };
                 let out = read.finish(outcome);
