@@ -131,6 +131,7 @@ Exit codes:
   0  the host closed the proxy's stdin (the server's stdin is closed, and the server killed if it
      has not exited within 2 s)
   N  the server ended first: its exit code (1 when a signal ended it)
+  130, 143  SIGINT, SIGTERM (the server is closed and killed as above)
   2  usage error (bad flags, a bad --config)
   3  the server command could not be started";
 

@@ -7,8 +7,9 @@
 //! machine's timer. Every rule is the core's. The server's stderr is the proxy's (inherited).
 //!
 //! Ends: the host closing our stdin closes the server's stdin, and the server is killed if it has
-//! not exited within [`GRACE`]; exit code 0. The server ending (its stdout closed) ends the proxy
-//! with the server's exit code (1 when it was killed by a signal).
+//! not exited within [`GRACE`]; exit code 0. SIGTERM and SIGINT end it the same way, with exit
+//! code 143 and 130. The server ending (its stdout closed) ends the proxy with the server's exit
+//! code (1 when it was killed by a signal).
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -66,6 +67,8 @@ pub fn tracker_config(config: Option<&PathBuf>, events: Option<&PathBuf>) -> Res
 pub async fn run(options: Options) -> Result<u8, Stop> {
     let mut proxy = Proxy::new(options.config).map_err(|e| Stop::usage(e.to_string()))?;
     let (program, args) = options.command.split_first().ok_or_else(|| Stop::usage("no server command after `--`"))?;
+    // Before the server starts: a signal from then on ends both.
+    let mut signals = Signals::new();
     let mut child = tokio::process::Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
@@ -87,17 +90,18 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
     let wall0 = SystemTime::now();
     let mut tracking = Tracking { config: options.tracker, tracker: None, wall0 };
 
-    let host_ended = loop {
+    let end = loop {
         let timer = proxy.poll_timeout().map(|d| tokio::time::Instant::from_std(t0 + d));
         let mut host_gone = false;
         tokio::select! {
+            code = signals.recv() => break End::Signal(code),
             line = host_lines.recv() => match line {
                 Some(line) => {
                     if proxy.handle_host(&line, t0.elapsed()) == Verdict::Forward {
                         let _ = write_line(&mut upstream_in, &line).await;
                     }
                 }
-                None => break true,
+                None => break End::Host,
             },
             line = upstream_lines.recv() => match line {
                 Some(line) => {
@@ -105,7 +109,7 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
                         host_gone |= write_line(&mut host_out, &line).await.is_err();
                     }
                 }
-                None => break false,
+                None => break End::Upstream,
             },
             _ = sleep_until(timer), if timer.is_some() => proxy.handle_timeout(t0.elapsed()),
         }
@@ -124,7 +128,7 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
         host_gone |= host_out.flush().await.is_err();
         let _ = upstream_in.flush().await;
         if host_gone {
-            break true;
+            break End::Host;
         }
     };
     let _ = host_out.flush().await;
@@ -137,10 +141,65 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
         }
     };
     tracking.stop();
-    if host_ended {
-        return Ok(exit::OK);
+    Ok(match end {
+        End::Host => exit::OK,
+        End::Signal(code) => code,
+        End::Upstream => {
+            status.and_then(|s| s.code()).map_or(exit::FAILED, |c| u8::try_from(c).unwrap_or(exit::FAILED))
+        }
+    })
+}
+
+/// Why the relay ended.
+enum End {
+    /// The host closed our stdin (or stopped reading our stdout).
+    Host,
+    /// The server closed its stdout.
+    Upstream,
+    /// SIGTERM or SIGINT: ended as when the host leaves; the exit code is 128 + the signal.
+    Signal(u8),
+}
+
+/// SIGTERM and SIGINT, so a host that stops the proxy with a signal does not leave the server
+/// running (a SIGKILL cannot be caught: the server then sees its stdin close).
+struct Signals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Signals { term: signal(SignalKind::terminate()).ok(), int: signal(SignalKind::interrupt()).ok() }
+        }
+        #[cfg(not(unix))]
+        Signals {}
     }
-    Ok(status.and_then(|s| s.code()).map_or(exit::FAILED, |c| u8::try_from(c).unwrap_or(exit::FAILED)))
+
+    /// The exit code of the next signal (never resolves without one).
+    async fn recv(&mut self) -> u8 {
+        #[cfg(unix)]
+        {
+            async fn next(s: &mut Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                () = next(&mut self.term) => 128 + 15,
+                () = next(&mut self.int) => 128 + 2,
+            }
+        }
+        #[cfg(not(unix))]
+        std::future::pending().await
+    }
 }
 
 async fn sleep_until(at: Option<tokio::time::Instant>) {

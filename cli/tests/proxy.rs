@@ -274,6 +274,26 @@ fn the_hosts_end_ends_the_upstream_and_the_upstreams_end_ends_the_proxy() {
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     assert!(!String::from_utf8_lossy(&cmdline).contains("--hang"), "the upstream outlived the proxy");
 
+    // SIGTERM to the proxy: the same end (exit 128 + 15), the server gone with it.
+    let mut child = Command::new(mcplens_bin())
+        .args(["proxy", "--no-tracking", "--", "sh", "-c", &script])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pid = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut pid).unwrap();
+    let pid = pid.trim().to_owned();
+    assert!(Path::new(&format!("/proc/{pid}")).exists());
+    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    assert!(!String::from_utf8_lossy(&cmdline).contains("--hang"), "the upstream outlived the proxy");
+    drop(child.stdin.take());
+
     // The upstream exits first (code 7, before any handshake): so does the proxy, with its code.
     let mut host = Peer::proxy(&["--no-tracking"], &[&server, "--crash"], &dir);
     assert_eq!(host.child.wait().unwrap().code(), Some(7));
