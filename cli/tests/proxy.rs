@@ -239,9 +239,12 @@ fn no_tools_relays_only_and_no_tracking_writes_nothing() {
     assert_eq!(host.close(), 0);
     assert_eq!(events(&dir.join("events.jsonl")).len(), 2);
 
-    let mut host = Peer::proxy(&["--no-tracking"], &[&server], &dir);
+    let mut host = Peer::proxy(&["--no-tracking", "--server", "docs"], &[&server], &dir);
     host.handshake();
     assert_eq!(tool_names(&host.request(1, "tools/list", None)).len(), 3);
+    // `--server` names the server in the tools' output (and in what they accept).
+    let out = tool_output(&host.call(2, "mcplens_ListMcpResourcesTool", json!({"server": "docs"})));
+    assert_eq!(out["resources"][0]["server"], "docs");
     assert_eq!(host.close(), 0);
     assert!(!dir.join("mcplens-events.jsonl").exists());
     std::fs::remove_dir_all(&dir).ok();
