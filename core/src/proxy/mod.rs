@@ -8,8 +8,9 @@
 //!   `tools`, `"tools":{"listChanged":true}` is spliced into its `capabilities` (every other byte
 //!   kept), so the host asks for tools;
 //! - `tools/list` results (first page only): the visible resource tools
-//!   ([`Catalog::visible_tools`]), named with the configured prefix, are spliced at the end of
-//!   `tools` (the upstream's tools are kept byte for byte);
+//!   ([`Catalog::visible_tools`](crate::catalog::Catalog::visible_tools)), named with the
+//!   configured prefix, are spliced at the end of `tools` (the upstream's tools are kept byte for
+//!   byte); when the proxy added the `tools` capability, it answers `tools/list` itself;
 //! - `tools/call` of those names: answered by the proxy from its catalog ([`crate::tool`]); a
 //!   read goes upstream as `resources/read` ([`ReadCall`]);
 //! - the proxy's own upstream requests (the [`Refresher`]'s traversals, reads): their ids are
