@@ -459,3 +459,54 @@ fn a_hostile_upstream_never_breaks_the_proxy() {
     assert!(rest.iter().all(|l| serde_json::from_str::<Value>(l).is_err()), "{rest:?}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A Python `mcp` client as the host (`tests/hosts/python_host.py`), the Python SDK's
+/// `fast_server.py` as the server; skipped, and said so, without the `.build/venv-mcp2`
+/// interpreter (or `MCPLENS_PROXY_PYTHON`).
+#[test]
+fn a_python_sdk_client_as_the_host() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let python = std::env::var("MCPLENS_PROXY_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root.join(".build/venv-mcp2/bin/python"));
+    if !python.exists() {
+        let required = std::env::var("MCPLENS_REQUIRE_PYTHON_SERVERS").is_ok_and(|v| v == "1");
+        assert!(!required, "{} is missing", python.display());
+        eprintln!("did not run the Python host: {} is missing", python.display());
+        return;
+    }
+    let dir = temp_dir("python-host");
+    let host = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/python_host.py");
+    let server = root.join("bindings-python/tests/servers/fast_server.py");
+    let out = Command::new(&python)
+        .arg(&host)
+        .arg(mcplens_bin())
+        .arg(dir.join("events.jsonl"))
+        .arg("--")
+        .arg(&python)
+        .arg(&server)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok", "{stderr}");
+    let events = events(&dir.join("events.jsonl"));
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "mcp:initialize",
+            "mcp:tools/list",
+            "mcp:tools/call",
+            "mcp:resources/read",
+            "mcp:resources/templates/list",
+            "mcp:tools/call",
+            "mcp:tools/call",
+            "mcp:tools/call"
+        ]
+    );
+    assert!(events.iter().all(|e| e["client"]["name"] == "mcp" && e["server"]["name"] == "fast"));
+    assert_eq!(events[3]["resourceName"], "docs://guide");
+    std::fs::remove_dir_all(&dir).ok();
+}

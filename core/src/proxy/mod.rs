@@ -273,15 +273,25 @@ struct HostCall {
 
 #[derive(Debug)]
 enum CallKind {
-    Listing { name: &'static str, input: Input },
-    Read(ReadCall),
+    Listing {
+        name: &'static str,
+        input: Input,
+    },
+    /// Checked against the catalog once it is current.
+    Read(ReadInput),
 }
 
 /// What one of the proxy's own upstream requests is for.
 #[derive(Debug)]
 enum Own {
-    Page { deadline: Duration },
-    Read { call: HostCall, deadline: Duration },
+    Page {
+        deadline: Duration,
+    },
+    /// The call and its validated read (boxed: the variants stay small).
+    Read {
+        read: Box<(HostCall, ReadCall)>,
+        deadline: Duration,
+    },
 }
 
 /// One traversal pair in progress.
@@ -441,7 +451,8 @@ impl Proxy {
             self.waiting.remove(&caller);
             return true;
         }
-        let read = self.own.iter().find(|(_, o)| matches!(o, Own::Read { call, .. } if call.id == id)).map(|(n, _)| *n);
+        let read =
+            self.own.iter().find(|(_, o)| matches!(o, Own::Read { read, .. } if read.0.id == id)).map(|(n, _)| *n);
         let Some(n) = read else { return false };
         self.own.remove(&n);
         let notice =
@@ -535,9 +546,7 @@ impl Proxy {
             kind: CallKind::Listing { name, input: Input::default() },
         };
         let kind = if name == tool::read::NAME {
-            ReadInput::from_value(arguments)
-                .and_then(|input| ReadCall::new(self.refresher.catalog(), &input, &self.config.read, now))
-                .map(CallKind::Read)
+            ReadInput::from_value(arguments).map(CallKind::Read)
         } else {
             Input::from_value(arguments).map(|input| CallKind::Listing { name, input })
         };
@@ -550,35 +559,40 @@ impl Proxy {
         }
     }
 
+    /// A listing or a read waits until the catalog is current (a read's URI is checked against
+    /// it), then goes on in [`continue_call`](Self::continue_call).
     fn start_call(&mut self, call: HostCall, now: Duration) {
-        match &call.kind {
-            CallKind::Listing { .. } => {
-                let requested = match self.server.clone() {
-                    Some((server, _)) => self.refresher.request(&server, Want::Current, now).ok(),
-                    None => None,
-                };
-                match requested {
-                    Some(caller) => {
-                        self.waiting.insert(caller, call);
-                    }
-                    None => self.finish_listing(call, now),
-                }
+        let requested = match self.server.clone() {
+            Some((server, _)) => self.refresher.request(&server, Want::Current, now).ok(),
+            None => None,
+        };
+        match requested {
+            Some(caller) => {
+                self.waiting.insert(caller, call);
             }
-            CallKind::Read(read) => {
-                let params = read.params_json();
-                let deadline = now.saturating_add(read.remaining(now));
-                let n = self.next_own_id();
-                let line = request_line(&own_id(n), ReadCall::METHOD, Some(&params));
-                self.own.insert(n, Own::Read { call, deadline });
-                self.send_own(line);
-            }
+            None => self.continue_call(call, now),
         }
     }
 
-    fn finish_listing(&mut self, call: HostCall, now: Duration) {
-        let CallKind::Listing { name, input } = &call.kind else { return };
-        let out = tool::render_listing(self.refresher.catalog(), name, input);
-        self.answer_call(call, out, now);
+    /// The catalog is as current as it gets: a listing is rendered, a read checked and sent.
+    fn continue_call(&mut self, call: HostCall, now: Duration) {
+        match &call.kind {
+            CallKind::Listing { name, input } => {
+                let out = tool::render_listing(self.refresher.catalog(), name, input);
+                self.answer_call(call, out, now);
+            }
+            CallKind::Read(input) => match ReadCall::new(self.refresher.catalog(), input, &self.config.read, now) {
+                Ok(read) => {
+                    let params = read.params_json();
+                    let deadline = now.saturating_add(read.remaining(now));
+                    let n = self.next_own_id();
+                    let line = request_line(&own_id(n), ReadCall::METHOD, Some(&params));
+                    self.own.insert(n, Own::Read { read: Box::new((call, read)), deadline });
+                    self.send_own(line);
+                }
+                Err(e) => self.answer_call(call, Err(e), now),
+            },
+        }
     }
 
     /// Answers a proxy tool call to the host (and tracks it).
@@ -809,8 +823,8 @@ impl Proxy {
     /// What became of one of the proxy's own requests.
     fn own_answer(&mut self, own: Own, outcome: Outcome<'_>, now: Duration) {
         match own {
-            Own::Read { call, .. } => {
-                let CallKind::Read(read) = &call.kind else { return };
+            Own::Read { read, .. } => {
+                let (call, read) = *read;
                 let out = read.finish(outcome);
                 self.answer_call(call, out, now);
             }
@@ -895,7 +909,7 @@ impl Proxy {
                 Action::Resolve { callers, .. } => {
                     for caller in callers {
                         if let Some(call) = self.waiting.remove(&caller) {
-                            self.finish_listing(call, now);
+                            self.continue_call(call, now);
                         }
                     }
                 }

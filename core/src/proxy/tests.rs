@@ -278,6 +278,26 @@ fn reads_go_upstream_and_come_back_rendered() {
 }
 
 #[test]
+fn a_first_read_waits_for_the_catalog() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    let read = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"note://7"}}}"#;
+    assert_eq!(p.handle_host(read, t(0)), Verdict::Consumed);
+    // Nothing listed yet: the catalog is traversed first, then the URI checked against it.
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["method"], "resources/list");
+    let _ = answer(&mut p, &up[0], json!({"resources": []}), t(1));
+    let up = to_upstream(&actions(&mut p));
+    let _ =
+        answer(&mut p, &up[0], json!({"resourceTemplates": [{"uriTemplate": "note://{id}", "name": "note"}]}), t(2));
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!((up[0]["method"].as_str(), &up[0]["params"]), (Some("resources/read"), &json!({"uri": "note://7"})));
+    let _ = answer(&mut p, &up[0], json!({"contents": [{"uri": "note://7", "text": "seven"}]}), t(3));
+    let host = to_host(&actions(&mut p));
+    let text: Value = serde_json::from_str(host[0]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["contents"][0]["text"], "seven");
+}
+
+#[test]
 fn bad_tool_input_is_a_tool_error_and_unknown_names_are_relayed() {
     let mut p = ready_with_tools(ProxyConfig::default());
     let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool","arguments":{"limit":0}}}"#;
@@ -417,13 +437,25 @@ fn the_upstreams_answers_to_the_proxy_never_reach_the_host() {
 
 #[test]
 fn a_cancelled_proxy_call_is_dropped_and_its_read_cancelled_upstream() {
-    let (mut p, _) =
-        ready(ProxyConfig { read: ReadConfig { any_uri: true, ..ReadConfig::default() }, ..ProxyConfig::default() });
-    let read = br#"{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"docs://a"}}}"#;
-    let _ = p.handle_host(read, t(0));
+    let (mut p, _) = ready(ProxyConfig::default());
+    // A listing call waiting for its traversal: dropped; the traversal still commits.
+    let list = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(list, t(0));
     let up = to_upstream(&actions(&mut p));
-    let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r","reason":"user"}}"#;
+    let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#;
     assert_eq!(p.handle_host(cancel, t(1)), Verdict::Consumed);
+    let _ = answer(&mut p, &up[0], json!({"resources": [{"uri": "docs://a", "name": "a"}]}), t(2));
+    let up = to_upstream(&actions(&mut p));
+    let _ = answer(&mut p, &up[0], json!({"resourceTemplates": []}), t(3));
+    assert!(to_host(&actions(&mut p)).is_empty());
+
+    // A read in flight (the catalog is current now): dropped, and cancelled upstream.
+    let read = br#"{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"docs://a"}}}"#;
+    let _ = p.handle_host(read, t(4));
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["method"], "resources/read");
+    let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r","reason":"user"}}"#;
+    assert_eq!(p.handle_host(cancel, t(5)), Verdict::Consumed);
     let out = actions(&mut p);
     assert_eq!(
         to_upstream(&out),
@@ -431,24 +463,10 @@ fn a_cancelled_proxy_call_is_dropped_and_its_read_cancelled_upstream() {
     );
     assert!(to_host(&out).is_empty());
     // Its late answer is dropped; no answer ever reaches the host.
-    assert_eq!(answer(&mut p, &up[0], json!({"contents": []}), t(2)), Verdict::Consumed);
+    assert_eq!(answer(&mut p, &up[0], json!({"contents": []}), t(6)), Verdict::Consumed);
     assert!(actions(&mut p).is_empty());
-    // A listing call waiting for its traversal: dropped too.
-    let list = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
-    let _ = p.handle_host(list, t(3));
-    let up = to_upstream(&actions(&mut p));
-    assert_eq!(
-        p.handle_host(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#, t(4)),
-        Verdict::Consumed
-    );
-    let _ = answer(&mut p, &up[0], json!({"resources": []}), t(5));
-    let up = to_upstream(&actions(&mut p));
-    let _ = answer(&mut p, &up[0], json!({"resourceTemplates": []}), t(6));
-    assert!(to_host(&actions(&mut p)).is_empty());
     // A cancellation of a relayed request is relayed.
     let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#, t(7));
-    assert_eq!(
-        p.handle_host(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}"#, t(8)),
-        Verdict::Forward
-    );
+    let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}"#;
+    assert_eq!(p.handle_host(cancel, t(8)), Verdict::Forward);
 }
