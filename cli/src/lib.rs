@@ -25,6 +25,7 @@ mod events;
 mod http;
 mod progress;
 mod proxy;
+mod relay;
 mod report;
 mod serve;
 mod table;
@@ -119,6 +120,57 @@ enum Command {
     /// Read a tracking events file (JSONL, docs/events.md)
     #[command(subcommand)]
     Events(EventsCommand),
+    /// Stand in for a stdio server: relay a host's messages unchanged, add the resource tools,
+    /// and record every request as an event
+    #[command(after_long_help = PROXY_EXIT_CODES)]
+    Proxy(ProxyArgs),
+}
+
+const PROXY_EXIT_CODES: &str = "\
+Exit codes:
+  0  the host closed the proxy's stdin (the server's stdin is closed, and the server killed if it
+     has not exited within 2 s)
+  N  the server ended first: its exit code (1 when a signal ended it)
+  130, 143  SIGINT, SIGTERM (the server is closed and killed as above)
+  2  usage error (bad flags, a bad --config)
+  3  the server command could not be started";
+
+/// `mcplens proxy [options] -- <server command …>`.
+#[derive(Debug, Args)]
+struct ProxyArgs {
+    /// Relay and record only: no resource tools
+    #[arg(long)]
+    no_tools: bool,
+    /// Resource tools only: no events
+    #[arg(long)]
+    no_tracking: bool,
+    /// Prefix of the resource tools' names, so they cannot collide with the server's
+    #[arg(long, value_name = "PREFIX", default_value = mcplens::proxy::DEFAULT_TOOL_PREFIX)]
+    tool_prefix: String,
+    /// The server's name in the tools' output (default: its serverInfo.name)
+    #[arg(long, value_name = "NAME")]
+    server: Option<String>,
+    /// The JSONL events file (default ./mcplens-events.jsonl, unless --config names exporters)
+    #[arg(long, value_name = "FILE", conflicts_with = "no_tracking")]
+    events: Option<std::path::PathBuf>,
+    /// The tracker configuration: a JSON file of the core's TrackerConfig (docs/tracking.md)
+    #[arg(long, value_name = "FILE", conflicts_with = "no_tracking")]
+    config: Option<std::path::PathBuf>,
+    /// Requests per traversal of the server's lists
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_pages)]
+    max_pages: u32,
+    /// Items per traversal
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_items)]
+    max_items: usize,
+    /// UTF-8 bytes of projected metadata per traversal
+    #[arg(long, value_name = "N", default_value_t = Limits::default().max_bytes)]
+    max_bytes: usize,
+    /// Time for one complete traversal, in milliseconds
+    #[arg(long, value_name = "MS", default_value_t = Limits::default().deadline.as_millis() as u64)]
+    deadline_ms: u64,
+    /// The stdio server to start: program and arguments, after `--`
+    #[arg(last = true, value_name = "COMMAND", required = true)]
+    command: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -581,8 +633,30 @@ async fn dispatch(command: Command) -> u8 {
         }
         Command::Check { target, json } => check_command(&target, json).await,
         Command::Events(cmd) => events_command(cmd),
+        Command::Proxy(args) => proxy_command(args).await,
     };
     finish(result)
+}
+
+async fn proxy_command(args: ProxyArgs) -> Result<u8, Stop> {
+    let tracker =
+        if args.no_tracking { None } else { Some(relay::tracker_config(args.config.as_ref(), args.events.as_ref())?) };
+    let config = mcplens::proxy::ProxyConfig {
+        tools: !args.no_tools,
+        tracking: !args.no_tracking,
+        tool_prefix: args.tool_prefix,
+        server: args.server,
+        limits: Limits {
+            max_pages: args.max_pages,
+            max_items: args.max_items,
+            max_bytes: args.max_bytes,
+            deadline: Duration::from_millis(args.deadline_ms),
+            ..Limits::default()
+        },
+        seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
+        ..mcplens::proxy::ProxyConfig::default()
+    };
+    relay::run(relay::Options { command: args.command, config, tracker }).await
 }
 
 /// The exit code of a command, its error printed.

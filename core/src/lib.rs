@@ -11,6 +11,8 @@
 //! - [`catalog`]: the per-server cache, refreshed as one transaction.
 //! - [`tool`]: the `ListMcpResourceTemplatesTool` and `ListMcpResourcesTool` specs and rendering.
 //! - [`template`]: RFC 6570 `variables`, `expand` (level 4) and `matches`, only when a caller asks.
+//! - [`proxy`]: the rules of `mcplens proxy` (relay, resource tools, tracking records) as one
+//!   sans-IO machine.
 //! - [`tracking`]: server-side operation tracking ([`Tracker`](tracking::Tracker)): events,
 //!   redaction, payload caps, bounded queue, exporters.
 #![warn(missing_docs)]
@@ -19,6 +21,7 @@
 pub mod catalog;
 pub mod discovery;
 pub mod error;
+pub mod proxy;
 pub mod sanitize;
 pub mod template;
 pub mod tool;

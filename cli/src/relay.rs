@@ -1,0 +1,292 @@
+//! `mcplens proxy`: the driver of the core's [`Proxy`] machine between a host (our stdin and
+//! stdout) and a stdio server (the command after `--`).
+//!
+//! It spawns the server, reads newline-delimited JSON-RPC from both sides, hands each line to the
+//! machine and writes it on unchanged when the machine says [`Verdict::Forward`], performs the
+//! machine's actions (lines to either side, tracking records), reads the clock and arms the
+//! machine's timer. Every rule is the core's. The server's stderr is the proxy's (inherited).
+//!
+//! Ends: the host closing our stdin closes the server's stdin, and the server is killed if it has
+//! not exited within [`GRACE`]; exit code 0. SIGTERM and SIGINT end it the same way, with exit
+//! code 143 and 130. The server ending (its stdout closed) ends the proxy with the server's exit
+//! code (1 when it was killed by a signal).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant, SystemTime};
+
+use mcplens::proxy::{Proxy, ProxyAction, ProxyConfig, TrackRecord, TrackedId, Verdict};
+use mcplens::tracking::{
+    ExporterConfig, Hooks, JsonlConfig, Operation, Payload, RequestId, RpcError, Session, Tracker, TrackerConfig,
+    Transport,
+};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+
+use crate::{exit, Stop};
+
+/// How long the server may take to exit after its stdin closed before it is killed.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+/// How long the tracker may take to deliver what is queued when the proxy ends.
+const TRACKER_SHUTDOWN: Duration = Duration::from_secs(5);
+
+/// What the command line asked for.
+pub struct Options {
+    pub command: Vec<String>,
+    pub config: ProxyConfig,
+    /// `None`: `--no-tracking`.
+    pub tracker: Option<TrackerConfig>,
+}
+
+/// Resolves the tracker configuration: `--config FILE` (the JSON of the core's `TrackerConfig`),
+/// and `--events FILE` for the JSONL exporter when the configuration names no exporter.
+pub fn tracker_config(config: Option<&PathBuf>, events: Option<&PathBuf>) -> Result<TrackerConfig, Stop> {
+    let mut c = match config {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| Stop {
+                code: "io_error",
+                message: format!("cannot read {}: {}", path.display(), e.kind()),
+                exit: exit::USAGE,
+            })?;
+            TrackerConfig::from_json(&text).map_err(|e| Stop::usage(format!("--config: {e}")))?
+        }
+        None => TrackerConfig::default(),
+    };
+    match events {
+        Some(_) if !c.exporters.is_empty() => {
+            return Err(Stop::usage("--events and a --config that names exporters: give the JSONL file in one of them"))
+        }
+        Some(path) => c.exporters = vec![ExporterConfig::jsonl(JsonlConfig::new(path))],
+        None => {}
+    }
+    Ok(c)
+}
+
+/// Runs the proxy until one side ends; returns the exit code.
+pub async fn run(options: Options) -> Result<u8, Stop> {
+    let mut proxy = Proxy::new(options.config).map_err(|e| Stop::usage(e.to_string()))?;
+    let (program, args) = options.command.split_first().ok_or_else(|| Stop::usage("no server command after `--`"))?;
+    // Before the server starts: a signal from then on ends both.
+    let mut signals = Signals::new();
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| Stop {
+            code: "transport_error",
+            message: format!("could not start the server command: {}", e.kind()),
+            exit: exit::CONNECT,
+        })?;
+    let mut upstream_in = BufWriter::new(child.stdin.take().expect("piped"));
+    let mut upstream_lines = lines(child.stdout.take().expect("piped"));
+    let mut host_lines = lines(tokio::io::stdin());
+    let mut host_out = BufWriter::new(tokio::io::stdout());
+
+    let t0 = Instant::now();
+    let wall0 = SystemTime::now();
+    let mut tracking = Tracking { config: options.tracker, tracker: None, wall0 };
+
+    let end = loop {
+        let timer = proxy.poll_timeout().map(|d| tokio::time::Instant::from_std(t0 + d));
+        let mut host_gone = false;
+        tokio::select! {
+            code = signals.recv() => break End::Signal(code),
+            line = host_lines.recv() => match line {
+                Some(line) => {
+                    if proxy.handle_host(&line, t0.elapsed()) == Verdict::Forward {
+                        let _ = write_line(&mut upstream_in, &line).await;
+                    }
+                }
+                None => break End::Host,
+            },
+            line = upstream_lines.recv() => match line {
+                Some(line) => {
+                    if proxy.handle_upstream(&line, t0.elapsed()) == Verdict::Forward {
+                        host_gone |= write_line(&mut host_out, &line).await.is_err();
+                    }
+                }
+                None => break End::Upstream,
+            },
+            _ = sleep_until(timer), if timer.is_some() => proxy.handle_timeout(t0.elapsed()),
+        }
+        while let Some(action) = proxy.poll_action() {
+            match action {
+                ProxyAction::ToHost(line) => host_gone |= write_line(&mut host_out, line.as_bytes()).await.is_err(),
+                ProxyAction::ToUpstream(line) => {
+                    let _ = write_line(&mut upstream_in, line.as_bytes()).await;
+                }
+                ProxyAction::Initialized { server, client, protocol_version } => {
+                    tracking.start(server, client, protocol_version.as_deref())
+                }
+                ProxyAction::Track(record) => tracking.record(&record),
+            }
+        }
+        host_gone |= host_out.flush().await.is_err();
+        let _ = upstream_in.flush().await;
+        if host_gone {
+            break End::Host;
+        }
+    };
+    let _ = host_out.flush().await;
+    drop(upstream_in); // the server's stdin closes
+    let status = match tokio::time::timeout(GRACE, child.wait()).await {
+        Ok(status) => status.ok(),
+        Err(_) => {
+            let _ = child.kill().await;
+            None
+        }
+    };
+    tracking.stop();
+    Ok(match end {
+        End::Host => exit::OK,
+        End::Signal(code) => code,
+        End::Upstream => {
+            status.and_then(|s| s.code()).map_or(exit::FAILED, |c| u8::try_from(c).unwrap_or(exit::FAILED))
+        }
+    })
+}
+
+/// Why the relay ended.
+enum End {
+    /// The host closed our stdin (or stopped reading our stdout).
+    Host,
+    /// The server closed its stdout.
+    Upstream,
+    /// SIGTERM or SIGINT: ended as when the host leaves; the exit code is 128 + the signal.
+    Signal(u8),
+}
+
+/// SIGTERM and SIGINT, so a host that stops the proxy with a signal does not leave the server
+/// running (a SIGKILL cannot be caught: the server then sees its stdin close).
+struct Signals {
+    #[cfg(unix)]
+    term: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn new() -> Signals {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{signal, SignalKind};
+            Signals { term: signal(SignalKind::terminate()).ok(), int: signal(SignalKind::interrupt()).ok() }
+        }
+        #[cfg(not(unix))]
+        Signals {}
+    }
+
+    /// The exit code of the next signal (never resolves without one).
+    async fn recv(&mut self) -> u8 {
+        #[cfg(unix)]
+        {
+            async fn next(s: &mut Option<tokio::signal::unix::Signal>) {
+                match s {
+                    Some(s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending().await,
+                }
+            }
+            tokio::select! {
+                () = next(&mut self.term) => 128 + 15,
+                () = next(&mut self.int) => 128 + 2,
+            }
+        }
+        #[cfg(not(unix))]
+        std::future::pending().await
+    }
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &[u8]) -> std::io::Result<()> {
+    w.write_all(line).await?;
+    w.write_all(b"\n").await
+}
+
+/// The lines of `r` (without their `\n`), read on a task of their own so neither side ever waits
+/// for the other.
+fn lines<R: AsyncRead + Unpin + Send + 'static>(r: R) -> mpsc::UnboundedReceiver<Vec<u8>> {
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut r = BufReader::new(r);
+        loop {
+            let mut buf = Vec::new();
+            match r.read_until(b'\n', &mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if buf.last() == Some(&b'\n') {
+                        buf.pop();
+                    }
+                    if tx.send(buf).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    rx
+}
+
+/// The tracker, started once the upstream named itself.
+struct Tracking {
+    /// `None`: `--no-tracking`, or already started.
+    config: Option<TrackerConfig>,
+    tracker: Option<(Tracker, Session)>,
+    wall0: SystemTime,
+}
+
+impl Tracking {
+    fn start(
+        &mut self,
+        server: mcplens::tracking::PeerInfo,
+        client: Option<mcplens::tracking::PeerInfo>,
+        protocol: Option<&str>,
+    ) {
+        let Some(mut config) = self.config.take() else { return };
+        config.server = Some(server);
+        match Tracker::start(config, Hooks::default()) {
+            Ok(tracker) => {
+                let session = tracker.open_session(None, Some(Transport::Stdio));
+                tracker.set_session_client(&session, client, protocol);
+                self.tracker = Some((tracker, session));
+            }
+            // The relay goes on without tracking; the host's connection is not ours to break.
+            Err(e) => eprintln!("mcplens proxy: tracking is off: {}: {e}", e.code()),
+        }
+    }
+
+    fn record(&self, r: &TrackRecord) {
+        let Some((tracker, session)) = &self.tracker else { return };
+        let op = Operation {
+            request_id: match &r.request_id {
+                TrackedId::Number(n) => RequestId::Number(*n),
+                TrackedId::Text(s) => RequestId::Text(s),
+            },
+            params: r.params.as_deref().map_or(Payload::None, Payload::text),
+            result: r.result.as_deref().map_or(Payload::None, Payload::text),
+            error: r.error.as_ref().map(|(code, message)| RpcError { code: *code, message }),
+            ..Operation::new(session.key(), r.method, self.wall0 + r.started, r.duration)
+        };
+        tracker.record(&op);
+    }
+
+    fn stop(&mut self) {
+        if let Some((tracker, session)) = self.tracker.take() {
+            tracker.close_session(&session);
+            if let Err(e) = tracker.shutdown(TRACKER_SHUTDOWN) {
+                eprintln!("mcplens proxy: {}: {e}", e.code());
+            }
+        }
+    }
+}

@@ -1,0 +1,512 @@
+//! `mcplens proxy` end to end: the test is the host (JSON-RPC lines on the proxy's stdin, read
+//! from its stdout), the upstream a real server — the rmcp `test-server` example, and the Python
+//! SDK's `fast_server.py` when its environment exists.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// How long a line may take to come: a bound so a broken proxy fails the test instead of hanging
+/// it (nothing waits for it to pass).
+const LINE_TIMEOUT: Duration = Duration::from_secs(60);
+
+fn mcplens_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_mcplens")
+}
+
+fn test_server() -> String {
+    let bin = Path::new(mcplens_bin());
+    let path = bin.parent().unwrap().join("examples").join(format!("test-server{}", std::env::consts::EXE_SUFFIX));
+    assert!(path.exists(), "{} is missing: `cargo test -p mcplens-cli` builds it", path.display());
+    path.to_string_lossy().into_owned()
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcplens-proxy-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A process we talk to over newline-delimited JSON-RPC.
+struct Peer {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    /// Lines read that were not the answer waited for (notifications, server requests).
+    others: Vec<String>,
+}
+
+impl Peer {
+    fn spawn(program: &str, args: &[&str], dir: &Path) -> Peer {
+        let mut child = Command::new(program)
+            .args(args)
+            .current_dir(dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Peer { stdin: child.stdin.take(), child, lines, others: Vec::new() }
+    }
+
+    fn proxy(extra: &[&str], upstream: &[&str], dir: &Path) -> Peer {
+        let mut args = vec!["proxy"];
+        args.extend_from_slice(extra);
+        args.push("--");
+        args.extend_from_slice(upstream);
+        Peer::spawn(mcplens_bin(), &args, dir)
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its answer's raw line.
+    fn request_raw(&mut self, id: Value, method: &str, params: Option<Value>) -> String {
+        let mut msg = json!({"jsonrpc": "2.0", "id": id, "method": method});
+        if let Some(p) = params {
+            msg["params"] = p;
+        }
+        self.send(&msg.to_string());
+        self.answer(&id)
+    }
+
+    fn request(&mut self, id: i64, method: &str, params: Option<Value>) -> Value {
+        serde_json::from_str(&self.request_raw(json!(id), method, params)).unwrap()
+    }
+
+    /// The raw line answering `id` (other lines are kept in `others`).
+    fn answer(&mut self, id: &Value) -> String {
+        loop {
+            let line = self.lines.recv_timeout(LINE_TIMEOUT).expect("an answer");
+            let v: Value = serde_json::from_str(&line).unwrap_or(Value::Null);
+            if v.get("method").is_none() && v.get("id") == Some(id) {
+                return line;
+            }
+            self.others.push(line);
+        }
+    }
+
+    /// `initialize` (raw answer) and `notifications/initialized`.
+    fn handshake(&mut self) -> String {
+        let params = json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "proxy-test-host", "version": "3.1"}});
+        let line = self.request_raw(json!(0), "initialize", Some(params));
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        line
+    }
+
+    fn call(&mut self, id: i64, name: &str, arguments: Value) -> Value {
+        self.request(id, "tools/call", Some(json!({"name": name, "arguments": arguments})))
+    }
+
+    /// Closes stdin and waits for the exit code.
+    fn close(mut self) -> i32 {
+        drop(self.stdin.take());
+        self.child.wait().unwrap().code().unwrap_or(-1)
+    }
+}
+
+fn tool_names(list: &Value) -> Vec<String> {
+    list["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+}
+
+/// The text of a tools/call result, parsed as JSON.
+fn tool_output(result: &Value) -> Value {
+    assert!(result["result"].get("isError").is_none(), "{result}");
+    serde_json::from_str(result["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
+}
+
+fn events(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn relays_the_servers_bytes_and_adds_the_resource_tools() {
+    let dir = temp_dir("rmcp");
+    let server = test_server();
+    let upstream = [server.as_str(), "--templates", "3", "--resources", "2", "--sloppy"];
+
+    // The same requests, straight to the server.
+    let mut direct = Peer::spawn(upstream[0], &upstream[1..], &dir);
+    let direct_init = direct.handshake();
+    let direct_templates = direct.request_raw(json!("t-1"), "resources/templates/list", None);
+    assert_eq!(direct.close(), 0);
+
+    let mut host = Peer::proxy(&["--events", "events.jsonl"], &upstream, &dir);
+    let init = host.handshake();
+    // The one rewrite of the handshake: the tools capability, spliced in; every other byte kept.
+    assert!(!direct_init.contains(r#""tools""#), "{direct_init}");
+    assert_eq!(
+        init,
+        direct_init.replacen(r#""capabilities":{"#, r#""capabilities":{"tools":{"listChanged":true},"#, 1)
+    );
+    // A result the proxy does not own: the server's bytes, unchanged.
+    let templates = host.request_raw(json!("t-1"), "resources/templates/list", None);
+    assert_eq!(templates, direct_templates);
+
+    // The server has no tools: the list is the proxy's resource tools.
+    let list = host.request(1, "tools/list", None);
+    assert_eq!(
+        tool_names(&list),
+        ["mcplens_ListMcpResourceTemplatesTool", "mcplens_ListMcpResourcesTool", "mcplens_ReadMcpResourceTool"]
+    );
+    let out = tool_output(&host.call(2, "mcplens_ListMcpResourceTemplatesTool", json!({})));
+    let uris: Vec<&str> =
+        out["resourceTemplates"].as_array().unwrap().iter().map(|t| t["uriTemplate"].as_str().unwrap()).collect();
+    // The sloppy server's invalid template is dropped, its hostile name sanitized.
+    assert_eq!(uris, ["mem://t0/{id}", "mem://t1/{id}", "mem://t2/{id}", "sloppy://{id}", "evil://{x}"]);
+    assert_eq!(out["resourceTemplates"][4]["name"], "evilfdp.exe");
+    assert_eq!(out["resourceTemplates"][0]["server"], "test-server");
+    let out = tool_output(&host.call(3, "mcplens_ListMcpResourcesTool", json!({"limit": 1})));
+    assert_eq!((out["resources"][0]["uri"].as_str(), out["nextOffset"].as_u64()), (Some("mem://r0"), Some(1)));
+    // The test server cannot read: the read goes upstream, and its JSON-RPC error is a tool error.
+    let read = host.call(4, "mcplens_ReadMcpResourceTool", json!({"server": "test-server", "uri": "mem://t1/42"}));
+    assert_eq!(read["result"]["isError"], true, "{read}");
+    let text = read["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("error: server_error: ") && !text.contains("mem://"), "{text}");
+
+    // The host's ids never collide with the proxy's own upstream requests: a host request under
+    // the id the proxy's next own request would take (three were sent: two lists, one read), and,
+    // while it may still be in flight, a read that makes the proxy send one.
+    host.send(r#"{"jsonrpc":"2.0","id":"mcplens-proxy-4","method":"resources/list"}"#);
+    let read = host.call(5, "mcplens_ReadMcpResourceTool", json!({"server": "test-server", "uri": "mem://r1"}));
+    assert!(read["result"]["content"][0]["text"].as_str().unwrap().starts_with("error: server_error: "), "{read}");
+    let theirs = match host.others.pop() {
+        Some(line) => line,
+        None => host.answer(&json!("mcplens-proxy-4")),
+    };
+    let theirs: Value = serde_json::from_str(&theirs).unwrap();
+    assert_eq!(theirs["id"], "mcplens-proxy-4");
+    assert_eq!(theirs["result"]["resources"][0]["uri"], "mem://r0", "{theirs}");
+    assert!(host.others.is_empty(), "{:?}", host.others);
+
+    assert_eq!(host.close(), 0);
+    let events = events(&dir.join("events.jsonl"));
+    let mut types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    // The last two answers may come in either order.
+    types[6..].sort_unstable();
+    assert_eq!(
+        types,
+        [
+            "mcp:initialize",
+            "mcp:resources/templates/list",
+            "mcp:tools/list",
+            "mcp:tools/call",
+            "mcp:tools/call",
+            "mcp:tools/call",
+            "mcp:resources/list",
+            "mcp:tools/call"
+        ]
+    );
+    for e in &events {
+        assert_eq!(e["client"], json!({"name": "proxy-test-host", "version": "3.1"}));
+        assert_eq!(e["server"], json!({"name": "test-server", "version": "0.0.0"}));
+    }
+    assert_eq!(events[3]["resourceName"], "mcplens_ListMcpResourceTemplatesTool");
+    assert_eq!(events[5]["isError"], true);
+    assert!(events.iter().any(|e| e["requestId"] == "mcplens-proxy-4" && e["type"] == "mcp:resources/list"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn no_tools_relays_only_and_no_tracking_writes_nothing() {
+    let dir = temp_dir("flags");
+    let server = test_server();
+    let mut host = Peer::proxy(&["--no-tools", "--events", "events.jsonl"], &[&server], &dir);
+    let init: Value = serde_json::from_str(&host.handshake()).unwrap();
+    assert!(init["result"]["capabilities"].get("tools").is_none(), "{init}");
+    let list = host.request(1, "tools/list", None);
+    assert_eq!(list["error"]["code"], -32601, "{list}");
+    assert_eq!(host.close(), 0);
+    assert_eq!(events(&dir.join("events.jsonl")).len(), 2);
+
+    let mut host = Peer::proxy(&["--no-tracking", "--server", "docs"], &[&server], &dir);
+    host.handshake();
+    assert_eq!(tool_names(&host.request(1, "tools/list", None)).len(), 3);
+    // `--server` names the server in the tools' output (and in what they accept).
+    let out = tool_output(&host.call(2, "mcplens_ListMcpResourcesTool", json!({"server": "docs"})));
+    assert_eq!(out["resources"][0]["server"], "docs");
+    assert_eq!(host.close(), 0);
+    assert!(!dir.join("mcplens-events.jsonl").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+#[cfg(target_os = "linux")]
+fn the_hosts_end_ends_the_upstream_and_the_upstreams_end_ends_the_proxy() {
+    let dir = temp_dir("ends");
+    let server = test_server();
+    // An upstream that ignores the end of its input (`--hang`): the proxy kills it. It says its
+    // pid on stderr, which is the proxy's.
+    let script = format!("echo $$ >&2; exec {server} --hang");
+    let mut child = Command::new(mcplens_bin())
+        .args(["proxy", "--no-tracking", "--", "sh", "-c", &script])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pid = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut pid).unwrap();
+    let pid = pid.trim().to_owned();
+    assert!(Path::new(&format!("/proc/{pid}")).exists());
+    drop(child.stdin.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+    // The proxy reaped it before exiting: nothing is left under that pid (or it is another
+    // process's, which cannot be our sleeping server).
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    assert!(!String::from_utf8_lossy(&cmdline).contains("--hang"), "the upstream outlived the proxy");
+
+    // SIGTERM to the proxy: the same end (exit 128 + 15), the server gone with it.
+    let mut child = Command::new(mcplens_bin())
+        .args(["proxy", "--no-tracking", "--", "sh", "-c", &script])
+        .current_dir(&dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut pid = String::new();
+    BufReader::new(child.stderr.take().unwrap()).read_line(&mut pid).unwrap();
+    let pid = pid.trim().to_owned();
+    assert!(Path::new(&format!("/proc/{pid}")).exists());
+    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(term.success());
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    assert!(!String::from_utf8_lossy(&cmdline).contains("--hang"), "the upstream outlived the proxy");
+    drop(child.stdin.take());
+
+    // The upstream exits first (code 7, before any handshake): so does the proxy, with its code.
+    let mut host = Peer::proxy(&["--no-tracking"], &[&server, "--crash"], &dir);
+    assert_eq!(host.child.wait().unwrap().code(), Some(7));
+    drop(host.stdin.take());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bad_flags_and_commands_fail_with_stable_codes() {
+    let out = Command::new(mcplens_bin()).args(["proxy", "--tool-prefix", "a b", "--", "x"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: invalid_argument: ") && !stderr.contains("a b"), "{stderr}");
+    let out = Command::new(mcplens_bin())
+        .args(["proxy", "--no-tracking", "--", "/nonexistent/server-with-secret-token"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.starts_with("error: transport_error: ") && !stderr.contains("secret"), "{stderr}");
+}
+
+/// The Python SDK's `fast_server.py` (tools, a resource, a template, list_changed on a tool call),
+/// under the `.build/venv-mcp2` interpreter (or `MCPLENS_PROXY_PYTHON`); skipped, and said so,
+/// when neither exists.
+#[test]
+fn a_python_sdk_server_through_the_proxy() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let python = std::env::var("MCPLENS_PROXY_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root.join(".build/venv-mcp2/bin/python"));
+    if !python.exists() {
+        let required = std::env::var("MCPLENS_REQUIRE_PYTHON_SERVERS").is_ok_and(|v| v == "1");
+        assert!(!required, "{} is missing", python.display());
+        eprintln!("did not run against the Python SDK: {} is missing", python.display());
+        return;
+    }
+    let server = root.join("bindings-python/tests/servers/fast_server.py");
+    let dir = temp_dir("python");
+    let (py, script) = (python.to_string_lossy().into_owned(), server.to_string_lossy().into_owned());
+    let mut host = Peer::proxy(&["--events", "events.jsonl", "--tool-prefix", "lens_"], &[&py, &script], &dir);
+    let init: Value = serde_json::from_str(&host.handshake()).unwrap();
+    assert_eq!(init["result"]["serverInfo"]["name"], "fast");
+
+    // The server's own tool first, then the proxy's.
+    let names = tool_names(&host.request(1, "tools/list", None));
+    assert_eq!(
+        names,
+        ["add_template", "lens_ListMcpResourceTemplatesTool", "lens_ListMcpResourcesTool", "lens_ReadMcpResourceTool"]
+    );
+    let out = tool_output(&host.call(2, "lens_ListMcpResourceTemplatesTool", json!({})));
+    assert_eq!(out["resourceTemplates"][0]["uriTemplate"], "file:///{path}");
+    let out = tool_output(&host.call(3, "lens_ListMcpResourcesTool", json!({})));
+    assert_eq!(out["resources"][0]["uri"], "docs://guide");
+    // Reads: a listed resource, and a template filled in.
+    let out = tool_output(&host.call(4, "lens_ReadMcpResourceTool", json!({"server": "fast", "uri": "docs://guide"})));
+    assert_eq!(out["contents"][0]["text"], "guide");
+    let uri = "file:///today.txt";
+    let out = tool_output(&host.call(5, "lens_ReadMcpResourceTool", json!({"server": "fast", "uri": uri})));
+    assert_eq!(out["contents"][0]["text"], "today.txt");
+
+    // The server's tool adds a template and says so: the notification is relayed, the catalog
+    // refreshes, and the next listing has it.
+    let added = host.call(6, "add_template", json!({"name": "x"}));
+    assert_eq!(added["result"]["content"][0]["text"], "added", "{added}");
+    assert!(host.others.iter().any(|l| l.contains("notifications/resources/list_changed")), "{:?}", host.others);
+    let out = tool_output(&host.call(7, "lens_ListMcpResourceTemplatesTool", json!({})));
+    let uris: Vec<&str> =
+        out["resourceTemplates"].as_array().unwrap().iter().map(|t| t["uriTemplate"].as_str().unwrap()).collect();
+    assert!(uris.contains(&"note://x/{id}"), "{uris:?}");
+
+    assert_eq!(host.close(), 0);
+    let events = events(&dir.join("events.jsonl"));
+    let tools: Vec<&str> = events.iter().filter_map(|e| e["resourceName"].as_str()).collect();
+    assert_eq!(
+        tools,
+        [
+            "lens_ListMcpResourceTemplatesTool",
+            "lens_ListMcpResourcesTool",
+            "lens_ReadMcpResourceTool",
+            "lens_ReadMcpResourceTool",
+            "add_template",
+            "lens_ListMcpResourceTemplatesTool"
+        ]
+    );
+    assert!(events.iter().all(|e| e["server"]["name"] == "fast" && e["client"]["name"] == "proxy-test-host"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The adversarial stdio server (`tests/servers/hostile/server.py`, standard library only) through
+/// the proxy, every list misbehaving from the first traversal: the proxy answers every listing
+/// call with a bounded result naming the failure, relays the server's notifications, and keeps
+/// relaying after it.
+#[test]
+fn a_hostile_upstream_never_breaks_the_proxy() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let server = root.join("tests/servers/hostile/server.py").to_string_lossy().into_owned();
+    let dir = temp_dir("hostile");
+    // (case, proxy flags, what the templates listing says: a failure code, or "ok:N" templates)
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("good", &[], "ok:2"),
+        ("repeat_cursor", &[], "repeated_cursor"),
+        ("cycle_cursor", &[], "repeated_cursor"),
+        ("growing_cursor", &["--max-pages", "10"], "page_limit"),
+        ("huge_string", &["--deadline-ms", "15000"], "ok:1"),
+        ("huge_page", &["--deadline-ms", "15000", "--max-bytes", "500000"], "byte_limit"),
+        ("many_items", &["--deadline-ms", "15000"], "item_limit"),
+        ("deep_meta", &[], "ok:1"),
+        ("deeper_meta", &[], "ok:1"),
+        ("lone_surrogate", &[], "ok:1"),
+        ("lone_surrogate_cursor", &[], "malformed_result"),
+        ("invalid_utf8", &[], "malformed_result"),
+        ("wrong_id", &["--deadline-ms", "1000"], "deadline"),
+        ("never_respond", &["--deadline-ms", "1000"], "deadline"),
+        ("list_changed_storm", &["--deadline-ms", "5000"], "ok:2"),
+        ("mnf_templates", &[], "ok:0"),
+        ("mnf_resources", &[], "server_error"),
+    ];
+    let mut seen = Vec::new();
+    for (case, flags, _) in cases {
+        let mut args = vec!["--no-tracking"];
+        args.extend_from_slice(flags);
+        let mut host = Peer::proxy(&args, &["python3", &server, "--case", case, "--good", "0"], &dir);
+        host.handshake();
+        let result = host.call(1, "mcplens_ListMcpResourceTemplatesTool", json!({"server": "hostile"}));
+        let text = result["result"]["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+        assert!(text.chars().count() <= mcplens::tool::MAX_OUTPUT_CHARS, "{case}");
+        let got = match serde_json::from_str::<Value>(&text) {
+            Ok(out) => match out["failures"][0]["code"].as_str() {
+                Some(code) => code.to_owned(),
+                None => format!("ok:{}", out["resourceTemplates"].as_array().unwrap().len()),
+            },
+            Err(_) => text.clone(),
+        };
+        // The relay goes on: a ping reaches the server and comes back.
+        let pong = host.request(2, "ping", None);
+        assert!(pong.get("result").is_some(), "{case}: {pong}");
+        if *case == "list_changed_storm" {
+            let storm = host.others.iter().filter(|l| l.contains("notifications/resources/list_changed")).count();
+            assert!(storm > 0, "{case}: the notifications are relayed");
+        }
+        assert_eq!(host.close(), 0, "{case}");
+        seen.push((*case, got));
+    }
+    let expected: Vec<(&str, String)> = cases.iter().map(|(c, _, e)| (*c, (*e).to_owned())).collect();
+    assert_eq!(seen, expected);
+
+    // The server ends mid-page: so does the proxy, with the server's exit code; no answer comes.
+    let mut host =
+        Peer::proxy(&["--no-tracking"], &["python3", &server, "--case", "disconnect_mid_page", "--good", "0"], &dir);
+    host.handshake();
+    host.send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourceTemplatesTool"}}"#,
+    );
+    // server.py ends with `os._exit(0)`.
+    assert_eq!(host.child.wait().unwrap().code(), Some(0));
+    // What the server wrote before it ended (half a page, never a whole message) is relayed as
+    // it came; the proxy itself answers nothing once its server is gone.
+    let rest: Vec<String> = host.lines.iter().collect();
+    assert!(rest.iter().all(|l| serde_json::from_str::<Value>(l).is_err()), "{rest:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A Python `mcp` client as the host (`tests/hosts/python_host.py`), the Python SDK's
+/// `fast_server.py` as the server; skipped, and said so, without the `.build/venv-mcp2`
+/// interpreter (or `MCPLENS_PROXY_PYTHON`).
+#[test]
+fn a_python_sdk_client_as_the_host() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let python = std::env::var("MCPLENS_PROXY_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root.join(".build/venv-mcp2/bin/python"));
+    if !python.exists() {
+        let required = std::env::var("MCPLENS_REQUIRE_PYTHON_SERVERS").is_ok_and(|v| v == "1");
+        assert!(!required, "{} is missing", python.display());
+        eprintln!("did not run the Python host: {} is missing", python.display());
+        return;
+    }
+    let dir = temp_dir("python-host");
+    let host = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/hosts/python_host.py");
+    let server = root.join("bindings-python/tests/servers/fast_server.py");
+    let out = Command::new(&python)
+        .arg(&host)
+        .arg(mcplens_bin())
+        .arg(dir.join("events.jsonl"))
+        .arg("--")
+        .arg(&python)
+        .arg(&server)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "ok", "{stderr}");
+    let events = events(&dir.join("events.jsonl"));
+    let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "mcp:initialize",
+            "mcp:tools/list",
+            "mcp:tools/call",
+            "mcp:resources/read",
+            "mcp:resources/templates/list",
+            "mcp:tools/call",
+            "mcp:tools/call",
+            "mcp:tools/call"
+        ]
+    );
+    assert!(events.iter().all(|e| e["client"]["name"] == "mcp" && e["server"]["name"] == "fast"));
+    assert_eq!(events[3]["resourceName"], "docs://guide");
+    std::fs::remove_dir_all(&dir).ok();
+}

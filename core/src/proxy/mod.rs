@@ -1,0 +1,1016 @@
+//! The proxy's rules: [`Proxy`], one sans-IO machine between an MCP host and one upstream MCP
+//! server, for `mcplens proxy` (the CLI is its driver).
+//!
+//! The host talks to the proxy as to the server; every JSON-RPC message is relayed unchanged
+//! except what the proxy owns or must rewrite:
+//!
+//! - the `initialize` (or `server/discover`) result: when the upstream declares `resources` but no
+//!   `tools`, `"tools":{"listChanged":true}` is spliced into its `capabilities` (every other byte
+//!   kept), so the host asks for tools;
+//! - `tools/list` results (first page only): the visible resource tools
+//!   ([`Catalog::visible_tools`](crate::catalog::Catalog::visible_tools)), named with the
+//!   configured prefix, are spliced at the end of `tools` (the upstream's tools are kept byte for
+//!   byte); when the proxy added the `tools` capability, it answers `tools/list` itself;
+//! - `tools/call` of those names: answered by the proxy from its catalog ([`crate::tool`]); a
+//!   read goes upstream as `resources/read` ([`ReadCall`]);
+//! - the proxy's own upstream requests (the [`Refresher`]'s traversals, reads): their ids are
+//!   strings `"mcplens-proxy-N"` never in use by a host request in flight; a host request whose id
+//!   equals one of the proxy's ids in flight is relayed under a fresh id (its answer mapped back),
+//!   so ids never collide in either direction;
+//! - `notifications/tools/list_changed` to the host when the proxy's tools appear or go after
+//!   the host listed tools.
+//!
+//! An upstream `notifications/resources/list_changed` is relayed and refreshes the catalog
+//! ([`Refresher::on_list_changed`], as a watch does). Every relayed host request whose method is
+//! a tracked [`Method`] becomes a [`ProxyAction::Track`] when its answer comes back (client: the
+//! host's `clientInfo`; server: the upstream's `serverInfo`, in [`ProxyAction::Initialized`]);
+//! so do the proxy's own tool calls.
+//!
+//! Call order (quinn-proto's shape: events in, actions out, time passed in):
+//!
+//! ```text
+//! proxy = Proxy::new(config)?
+//! loop {
+//!     line from the host      → match proxy.handle_host(line, now) { Forward → write line to upstream, Consumed → () }
+//!     line from the upstream  → match proxy.handle_upstream(line, now) { Forward → write line to host, Consumed → () }
+//!     proxy.poll_timeout() due → proxy.handle_timeout(now)
+//!     while let Some(action) = proxy.poll_action() { ToHost / ToUpstream: write; Initialized / Track: the tracker }
+//! }
+//! ```
+//!
+//! A line is one JSON-RPC message (newline-delimited, as MCP's stdio transport frames them), given
+//! without its newline. Lines that are not JSON objects (batches, garbage) are forwarded untouched
+//! and not tracked: the peer decides what they are.
+
+use std::collections::{HashMap, VecDeque};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use crate::catalog::{Action, CallerId, Epoch, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
+use crate::discovery::{DiscoveryError, Limits, ListKind, Listing, Outcome, Pager, Support};
+use crate::error::ErrorCode;
+use crate::tool::{self, Input, ReadCall, ReadConfig, ReadInput, ToolError};
+use crate::tracking::{Method, PeerInfo};
+
+/// The default prefix of the proxy's tool names (`mcplens_ListMcpResourcesTool`, …).
+pub const DEFAULT_TOOL_PREFIX: &str = "mcplens_";
+
+/// The prefix of the ids of the proxy's own upstream requests.
+pub const OWN_ID_PREFIX: &str = "mcplens-proxy-";
+
+/// The longest tool-name prefix accepted (MCP tool names are at most 128 characters).
+pub const MAX_TOOL_PREFIX: usize = 64;
+
+/// The capability spliced into an `initialize` result that declares `resources` but no `tools`.
+const TOOLS_CAPABILITY: &str = r#""tools":{"listChanged":true}"#;
+
+/// The notification sent to the host when the proxy's tools appear or go.
+const TOOLS_LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+
+/// The proxy's settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProxyConfig {
+    /// Add the resource tools (`--no-tools`: false; relay and tracking only).
+    pub tools: bool,
+    /// Emit [`ProxyAction::Track`] (`--no-tracking`: false).
+    pub tracking: bool,
+    /// Prepended to the resource tools' names so they cannot collide with the upstream's.
+    pub tool_prefix: String,
+    /// The upstream's name in the catalog and the tools' output (default: its `serverInfo.name`,
+    /// as a label).
+    pub server: Option<String>,
+    /// Bounds of each traversal.
+    pub limits: Limits,
+    /// The read tool's settings.
+    pub read: ReadConfig,
+    /// The refresher's settings.
+    pub refresh: RefreshConfig,
+    /// Seeds the refresher's retry jitter.
+    pub seed: u64,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            tools: true,
+            tracking: true,
+            tool_prefix: DEFAULT_TOOL_PREFIX.to_owned(),
+            server: None,
+            limits: Limits::default(),
+            read: ReadConfig::default(),
+            refresh: RefreshConfig::default(),
+            seed: 0,
+        }
+    }
+}
+
+/// Why a [`ProxyConfig`] is not valid; its code is `invalid_argument`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProxyError {
+    /// A setting is out of its bounds (the message names it, never a value the user gave).
+    #[error("invalid proxy setting: {reason}")]
+    InvalidArgument {
+        /// What is wrong (fixed text).
+        reason: &'static str,
+    },
+}
+
+impl ProxyError {
+    /// The stable code (see `docs/errors.md`).
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ProxyError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
+        }
+    }
+}
+
+impl ProxyConfig {
+    /// Checks the settings: the prefix holds only `A-Z a-z 0-9 _ - .` and is at most
+    /// [`MAX_TOOL_PREFIX`] bytes; the server name is not empty; limits, read and refresh settings
+    /// within their own bounds.
+    pub fn validate(&self) -> Result<(), ProxyError> {
+        let bad = |reason| Err(ProxyError::InvalidArgument { reason });
+        if self.tool_prefix.len() > MAX_TOOL_PREFIX {
+            return bad("the tool prefix is longer than 64 bytes");
+        }
+        if !self.tool_prefix.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) {
+            return bad("the tool prefix may hold only A-Z, a-z, 0-9, '_', '-' and '.'");
+        }
+        if self.server.as_deref().is_some_and(|s| s.trim().is_empty()) {
+            return bad("the server name must not be empty");
+        }
+        if self.limits.validate().is_err() {
+            return bad("the traversal limits are out of bounds");
+        }
+        if self.read.validate().is_err() {
+            return bad("the read settings are out of bounds");
+        }
+        if self.refresh.validate().is_err() {
+            return bad("the refresh settings are out of bounds");
+        }
+        Ok(())
+    }
+}
+
+/// What the driver does with the line it handed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use]
+pub enum Verdict {
+    /// Write it, unchanged, to the other side.
+    Forward,
+    /// The proxy took it (an answer may follow as a [`ProxyAction`]).
+    Consumed,
+}
+
+/// A JSON-RPC request id, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TrackedId {
+    /// A number.
+    Number(i64),
+    /// A string (or any other id, as its JSON text).
+    Text(String),
+}
+
+/// One request as the tracker records it (the driver turns it into an
+/// [`Operation`](crate::tracking::Operation)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrackRecord {
+    /// The method.
+    pub method: Method,
+    /// The host's id.
+    pub request_id: TrackedId,
+    /// When the request came from the host (the driver's monotonic clock, as passed in).
+    pub started: Duration,
+    /// How long until its answer.
+    pub duration: Duration,
+    /// The request's `params` (JSON text), when it had some.
+    pub params: Option<String>,
+    /// The `result` (JSON text), when it succeeded.
+    pub result: Option<String>,
+    /// The JSON-RPC error (code, message), when it failed.
+    pub error: Option<(i64, String)>,
+}
+
+/// What the driver must do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProxyAction {
+    /// Write this line to the host.
+    ToHost(String),
+    /// Write this line to the upstream.
+    ToUpstream(String),
+    /// The handshake finished: the upstream's `serverInfo`, the host's `clientInfo`, the protocol
+    /// revision. Comes once, before the `initialize` request's [`ProxyAction::Track`].
+    Initialized {
+        /// The upstream's `serverInfo`.
+        server: PeerInfo,
+        /// The host's `clientInfo`.
+        client: Option<PeerInfo>,
+        /// The negotiated revision.
+        protocol_version: Option<String>,
+    },
+    /// Record this request.
+    Track(TrackRecord),
+}
+
+/// A resource tool as MCP's `tools/list` describes it.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct McpTool<'a> {
+    name: String,
+    description: &'a str,
+    input_schema: &'a Value,
+    annotations: &'a Value,
+}
+
+/// A JSON-RPC message, borrowed from its line.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<ErrorObject>,
+}
+
+#[derive(Deserialize)]
+struct ErrorObject {
+    code: i64,
+    #[serde(default)]
+    message: String,
+}
+
+/// A host request relayed upstream, waiting for its answer.
+#[derive(Debug)]
+struct HostRequest {
+    method: String,
+    /// The id as the host sent it (JSON text).
+    id: String,
+    /// Relayed under another id (it collided with one of the proxy's): its answer is rewritten.
+    remapped: bool,
+    started: Duration,
+    params: Option<String>,
+    /// `tools/list` without a cursor: the resource tools are appended to its result.
+    first_tools_page: bool,
+}
+
+/// A host `tools/call` the proxy answers.
+#[derive(Debug)]
+struct HostCall {
+    id: String,
+    started: Duration,
+    params: Option<String>,
+    kind: CallKind,
+}
+
+#[derive(Debug)]
+enum CallKind {
+    Listing {
+        name: &'static str,
+        input: Input,
+    },
+    /// Checked against the catalog once it is current.
+    Read(ReadInput),
+}
+
+/// What one of the proxy's own upstream requests is for.
+#[derive(Debug)]
+enum Own {
+    Page {
+        deadline: Duration,
+    },
+    /// The call and its validated read (boxed: the variants stay small).
+    Read {
+        read: Box<(HostCall, ReadCall)>,
+        deadline: Duration,
+    },
+}
+
+/// One traversal pair in progress.
+#[derive(Debug)]
+struct Traversal {
+    id: TraversalId,
+    pager: Pager,
+    resources: Option<Listing>,
+}
+
+/// The proxy machine. See the [module docs](self).
+#[derive(Debug)]
+pub struct Proxy {
+    config: ProxyConfig,
+    refresher: Refresher,
+    /// The resource tools' MCP descriptions (prefixed), in [`crate::catalog::RESOURCE_TOOLS`] order.
+    tool_json: Vec<(&'static str, String)>,
+    actions: VecDeque<ProxyAction>,
+    /// Upstream id (JSON text) → the host request relayed under it.
+    host_requests: HashMap<String, HostRequest>,
+    /// Own request number → what it is for.
+    own: HashMap<u64, Own>,
+    next_own: u64,
+    /// Listing calls waiting for the refresher.
+    waiting: HashMap<CallerId, HostCall>,
+    traversal: Option<Traversal>,
+    /// Own requests held until the upstream is initialized.
+    held: Vec<String>,
+    client: Option<PeerInfo>,
+    client_version: Option<String>,
+    protocol_version: String,
+    server: Option<(String, Epoch)>,
+    /// The upstream declares `resources` (from its `initialize` result).
+    declares_resources: bool,
+    /// The proxy added the `tools` capability: the upstream has no tools, `tools/list` is answered
+    /// by the proxy.
+    tools_added: bool,
+    /// The host sent `notifications/initialized` (or the era has no such step).
+    ready: bool,
+    /// The tools the host was last shown (`None`: it never listed tools).
+    announced: Option<&'static [&'static str]>,
+}
+
+impl Proxy {
+    /// A proxy with `config` (checked).
+    pub fn new(config: ProxyConfig) -> Result<Proxy, ProxyError> {
+        config.validate()?;
+        let tool_json = crate::catalog::RESOURCE_TOOLS
+            .iter()
+            .map(|name| {
+                let spec = tool::spec_of(name).expect("every resource tool has a spec");
+                let tool = McpTool {
+                    name: format!("{}{}", config.tool_prefix, spec.name),
+                    description: spec.description,
+                    input_schema: &spec.input_schema,
+                    annotations: &spec.annotations,
+                };
+                (*name, serde_json::to_string(&tool).expect("a tool always serializes"))
+            })
+            .collect();
+        Ok(Proxy {
+            refresher: Refresher::new(config.refresh, config.seed),
+            config,
+            tool_json,
+            actions: VecDeque::new(),
+            host_requests: HashMap::new(),
+            own: HashMap::new(),
+            next_own: 0,
+            waiting: HashMap::new(),
+            traversal: None,
+            held: Vec::new(),
+            client: None,
+            client_version: None,
+            protocol_version: String::new(),
+            server: None,
+            declares_resources: false,
+            tools_added: false,
+            ready: false,
+            announced: None,
+        })
+    }
+
+    /// The refresher (and through it the catalog) the proxy keeps.
+    pub fn refresher(&self) -> &Refresher {
+        &self.refresher
+    }
+
+    /// The upstream's name in the catalog, once it answered `initialize`.
+    pub fn server(&self) -> Option<&str> {
+        self.server.as_ref().map(|(s, _)| s.as_str())
+    }
+
+    /// The next action, if any. Drain them after every event.
+    pub fn poll_action(&mut self) -> Option<ProxyAction> {
+        self.actions.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) is due next.
+    pub fn poll_timeout(&self) -> Option<Duration> {
+        // Ends of the proxy's own requests; an answer that comes after is dropped (its id is the
+        // proxy's, no longer in flight).
+        let own = self.own.values().map(|o| match o {
+            Own::Page { deadline } | Own::Read { deadline, .. } => *deadline,
+        });
+        own.chain(self.refresher.poll_timeout()).min()
+    }
+
+    /// Time has come: the proxy's own requests past their deadline time out; due retries start.
+    pub fn handle_timeout(&mut self, now: Duration) {
+        let due: Vec<u64> = self
+            .own
+            .iter()
+            .filter(|(_, o)| matches!(o, Own::Page { deadline } | Own::Read { deadline, .. } if *deadline <= now))
+            .map(|(n, _)| *n)
+            .collect();
+        for n in due {
+            let own = self.own.remove(&n).expect("listed above");
+            self.own_answer(own, Outcome::TimedOut, now);
+        }
+        self.refresher.handle_timeout(now);
+        self.drain(now);
+    }
+
+    /// A line from the host, at `now`.
+    pub fn handle_host(&mut self, line: &[u8], now: Duration) -> Verdict {
+        let Some(msg) = parse(line) else { return Verdict::Forward };
+        let verdict = match (&msg.method, msg.id) {
+            (Some(method), Some(id)) => self.host_request(method, id, msg.params, line, now),
+            (Some(method), None) if method == "notifications/cancelled" && self.cancel(msg.params) => Verdict::Consumed,
+            (Some(method), None) => {
+                if method == "notifications/initialized" && !self.ready {
+                    self.ready = true;
+                    // Relayed first: the held requests follow it (the driver writes actions after).
+                    self.actions.extend(self.held.drain(..).map(ProxyAction::ToUpstream));
+                }
+                Verdict::Forward
+            }
+            // An answer to a request of the upstream's: relayed.
+            (None, _) => Verdict::Forward,
+        };
+        self.drain(now);
+        verdict
+    }
+
+    /// A host `notifications/cancelled` for one of the proxy's tool calls: the call is dropped
+    /// unanswered (as the specification asks), and a read in flight is cancelled upstream. False
+    /// when it names no such call (it is relayed).
+    fn cancel(&mut self, params: Option<&RawValue>) -> bool {
+        #[derive(Deserialize)]
+        struct Cancelled<'a> {
+            #[serde(borrow, rename = "requestId")]
+            request_id: &'a RawValue,
+        }
+        let Some(c) = params.and_then(|p| serde_json::from_str::<Cancelled<'_>>(p.get()).ok()) else { return false };
+        let id = c.request_id.get();
+        if let Some(caller) = self.waiting.iter().find(|(_, call)| call.id == id).map(|(k, _)| *k) {
+            self.waiting.remove(&caller);
+            return true;
+        }
+        let read =
+            self.own.iter().find(|(_, o)| matches!(o, Own::Read { read, .. } if read.0.id == id)).map(|(n, _)| *n);
+        let Some(n) = read else { return false };
+        self.own.remove(&n);
+        let notice =
+            format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#, own_id(n));
+        self.send_own(notice);
+        true
+    }
+
+    fn host_request(
+        &mut self,
+        method: &str,
+        id: &RawValue,
+        params: Option<&RawValue>,
+        line: &[u8],
+        now: Duration,
+    ) -> Verdict {
+        if method == "tools/call" && self.config.tools {
+            match self.own_tool_call(id, params, now) {
+                Some((call, None)) => {
+                    self.start_call(call, now);
+                    return Verdict::Consumed;
+                }
+                Some((call, Some(e))) => {
+                    self.answer_call(call, Err(e), now);
+                    return Verdict::Consumed;
+                }
+                None => {}
+            }
+        }
+        if method == "tools/list" && self.tools_added {
+            // The upstream has no tools: the list is the proxy's alone.
+            self.answer_tools_list(id, params, now);
+            return Verdict::Consumed;
+        }
+        let tracked = self.config.tracking && Method::from_name(method).is_some();
+        let first_tools_page = method == "tools/list" && !params.is_some_and(has_cursor);
+        let mut request = HostRequest {
+            method: method.to_owned(),
+            id: id.get().to_owned(),
+            remapped: false,
+            started: now,
+            params: params.filter(|_| tracked).map(|p| p.get().to_owned()),
+            first_tools_page,
+        };
+        if method == "initialize" {
+            if let Some(p) = params {
+                let init: InitializeParams = serde_json::from_str(p.get()).unwrap_or_default();
+                self.client = init.client_info.map(|c| PeerInfo::new(c.name, c.version.as_deref()));
+                self.client_version = init.protocol_version;
+            }
+        }
+        let key = id.get().to_owned();
+        if self.host_requests.contains_key(&key) || own_number(&key).is_some_and(|n| self.own.contains_key(&n)) {
+            // The id is in use upstream (one of the proxy's, or a host request still in flight):
+            // relayed under a fresh one, the answer mapped back.
+            let upstream_id = own_id(self.next_own_id());
+            if let Some(text) = rewrite_id(line, &upstream_id) {
+                request.remapped = true;
+                self.host_requests.insert(upstream_id, request);
+                self.actions.push_back(ProxyAction::ToUpstream(text));
+                return Verdict::Consumed;
+            }
+        }
+        self.host_requests.insert(key, request);
+        Verdict::Forward
+    }
+
+    /// A `tools/call` of one of the proxy's tools (visible now): what it asks (or why it cannot
+    /// be done), or `None` to relay it.
+    fn own_tool_call(
+        &self,
+        id: &RawValue,
+        params: Option<&RawValue>,
+        now: Duration,
+    ) -> Option<(HostCall, Option<ToolError>)> {
+        #[derive(Deserialize)]
+        struct CallParams<'a> {
+            #[serde(borrow)]
+            name: std::borrow::Cow<'a, str>,
+            #[serde(default)]
+            arguments: Option<Value>,
+        }
+        let p: CallParams<'_> = serde_json::from_str(params?.get()).ok()?;
+        let bare = p.name.strip_prefix(self.config.tool_prefix.as_str())?;
+        let name = *self.refresher.catalog().visible_tools().iter().find(|t| **t == bare)?;
+        let arguments = p.arguments.unwrap_or(Value::Null);
+        let mut call = HostCall {
+            id: id.get().to_owned(),
+            started: now,
+            params: params.filter(|_| self.config.tracking).map(|p| p.get().to_owned()),
+            kind: CallKind::Listing { name, input: Input::default() },
+        };
+        let kind = if name == tool::read::NAME {
+            ReadInput::from_value(arguments).map(CallKind::Read)
+        } else {
+            Input::from_value(arguments).map(|input| CallKind::Listing { name, input })
+        };
+        match kind {
+            Ok(kind) => {
+                call.kind = kind;
+                Some((call, None))
+            }
+            Err(e) => Some((call, Some(e))),
+        }
+    }
+
+    /// A listing or a read waits until the catalog is current (a read's URI is checked against
+    /// it), then goes on in [`continue_call`](Self::continue_call).
+    fn start_call(&mut self, call: HostCall, now: Duration) {
+        let requested = match self.server.clone() {
+            Some((server, _)) => self.refresher.request(&server, Want::Current, now).ok(),
+            None => None,
+        };
+        match requested {
+            Some(caller) => {
+                self.waiting.insert(caller, call);
+            }
+            None => self.continue_call(call, now),
+        }
+    }
+
+    /// The catalog is as current as it gets: a listing is rendered, a read checked and sent.
+    fn continue_call(&mut self, call: HostCall, now: Duration) {
+        match &call.kind {
+            CallKind::Listing { name, input } => {
+                let out = tool::render_listing(self.refresher.catalog(), name, input);
+                self.answer_call(call, out, now);
+            }
+            CallKind::Read(input) => match ReadCall::new(self.refresher.catalog(), input, &self.config.read, now) {
+                Ok(read) => {
+                    let params = read.params_json();
+                    let deadline = now.saturating_add(read.remaining(now));
+                    let n = self.next_own_id();
+                    let line = request_line(&own_id(n), ReadCall::METHOD, Some(&params));
+                    self.own.insert(n, Own::Read { read: Box::new((call, read)), deadline });
+                    self.send_own(line);
+                }
+                Err(e) => self.answer_call(call, Err(e), now),
+            },
+        }
+    }
+
+    /// Answers a proxy tool call to the host (and tracks it).
+    fn answer_call(&mut self, call: HostCall, out: Result<String, ToolError>, now: Duration) {
+        let (text, is_error) = match out {
+            Ok(text) => (text, false),
+            Err(e) => (format!("error: {}: {}", e.code(), e), true),
+        };
+        let mut result = json!({"content": [{"type": "text", "text": text}]});
+        if is_error {
+            result["isError"] = Value::Bool(true);
+        }
+        let result = result.to_string();
+        self.actions
+            .push_back(ProxyAction::ToHost(format!(r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#, call.id, result)));
+        if self.config.tracking {
+            self.actions.push_back(ProxyAction::Track(TrackRecord {
+                method: Method::ToolsCall,
+                request_id: tracked_id(&call.id),
+                started: call.started,
+                duration: now.saturating_sub(call.started),
+                params: call.params,
+                result: Some(result),
+                error: None,
+            }));
+        }
+    }
+
+    /// `tools/list` for an upstream without tools: the visible resource tools (first page only).
+    fn answer_tools_list(&mut self, id: &RawValue, params: Option<&RawValue>, now: Duration) {
+        let visible = self.refresher.catalog().visible_tools();
+        self.announced = Some(visible);
+        let ours: Vec<&str> = if params.is_some_and(has_cursor) {
+            Vec::new()
+        } else {
+            self.tool_json.iter().filter(|(n, _)| visible.contains(n)).map(|(_, j)| j.as_str()).collect()
+        };
+        let result = format!(r#"{{"tools":[{}]}}"#, ours.join(","));
+        self.actions.push_back(ProxyAction::ToHost(format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+            id.get(),
+            result
+        )));
+        if self.config.tracking {
+            self.actions.push_back(ProxyAction::Track(TrackRecord {
+                method: Method::ToolsList,
+                request_id: tracked_id(id.get()),
+                started: now,
+                duration: Duration::ZERO,
+                params: params.map(|p| p.get().to_owned()),
+                result: Some(result),
+                error: None,
+            }));
+        }
+    }
+
+    /// A line from the upstream, at `now`.
+    pub fn handle_upstream(&mut self, line: &[u8], now: Duration) -> Verdict {
+        let Some(msg) = parse(line) else { return self.unreadable_answer(line, now) };
+        let verdict = match (&msg.method, msg.id) {
+            (None, Some(id)) => self.upstream_answer(id, &msg, line, now),
+            (Some(method), None) => {
+                if method == "notifications/resources/list_changed" {
+                    if let Some((server, epoch)) = self.server.clone() {
+                        self.refresher.on_list_changed(&server, epoch, now);
+                    }
+                }
+                Verdict::Forward
+            }
+            // The upstream's own requests (sampling, roots, ping, elicitation): relayed.
+            _ => Verdict::Forward,
+        };
+        self.drain(now);
+        verdict
+    }
+
+    /// A line from the upstream that is not a JSON object (or not UTF-8): relayed, unless it is
+    /// an answer under one of the proxy's ids (then it is a malformed answer, never the host's).
+    fn unreadable_answer(&mut self, line: &[u8], now: Duration) -> Verdict {
+        let lossy = String::from_utf8_lossy(line);
+        let Some(n) = parse(lossy.as_bytes()).and_then(|m| m.id).and_then(|id| own_number(id.get())) else {
+            return Verdict::Forward;
+        };
+        if self.host_requests.contains_key(&own_id(n)) {
+            return Verdict::Forward;
+        }
+        if let Some(own) = self.own.remove(&n) {
+            self.own_answer(own, Outcome::Malformed, now);
+        }
+        self.drain(now);
+        Verdict::Consumed
+    }
+
+    fn upstream_answer(&mut self, id: &RawValue, msg: &Envelope<'_>, line: &[u8], now: Duration) -> Verdict {
+        let key = id.get();
+        if let Some(n) = own_number(key).filter(|_| !self.host_requests.contains_key(key)) {
+            // One of the proxy's ids: its answer, or a stray (late, repeated, wrong) one, dropped.
+            if let Some(own) = self.own.remove(&n) {
+                let outcome = match (&msg.result, &msg.error) {
+                    (Some(r), _) => Outcome::Page(r.get()),
+                    (None, Some(e)) => Outcome::RpcError { code: e.code },
+                    (None, None) => Outcome::Malformed,
+                };
+                self.own_answer(own, outcome, now);
+            }
+            return Verdict::Consumed;
+        }
+        let Some(request) = self.host_requests.remove(key) else { return Verdict::Forward };
+        let mut rewritten: Option<String> = None;
+        if let Some(result) = msg.result {
+            if matches!(request.method.as_str(), "initialize" | "server/discover") {
+                rewritten = self.initialized(line, result, &request);
+            } else if request.method == "tools/list" && request.first_tools_page && self.config.tools {
+                rewritten = self.append_tools(line, result);
+            }
+        }
+        if self.config.tracking {
+            if let Some(method) = Method::from_name(&request.method) {
+                self.actions.push_back(ProxyAction::Track(TrackRecord {
+                    method,
+                    request_id: tracked_id(&request.id),
+                    started: request.started,
+                    duration: now.saturating_sub(request.started),
+                    params: request.params.clone(),
+                    result: msg.result.map(|r| r.get().to_owned()),
+                    error: msg.error.as_ref().map(|e| (e.code, e.message.clone())),
+                }));
+            }
+        }
+        if request.remapped {
+            let text = rewritten.as_deref().map_or(line, str::as_bytes);
+            let back = rewrite_id(text, &request.id).unwrap_or_else(|| String::from_utf8_lossy(text).into_owned());
+            self.push_to_host_before_tracks(back);
+            return Verdict::Consumed;
+        }
+        match rewritten {
+            Some(text) => {
+                self.push_to_host_before_tracks(text);
+                Verdict::Consumed
+            }
+            None => Verdict::Forward,
+        }
+    }
+
+    /// Queues a line for the host ahead of the track records just queued (answers first).
+    fn push_to_host_before_tracks(&mut self, text: String) {
+        let at =
+            self.actions.iter().rposition(|a| !matches!(a, ProxyAction::Track(_) | ProxyAction::Initialized { .. }));
+        let at = at.map_or(0, |i| i + 1);
+        self.actions.insert(at, ProxyAction::ToHost(text));
+    }
+
+    /// The `initialize` result: attach the upstream, tell the driver who is who, and add the
+    /// `tools` capability when the upstream declares resources without tools.
+    fn initialized(&mut self, line: &[u8], result: &RawValue, request: &HostRequest) -> Option<String> {
+        #[derive(Deserialize)]
+        struct InitResult<'a> {
+            #[serde(borrow, default)]
+            capabilities: Option<&'a RawValue>,
+            #[serde(default, rename = "serverInfo")]
+            server_info: Option<Info>,
+            #[serde(default, rename = "protocolVersion")]
+            protocol_version: Option<String>,
+        }
+        let init: InitResult<'_> = serde_json::from_str(result.get()).ok()?;
+        let caps = init.capabilities?;
+        let declares_resources = crate::discovery::has_resources_capability(caps.get());
+        let declares_tools = serde_json::from_str::<Value>(caps.get()).is_ok_and(|c| c.get("tools").is_some());
+        self.protocol_version = init.protocol_version.clone().or(self.client_version.clone()).unwrap_or_default();
+        let info = init.server_info.unwrap_or_default();
+        let name = match &self.config.server {
+            Some(s) => s.clone(),
+            None => Some(crate::sanitize::label(&info.name).trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "upstream".to_owned()),
+        };
+        if self.server.is_none() {
+            let epoch = self.refresher.attach(&name, declares_resources);
+            let _ = self.refresher.watch(&name, epoch, &self.protocol_version, caps.get());
+            self.server = Some((name, epoch));
+            self.declares_resources = declares_resources;
+        }
+        if request.method == "server/discover" {
+            self.ready = true;
+            self.actions.extend(self.held.drain(..).map(ProxyAction::ToUpstream));
+        }
+        if self.config.tracking {
+            let name = if info.name.is_empty() { "upstream".to_owned() } else { info.name.clone() };
+            self.actions.push_back(ProxyAction::Initialized {
+                server: PeerInfo::new(name, info.version.as_deref()),
+                client: self.client.clone(),
+                protocol_version: init.protocol_version,
+            });
+        }
+        if !(self.config.tools && declares_resources) || declares_tools {
+            return None;
+        }
+        let text = std::str::from_utf8(line).ok()?;
+        let at = offset_in(text, caps.get())?;
+        self.tools_added = true;
+        let body = caps.get()[1..caps.get().len() - 1].trim();
+        let insert = if body.is_empty() { TOOLS_CAPABILITY.to_owned() } else { format!("{TOOLS_CAPABILITY},") };
+        Some(format!("{}{}{}", &text[..at + 1], insert, &text[at + 1..]))
+    }
+
+    /// A `tools/list` result with the visible resource tools spliced at the end of `tools`.
+    fn append_tools(&mut self, line: &[u8], result: &RawValue) -> Option<String> {
+        #[derive(Deserialize)]
+        struct ToolsResult<'a> {
+            #[serde(borrow)]
+            tools: &'a RawValue,
+        }
+        let visible = self.refresher.catalog().visible_tools();
+        self.announced = Some(visible);
+        if visible.is_empty() {
+            return None;
+        }
+        let r: ToolsResult<'_> = serde_json::from_str(result.get()).ok()?;
+        let existing: Vec<&RawValue> = serde_json::from_str(r.tools.get()).ok()?;
+        let text = std::str::from_utf8(line).ok()?;
+        let at = offset_in(text, r.tools.get())? + r.tools.get().len() - 1; // the closing `]`
+        let ours: Vec<&str> =
+            self.tool_json.iter().filter(|(n, _)| visible.contains(n)).map(|(_, j)| j.as_str()).collect();
+        let sep = if existing.is_empty() { "" } else { "," };
+        Some(format!("{}{}{}{}", &text[..at], sep, ours.join(","), &text[at..]))
+    }
+
+    /// What became of one of the proxy's own requests.
+    fn own_answer(&mut self, own: Own, outcome: Outcome<'_>, now: Duration) {
+        match own {
+            Own::Read { read, .. } => {
+                let (call, read) = *read;
+                let out = read.finish(outcome);
+                self.answer_call(call, out, now);
+            }
+            Own::Page { .. } => self.page_answer(outcome, now),
+        }
+    }
+
+    fn page_answer(&mut self, outcome: Outcome<'_>, now: Duration) {
+        let Some(mut t) = self.traversal.take() else { return };
+        if let Err(e) = t.pager.accept(outcome, now) {
+            self.traversed(t.id, Err(&e), now);
+            return;
+        }
+        self.traversal = Some(t);
+        self.advance(now);
+    }
+
+    /// Sends the traversal's next page request, or moves to templates, or reports the pair.
+    fn advance(&mut self, now: Duration) {
+        loop {
+            let Some(t) = self.traversal.as_mut() else { return };
+            if let Some(req) = t.pager.next_request() {
+                let deadline = now.saturating_add(t.pager.remaining(now));
+                let params = req.params_json();
+                let n = self.next_own_id();
+                self.own.insert(n, Own::Page { deadline });
+                self.send_own(request_line(&own_id(n), req.method, params.as_deref()));
+                return;
+            }
+            let Traversal { id, pager, resources } = self.traversal.take().expect("checked above");
+            let kind = pager.kind();
+            let server = pager.server().to_owned();
+            let listing = match pager.finish() {
+                Ok(l) => l,
+                Err(e) => return self.traversed(id, Err(&e), now),
+            };
+            if kind == ListKind::ResourceTemplates {
+                let resources = resources.expect("resources come first");
+                return self.traversed(id, Ok((resources, listing)), now);
+            }
+            let eligible = listing.support != Support::NoCapability;
+            let pager = match self.pager(ListKind::ResourceTemplates, &server, eligible, now) {
+                Ok(p) => p,
+                Err(e) => return self.traversed(id, Err(&e), now),
+            };
+            self.traversal = Some(Traversal { id, pager, resources: Some(listing) });
+        }
+    }
+
+    fn traversed(&mut self, id: TraversalId, result: Result<(Listing, Listing), &DiscoveryError>, now: Duration) {
+        let _ = match result {
+            Ok((r, t)) => self.refresher.traversed(id, Ok((&r, &t)), now),
+            Err(e) => self.refresher.traversed(id, Err(TraversalError::from(e)), now),
+        };
+    }
+
+    fn pager(&self, kind: ListKind, server: &str, eligible: bool, now: Duration) -> Result<Pager, DiscoveryError> {
+        Ok(Pager::new(kind, server, eligible, self.config.limits, now)?.with_protocol_version(&self.protocol_version))
+    }
+
+    /// Performs the refresher's actions and tells the host when the proxy's tools changed.
+    fn drain(&mut self, now: Duration) {
+        while let Some(action) = self.refresher.poll_action() {
+            match action {
+                Action::Traverse { server, epoch, traversal } => {
+                    if let Some(old) = self.traversal.take() {
+                        self.refresher.traversed(old.id, Err(TraversalError::Abandoned), now);
+                    }
+                    if self.server.as_ref().map(|(_, e)| *e) != Some(epoch) {
+                        self.refresher.traversed(traversal, Err(TraversalError::Abandoned), now);
+                        continue;
+                    }
+                    let eligible = self.declares_resources;
+                    match self.pager(ListKind::Resources, &server, eligible, now) {
+                        Ok(pager) => {
+                            self.traversal = Some(Traversal { id: traversal, pager, resources: None });
+                            self.advance(now);
+                        }
+                        Err(e) => self.traversed(traversal, Err(&e), now),
+                    }
+                }
+                Action::Resolve { callers, .. } => {
+                    for caller in callers {
+                        if let Some(call) = self.waiting.remove(&caller) {
+                            self.continue_call(call, now);
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(shown) = self.announced {
+            let visible = self.refresher.catalog().visible_tools();
+            if visible != shown && self.config.tools {
+                self.announced = Some(visible);
+                self.actions.push_back(ProxyAction::ToHost(TOOLS_LIST_CHANGED.to_owned()));
+            }
+        }
+    }
+
+    fn next_own_id(&mut self) -> u64 {
+        loop {
+            self.next_own += 1;
+            let n = self.next_own;
+            // Never an id a host request in flight uses.
+            if !self.host_requests.contains_key(&own_id(n)) {
+                return n;
+            }
+        }
+    }
+
+    fn send_own(&mut self, line: String) {
+        if self.ready {
+            self.actions.push_back(ProxyAction::ToUpstream(line));
+        } else {
+            self.held.push(line);
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+struct Info {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    version: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams {
+    #[serde(default)]
+    client_info: Option<Info>,
+    #[serde(default)]
+    protocol_version: Option<String>,
+}
+
+fn parse(line: &[u8]) -> Option<Envelope<'_>> {
+    let text = std::str::from_utf8(line).ok()?;
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+fn has_cursor(params: &RawValue) -> bool {
+    serde_json::from_str::<Value>(params.get()).is_ok_and(|p| p.get("cursor").is_some_and(|c| !c.is_null()))
+}
+
+/// The JSON text of own request `n`'s id.
+fn own_id(n: u64) -> String {
+    format!("\"{OWN_ID_PREFIX}{n}\"")
+}
+
+/// The number of an own request's id (JSON text), if it is one.
+fn own_number(id: &str) -> Option<u64> {
+    id.strip_prefix('"')?.strip_suffix('"')?.strip_prefix(OWN_ID_PREFIX)?.parse().ok()
+}
+
+fn request_line(id: &str, method: &str, params: Option<&str>) -> String {
+    match params {
+        Some(p) => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{p}}}"#),
+        None => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}"}}"#),
+    }
+}
+
+fn tracked_id(id: &str) -> TrackedId {
+    match id.parse::<i64>() {
+        Ok(n) => TrackedId::Number(n),
+        Err(_) => TrackedId::Text(serde_json::from_str::<String>(id).unwrap_or_else(|_| id.to_owned())),
+    }
+}
+
+/// Where `inner` (a borrowed slice of `outer`) starts in `outer`.
+fn offset_in(outer: &str, inner: &str) -> Option<usize> {
+    let start = (inner.as_ptr() as usize).checked_sub(outer.as_ptr() as usize)?;
+    (start + inner.len() <= outer.len()).then_some(start)
+}
+
+/// `line` with its top-level `id` replaced by `id` (JSON text); every other byte kept.
+fn rewrite_id(line: &[u8], id: &str) -> Option<String> {
+    let text = std::str::from_utf8(line).ok()?;
+    let msg: Envelope<'_> = serde_json::from_str(text).ok()?;
+    let old = msg.id?;
+    let at = offset_in(text, old.get())?;
+    Some(format!("{}{}{}", &text[..at], id, &text[at + old.get().len()..]))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,472 @@
+use super::*;
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"host","version":"9.9"}}}"#;
+const INIT_RESULT: &str = r#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{"resources":{"listChanged":true}},"serverInfo":{"name":"docs","version":"1.2"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+fn t(ms: u64) -> Duration {
+    Duration::from_millis(ms)
+}
+
+fn actions(p: &mut Proxy) -> Vec<ProxyAction> {
+    std::iter::from_fn(|| p.poll_action()).collect()
+}
+
+fn to_host(actions: &[ProxyAction]) -> Vec<Value> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            ProxyAction::ToHost(l) => Some(serde_json::from_str(l).unwrap()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn to_upstream(actions: &[ProxyAction]) -> Vec<Value> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            ProxyAction::ToUpstream(l) => Some(serde_json::from_str(l).unwrap()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn tracks(actions: &[ProxyAction]) -> Vec<TrackRecord> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            ProxyAction::Track(r) => Some(r.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A proxy past the handshake with an upstream that declares resources only.
+fn ready(config: ProxyConfig) -> (Proxy, Vec<ProxyAction>) {
+    let mut p = Proxy::new(config).unwrap();
+    assert_eq!(p.handle_host(INIT.as_bytes(), t(0)), Verdict::Forward);
+    assert_eq!(p.handle_upstream(INIT_RESULT.as_bytes(), t(5)), Verdict::Consumed);
+    let mut out = actions(&mut p);
+    assert_eq!(p.handle_host(INITIALIZED.as_bytes(), t(6)), Verdict::Forward);
+    out.extend(actions(&mut p));
+    (p, out)
+}
+
+/// Answers the proxy's own request `req` (a JSON value from [`to_upstream`]) with `result`.
+fn answer(p: &mut Proxy, req: &Value, result: Value, now: Duration) -> Verdict {
+    let line = json!({"jsonrpc": "2.0", "id": req["id"], "result": result}).to_string();
+    p.handle_upstream(line.as_bytes(), now)
+}
+
+#[test]
+fn initialize_result_gains_the_tools_capability_and_keeps_every_other_byte() {
+    let (p, out) = ready(ProxyConfig::default());
+    let host = out.iter().find_map(|a| if let ProxyAction::ToHost(l) = a { Some(l.clone()) } else { None }).unwrap();
+    assert_eq!(host, INIT_RESULT.replace(r#""capabilities":{"#, r#""capabilities":{"tools":{"listChanged":true},"#));
+    assert_eq!(p.server(), Some("docs"));
+    let init = out.iter().find(|a| matches!(a, ProxyAction::Initialized { .. })).unwrap();
+    assert_eq!(
+        init,
+        &ProxyAction::Initialized {
+            server: PeerInfo::new("docs", Some("1.2")),
+            client: Some(PeerInfo::new("host", Some("9.9"))),
+            protocol_version: Some("2025-06-18".to_owned()),
+        }
+    );
+    let track = tracks(&out);
+    assert_eq!(track.len(), 1);
+    assert_eq!((track[0].method, &track[0].request_id), (Method::Initialize, &TrackedId::Number(0)));
+    assert_eq!(track[0].duration, t(5));
+    // The answer goes to the host before anything else is done with it.
+    assert!(matches!(out[0], ProxyAction::ToHost(_)));
+}
+
+#[test]
+fn an_upstream_with_tools_or_without_resources_keeps_its_initialize_result() {
+    for caps in [r#"{"tools":{},"resources":{}}"#, r#"{"tools":{}}"#, "{}"] {
+        let mut p = Proxy::new(ProxyConfig::default()).unwrap();
+        let _ = p.handle_host(INIT.as_bytes(), t(0));
+        let result =
+            format!(r#"{{"jsonrpc":"2.0","id":0,"result":{{"capabilities":{caps},"serverInfo":{{"name":"s"}}}}}}"#);
+        assert_eq!(p.handle_upstream(result.as_bytes(), t(1)), Verdict::Forward, "{caps}");
+    }
+    let no_tools = ProxyConfig { tools: false, ..ProxyConfig::default() };
+    let mut p = Proxy::new(no_tools).unwrap();
+    let _ = p.handle_host(INIT.as_bytes(), t(0));
+    assert_eq!(p.handle_upstream(INIT_RESULT.as_bytes(), t(1)), Verdict::Forward);
+}
+
+#[test]
+fn results_the_proxy_does_not_own_are_forwarded_and_tracked() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    let req = r#"{"jsonrpc":"2.0","id":"a-1","method":"prompts/get","params":{"name":"greet"}}"#;
+    assert_eq!(p.handle_host(req.as_bytes(), t(10)), Verdict::Forward);
+    let res = r#"{"jsonrpc":"2.0","id":"a-1","result":{"messages":[]}}"#;
+    assert_eq!(p.handle_upstream(res.as_bytes(), t(13)), Verdict::Forward);
+    let track = tracks(&actions(&mut p));
+    assert_eq!(
+        track,
+        vec![TrackRecord {
+            method: Method::PromptsGet,
+            request_id: TrackedId::Text("a-1".to_owned()),
+            started: t(10),
+            duration: t(3),
+            params: Some(r#"{"name":"greet"}"#.to_owned()),
+            result: Some(r#"{"messages":[]}"#.to_owned()),
+            error: None,
+        }]
+    );
+    // An error answer is tracked with its code and message.
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"x://1"}}"#, t(20));
+    let err = br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32002,"message":"nope"}}"#;
+    assert_eq!(p.handle_upstream(err, t(21)), Verdict::Forward);
+    let track = tracks(&actions(&mut p));
+    assert_eq!(track[0].error, Some((-32002, "nope".to_owned())));
+    // Untracked methods, notifications and garbage are forwarded without a record.
+    for line in [&br#"{"jsonrpc":"2.0","id":8,"method":"x/custom"}"#[..], b"not json", b"[1,2]", b""] {
+        assert_eq!(p.handle_host(line, t(30)), Verdict::Forward);
+    }
+    assert_eq!(p.handle_upstream(br#"{"jsonrpc":"2.0","id":8,"result":{}}"#, t(31)), Verdict::Forward);
+    assert!(tracks(&actions(&mut p)).is_empty());
+    let off = ProxyConfig { tracking: false, ..ProxyConfig::default() };
+    let (mut p, out) = ready(off);
+    assert!(tracks(&out).is_empty() && !out.iter().any(|a| matches!(a, ProxyAction::Initialized { .. })));
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, t(1));
+    let _ = p.handle_upstream(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#, t(2));
+    assert!(tracks(&actions(&mut p)).is_empty());
+}
+
+#[test]
+fn an_upstream_without_tools_gets_its_tools_list_from_the_proxy() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    assert_eq!(p.handle_host(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, t(10)), Verdict::Consumed);
+    let out = actions(&mut p);
+    let host = to_host(&out);
+    let names: Vec<&str> =
+        host[0]["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["mcplens_ListMcpResourceTemplatesTool", "mcplens_ListMcpResourcesTool", "mcplens_ReadMcpResourceTool"]
+    );
+    assert_eq!(tracks(&out)[0].method, Method::ToolsList);
+    assert!(to_upstream(&out).is_empty());
+}
+
+/// A proxy past the handshake with an upstream that declares tools and resources.
+fn ready_with_tools(config: ProxyConfig) -> Proxy {
+    let mut p = Proxy::new(config).unwrap();
+    let _ = p.handle_host(INIT.as_bytes(), t(0));
+    let res = INIT_RESULT.replace(r#""capabilities":{"#, r#""capabilities":{"tools":{},"#);
+    assert_eq!(p.handle_upstream(res.as_bytes(), t(5)), Verdict::Forward);
+    let _ = p.handle_host(INITIALIZED.as_bytes(), t(6));
+    let _ = actions(&mut p);
+    p
+}
+
+#[test]
+fn tools_list_gains_the_prefixed_resource_tools_on_its_first_page_only() {
+    let config = ProxyConfig { tool_prefix: "lens.".to_owned(), ..ProxyConfig::default() };
+    let mut p = ready_with_tools(config);
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, t(10));
+    let upstream_tools = r#"{"name":"echo","inputSchema":{"type":"object"},"x-order":[3,1]}"#;
+    let res = format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{upstream_tools}],"nextCursor":"c"}}}}"#);
+    assert_eq!(p.handle_upstream(res.as_bytes(), t(11)), Verdict::Consumed);
+    let out = actions(&mut p);
+    let ProxyAction::ToHost(line) = &out[0] else { panic!("{out:?}") };
+    assert!(line.starts_with(&format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{upstream_tools},{{"#)));
+    assert!(line.ends_with(r#"],"nextCursor":"c"}}"#));
+    let v: Value = serde_json::from_str(line).unwrap();
+    let names: Vec<&str> =
+        v["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["echo", "lens.ListMcpResourceTemplatesTool", "lens.ListMcpResourcesTool", "lens.ReadMcpResourceTool"]
+    );
+    assert_eq!(v["result"]["tools"][3]["inputSchema"]["required"], json!(["server", "uri"]));
+    // The next page is the upstream's alone.
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"c"}}"#, t(12));
+    assert_eq!(p.handle_upstream(br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#, t(13)), Verdict::Forward);
+    // An empty first page gets the tools without a leading comma.
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{}}"#, t(14));
+    assert_eq!(p.handle_upstream(br#"{"jsonrpc":"2.0","id":4,"result":{"tools":[ ]}}"#, t(15)), Verdict::Consumed);
+    let ProxyAction::ToHost(line) = &actions(&mut p)[0] else { panic!() };
+    // The upstream's bytes (the space) are kept; no comma before the first tool.
+    assert!(line.contains(r#""tools":[ {"name":"lens.ListMcpResourceTemplatesTool""#), "{line}");
+}
+
+#[test]
+fn listing_calls_traverse_through_the_proxy_and_answer_from_the_catalog() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    let call = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcplens_ListMcpResourceTemplatesTool","arguments":{}}}"#;
+    assert_eq!(p.handle_host(call, t(100)), Verdict::Consumed);
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up, vec![json!({"jsonrpc": "2.0", "id": "mcplens-proxy-1", "method": "resources/list"})]);
+    let page = json!({"resources": [{"uri": "docs://a", "name": "a"}], "nextCursor": "p2"});
+    assert_eq!(answer(&mut p, &up[0], page, t(101)), Verdict::Consumed);
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["params"], json!({"cursor": "p2"}));
+    assert_eq!(answer(&mut p, &up[0], json!({"resources": []}), t(102)), Verdict::Consumed);
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["method"], "resources/templates/list");
+    let templates = json!({"resourceTemplates": [{"uriTemplate": "note://{id}", "name": "note\u{202e}"}]});
+    assert_eq!(answer(&mut p, &up[0], templates, t(103)), Verdict::Consumed);
+    let out = actions(&mut p);
+    let host = to_host(&out);
+    assert_eq!(host.len(), 1);
+    assert_eq!(host[0]["id"], 5);
+    let text: Value = serde_json::from_str(host[0]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        text,
+        json!({"resourceTemplates": [{"uriTemplate": "note://{id}", "name": "note", "server": "docs"}], "failures": [], "total": 1})
+    );
+    let track = tracks(&out);
+    assert_eq!((track[0].method, track[0].duration), (Method::ToolsCall, t(3)));
+    // Now current: the resources tool answers at once, from the catalog.
+    let call = br#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    assert_eq!(p.handle_host(call, t(104)), Verdict::Consumed);
+    let out = actions(&mut p);
+    assert!(to_upstream(&out).is_empty());
+    let text = to_host(&out)[0]["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(text.contains(r#""uri":"docs://a""#), "{text}");
+}
+
+#[test]
+fn reads_go_upstream_and_come_back_rendered() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    let list = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(list, t(0));
+    let up = to_upstream(&actions(&mut p));
+    let _ = answer(&mut p, &up[0], json!({"resources": [{"uri": "docs://a", "name": "a"}]}), t(1));
+    let up = to_upstream(&actions(&mut p));
+    let _ = answer(&mut p, &up[0], json!({"resourceTemplates": []}), t(2));
+    let _ = actions(&mut p);
+
+    let read = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"docs://a"}}}"#;
+    assert_eq!(p.handle_host(read, t(10)), Verdict::Consumed);
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["method"], "resources/read");
+    assert_eq!(up[0]["params"], json!({"uri": "docs://a"}));
+    let contents = json!({"contents": [{"uri": "docs://a", "text": "hello\u{200b} there", "_meta": {"x": 1}}]});
+    assert_eq!(answer(&mut p, &up[0], contents, t(12)), Verdict::Consumed);
+    let host = to_host(&actions(&mut p));
+    let text: Value = serde_json::from_str(host[0]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["contents"][0]["text"], "hello there");
+    assert!(host[0]["result"].get("isError").is_none());
+
+    // An unlisted URI is refused by the core without a request; the message names no URI.
+    let read = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"secret://token=abc"}}}"#;
+    assert_eq!(p.handle_host(read, t(20)), Verdict::Consumed);
+    let out = actions(&mut p);
+    assert!(to_upstream(&out).is_empty());
+    let host = to_host(&out);
+    assert_eq!(host[0]["result"]["isError"], true);
+    let text = host[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("error: unlisted_uri: ") && !text.contains("secret"), "{text}");
+
+    // A read past its timeout is a `deadline` tool error; the late answer is dropped.
+    let read = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"docs://a"}}}"#;
+    let _ = p.handle_host(read, t(30));
+    let up = to_upstream(&actions(&mut p));
+    let due = p.poll_timeout().unwrap();
+    assert_eq!(due, t(30) + ReadConfig::default().timeout);
+    p.handle_timeout(due);
+    let host = to_host(&actions(&mut p));
+    assert!(host[0]["result"]["content"][0]["text"].as_str().unwrap().starts_with("error: deadline: "));
+    assert_eq!(answer(&mut p, &up[0], json!({"contents": []}), due + t(1)), Verdict::Consumed);
+    assert!(actions(&mut p).is_empty());
+}
+
+#[test]
+fn a_first_read_waits_for_the_catalog() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    let read = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"note://7"}}}"#;
+    assert_eq!(p.handle_host(read, t(0)), Verdict::Consumed);
+    // Nothing listed yet: the catalog is traversed first, then the URI checked against it.
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["method"], "resources/list");
+    let _ = answer(&mut p, &up[0], json!({"resources": []}), t(1));
+    let up = to_upstream(&actions(&mut p));
+    let _ =
+        answer(&mut p, &up[0], json!({"resourceTemplates": [{"uriTemplate": "note://{id}", "name": "note"}]}), t(2));
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!((up[0]["method"].as_str(), &up[0]["params"]), (Some("resources/read"), &json!({"uri": "note://7"})));
+    let _ = answer(&mut p, &up[0], json!({"contents": [{"uri": "note://7", "text": "seven"}]}), t(3));
+    let host = to_host(&actions(&mut p));
+    let text: Value = serde_json::from_str(host[0]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["contents"][0]["text"], "seven");
+}
+
+#[test]
+fn bad_tool_input_is_a_tool_error_and_unknown_names_are_relayed() {
+    let mut p = ready_with_tools(ProxyConfig::default());
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool","arguments":{"limit":0}}}"#;
+    assert_eq!(p.handle_host(call, t(0)), Verdict::Consumed);
+    let host = to_host(&actions(&mut p));
+    assert_eq!(host[0]["result"]["isError"], true);
+    assert!(host[0]["result"]["content"][0]["text"].as_str().unwrap().starts_with("error: invalid_argument: "));
+    // The upstream's own tool, and a resource tool's name without the prefix, go upstream.
+    for name in ["echo", "ListMcpResourcesTool"] {
+        let call = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"{name}"}}}}"#);
+        assert_eq!(p.handle_host(call.as_bytes(), t(1)), Verdict::Forward);
+        let _ = p.handle_upstream(br#"{"jsonrpc":"2.0","id":2,"result":{"content":[]}}"#, t(2));
+    }
+}
+
+#[test]
+fn host_ids_never_collide_with_the_proxys_own() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    // The host uses the id the proxy would take next: the proxy skips it.
+    let ping = br#"{"jsonrpc":"2.0","id":"mcplens-proxy-1","method":"ping"}"#;
+    assert_eq!(p.handle_host(ping, t(0)), Verdict::Forward);
+    let call = br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(call, t(1));
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["id"], "mcplens-proxy-2");
+    // The host then uses the proxy's id in flight: relayed under a fresh one, mapped back.
+    let get = br#"{"jsonrpc":"2.0","id":"mcplens-proxy-2","method":"prompts/list","params":{}}"#;
+    assert_eq!(p.handle_host(get, t(2)), Verdict::Consumed);
+    let relayed = to_upstream(&actions(&mut p));
+    assert_eq!(
+        relayed,
+        vec![json!({"jsonrpc": "2.0", "id": "mcplens-proxy-3", "method": "prompts/list", "params": {}})]
+    );
+    let back = br#"{"jsonrpc":"2.0","id":"mcplens-proxy-3","result":{"prompts":[]}}"#;
+    assert_eq!(p.handle_upstream(back, t(3)), Verdict::Consumed);
+    let out = actions(&mut p);
+    assert_eq!(to_host(&out), vec![json!({"jsonrpc": "2.0", "id": "mcplens-proxy-2", "result": {"prompts": []}})]);
+    assert_eq!(tracks(&out)[0].request_id, TrackedId::Text("mcplens-proxy-2".to_owned()));
+    // The proxy's own answer is still its own; the host's ping answer is the host's.
+    assert_eq!(answer(&mut p, &up[0], json!({"resources": []}), t(4)), Verdict::Consumed);
+    assert_eq!(p.handle_upstream(br#"{"jsonrpc":"2.0","id":"mcplens-proxy-1","result":{}}"#, t(5)), Verdict::Forward);
+}
+
+#[test]
+fn own_requests_wait_for_the_handshake_to_finish() {
+    let mut p = Proxy::new(ProxyConfig::default()).unwrap();
+    let _ = p.handle_host(INIT.as_bytes(), t(0));
+    let _ = p.handle_upstream(INIT_RESULT.as_bytes(), t(1));
+    let _ = actions(&mut p);
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(call, t(2));
+    assert!(to_upstream(&actions(&mut p)).is_empty());
+    assert_eq!(p.handle_host(INITIALIZED.as_bytes(), t(3)), Verdict::Forward);
+    assert_eq!(to_upstream(&actions(&mut p))[0]["method"], "resources/list");
+}
+
+#[test]
+fn list_changed_refreshes_the_catalog_and_is_relayed() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    let changed = br#"{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}"#;
+    assert_eq!(p.handle_upstream(changed, t(10)), Verdict::Forward);
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["method"], "resources/list");
+    let _ = answer(&mut p, &up[0], json!({"resources": [{"uri": "docs://new", "name": "new"}]}), t(11));
+    let up = to_upstream(&actions(&mut p));
+    let _ = answer(&mut p, &up[0], json!({"resourceTemplates": []}), t(12));
+    assert!(actions(&mut p).is_empty());
+    assert_eq!(p.refresher().catalog().resources(Some("docs")).unwrap()[0].uri, "docs://new");
+}
+
+#[test]
+fn a_failed_traversal_shows_in_failures() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(call, t(0));
+    let up = to_upstream(&actions(&mut p));
+    let err = json!({"jsonrpc": "2.0", "id": up[0]["id"], "error": {"code": -32603, "message": "boom"}}).to_string();
+    assert_eq!(p.handle_upstream(err.as_bytes(), t(1)), Verdict::Consumed);
+    let host = to_host(&actions(&mut p));
+    let text: Value = serde_json::from_str(host[0]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["failures"][0]["code"], "server_error");
+    assert!(!text.to_string().contains("boom"));
+    // The refresher retries a transient failure on its timer.
+    assert!(p.poll_timeout().is_some());
+}
+
+#[test]
+fn no_resources_no_tools() {
+    let mut p = Proxy::new(ProxyConfig::default()).unwrap();
+    let _ = p.handle_host(INIT.as_bytes(), t(0));
+    let res = br#"{"jsonrpc":"2.0","id":0,"result":{"capabilities":{"tools":{}},"serverInfo":{"name":"t"}}}"#;
+    assert_eq!(p.handle_upstream(res, t(1)), Verdict::Forward);
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#, t(2));
+    assert_eq!(p.handle_upstream(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}"#, t(3)), Verdict::Forward);
+    let call = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    assert_eq!(p.handle_host(call, t(4)), Verdict::Forward);
+}
+
+#[test]
+fn bad_settings_are_typed_errors() {
+    for prefix in ["has space", "ü", &"x".repeat(65)] {
+        let e = Proxy::new(ProxyConfig { tool_prefix: prefix.to_owned(), ..ProxyConfig::default() }).unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        assert!(!e.to_string().contains(prefix));
+    }
+    let e = Proxy::new(ProxyConfig { server: Some(" ".to_owned()), ..ProxyConfig::default() }).unwrap_err();
+    assert_eq!(e.code().as_str(), "invalid_argument");
+    assert!(Proxy::new(ProxyConfig { tool_prefix: String::new(), ..ProxyConfig::default() }).is_ok());
+}
+
+#[test]
+fn the_upstreams_answers_to_the_proxy_never_reach_the_host() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(call, t(0));
+    let up = to_upstream(&actions(&mut p));
+    // Not UTF-8: still the proxy's answer (malformed), never relayed.
+    let mut bad =
+        format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"resources":[{{"uri":"x://1","name":"a"#, up[0]["id"])
+            .into_bytes();
+    bad.extend_from_slice(b"\xff\xfe\"}]}}");
+    assert_eq!(p.handle_upstream(&bad, t(1)), Verdict::Consumed);
+    let host = to_host(&actions(&mut p));
+    let text: Value = serde_json::from_str(host[0]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text["failures"][0]["code"], "malformed_result");
+    // An answer under an id the proxy minted that is not in flight (a wrong or repeated id): dropped.
+    let stray = br#"{"jsonrpc":"2.0","id":"mcplens-proxy-1","result":{"resources":[]}}"#;
+    assert_eq!(p.handle_upstream(stray, t(2)), Verdict::Consumed);
+    assert!(actions(&mut p).is_empty());
+    // Answers 100,000 arrays deep or with lone surrogates are still read (and their ids found).
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, t(3));
+    let deep =
+        format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"_meta":{}1{}}}}}"#, "[".repeat(100_000), "]".repeat(100_000));
+    assert_eq!(p.handle_upstream(deep.as_bytes(), t(4)), Verdict::Forward);
+    assert_eq!(tracks(&actions(&mut p))[0].method, Method::Ping);
+}
+
+#[test]
+fn a_cancelled_proxy_call_is_dropped_and_its_read_cancelled_upstream() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    // A listing call waiting for its traversal: dropped; the traversal still commits.
+    let list = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(list, t(0));
+    let up = to_upstream(&actions(&mut p));
+    let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7}}"#;
+    assert_eq!(p.handle_host(cancel, t(1)), Verdict::Consumed);
+    let _ = answer(&mut p, &up[0], json!({"resources": [{"uri": "docs://a", "name": "a"}]}), t(2));
+    let up = to_upstream(&actions(&mut p));
+    let _ = answer(&mut p, &up[0], json!({"resourceTemplates": []}), t(3));
+    assert!(to_host(&actions(&mut p)).is_empty());
+
+    // A read in flight (the catalog is current now): dropped, and cancelled upstream.
+    let read = br#"{"jsonrpc":"2.0","id":"r","method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"docs://a"}}}"#;
+    let _ = p.handle_host(read, t(4));
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["method"], "resources/read");
+    let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"r","reason":"user"}}"#;
+    assert_eq!(p.handle_host(cancel, t(5)), Verdict::Consumed);
+    let out = actions(&mut p);
+    assert_eq!(
+        to_upstream(&out),
+        vec![json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": up[0]["id"]}})]
+    );
+    assert!(to_host(&out).is_empty());
+    // Its late answer is dropped; no answer ever reaches the host.
+    assert_eq!(answer(&mut p, &up[0], json!({"contents": []}), t(6)), Verdict::Consumed);
+    assert!(actions(&mut p).is_empty());
+    // A cancellation of a relayed request is relayed.
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#, t(7));
+    let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}"#;
+    assert_eq!(p.handle_host(cancel, t(8)), Verdict::Forward);
+}
