@@ -24,8 +24,9 @@ BUDGET = 0.20
 # (rule code only, every file of each binding): Python 26.4 %, Node 23.8 % (they read 21.7 % and
 # 19.4 % the old way, which counted core tests and the rmcp driver as core). Lowered when the
 # tracking host contract moved into the core, with the read tool and the five agent-framework
-# adapters counted: Python 25.5 %, Node 22.1 %.
-CEILING = {"python": 0.256, "node": 0.222}
+# adapters counted: Python 25.5 %, Node 22.1 %. Lowered again when the core grew by the proxy's
+# rules (801 lines; the glue itself did not shrink): Python 23.8 %, Node 20.6 %.
+CEILING = {"python": 0.239, "node": 0.207}
 GLUE = {
     "python": ["bindings-python/src/**/*.rs", "bindings-python/build.rs", "bindings-python/python/mcplens/**/*.py"],
     "node": ["bindings-node/src/**/*.rs", "bindings-node/build.rs", "bindings-node/lib/**/*.ts", "bindings-node/lib/**/*.mts"],
