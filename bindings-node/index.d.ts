@@ -303,9 +303,6 @@ export declare function trackingCreate(configJson: string, serverName: string | 
 /** Whether a live tracker recorded something since the last exit flush (`beforeExit` asks first). */
 export declare function trackingExitPending(): boolean
 
-/** Waits until everything recorded so far is delivered, dropped or failed, at most `timeoutMs`. */
-export declare function trackingFlush(handle: number, timeoutMs: number): Promise<string | null>
-
 /** The core's exit flush (`tracking::flush_at_exit`), on the libuv pool. */
 export declare function trackingFlushAtExit(): Promise<null>
 
@@ -317,6 +314,9 @@ export declare function trackingFlushAtExitBlocking(): void
 
 /** The identify hook failed (threw or rejected): the waiting records go on without an identity. */
 export declare function trackingIdentifyFailed(handle: number, key: number): void
+
+/** How many trackers the addon holds (started, not released). */
+export declare function trackingLive(): number
 
 /** The tracked methods' names, in the order of their numeric codes (what `trackingRecord` takes). */
 export declare function trackingMethods(): Array<string>
@@ -342,6 +342,13 @@ export declare function trackingRecord(): void
  */
 export declare function trackingRecordText(text: string): void
 
+/**
+ * The facade's tracker is gone (garbage-collected): its native state goes too. The last handle's
+ * drop (a shutdown within the drop timeout, if none ran) happens on a thread of its own, never on
+ * the JS thread.
+ */
+export declare function trackingRelease(handle: number): void
+
 /** The facade's answer to a dispatched call: `ok` with the result text, or the error message. */
 export declare function trackingReply(ticket: number, ok: boolean, payload: string): void
 
@@ -363,8 +370,11 @@ export declare function trackingScratch(): Float64Array
 /** The client's `clientInfo` and the negotiated protocol version, for the session's later events. */
 export declare function trackingSessionClient(handle: number, key: number, name?: string | undefined | null, version?: string | undefined | null, protocolVersion?: string | undefined | null): void
 
-/** Stops accepting operations and delivers what is queued, at most `timeoutMs`. Idempotent. */
-export declare function trackingShutdown(handle: number, timeoutMs: number): Promise<string | null>
+/**
+ * `shutdown`: stops accepting operations and delivers what is queued (idempotent); else waits until
+ * everything recorded so far is delivered, dropped or failed. At most `timeoutMs` either way.
+ */
+export declare function trackingSettle(handle: number, timeoutMs: number, shutdown: boolean): Promise<string | null>
 
 /** The tracker's counters: the core's `Stats` JSON (the same in every language). */
 export declare function trackingStats(handle: number): string

@@ -342,7 +342,7 @@ export class Tracker {
    * `timeoutMs` (default 5,000).
    */
   async flush(timeoutMs = 5_000): Promise<void> {
-    await settle(STATES.get(this)!, (h) => native.trackingFlush(h, timeoutMs));
+    await settle(STATES.get(this)!, (h) => native.trackingSettle(h, timeoutMs, false));
   }
 
   /**
@@ -353,7 +353,7 @@ export class Tracker {
   async shutdown(timeoutMs = 5_000): Promise<void> {
     const state = STATES.get(this)!;
     state.closed = true;
-    await settle(state, (h) => native.trackingShutdown(h, timeoutMs));
+    await settle(state, (h) => native.trackingSettle(h, timeoutMs, true));
   }
 
   /** The counters: the core's `Stats` (all zero before the tracker starts). */
@@ -450,6 +450,9 @@ export class TrackingSession {
   }
 }
 
+/** Frees a native tracker once nothing can use it (no `Tracker`, session or tracked server). */
+const RELEASE = new FinalizationRegistry<number>((handle) => native.trackingRelease(handle));
+
 /** The native tracker of `tracker`, started now if needed with this server's `serverInfo`. */
 function coreOf(tracker: Tracker, serverInfo: unknown): Core {
   const state = STATES.get(tracker)!;
@@ -493,6 +496,7 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
   // A disabled tracker starts nothing, but still derives session ids.
   const enabled = o.enableTracing !== false;
   state.core = { handle, enabled, captureResponses: o.captureResponses !== false, identify: o.identify, server };
+  RELEASE.register(state.core, handle); // its sessions and tracked servers hold it
   if (!enabled) return state.core;
   if (!exitHooked) installExitHooks();
   return state.core;

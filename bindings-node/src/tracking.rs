@@ -52,10 +52,30 @@ fn tracking_error(e: TrackingError) -> Error<Code> {
 
 /// Every tracker created in this process, by handle (sessions by key: the core's). Slots are never
 /// reused: a handle outliving its tracker's shutdown can only reach that (shut down) tracker.
-static TRACKERS: RwLock<Vec<Tracker>> = RwLock::new(Vec::new());
+/// Every tracker the facade started, by handle; `None` once released (handles are not reused, so a
+/// stale one finds nothing).
+static TRACKERS: RwLock<Vec<Option<Tracker>>> = RwLock::new(Vec::new());
 
 fn entry(handle: u32) -> Option<Tracker> {
-    TRACKERS.read().unwrap_or_else(PoisonError::into_inner).get(handle as usize).cloned()
+    TRACKERS.read().unwrap_or_else(PoisonError::into_inner).get(handle as usize).cloned().flatten()
+}
+
+/// How many trackers the addon holds (started, not released).
+#[napi]
+pub fn tracking_live() -> u32 {
+    TRACKERS.read().unwrap_or_else(PoisonError::into_inner).iter().flatten().count() as u32
+}
+
+/// The facade's tracker is gone (garbage-collected): its native state goes too. The last handle's
+/// drop (a shutdown within the drop timeout, if none ran) happens on a thread of its own, never on
+/// the JS thread.
+#[napi]
+pub fn tracking_release(handle: u32) {
+    let released =
+        TRACKERS.write().unwrap_or_else(PoisonError::into_inner).get_mut(handle as usize).and_then(Option::take);
+    if let Some(t) = released {
+        let _ = std::thread::Builder::new().name("mcplens-release".to_owned()).spawn(move || drop(t));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -157,7 +177,7 @@ pub fn tracking_create(
     }
     let tracker = Tracker::start(config, hooks).map_err(tracking_error)?;
     let mut all = TRACKERS.write().unwrap_or_else(PoisonError::into_inner);
-    all.push(tracker);
+    all.push(Some(tracker));
     Ok((all.len() - 1) as u32)
 }
 
@@ -376,7 +396,7 @@ fn record_parts(slots: &Slots, text: &[u8]) {
         op.result = Payload::text(rest);
     }
     let all = TRACKERS.read().unwrap_or_else(PoisonError::into_inner);
-    if let Some(t) = all.get(n(S_HANDLE) as usize) {
+    if let Some(Some(t)) = all.get(n(S_HANDLE) as usize) {
         t.record(&op);
     }
 }
@@ -403,27 +423,15 @@ impl Task for Settle {
     }
 }
 
-fn settle(handle: u32, timeout_ms: f64, shutdown: bool) -> Result<AsyncTask<Settle>> {
+/// `shutdown`: stops accepting operations and delivers what is queued (idempotent); else waits until
+/// everything recorded so far is delivered, dropped or failed. At most `timeoutMs` either way.
+#[napi(ts_return_type = "Promise<string | null>")]
+pub fn tracking_settle(handle: u32, timeout_ms: f64, shutdown: bool) -> Result<AsyncTask<Settle>> {
     let timeout = host::timeout(timeout_ms, 1000.0, "timeoutMs").map_err(tracking_error)?;
-    let work = entry(handle).map(|e| -> Work {
-        Box::new(move || {
-            let t = &e;
-            (if shutdown { t.shutdown(timeout) } else { t.flush(timeout) }).err().map(|err| err.to_json())
-        })
+    let work = entry(handle).map(|t| -> Work {
+        Box::new(move || (if shutdown { t.shutdown(timeout) } else { t.flush(timeout) }).err().map(|err| err.to_json()))
     });
     Ok(AsyncTask::new(Settle(work)))
-}
-
-/// Waits until everything recorded so far is delivered, dropped or failed, at most `timeoutMs`.
-#[napi(ts_return_type = "Promise<string | null>")]
-pub fn tracking_flush(handle: u32, timeout_ms: f64) -> Result<AsyncTask<Settle>> {
-    settle(handle, timeout_ms, false)
-}
-
-/// Stops accepting operations and delivers what is queued, at most `timeoutMs`. Idempotent.
-#[napi(ts_return_type = "Promise<string | null>")]
-pub fn tracking_shutdown(handle: u32, timeout_ms: f64) -> Result<AsyncTask<Settle>> {
-    settle(handle, timeout_ms, true)
 }
 
 /// Whether a live tracker recorded something since the last exit flush (`beforeExit` asks first).
