@@ -1,0 +1,83 @@
+// `mcplens proxy` (the npm package's command) between real hosts — the TypeScript SDK's 1.x and v2
+// clients — and @modelcontextprotocol/server-everything: everything the server offers works as it
+// does directly, the resource tools are added and answer, and every request is an event.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'node:test';
+
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+import { EVERYTHING_SERVER } from './helpers.mjs';
+import { tempDir } from './tracking-helpers.mjs';
+
+const MCPLENS = join(import.meta.dirname, '..', 'bin', 'mcplens.cjs');
+const SERVER = [process.execPath, EVERYTHING_SERVER, 'stdio'];
+const OURS = ['mcplens_ListMcpResourceTemplatesTool', 'mcplens_ListMcpResourcesTool', 'mcplens_ReadMcpResourceTool'];
+
+const v1 = (name) => new Client({ name, version: '1.0.0' });
+const v2 = (name) => new ClientV2({ name, version: '2.0.0' });
+const transport1 = (command, args) => new StdioClientTransport({ command, args, stderr: 'ignore' });
+const transport2 = (command, args) => new StdioClientTransportV2({ command, args, stderr: 'ignore' });
+
+/** What a host sees of the server: its tools, prompts, first resources page, an echo and a read. */
+async function survey(client) {
+  const tools = (await client.listTools()).tools.map((t) => t.name);
+  const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
+  const resources = (await client.listResources()).resources;
+  const echo = await client.callTool({ name: 'echo', arguments: { message: 'through' } });
+  const read = await client.readResource({ uri: resources[0].uri });
+  return { tools, prompts, resources, echo, read };
+}
+
+for (const [sdk, client, transport] of [
+  ['1.x', v1, transport1],
+  ['v2', v2, transport2],
+]) {
+  test(`TS SDK ${sdk} host: server-everything through the proxy works as directly, plus the resource tools`, async () => {
+    const direct = client('direct');
+    await direct.connect(transport(SERVER[0], SERVER.slice(1)));
+    const plain = await survey(direct);
+    await direct.close();
+
+    const events = join(tempDir(), 'events.jsonl');
+    const host = client('proxied');
+    await host.connect(transport(process.execPath, [MCPLENS, 'proxy', '--server', 'everything', '--events', events, '--', ...SERVER]));
+    const proxied = await survey(host);
+    assert.deepEqual(proxied.tools, [...plain.tools, ...OURS]);
+    assert.deepEqual(proxied.prompts, plain.prompts);
+    assert.deepEqual(proxied.resources, plain.resources);
+    assert.deepEqual(proxied.echo, plain.echo);
+    assert.deepEqual(proxied.read, plain.read);
+
+    const listing = await host.callTool({ name: 'mcplens_ListMcpResourcesTool', arguments: {} });
+    assert.notEqual(listing.isError, true, listing.content[0].text);
+    const listed = JSON.parse(listing.content[0].text).resources;
+    assert.ok(listed.some((r) => r.uri === plain.resources[0].uri && r.server === 'everything'));
+    const templates = await host.callTool({ name: 'mcplens_ListMcpResourceTemplatesTool', arguments: {} });
+    assert.notEqual(templates.isError, true, templates.content[0].text);
+    const uri = plain.resources[0].uri;
+    const read = await host.callTool({ name: 'mcplens_ReadMcpResourceTool', arguments: { server: 'everything', uri } });
+    assert.notEqual(read.isError, true, read.content[0].text);
+    const shown = JSON.parse(read.content[0].text);
+    assert.equal(shown.uri, uri);
+    assert.equal(shown.contents[0].uri, uri);
+    const refused = await host.callTool({ name: 'mcplens_ReadMcpResourceTool', arguments: { server: 'everything', uri: 'file:///etc/passwd' } });
+    assert.equal(refused.isError, true);
+    assert.ok(!refused.content[0].text.includes('passwd'), 'a refusal never echoes the URI');
+    await host.close();
+
+    const types = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    for (const e of types) {
+      assert.equal(e.client.name, 'proxied');
+      assert.equal(e.transport, 'stdio');
+    }
+    const count = (type) => types.filter((e) => e.type === type).length;
+    assert.equal(count('mcp:tools/call'), 5, 'echo and the four resource-tool calls');
+    assert.equal(count('mcp:resources/read'), 1, 'the host read (the proxy\'s own read is its tools/call)');
+    assert.equal(count('mcp:prompts/list'), 1);
+  });
+}
