@@ -126,3 +126,12 @@ bench-python-tracking: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/
 	$(PY_OUT)/venv-fastmcp4/bin/python $(PY_DIR)/bench/bench_fastmcp.py
 
 BENCH_EXTRA += bench-python-tracking
+
+# mcplens proxy (the wheel's command): added p50 per relayed request over stdio vs the direct
+# connection, with and without tracking, and the proxy's peak RSS.
+.PHONY: bench-proxy
+bench-proxy: build-python $(PY_OUT)/venv-mcp2/.requirements ## mcplens proxy: added p50 per relayed tools/call over stdio (vs direct, one run), peak RSS
+	@$(PY_OUT)/venv-mcp2/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL)
+	$(PY_OUT)/venv-mcp2/bin/python $(PY_DIR)/bench/bench_proxy.py
+
+BENCH_EXTRA += bench-proxy

@@ -63,6 +63,12 @@ ROWS = [
         "≤ 1 µs",
         1.0,
     ),
+    (
+        "proxy_latency",
+        "mcplens proxy: added p50 per relayed tools/call over stdio, vs direct (µs)",
+        "≤ +100 µs",
+        100.0,
+    ),
 ]
 
 

@@ -1,0 +1,103 @@
+"""`mcplens proxy` latency and memory (`make bench-proxy`, part of `make bench`).
+
+One run, side by side: the same stdio server (`tests/servers/tracked_server.py lowlevel`, untracked)
+reached directly and through `python -m mcplens proxy` (the wheel's command, as `pip install mcplens`
+gives it), with tracking (the default JSONL exporter, into a temporary file) and with
+`--no-tracking`. A raw JSON-RPC client writes one `tools/call` (`echo`) at a time and reads its answer:
+200 warm-up calls per connection, then rounds of 200 calls per connection, interleaved, 4,000 in all
+per connection. Printed: p50/p99 per connection, the p50 each proxy adds to the direct one, and each
+proxy process's peak RSS (VmHWM; the Python interpreter the command runs in included).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from time import perf_counter_ns
+from typing import IO, Any
+
+SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "tracked_server.py"
+TMP = tempfile.mkdtemp(prefix="mcplens-bench-proxy-")
+WARMUP, ROUND, TOTAL = 200, 200, 4_000
+
+
+class Connection:
+    """A process spoken to in newline-delimited JSON-RPC over its stdin/stdout."""
+
+    def __init__(self, name: str, argv: list[str]) -> None:
+        self.name, self.times = name, list[int]()
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.stdin: IO[bytes] = self.proc.stdin  # type: ignore[assignment]
+        self.stdout: IO[bytes] = self.proc.stdout  # type: ignore[assignment]
+        self.next_id = 0
+        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}
+        self.call("initialize", init)
+        self.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        self.stdin.flush()
+
+    def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self.next_id += 1
+        request = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.stdin.write(json.dumps(request).encode() + b"\n")
+        self.stdin.flush()
+        while True:
+            message: dict[str, Any] = json.loads(self.stdout.readline())
+            if message.get("id") == self.next_id:
+                assert "result" in message, message
+                return message
+
+    def echo(self, n: int, record: bool) -> None:
+        for _ in range(n):
+            t0 = perf_counter_ns()
+            self.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+            if record:
+                self.times.append(perf_counter_ns() - t0)
+
+    def peak_rss_mb(self) -> float:
+        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+        return float("nan")
+
+    def close(self) -> None:
+        self.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def main() -> None:
+    server = [sys.executable, str(SERVER), "lowlevel", "stdio", os.path.join(TMP, "none.jsonl"), "untracked"]
+    proxy = [sys.executable, "-m", "mcplens", "proxy"]
+    conns = [
+        Connection("direct", server),
+        Connection("proxy", [*proxy, "--events", os.path.join(TMP, "events.jsonl"), "--", *server]),
+        Connection("proxy --no-tracking", [*proxy, "--no-tracking", "--", *server]),
+    ]
+    for c in conns:
+        c.echo(WARMUP, record=False)
+    for r in range(TOTAL // ROUND):
+        for c in conns[r % 3 :] + conns[: r % 3]:  # each connection takes each place in turn
+            c.echo(ROUND, record=True)
+    p50 = {c.name: statistics.median(c.times) / 1000 for c in conns}
+    rss = {c.name: c.peak_rss_mb() for c in conns}
+    print(f"mcplens proxy over stdio, tools/call echo, {TOTAL} calls per connection, interleaved")
+    for c in conns:
+        p99 = statistics.quantiles(c.times, n=100)[98] / 1000
+        added = "" if c.name == "direct" else f"  added p50 {p50[c.name] - p50['direct']:+.1f} µs"
+        print(f"  {c.name:<20} p50 {p50[c.name]:8.1f} µs  p99 {p99:8.1f} µs{added}  peak RSS {rss[c.name]:.1f} MB")
+    for c in conns:
+        c.close()
+    added = p50["proxy"] - p50["direct"]
+    if results := os.environ.get("MCPLENS_BENCH_RESULTS"):
+        detail = f"direct p50 {p50['direct']:.0f} µs; proxy peak RSS {rss['proxy']:.1f} MB (with Python)"
+        row = {"row": "proxy_latency", "figure": round(added, 1), "detail": detail}
+        Path(results).mkdir(parents=True, exist_ok=True)
+        (Path(results) / "proxy_latency.json").write_text(json.dumps(row))
+
+
+if __name__ == "__main__":
+    main()
