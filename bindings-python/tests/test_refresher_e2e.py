@@ -9,16 +9,20 @@
 (d) every server's own request log: no `resources/read`, `completion/complete`, `tools/call` or
     `prompts/get` from discovery or the catalog (the only `tools/call`s are the test's own control
     calls, counted);
-(e) a transient failure is retried on the backoff schedule and recovers on its own.
+(e) a transient failure is retried on the backoff schedule and recovers on its own;
+(f) a traversal cancelled on its own (as the event loop cancels every task when it ends) starts
+    nothing: the refresh queued behind it is answered, and no task is left to outlive the loop.
 
 No assertion is about time: the tests wait on the catalog's own state.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -174,3 +178,31 @@ async def test_e_transient_failures_are_retried_until_they_recover(tmp_path: Pat
         assert (status.templates, status.generation, status.last_error) == (2, 1, None)
         assert srv.count("resources/list") == 3
     srv.assert_only_discovery()
+
+
+async def test_f_a_cancelled_traversal_starts_nothing(tmp_path: Path) -> None:
+    catalog = mcplens.Catalog(refresh=NEVER)
+    started: list[str] = []
+
+    def catalog_tasks() -> list[asyncio.Task[Any]]:
+        return [t for t in asyncio.all_tasks() if t.get_name().startswith("mcplens refresh") and not t.done()]
+
+    async with server(tmp_path, "f") as srv:
+        await srv.control(templates=1, fail=["hang"])
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(catalog.refresh, "s", srv.session)
+            await until(lambda: srv.count("resources/list") == 1)  # the first traversal hangs there
+            tg.start_soon(partial(catalog.refresh, "s", srv.session, force=True))
+            await until(lambda: len(catalog._waiters) == 2)  # forced: queued behind it, not joined
+            [traversal] = catalog_tasks()
+            # Runs once the cancelled task has ended, before any other task steps again: a task it
+            # started then is one that an ending event loop would leave never awaited.
+            traversal.add_done_callback(lambda _: started.extend(t.get_name() for t in catalog_tasks()))
+            traversal.cancel()  # what asyncio.Runner does to every task left at its end
+            # A task of the session's task group cancelled from outside ends the session (this body
+            # included, the session's scope being around it).
+            await anyio.sleep(10)
+        pytest.fail("the session outlived its cancelled task")
+    assert traversal.done()
+    assert started == [], "the cancelled traversal started another one"
+    assert srv.count("resources/list") == 1

@@ -273,26 +273,28 @@ class Catalog(_core.Catalog):
             raise err
         return self.status(server)
 
-    def _drive(self) -> None:
-        """Performs every pending action, then arms the timer."""
+    def _drive(self, dying: bool = False) -> None:
+        """Performs every pending action, then arms the timer (from a cancelled task: neither — a
+        traversal it would start is abandoned at once)."""
         while actions := self._machine.poll_actions():
             for action in actions:
                 if "traverse" in action:
-                    self._spawn(action["traverse"]["epoch"], action["traverse"]["traversal"])
+                    self._spawn(action["traverse"]["epoch"], action["traverse"]["traversal"], dying)
                 else:
                     for caller in action["resolve"]["callers"]:
                         if (waiter := self._waiters.get(caller)) is not None:
                             waiter.outcome = action["resolve"]["outcome"]
                             waiter.event.set()
-        self._arm()
+        if not dying:
+            self._arm()
         if self._changed is not None:
             self._changed.set()
             self._changed = None
 
-    def _spawn(self, epoch: int, traversal: int) -> None:
+    def _spawn(self, epoch: int, traversal: int, dying: bool = False) -> None:
         conn = self._connections.get(epoch)
         try:
-            if conn is None or conn.task_group.cancel_scope.cancel_called:
+            if dying or conn is None or conn.task_group.cancel_scope.cancel_called:
                 raise RuntimeError("the session is closing")
             conn.task_group.start_soon(self._traverse, conn, traversal, name=f"mcplens refresh {conn.server}")
         except RuntimeError:  # the session's task group is closed or closing
@@ -305,8 +307,10 @@ class Catalog(_core.Catalog):
         except DiscoveryError as e:
             self._machine.traversal_failed(traversal, e.code, str(e), e.rpc_code)
         except BaseException:
+            # Cancelled (the session closing, or the event loop cancelling every task as it ends):
+            # a dying task starts nothing, or what it started could outlive the loop unawaited.
             self._machine.traversal_abandoned(traversal)
-            self._drive()
+            self._drive(dying=True)
             raise
         else:
             self._machine.traversed(traversal, resources, templates)
@@ -326,10 +330,10 @@ class Catalog(_core.Catalog):
         for conn in reversed(self._connections.values()):
             if not conn.task_group.cancel_scope.cancel_called:
                 self._timer = (due, self._timer_token)
-                conn.task_group.start_soon(self._sleep, due, self._timer_token, name="mcplens timer")
+                conn.task_group.start_soon(self._sleep, conn, due, self._timer_token, name="mcplens timer")
                 return
 
-    async def _sleep(self, due: float, token: int) -> None:
+    async def _sleep(self, conn: _Connection, due: float, token: int) -> None:
         anyio = _sdk().anyio
         fired = False
         try:
@@ -344,7 +348,9 @@ class Catalog(_core.Catalog):
                 self._timer, self._timer_scope = None, None
                 if fired:
                     self._machine.handle_timeout()
-                self._drive()  # fired: perform the retries; cancelled with its task group: re-arm
+                # Fired: perform the retries; cancelled with its task group: re-arm in another one;
+                # cancelled alone (the event loop ending): start nothing.
+                self._drive(dying=not fired and not conn.task_group.cancel_scope.cancel_called)
 
     async def _listen(self, conn: _Connection, watch: Watch) -> None:
         """Lives as long as the watch: holds the 2026-07-28 listen stream when the core says to open

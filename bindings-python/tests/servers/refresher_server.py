@@ -4,7 +4,7 @@
 receives to the file LOG, one per line. It lists `templates` templates and `resources` resources,
 two per page. The test steers it with its own `tools/call` of `control` (arguments: `templates`,
 `resources`, `fail` — a list of what the next `resources/list` requests answer: `"error"` is
-JSON-RPC -32603 —, `notify` — send `notifications/resources/list_changed`). It also answers
+JSON-RPC -32603, `"hang"` no answer —, `notify` — send `notifications/resources/list_changed`). It also answers
 `resources/read`, `completion/complete` and `prompts/get`, so that any of them sent by mistake is
 logged.
 """
@@ -33,6 +33,12 @@ class State:
     def record(self, method: str) -> None:
         with open(self.log, "a", encoding="utf-8") as f:
             f.write(method + "\n")
+
+    async def resources_page(self, cursor: str | None) -> dict[str, Any]:
+        if cursor is None and self.fail and self.fail[0] == "hang":
+            self.fail.popleft()
+            await anyio.sleep_forever()
+        return self.page("resources", cursor)
 
     def page(self, key: str, cursor: str | None) -> dict[str, Any]:
         if key == "resources" and cursor is None and self.fail and self.fail.popleft() == "error":
@@ -78,7 +84,7 @@ def build_v1(state: State) -> Any:
         return types.ServerResult(types.ListResourceTemplatesResult.model_validate(page))
 
     async def resources(req: types.ListResourcesRequest) -> types.ServerResult:
-        page = state.page("resources", req.params.cursor if req.params else None)
+        page = await state.resources_page(req.params.cursor if req.params else None)
         return types.ServerResult(types.ListResourcesResult.model_validate(page))
 
     async def call_tool(req: types.CallToolRequest) -> types.ServerResult:
@@ -123,7 +129,7 @@ def build_v2(state: State) -> Any:
         )
 
     async def resources(ctx: Any, params: Any) -> Any:
-        return types.ListResourcesResult.model_validate(state.page("resources", params.cursor if params else None))
+        return types.ListResourcesResult.model_validate(await state.resources_page(params.cursor if params else None))
 
     async def call_tool(ctx: Any, params: Any) -> Any:
         state.control(params.arguments or {})
