@@ -3,6 +3,7 @@
 - ```rust blocks run as doctests of the core (`core/src/lib.rs` includes README.md).
 - ```python / ```js blocks must be preceded by `<!-- file: PATH -->` and equal that file verbatim; the
   file is an example the package's tests run.
+- ```json blocks likewise (a host configuration a test launches as the host would).
 - ```sh blocks may only hold commands CI runs (`make demo`, `make test`), or be preceded by
   `<!-- test-dist -->`: `make test-dist` runs that block line by line (packaging/test_dist.py).
 """
@@ -33,7 +34,7 @@ for b in blocks:
             if command and command not in ("make demo", "make test"):
                 problems.append(f"sh block runs {command!r}, which CI does not run")
         continue
-    if lang in ("python", "js"):
+    if lang in ("python", "js", "json"):
         if not file:
             problems.append(f"a {lang} block has no <!-- file: … --> marker")
             continue

@@ -81,3 +81,28 @@ for (const [sdk, client, transport] of [
     assert.equal(count('mcp:prompts/list'), 1);
   });
 }
+
+test('the README host configuration (examples/proxy-mcp-servers.json), launched as a host does: the server with the resource tools, events beside', async () => {
+  const config = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'examples', 'proxy-mcp-servers.json'), 'utf8'));
+  const readme = readFileSync(join(import.meta.dirname, '..', '..', 'README.md'), 'utf8');
+  assert.ok(readme.includes(readFileSync(join(import.meta.dirname, '..', 'examples', 'proxy-mcp-servers.json'), 'utf8')), 'README is stale');
+  const { command, args } = config.mcpServers.everything;
+  // What `npm install -g mcplens @modelcontextprotocol/server-everything` puts on PATH.
+  const bin = join(import.meta.dirname, '..', '..', 'node_modules', '.bin');
+  const cwd = tempDir();
+  const host = v1('configured');
+  await host.connect(new StdioClientTransport({ command, args, cwd, env: { PATH: `${bin}:${process.env.PATH}` }, stderr: 'ignore' }));
+  const tools = (await host.listTools()).tools.map((t) => t.name);
+  assert.deepEqual(tools.slice(-3), OURS);
+  assert.ok(tools.includes('echo'));
+  const templates = await host.callTool({ name: 'mcplens_ListMcpResourceTemplatesTool', arguments: {} });
+  const listed = JSON.parse(templates.content[0].text).resourceTemplates;
+  assert.ok(listed.length > 0, templates.content[0].text);
+  assert.equal(new Set(listed.map((t) => t.server)).size, 1, 'one server, named by its serverInfo');
+  await host.close();
+  const events = readFileSync(join(cwd, 'everything-events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['mcp:initialize', 'mcp:tools/list', 'mcp:tools/call'],
+  );
+});

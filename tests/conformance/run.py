@@ -3,7 +3,8 @@
 
 For each fixture server (TypeScript SDK 1.x and v2 `McpServer`, Python mcp 1.x `FastMCP`, Python
 mcp 2.x `MCPServer`, all in `servers/`) it runs `conformance server --suite active` twice, plain and tracked
-with mcplens, and gates on:
+with mcplens, and gates on (`ts-proxy`: the TS fixtures over stdio behind `servers/bridge.mjs`, plain, and
+behind the bridge and `mcplens proxy`, tracked; the proxy's own tools set aside in the comparison):
 
 1. both runs exit 0 (with the server's committed expected-failures baseline, `baselines/<server>.yml`);
 2. their normalised `checks.json` are identical (timestamps, ports, session and event ids stripped);
@@ -57,6 +58,8 @@ class Server:
     name: str
     label: str
     command: tuple[str, ...]
+    child: tuple[str, ...] = ()  # bridge.mjs: the stdio server it runs per session (after `--`)
+    added_tools: str | None = None  # the tracked run's tools/list also has tools named with this prefix
 
 
 @dataclass
@@ -70,6 +73,7 @@ class Run:
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     normalised: dict[str, Any] = field(default_factory=dict)
     ops: collections.Counter[str] | None = None
+    added: int = 0  # tools named with `server.added_tools`, left out of `normalised`
     seconds: float = 0.0
     error: str | None = None
 
@@ -173,12 +177,29 @@ def read_checks(results: Path) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def normalise(value: Any, port: int) -> Any:
+def normalise(value: Any, port: int, added: str | None = None, counted: list[int] | None = None) -> Any:
+    """`value` without what differs from run to run; a string of a JSON object (an SSE event's data)
+    as its value. With `added`, tools named with that prefix are left out of tool listings (and
+    `toolCount`), each counted in `counted`."""
     if isinstance(value, dict):
-        return {k: normalise(v, port) for k, v in sorted(value.items()) if k not in _VOLATILE_KEYS}
+        out = {k: normalise(v, port, added, counted) for k, v in sorted(value.items()) if k not in _VOLATILE_KEYS}
+        tools = out.get("tools")
+        if added is not None and isinstance(tools, list):
+            kept = [t for t in tools if not (t if isinstance(t, str) else t.get("name", "")).startswith(added)]
+            if counted is not None:
+                counted.append(len(tools) - len(kept))
+            out["tools"] = kept
+            if isinstance(out.get("toolCount"), int):
+                out["toolCount"] = len(kept)
+        return out
     if isinstance(value, list):
-        return [normalise(v, port) for v in value]
+        return [normalise(v, port, added, counted) for v in value]
     if isinstance(value, str):
+        if value.startswith("{"):
+            try:
+                return normalise(json.loads(value), port, added, counted)
+            except ValueError:
+                pass
         value = re.sub(rf"(127\.0\.0\.1|localhost|\[::1\]):{port}\b", r"\1:<port>", value)
         for pattern, repl in _VOLATILE:
             value = pattern.sub(repl, value)
@@ -200,6 +221,8 @@ def run_server(run: Run, timeout: float) -> Run:
         cmd += ["--events", str(events)]
     if run.mode.startswith("control-"):
         cmd += ["--mutate", run.mode.removeprefix("control-")]
+    if run.server.child:
+        cmd += ["--", *run.server.child]
     server_log = run.dir / "server.log"
     with server_log.open("wb") as log:
         # The project's own PATH (Node 20): only the harness gets Node 22.
@@ -233,9 +256,16 @@ def run_server(run: Run, timeout: float) -> Run:
             proc.wait()
             run.error = (run.error or "") + "server did not exit within 15 s of SIGINT (killed; events may be lost)"
     run.checks = read_checks(run.dir / "results")
-    run.normalised = {name: normalise(cs, port) for name, cs in run.checks.items()}
-    if events.exists():
-        run.ops = collections.Counter(json.loads(line)["type"] for line in events.read_text().splitlines() if line)
+    added = run.server.added_tools if run.mode == "tracked" else None
+    counted: list[int] = []
+    run.normalised = {name: normalise(cs, port, added, counted) for name, cs in run.checks.items()}
+    run.added = sum(counted)
+    # One file, or one per session (the bridge's proxies: events.jsonl.<n>).
+    files = sorted(run.dir.glob(f"{events.name}*"))
+    if files:
+        run.ops = collections.Counter(
+            json.loads(line)["type"] for f in files for line in f.read_text().splitlines() if line
+        )
     run.seconds = time.monotonic() - t0
     return run
 
@@ -298,8 +328,11 @@ def check_servers(
                 failures.append(f"{r.key}: no checks.json was written")
         if plain.ops:
             failures.append(f"{plain.key}: the untracked server wrote tracking events")
-        # Gate 2: identical normalised checks.
+        # Gate 2: identical normalised checks (through the proxy: once its own tools are set aside,
+        # and those must be there).
         diff = differing(plain, tracked)
+        if s.added_tools is not None and tracked.checks and tracked.added == 0:
+            failures.append(f"{s.name}: the proxied run's tool listings have no {s.added_tools}* tool")
         if diff:
             n = diff[0]
             failures.append(
@@ -324,6 +357,8 @@ def check_servers(
             )
             failures.append(f"{s.name}: tracked operations differ from expected-ops.json: {detail}")
         ident = "n/a" if not plain.checks else ("identical" if not diff else f"DIFFERENT ({len(diff)})")
+        if s.added_tools is not None:
+            ident += f", {tracked.added} {s.added_tools}* tools aside"
         for r in (plain, tracked):
             ops = (
                 "-"
@@ -487,7 +522,7 @@ def preflight(servers: list[Server], clients: bool) -> list[str]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, default=HERE / "out", help="output directory (default tests/conformance/out)")
-    p.add_argument("--only", help="comma-separated servers to run (ts, ts-v2, py-v1, py-v2)")
+    p.add_argument("--only", help="comma-separated servers to run (ts, ts-v2, py-v1, py-v2, ts-proxy)")
     p.add_argument("--expected-ops", type=Path, default=HERE / "expected-ops.json")
     p.add_argument("--jobs", type=int, default=2, help="suite runs at a time (default 2)")
     p.add_argument("--timeout", type=float, default=120, help="seconds per suite run")
@@ -505,6 +540,15 @@ def main() -> int:
         Server("ts-v2", "ts-v2 (sdk v2 McpServer)", (node, str(HERE / "servers/server_ts_v2.mjs"))),
         Server("py-v1", "py-v1 (mcp 1.x FastMCP)", (py1, str(HERE / "servers/server_v1.py"))),
         Server("py-v2", "py-v2 (mcp 2.x MCPServer)", (py2, str(HERE / "servers/server_v2.py"))),
+        # The suite speaks HTTP, `mcplens proxy` serves stdio: both runs through the same bridge, the
+        # plain one to the server over stdio, the tracked one to `mcplens proxy -- <the server>`.
+        Server(
+            "ts-proxy",
+            "ts over stdio, via mcplens proxy",
+            (node, str(HERE / "servers/bridge.mjs")),
+            (node, str(HERE / "servers/server.mjs"), "--stdio"),
+            added_tools="mcplens_",
+        ),
     ]
     only = set(args.only.split(",")) if args.only else None
     servers = [s for s in all_servers if only is None or s.name in only]

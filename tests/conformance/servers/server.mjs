@@ -1,6 +1,7 @@
 // Conformance fixture server: @modelcontextprotocol/sdk 1.x `McpServer` over stateful Streamable HTTP.
 //
 //   node server.mjs --port N [--events FILE] [--mutate mime|text]
+//   node server.mjs --stdio   (one session over stdio: the child of `bridge.mjs`)
 //
 // It implements the fixture names of `@modelcontextprotocol/conformance` 0.1.16 (`fixtures.mjs`). It
 // runs on the project's Node and resolves the SDK, zod and `mcplens` from the repository's root
@@ -11,6 +12,7 @@
 import { parseArgs } from 'node:util';
 
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import {
   CompleteRequestSchema,
@@ -25,10 +27,12 @@ import { registerFixtures, serveSessions } from './fixtures.mjs';
 import { mutate } from './mutating-wrapper.mjs';
 
 const { values: args } = parseArgs({
-  options: { port: { type: 'string' }, events: { type: 'string' }, mutate: { type: 'string' } },
+  options: { port: { type: 'string' }, events: { type: 'string' }, mutate: { type: 'string' }, stdio: { type: 'boolean' } },
 });
 const PORT = Number(args.port);
-if (!Number.isInteger(PORT) || PORT <= 0) throw new Error('usage: server.mjs --port N [--events FILE] [--mutate mime|text]');
+if (!args.stdio && (!Number.isInteger(PORT) || PORT <= 0)) {
+  throw new Error('usage: server.mjs --port N [--events FILE] [--mutate mime|text] | --stdio');
+}
 
 const SCHEMAS = {
   'resources/subscribe': SubscribeRequestSchema,
@@ -61,4 +65,5 @@ function build() {
   if (args.mutate !== undefined) mutate(server, args.mutate);
   return server;
 }
-serveSessions({ port: PORT, Transport: StreamableHTTPServerTransport, build, tracker, name: 'server.mjs' });
+if (args.stdio) await build().connect(new StdioServerTransport());
+else serveSessions({ port: PORT, Transport: StreamableHTTPServerTransport, build, tracker, name: 'server.mjs' });
