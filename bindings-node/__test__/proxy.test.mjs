@@ -2,7 +2,10 @@
 // clients — and @modelcontextprotocol/server-everything: everything the server offers works as it
 // does directly, the resource tools are added and answer, and every request is an event.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import test from 'node:test';
 
@@ -10,6 +13,7 @@ import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioClientTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 import { EVERYTHING_SERVER } from './helpers.mjs';
 import { tempDir } from './tracking-helpers.mjs';
@@ -105,4 +109,50 @@ test('the README host configuration (examples/proxy-mcp-servers.json), launched 
     events.map((e) => e.type),
     ['mcp:initialize', 'mcp:tools/list', 'mcp:tools/call'],
   );
+});
+
+test('--url: server-everything over Streamable HTTP through the proxy works as directly, plus the resource tools', async () => {
+  const probe = createServer().listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address();
+  probe.close();
+  const server = spawn(process.execPath, [EVERYTHING_SERVER, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  try {
+    let said = '';
+    for await (const chunk of server.stderr) {
+      said += chunk;
+      if (said.includes('listening')) break;
+    }
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const direct = v1('direct');
+    await direct.connect(new StreamableHTTPClientTransport(new URL(url)));
+    const plain = await survey(direct);
+    await direct.close();
+
+    const events = join(tempDir(), 'events.jsonl');
+    const host = v1('proxied');
+    await host.connect(transport1(process.execPath, [MCPLENS, 'proxy', '--server', 'everything', '--events', events, '--url', url]));
+    const proxied = await survey(host);
+    assert.deepEqual(proxied.tools, [...plain.tools, ...OURS]);
+    assert.deepEqual(proxied.prompts, plain.prompts);
+    assert.deepEqual(proxied.resources, plain.resources);
+    assert.deepEqual(proxied.echo, plain.echo);
+    assert.deepEqual(proxied.read, plain.read);
+    const uri = plain.resources[0].uri;
+    const read = await host.callTool({ name: 'mcplens_ReadMcpResourceTool', arguments: { server: 'everything', uri } });
+    assert.notEqual(read.isError, true, read.content[0].text);
+    assert.equal(JSON.parse(read.content[0].text).contents[0].uri, uri);
+    await host.close();
+
+    const types = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l).type);
+    assert.deepEqual(
+      types.filter((t) => t === 'mcp:tools/call' || t === 'mcp:resources/read'),
+      ['mcp:tools/call', 'mcp:resources/read', 'mcp:tools/call'],
+    );
+  } finally {
+    server.kill();
+  }
 });

@@ -145,7 +145,7 @@ impl KeepAlive {
 
     /// Sends the request, following same-origin 307/308 redirects. Credentials in the URL
     /// (`https://user:pass@host/…`) become a Basic `Authorization` unless one is set.
-    async fn send(
+    pub(crate) async fn send(
         &self,
         method: Method,
         uri: &str,
@@ -293,7 +293,9 @@ fn http_status_error(status: StatusCode, headers: &HeaderMap) -> Option<HttpStat
     Some(HttpStatusError::new(status.as_u16(), retry_after))
 }
 
-fn body_stream(response: Response<Incoming>) -> impl Stream<Item = Result<Bytes, HttpError>> + Send + 'static {
+pub(crate) fn body_stream(
+    response: Response<Incoming>,
+) -> impl Stream<Item = Result<Bytes, HttpError>> + Send + 'static {
     http_body_util::BodyExt::into_data_stream(response.into_body()).map_err(HttpError::Body)
 }
 
@@ -682,7 +684,7 @@ impl SseEventSize {
 
 /// SSE events parsed from `bytes`, the stream ending with an error at the first event over
 /// `max_event_size` bytes.
-fn bounded_sse_stream<S>(bytes: S, max_event_size: usize) -> SseStream
+pub(crate) fn bounded_sse_stream<S>(bytes: S, max_event_size: usize) -> SseStream
 where
     S: Stream<Item = Result<Bytes, HttpError>> + Send + 'static,
 {

@@ -30,6 +30,7 @@ mod report;
 mod serve;
 mod table;
 mod tls;
+mod upstream;
 
 use connect::{ConnectError, Connection, Endpoint, Protocol, RequestCounter};
 use progress::Progress;
@@ -156,6 +157,10 @@ struct ProxyArgs {
     /// The tracker configuration: a JSON file of the core's TrackerConfig (docs/tracking.md)
     #[arg(long, value_name = "FILE", conflicts_with = "no_tracking")]
     config: Option<std::path::PathBuf>,
+    /// Export spans and metrics over OTLP/HTTP to this base URL (…/v1/traces, …/v1/metrics);
+    /// with --events, to both
+    #[arg(long, value_name = "URL", conflicts_with = "no_tracking")]
+    otlp: Option<String>,
     /// Requests per traversal of the server's lists
     #[arg(long, value_name = "N", default_value_t = Limits::default().max_pages)]
     max_pages: u32,
@@ -168,8 +173,14 @@ struct ProxyArgs {
     /// Time for one complete traversal, in milliseconds
     #[arg(long, value_name = "MS", default_value_t = Limits::default().deadline.as_millis() as u64)]
     deadline_ms: u64,
+    /// A streamable-HTTP server instead of a command
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    url: Option<String>,
+    /// Extra HTTP header for --url, as "Name: value" (repeatable), e.g. "Authorization: Bearer …"
+    #[arg(short = 'H', long = "header", value_name = "HEADER", requires = "url")]
+    headers: Vec<String>,
     /// The stdio server to start: program and arguments, after `--`
-    #[arg(last = true, value_name = "COMMAND", required = true)]
+    #[arg(last = true, value_name = "COMMAND", required_unless_present = "url")]
     command: Vec<String>,
 }
 
@@ -639,8 +650,11 @@ async fn dispatch(command: Command) -> u8 {
 }
 
 async fn proxy_command(args: ProxyArgs) -> Result<u8, Stop> {
-    let tracker =
-        if args.no_tracking { None } else { Some(relay::tracker_config(args.config.as_ref(), args.events.as_ref())?) };
+    let tracker = if args.no_tracking {
+        None
+    } else {
+        Some(relay::tracker_config(args.config.as_ref(), args.events.as_ref(), args.otlp.as_deref())?)
+    };
     let config = mcplens::proxy::ProxyConfig {
         tools: !args.no_tools,
         tracking: !args.no_tracking,
@@ -656,7 +670,12 @@ async fn proxy_command(args: ProxyArgs) -> Result<u8, Stop> {
         seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
         ..mcplens::proxy::ProxyConfig::default()
     };
-    relay::run(relay::Options { command: args.command, config, tracker }).await
+    let target = match args.url {
+        Some(url) => relay::Target::Url { url, headers: upstream::headers(&args.headers)? },
+        None if !args.headers.is_empty() => return Err(Stop::usage("--header goes with --url")),
+        None => relay::Target::Command(args.command),
+    };
+    relay::run(relay::Options { target, config, tracker }).await
 }
 
 /// The exit code of a command, its error printed.

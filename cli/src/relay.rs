@@ -1,7 +1,8 @@
 //! `mcplens proxy`: the driver of the core's [`Proxy`] machine between a host (our stdin and
-//! stdout) and a stdio server (the command after `--`).
+//! stdout) and a stdio server (the command after `--`) or a streamable-HTTP one (`--url`,
+//! [`crate::upstream`]).
 //!
-//! It spawns the server, reads newline-delimited JSON-RPC from both sides, hands each line to the
+//! It spawns the server (or opens the HTTP upstream), reads newline-delimited JSON-RPC from both sides, hands each line to the
 //! machine and writes it on unchanged when the machine says [`Verdict::Forward`], performs the
 //! machine's actions (lines to either side, tracking records), reads the clock and arms the
 //! machine's timer. Every rule is the core's. The server's stderr is the proxy's (inherited).
@@ -9,7 +10,8 @@
 //! Ends: the host closing our stdin closes the server's stdin, and the server is killed if it has
 //! not exited within [`GRACE`]; exit code 0. SIGTERM and SIGINT end it the same way, with exit
 //! code 143 and 130. The server ending (its stdout closed) ends the proxy with the server's exit
-//! code (1 when it was killed by a signal).
+//! code (1 when it was killed by a signal). An HTTP upstream's end is described in
+//! [`crate::upstream`]; the proxy's end DELETEs its session.
 
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -17,12 +19,13 @@ use std::time::{Duration, Instant, SystemTime};
 
 use mcplens::proxy::{Proxy, ProxyAction, ProxyConfig, TrackRecord, TrackedId, Verdict};
 use mcplens::tracking::{
-    ExporterConfig, Hooks, JsonlConfig, Operation, Payload, RequestId, RpcError, Session, Tracker, TrackerConfig,
-    Transport,
+    ExporterConfig, Hooks, JsonlConfig, Operation, OtlpConfig, Payload, RequestId, RpcError, Session, Tracker,
+    TrackerConfig, Transport,
 };
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
+use crate::upstream::{Ended, HttpUpstream};
 use crate::{exit, Stop};
 
 /// How long the server may take to exit after its stdin closed before it is killed.
@@ -31,17 +34,27 @@ pub const GRACE: Duration = Duration::from_secs(2);
 /// How long the tracker may take to deliver what is queued when the proxy ends.
 const TRACKER_SHUTDOWN: Duration = Duration::from_secs(5);
 
+/// The server: a command run over stdio, or a streamable-HTTP URL with extra headers.
+pub enum Target {
+    Command(Vec<String>),
+    Url { url: String, headers: http::HeaderMap },
+}
+
 /// What the command line asked for.
 pub struct Options {
-    pub command: Vec<String>,
+    pub target: Target,
     pub config: ProxyConfig,
     /// `None`: `--no-tracking`.
     pub tracker: Option<TrackerConfig>,
 }
 
 /// Resolves the tracker configuration: `--config FILE` (the JSON of the core's `TrackerConfig`),
-/// and `--events FILE` for the JSONL exporter when the configuration names no exporter.
-pub fn tracker_config(config: Option<&PathBuf>, events: Option<&PathBuf>) -> Result<TrackerConfig, Stop> {
+/// and, when the configuration names no exporter, `--events FILE` (JSONL) and `--otlp URL`.
+pub fn tracker_config(
+    config: Option<&PathBuf>,
+    events: Option<&PathBuf>,
+    otlp: Option<&str>,
+) -> Result<TrackerConfig, Stop> {
     let mut c = match config {
         Some(path) => {
             let text = std::fs::read_to_string(path).map_err(|e| Stop {
@@ -53,12 +66,18 @@ pub fn tracker_config(config: Option<&PathBuf>, events: Option<&PathBuf>) -> Res
         }
         None => TrackerConfig::default(),
     };
-    match events {
-        Some(_) if !c.exporters.is_empty() => {
-            return Err(Stop::usage("--events and a --config that names exporters: give the JSONL file in one of them"))
+    if (events.is_some() || otlp.is_some()) && !c.exporters.is_empty() {
+        return Err(Stop::usage("--events or --otlp and a --config that names exporters: give them in one place"));
+    }
+    if let Some(path) = events {
+        c.exporters.push(ExporterConfig::jsonl(JsonlConfig::new(path)));
+    }
+    if let Some(url) = otlp {
+        let parsed = url::Url::parse(url).map_err(|_| Stop::usage("--otlp is not a URL"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(Stop::usage("--otlp must be http:// or https://"));
         }
-        Some(path) => c.exporters = vec![ExporterConfig::jsonl(JsonlConfig::new(path))],
-        None => {}
+        c.exporters.push(ExporterConfig::Otlp { name: None, config: OtlpConfig::new(url) });
     }
     Ok(c)
 }
@@ -66,23 +85,32 @@ pub fn tracker_config(config: Option<&PathBuf>, events: Option<&PathBuf>) -> Res
 /// Runs the proxy until one side ends; returns the exit code.
 pub async fn run(options: Options) -> Result<u8, Stop> {
     let mut proxy = Proxy::new(options.config).map_err(|e| Stop::usage(e.to_string()))?;
-    let (program, args) = options.command.split_first().ok_or_else(|| Stop::usage("no server command after `--`"))?;
     // Before the server starts: a signal from then on ends both.
     let mut signals = Signals::new();
-    let mut child = tokio::process::Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| Stop {
-            code: "transport_error",
-            message: format!("could not start the server command: {}", e.kind()),
-            exit: exit::CONNECT,
-        })?;
-    let mut upstream_in = BufWriter::new(child.stdin.take().expect("piped"));
-    let mut upstream_lines = lines(child.stdout.take().expect("piped"));
+    let (mut upstream, mut upstream_lines, mut http_ended) = match options.target {
+        Target::Command(command) => {
+            let (program, args) = command.split_first().ok_or_else(|| Stop::usage("no server command after `--`"))?;
+            let mut child = tokio::process::Command::new(program)
+                .args(args)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::inherit())
+                .kill_on_drop(true)
+                .spawn()
+                .map_err(|e| Stop {
+                    code: "transport_error",
+                    message: format!("could not start the server command: {}", e.kind()),
+                    exit: exit::CONNECT,
+                })?;
+            let stdin = BufWriter::new(child.stdin.take().expect("piped"));
+            let stdout = lines(child.stdout.take().expect("piped"));
+            (Upstream::Stdio { child, stdin }, stdout, None)
+        }
+        Target::Url { url, headers } => {
+            let (http, lines, ended) = HttpUpstream::connect(&url, headers)?;
+            (Upstream::Http(http), lines, Some(ended))
+        }
+    };
     let mut host_lines = lines(tokio::io::stdin());
     let mut host_out = BufWriter::new(tokio::io::stdout());
 
@@ -98,7 +126,7 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
             line = host_lines.recv() => match line {
                 Some(line) => {
                     if proxy.handle_host(&line, t0.elapsed()) == Verdict::Forward {
-                        let _ = write_line(&mut upstream_in, &line).await;
+                        upstream.send(&line).await;
                     }
                 }
                 None => break End::Host,
@@ -109,53 +137,108 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
                         host_gone |= write_line(&mut host_out, &line).await.is_err();
                     }
                 }
-                None => break End::Upstream,
+                None => break End::Upstream(None),
             },
+            ended = recv_ended(&mut http_ended) => break End::Upstream(Some(ended)),
             _ = sleep_until(timer), if timer.is_some() => proxy.handle_timeout(t0.elapsed()),
         }
         while let Some(action) = proxy.poll_action() {
             match action {
                 ProxyAction::ToHost(line) => host_gone |= write_line(&mut host_out, line.as_bytes()).await.is_err(),
-                ProxyAction::ToUpstream(line) => {
-                    let _ = write_line(&mut upstream_in, line.as_bytes()).await;
-                }
+                ProxyAction::ToUpstream(line) => upstream.send(line.as_bytes()).await,
                 ProxyAction::Initialized { server, client, protocol_version } => {
+                    if let Upstream::Http(http) = &mut upstream {
+                        http.initialized(protocol_version.as_deref());
+                    }
                     tracking.start(server, client, protocol_version.as_deref())
                 }
                 ProxyAction::Track(record) => tracking.record(&record),
             }
         }
         host_gone |= host_out.flush().await.is_err();
-        let _ = upstream_in.flush().await;
+        upstream.flush().await;
         if host_gone {
             break End::Host;
         }
     };
     let _ = host_out.flush().await;
-    drop(upstream_in); // the server's stdin closes
-    let status = match tokio::time::timeout(GRACE, child.wait()).await {
-        Ok(status) => status.ok(),
-        Err(_) => {
-            let _ = child.kill().await;
-            None
-        }
-    };
+    let status = upstream.close().await;
     tracking.stop();
     Ok(match end {
         End::Host => exit::OK,
         End::Signal(code) => code,
-        End::Upstream => {
+        End::Upstream(Some(ended)) => {
+            eprintln!("error: {}", ended.message);
+            ended.exit
+        }
+        End::Upstream(None) => {
             status.and_then(|s| s.code()).map_or(exit::FAILED, |c| u8::try_from(c).unwrap_or(exit::FAILED))
         }
     })
+}
+
+/// Where forwarded lines go.
+enum Upstream {
+    Stdio { child: tokio::process::Child, stdin: BufWriter<tokio::process::ChildStdin> },
+    Http(HttpUpstream),
+}
+
+impl Upstream {
+    async fn send(&mut self, line: &[u8]) {
+        match self {
+            Upstream::Stdio { stdin, .. } => {
+                let _ = write_line(stdin, line).await;
+            }
+            Upstream::Http(http) => http.send(line),
+        }
+    }
+
+    async fn flush(&mut self) {
+        if let Upstream::Stdio { stdin, .. } = self {
+            let _ = stdin.flush().await;
+        }
+    }
+
+    /// Ends the server: its stdin closed, killed after [`GRACE`] (its exit status, if it exited);
+    /// an HTTP session DELETEd.
+    async fn close(self) -> Option<std::process::ExitStatus> {
+        match self {
+            Upstream::Stdio { mut child, stdin } => {
+                drop(stdin); // the server's stdin closes
+                match tokio::time::timeout(GRACE, child.wait()).await {
+                    Ok(status) => status.ok(),
+                    Err(_) => {
+                        let _ = child.kill().await;
+                        None
+                    }
+                }
+            }
+            Upstream::Http(http) => {
+                http.close().await;
+                None
+            }
+        }
+    }
+}
+
+/// The HTTP upstream's end (never, for a stdio one: its stdout closing is its end).
+async fn recv_ended(ended: &mut Option<mpsc::UnboundedReceiver<Ended>>) -> Ended {
+    match ended {
+        Some(rx) => match rx.recv().await {
+            Some(ended) => ended,
+            None => std::future::pending().await,
+        },
+        None => std::future::pending().await,
+    }
 }
 
 /// Why the relay ended.
 enum End {
     /// The host closed our stdin (or stopped reading our stdout).
     Host,
-    /// The server closed its stdout.
-    Upstream,
+    /// The server closed its stdout (`None`: its exit status is the code), or the HTTP upstream
+    /// ended.
+    Upstream(Option<Ended>),
     /// SIGTERM or SIGINT: ended as when the host leaves; the exit code is 128 + the signal.
     Signal(u8),
 }

@@ -292,10 +292,13 @@ fn the_hosts_end_ends_the_upstream_and_the_upstreams_end_ends_the_proxy() {
     assert!(Path::new(&format!("/proc/{pid}")).exists());
     let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(term.success());
+    // Held until the proxy has exited: `Child::wait` closes a stdin it still holds before it
+    // waits, and that end of input could reach the proxy before the signal does (exit 0).
+    let stdin = child.stdin.take();
     assert_eq!(child.wait().unwrap().code(), Some(143));
+    drop(stdin);
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     assert!(!String::from_utf8_lossy(&cmdline).contains("--hang"), "the upstream outlived the proxy");
-    drop(child.stdin.take());
 
     // The upstream exits first (code 7, before any handshake): so does the proxy, with its code.
     let mut host = Peer::proxy(&["--no-tracking"], &[&server, "--crash"], &dir);
@@ -317,6 +320,87 @@ fn bad_flags_and_commands_fail_with_stable_codes() {
     assert_eq!(out.status.code(), Some(3));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.starts_with("error: transport_error: ") && !stderr.contains("secret"), "{stderr}");
+    // --url: exclusive with a command; --header only with it, never one the proxy sets; --otlp a URL.
+    for args in [
+        &["proxy", "--url", "http://127.0.0.1:9/mcp", "--", "x"][..],
+        &["proxy", "-H", "X-Key: 1", "--", "x"],
+        &["proxy", "--url", "http://127.0.0.1:9/mcp", "-H", "Mcp-Session-Id: stolen"],
+        &["proxy", "--url", "ftp://127.0.0.1/mcp"],
+        &["proxy", "--otlp", "ftp://collector", "--", "x"],
+        &["proxy", "--otlp", "http://collector:4318", "--no-tracking", "--", "x"],
+    ] {
+        let out = Command::new(mcplens_bin()).args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(!String::from_utf8_lossy(&out.stderr).contains("stolen"));
+    }
+}
+
+/// `--url` to a port where nothing listens: the host's `initialize` cannot go anywhere, and the
+/// proxy ends with exit 3 (`transport_error`), the URL's credentials never printed.
+#[test]
+fn an_unreachable_url_ends_the_proxy_with_exit_3() {
+    let dir = temp_dir("unreachable");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener); // nothing listens there now
+    let url = format!("http://user:secret@127.0.0.1:{port}/mcp");
+    let mut host = Peer::spawn(mcplens_bin(), &["proxy", "--no-tracking", "--url", &url], &dir);
+    host.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}"#);
+    let out = host.child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--otlp URL`: the proxy's events go out as OTLP/HTTP protobuf spans to `URL/v1/traces` (a
+/// loopback receiver that answers 200 and keeps what it got).
+#[test]
+fn otlp_exports_the_proxys_events_as_spans() {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, Vec<u8>)>::new()));
+    let keep = received.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let keep = keep.clone();
+            std::thread::spawn(move || loop {
+                // One request: its head, then Content-Length bytes of body.
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if stream.read(&mut byte).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).into_owned();
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())
+                    })
+                    .unwrap_or(0usize);
+                let mut body = vec![0u8; length];
+                stream.read_exact(&mut body).unwrap();
+                keep.lock().unwrap().push((head.lines().next().unwrap_or("").to_owned(), body));
+                stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").unwrap();
+            });
+        }
+    });
+    let dir = temp_dir("otlp");
+    let mut host = Peer::proxy(&["--no-tools", "--otlp", &endpoint], &[&test_server()], &dir);
+    host.handshake();
+    host.request(1, "resources/list", None);
+    assert_eq!(host.close(), 0);
+    let received = received.lock().unwrap();
+    let traces: Vec<&Vec<u8>> =
+        received.iter().filter(|(line, _)| line.starts_with("POST /v1/traces ")).map(|(_, body)| body).collect();
+    assert!(!traces.is_empty(), "no spans: {:?}", received.iter().map(|(l, _)| l).collect::<Vec<_>>());
+    let spans = traces.iter().flat_map(|b| b.iter().copied()).collect::<Vec<u8>>();
+    assert!(spans.windows(14).any(|w| w == b"resources/list"), "the span names the method");
+    assert!(!dir.join("mcplens-events.jsonl").exists(), "--otlp alone writes no JSONL");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// The Python SDK's `fast_server.py` (tools, a resource, a template, list_changed on a tool call),

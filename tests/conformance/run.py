@@ -60,6 +60,7 @@ class Server:
     command: tuple[str, ...]
     child: tuple[str, ...] = ()  # bridge.mjs: the stdio server it runs per session (after `--`)
     added_tools: str | None = None  # the tracked run's tools/list also has tools named with this prefix
+    plain: str | None = None  # no plain run of its own: this server's plain run is its counterpart
 
 
 @dataclass
@@ -318,8 +319,8 @@ def check_servers(
 ) -> list[list[str]]:
     rows: list[list[str]] = []
     for s in servers:
-        plain, tracked = runs[f"{s.name}-plain"], runs[f"{s.name}-tracked"]
-        for r in (plain, tracked):
+        plain, tracked = runs[f"{s.plain or s.name}-plain"], runs[f"{s.name}-tracked"]
+        for r in (plain, tracked) if s.plain is None else (tracked,):
             if r.error:
                 failures.append(f"{r.key}: {r.error}")
             if r.rc != 0:
@@ -359,7 +360,9 @@ def check_servers(
         ident = "n/a" if not plain.checks else ("identical" if not diff else f"DIFFERENT ({len(diff)})")
         if s.added_tools is not None:
             ident += f", {tracked.added} {s.added_tools}* tools aside"
-        for r in (plain, tracked):
+        if s.plain is not None:
+            ident = f"{ident} (vs {s.plain} plain)"
+        for r in (plain, tracked) if s.plain is None else (tracked,):
             ops = (
                 "-"
                 if r.mode == "plain"
@@ -522,7 +525,7 @@ def preflight(servers: list[Server], clients: bool) -> list[str]:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--out", type=Path, default=HERE / "out", help="output directory (default tests/conformance/out)")
-    p.add_argument("--only", help="comma-separated servers to run (ts, ts-v2, py-v1, py-v2, ts-proxy)")
+    p.add_argument("--only", help="comma-separated servers to run (ts, ts-v2, py-v1, py-v2, ts-proxy, ts-proxy-url)")
     p.add_argument("--expected-ops", type=Path, default=HERE / "expected-ops.json")
     p.add_argument("--jobs", type=int, default=2, help="suite runs at a time (default 2)")
     p.add_argument("--timeout", type=float, default=120, help="seconds per suite run")
@@ -549,6 +552,16 @@ def main() -> int:
             (node, str(HERE / "servers/server.mjs"), "--stdio"),
             added_tools="mcplens_",
         ),
+        # The same fixtures over Streamable HTTP behind `mcplens proxy --url` (tracked only: its
+        # plain counterpart is ts-proxy's — the same bridge, the server over stdio).
+        Server(
+            "ts-proxy-url",
+            "ts over HTTP, via mcplens proxy --url",
+            (node, str(HERE / "servers/bridge.mjs"), "--http"),
+            (node, str(HERE / "servers/server.mjs")),
+            added_tools="mcplens_",
+            plain="ts-proxy",
+        ),
     ]
     only = set(args.only.split(",")) if args.only else None
     servers = [s for s in all_servers if only is None or s.name in only]
@@ -563,7 +576,16 @@ def main() -> int:
         f"{version(node)} and .build/venv-mcp1, venv-mcp2; out: {rel(out)}"
     )
 
-    runs = {f"{s.name}-{m}": Run(s, m, out / f"{s.name}-{m}") for s in servers for m in ("plain", "tracked")}
+    runs = {
+        f"{s.name}-{m}": Run(s, m, out / f"{s.name}-{m}")
+        for s in servers
+        for m in ("plain", "tracked")
+        if m == "tracked" or s.plain is None
+    }
+    for s in servers:  # a counterpart's plain run is run even when only this server was asked for
+        if s.plain is not None and f"{s.plain}-plain" not in runs:
+            counterpart = next(c for c in all_servers if c.name == s.plain)
+            runs[f"{s.plain}-plain"] = Run(counterpart, "plain", out / f"{s.plain}-plain")
     ts = next((s for s in servers if s.name == "ts"), None)
     if ts is not None:
         for m in ("control-mime", "control-text"):

@@ -203,7 +203,8 @@ pub enum ProxyAction {
     /// Write this line to the upstream.
     ToUpstream(String),
     /// The handshake finished: the upstream's `serverInfo`, the host's `clientInfo`, the protocol
-    /// revision. Comes once, before the `initialize` request's [`ProxyAction::Track`].
+    /// revision. Comes once (tracking or not), before the `initialize` request's
+    /// [`ProxyAction::Track`].
     Initialized {
         /// The upstream's `serverInfo`.
         server: PeerInfo,
@@ -779,14 +780,13 @@ impl Proxy {
             self.ready = true;
             self.actions.extend(self.held.drain(..).map(ProxyAction::ToUpstream));
         }
-        if self.config.tracking {
-            let name = if info.name.is_empty() { "upstream".to_owned() } else { info.name.clone() };
-            self.actions.push_back(ProxyAction::Initialized {
-                server: PeerInfo::new(name, info.version.as_deref()),
-                client: self.client.clone(),
-                protocol_version: init.protocol_version,
-            });
-        }
+        // With or without tracking: an HTTP upstream's driver needs the protocol revision.
+        let server = if info.name.is_empty() { "upstream".to_owned() } else { info.name.clone() };
+        self.actions.push_back(ProxyAction::Initialized {
+            server: PeerInfo::new(server, info.version.as_deref()),
+            client: self.client.clone(),
+            protocol_version: init.protocol_version,
+        });
         if !(self.config.tools && declares_resources) || declares_tools {
             return None;
         }

@@ -1,0 +1,351 @@
+//! `mcplens proxy --url`: the upstream over streamable HTTP, as lines for the relay.
+//!
+//! Each line from the host that the proxy forwards is POSTed as it is (bytes unchanged) with the
+//! session's `Mcp-Session-Id` and `MCP-Protocol-Version`; the answer — a JSON body or an SSE
+//! stream of messages — comes back to the relay as lines, one per message, each the server's
+//! bytes with any raw CR/LF (whitespace between JSON tokens: JSON strings cannot hold them) turned
+//! into spaces, since a line is the stdio framing. Once the handshake is done the standalone GET
+//! stream carries what the server sends unprompted (a server answering it 405 offers none; it is
+//! not reopened when it ends). The first message (the handshake) is answered before the next goes
+//! out, so that every later one carries the session the server named; after that, POSTs go out
+//! concurrently, as an HTTP client's do.
+//!
+//! A request the server answers with an HTTP error (other than the end of the session) is answered
+//! to the host as a JSON-RPC error naming the status; a message over [`MAX_MESSAGE`] bytes is
+//! dropped and counted on stderr. The upstream ends — and with it the proxy — when the server
+//! cannot be reached (exit 3 before it ever answered, 1 after) or answers 404 for the session
+//! (exit 1). The proxy's end DELETEs the session.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
+use http_body_util::BodyExt;
+use hyper::body::{Bytes, Incoming};
+use rmcp::transport::common::http_header::{
+    EVENT_STREAM_MIME_TYPE, HEADER_MCP_PROTOCOL_VERSION, HEADER_SESSION_ID, JSON_MIME_TYPE,
+};
+use tokio::sync::mpsc;
+
+use crate::http::KeepAlive;
+use crate::{exit, Stop};
+
+/// The largest message relayed from the server: a JSON body or one SSE event.
+pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
+
+/// How long the session's DELETE may take when the proxy ends.
+const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Header names the proxy sets itself: `--header` may not give them.
+const RESERVED: [&str; 4] = ["content-type", "accept", HEADER_SESSION_ID, HEADER_MCP_PROTOCOL_VERSION];
+
+/// The server's messages, one line each.
+pub type Lines = mpsc::UnboundedReceiver<Vec<u8>>;
+
+/// Why the upstream ended: the exit code and what to print.
+pub struct Ended {
+    pub exit: u8,
+    pub message: String,
+}
+
+/// The session: named by the server's first answer, its protocol by the handshake.
+#[derive(Default)]
+struct Session {
+    id: Option<HeaderValue>,
+    protocol: Option<HeaderValue>,
+    /// The server answered once (a failure to reach it is then the end of a session, exit 1).
+    answered: bool,
+}
+
+#[derive(Clone)]
+struct Link {
+    client: KeepAlive,
+    url: Arc<str>,
+    headers: Arc<HeaderMap>,
+    session: Arc<Mutex<Session>>,
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    ended: mpsc::UnboundedSender<Ended>,
+}
+
+/// The HTTP upstream: [`send`](Self::send) lines; the server's come out of the receivers given
+/// by [`HttpUpstream::connect`].
+pub struct HttpUpstream {
+    link: Link,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    listening: bool,
+}
+
+/// Parses `--header` values ("Name: value"), refusing the names the proxy sets itself.
+pub fn headers(given: &[String]) -> Result<HeaderMap, Stop> {
+    let mut map = HeaderMap::new();
+    for h in given {
+        let (name, value) = h.split_once(':').ok_or_else(|| Stop::usage("--header must look like \"Name: value\""))?;
+        let name = HeaderName::from_bytes(name.trim().as_bytes())
+            .map_err(|_| Stop::usage(format!("invalid header name \"{}\"", mcplens::sanitize::label(name.trim()))))?;
+        if RESERVED.iter().any(|r| name.as_str().eq_ignore_ascii_case(r)) {
+            return Err(Stop::usage(format!("--header {name}: the proxy sets it")));
+        }
+        let value = HeaderValue::from_str(value.trim())
+            .map_err(|_| Stop::usage(format!("invalid value for header \"{name}\"")))?;
+        map.append(name, value);
+    }
+    Ok(map)
+}
+
+impl HttpUpstream {
+    /// The upstream at `url`, and the receivers of the server's lines and of its end.
+    pub fn connect(
+        url: &str,
+        headers: HeaderMap,
+    ) -> Result<(HttpUpstream, Lines, mpsc::UnboundedReceiver<Ended>), Stop> {
+        let parsed = url::Url::parse(url).map_err(|_| Stop::usage("--url is not a URL"))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(Stop::usage("--url must be http:// or https://"));
+        }
+        let extra = if parsed.scheme() == "https" { crate::tls::ssl_cert_file() } else { None };
+        let tls = crate::tls::client_config(extra.as_deref()).map_err(|e| Stop::usage(e.to_string()))?;
+        let (lines, lines_rx) = mpsc::unbounded_channel();
+        let (ended, ended_rx) = mpsc::unbounded_channel();
+        let link = Link {
+            client: KeepAlive::new(tls),
+            url: url.into(),
+            headers: Arc::new(headers),
+            session: Arc::default(),
+            lines,
+            ended,
+        };
+        let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let dispatcher = link.clone();
+        tokio::spawn(async move {
+            // The first message is answered (its headers name the session) before the next goes.
+            if let Some(first) = out_rx.recv().await {
+                if let Some(response) = dispatcher.post(&first).await {
+                    tokio::spawn(dispatcher.clone().answer(first, response));
+                }
+            }
+            while let Some(line) = out_rx.recv().await {
+                let link = dispatcher.clone();
+                tokio::spawn(async move {
+                    if let Some(response) = link.post(&line).await {
+                        link.answer(line, response).await;
+                    }
+                });
+            }
+        });
+        Ok((HttpUpstream { link, out, listening: false }, lines_rx, ended_rx))
+    }
+
+    /// Sends one line to the server.
+    pub fn send(&self, line: &[u8]) {
+        let _ = self.out.send(line.to_vec());
+    }
+
+    /// The handshake is done: later requests carry `protocol`, and the GET stream opens.
+    pub fn initialized(&mut self, protocol: Option<&str>) {
+        if let Some(value) = protocol.and_then(|p| HeaderValue::from_str(p).ok()) {
+            lock(&self.link.session).protocol = Some(value);
+        }
+        if !std::mem::replace(&mut self.listening, true) {
+            tokio::spawn(self.link.clone().listen());
+        }
+    }
+
+    /// Ends the session (DELETE, best effort).
+    pub async fn close(self) {
+        let Some(id) = lock(&self.link.session).id.clone() else { return };
+        let mut headers = self.link.request_headers();
+        headers.insert(HEADER_SESSION_ID, id);
+        let delete = self.link.client.send(Method::DELETE, &self.link.url, headers, Bytes::new());
+        let _ = tokio::time::timeout(DELETE_TIMEOUT, delete).await;
+    }
+}
+
+impl Link {
+    fn request_headers(&self) -> HeaderMap {
+        let mut headers = (*self.headers).clone();
+        let session = lock(&self.session);
+        if let Some(id) = &session.id {
+            headers.insert(HEADER_SESSION_ID, id.clone());
+        }
+        if let Some(protocol) = &session.protocol {
+            headers.insert(HEADER_MCP_PROTOCOL_VERSION, protocol.clone());
+        }
+        headers
+    }
+
+    /// POSTs `line`; the response once its headers came, or `None` when the upstream ended.
+    async fn post(&self, line: &[u8]) -> Option<http::Response<Incoming>> {
+        let mut headers = self.request_headers();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_MIME_TYPE));
+        headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        match self.client.send(Method::POST, &self.url, headers, Bytes::copy_from_slice(line)).await {
+            Ok(response) => {
+                let mut session = lock(&self.session);
+                session.answered = true;
+                if session.id.is_none() {
+                    session.id = response.headers().get(HEADER_SESSION_ID).cloned();
+                }
+                Some(response)
+            }
+            Err(e) => {
+                self.unreachable(&e);
+                None
+            }
+        }
+    }
+
+    fn unreachable(&self, e: &crate::http::HttpError) {
+        let answered = lock(&self.session).answered;
+        let _ = self.ended.send(Ended {
+            exit: if answered { exit::FAILED } else { exit::CONNECT },
+            message: format!("transport_error: the server could not be reached: {}", error_kind(e)),
+        });
+    }
+
+    /// Relays the server's answer to `line`.
+    async fn answer(self, line: Vec<u8>, response: http::Response<Incoming>) {
+        let status = response.status();
+        if status == StatusCode::NOT_FOUND && lock(&self.session).id.is_some() {
+            let _ = self.ended.send(Ended {
+                exit: exit::FAILED,
+                message: "transport_error: the server ended the session (HTTP 404)".to_owned(),
+            });
+            return;
+        }
+        if !status.is_success() {
+            if let Some(error) = http_error_answer(&line, status) {
+                let _ = self.lines.send(error);
+            }
+            return;
+        }
+        if status == StatusCode::ACCEPTED || status == StatusCode::NO_CONTENT {
+            return;
+        }
+        if is(&response, EVENT_STREAM_MIME_TYPE) {
+            self.relay_events(response).await;
+        } else if is(&response, JSON_MIME_TYPE) {
+            match http_body_util::Limited::new(response.into_body(), MAX_MESSAGE).collect().await {
+                Ok(body) => {
+                    let _ = self.lines.send(one_line(body.to_bytes().to_vec()));
+                }
+                Err(_) => {
+                    eprintln!("mcplens proxy: a response of the server was dropped (over {MAX_MESSAGE} bytes, or cut)")
+                }
+            }
+        }
+    }
+
+    /// The standalone GET stream, for as long as the server keeps it.
+    async fn listen(self) {
+        let mut headers = self.request_headers();
+        headers.insert(ACCEPT, HeaderValue::from_static(EVENT_STREAM_MIME_TYPE));
+        if let Ok(response) = self.client.send(Method::GET, &self.url, headers, Bytes::new()).await {
+            if response.status().is_success() && is(&response, EVENT_STREAM_MIME_TYPE) {
+                self.relay_events(response).await;
+            }
+        }
+    }
+
+    async fn relay_events(&self, response: http::Response<Incoming>) {
+        let mut events = crate::http::bounded_sse_stream(crate::http::body_stream(response), MAX_MESSAGE);
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => {
+                    let message = event.event.as_deref().is_none_or(|e| e == "message");
+                    if let Some(data) = event.data.filter(|d| message && !d.is_empty()) {
+                        let _ = self.lines.send(one_line(data.into_bytes()));
+                    }
+                }
+                Err(e) => {
+                    eprintln!("mcplens proxy: an event stream of the server ended: {e}");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn is(response: &http::Response<Incoming>, mime: &str) -> bool {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(';').next().is_some_and(|m| m.trim().eq_ignore_ascii_case(mime)))
+}
+
+/// One stdio line of a message: raw CR and LF (between JSON tokens) become spaces.
+fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
+    for b in &mut bytes {
+        if *b == b'\n' || *b == b'\r' {
+            *b = b' ';
+        }
+    }
+    bytes
+}
+
+/// The JSON-RPC error answering `line` (a request) that the server answered with HTTP `status`;
+/// `None` for a notification or a response.
+fn http_error_answer(line: &[u8], status: StatusCode) -> Option<Vec<u8>> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<serde_json::Value>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Probe = serde_json::from_slice(line).ok()?;
+    let id = probe.id.filter(|id| id.is_string() || id.is_number())?;
+    probe.method?;
+    let error = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": { "code": -32603, "message": format!("the server answered HTTP {}", status.as_u16()) },
+    });
+    Some(error.to_string().into_bytes())
+}
+
+fn error_kind(e: &crate::http::HttpError) -> String {
+    // The error's own text, which names no URL or header (hyper's kinds).
+    mcplens::sanitize::label(&e.to_string()).into_owned()
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_is_one_line_with_its_bytes_otherwise_kept() {
+        let pretty = b"{\r\n  \"id\": 1,\n  \"result\": {\"text\": \"a\\nb\"}\n}".to_vec();
+        let line = one_line(pretty);
+        assert!(!line.contains(&b'\n') && !line.contains(&b'\r'));
+        let value: serde_json::Value = serde_json::from_slice(&line).unwrap();
+        assert_eq!(value["result"]["text"], "a\nb");
+    }
+
+    #[test]
+    fn an_http_error_answers_requests_only() {
+        let answer = http_error_answer(br#"{"jsonrpc":"2.0","id":"x","method":"tools/list"}"#, StatusCode::BAD_GATEWAY);
+        let value: serde_json::Value = serde_json::from_slice(&answer.unwrap()).unwrap();
+        assert_eq!(value["id"], "x");
+        assert_eq!(value["error"]["message"], "the server answered HTTP 502");
+        assert!(http_error_answer(
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            StatusCode::BAD_GATEWAY
+        )
+        .is_none());
+        assert!(http_error_answer(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#, StatusCode::BAD_GATEWAY).is_none());
+    }
+
+    #[test]
+    fn the_proxys_own_headers_cannot_be_given() {
+        assert!(headers(&["Authorization: Bearer t".to_owned()]).is_ok());
+        for reserved in ["Mcp-Session-Id: x", "accept: */*", "Content-Type: text/plain", "mcp-protocol-version: 1"] {
+            assert_eq!(headers(&[reserved.to_owned()]).unwrap_err().exit, exit::USAGE, "{reserved}");
+        }
+        assert!(headers(&["no colon".to_owned()]).is_err());
+    }
+}
