@@ -7,6 +7,9 @@ gives it), with tracking (the default JSONL exporter, into a temporary file) and
 200 warm-up calls per connection, then rounds of 200 calls per connection, interleaved, 4,000 in all
 per connection. Printed: p50/p99 per connection, the p50 each proxy adds to the direct one, and each
 proxy process's peak RSS (VmHWM; the Python interpreter the command runs in included).
+
+`MCPLENS_BENCH_PROXY_EXTRA="label=/path/to/mcplens;…"` adds, in the same run, a tracked proxy
+connection through each of those `mcplens` executables (e.g. an earlier build, to compare).
 """
 
 from __future__ import annotations
@@ -77,10 +80,15 @@ def main() -> None:
         Connection("proxy", [*proxy, "--events", os.path.join(TMP, "events.jsonl"), "--", *server]),
         Connection("proxy --no-tracking", [*proxy, "--no-tracking", "--", *server]),
     ]
+    for i, extra in enumerate(filter(None, os.environ.get("MCPLENS_BENCH_PROXY_EXTRA", "").split(";"))):
+        label, exe = extra.split("=", 1)
+        events = os.path.join(TMP, f"extra-{i}.jsonl")
+        conns.append(Connection(f"proxy ({label})", [exe, "proxy", "--events", events, "--", *server]))
     for c in conns:
         c.echo(WARMUP, record=False)
     for r in range(TOTAL // ROUND):
-        for c in conns[r % 3 :] + conns[: r % 3]:  # each connection takes each place in turn
+        turn = r % len(conns)
+        for c in conns[turn:] + conns[:turn]:  # each connection takes each place in turn
             c.echo(ROUND, record=True)
     p50 = {c.name: statistics.median(c.times) / 1000 for c in conns}
     rss = {c.name: c.peak_rss_mb() for c in conns}
@@ -88,7 +96,7 @@ def main() -> None:
     for c in conns:
         p99 = statistics.quantiles(c.times, n=100)[98] / 1000
         added = "" if c.name == "direct" else f"  added p50 {p50[c.name] - p50['direct']:+.1f} µs"
-        print(f"  {c.name:<20} p50 {p50[c.name]:8.1f} µs  p99 {p99:8.1f} µs{added}  peak RSS {rss[c.name]:.1f} MB")
+        print(f"  {c.name:<28} p50 {p50[c.name]:8.1f} µs  p99 {p99:8.1f} µs{added}  peak RSS {rss[c.name]:.1f} MB")
     for c in conns:
         c.close()
     added = p50["proxy"] - p50["direct"]

@@ -111,8 +111,9 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
             (Upstream::Http(http), lines, Some(ended))
         }
     };
-    let mut host_lines = lines(tokio::io::stdin());
-    let mut host_out = BufWriter::new(tokio::io::stdout());
+    let (host_in, host_out) = host_stdio();
+    let mut host_lines = lines(host_in);
+    let mut host_out = BufWriter::new(host_out);
 
     let t0 = Instant::now();
     let wall0 = SystemTime::now();
@@ -295,6 +296,64 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
 async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &[u8]) -> std::io::Result<()> {
     w.write_all(line).await?;
     w.write_all(b"\n").await
+}
+
+/// Our stdin and stdout. A pipe or a socket (what hosts give: Node's `child_process` a socket pair,
+/// others pipes) is read and written on the runtime's own thread, non-blocking (that mode is set on
+/// the host's end of the connection only); anything else (a terminal, a file) through tokio's
+/// blocking stdin and stdout, whose every read and flush is a hop to another thread and back.
+fn host_stdio() -> (Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite + Send + Unpin>) {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        let input = unix_stdio::reader(std::io::stdin().as_fd());
+        let output = unix_stdio::writer(std::io::stdout().as_fd());
+        (input.unwrap_or_else(|| Box::new(tokio::io::stdin())), output.unwrap_or_else(|| Box::new(tokio::io::stdout())))
+    }
+    #[cfg(not(unix))]
+    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+}
+
+#[cfg(unix)]
+mod unix_stdio {
+    use std::os::fd::BorrowedFd;
+    use std::os::unix::fs::FileTypeExt;
+
+    use tokio::io::{AsyncRead, AsyncWrite};
+
+    enum Kind {
+        Pipe(std::fs::File),
+        Socket(std::os::unix::net::UnixStream),
+    }
+
+    /// A duplicate of `fd` when it is a pipe or a Unix socket.
+    fn kind(fd: BorrowedFd<'_>) -> Option<Kind> {
+        let file = std::fs::File::from(fd.try_clone_to_owned().ok()?);
+        let file_type = file.metadata().ok()?.file_type();
+        if file_type.is_fifo() {
+            Some(Kind::Pipe(file))
+        } else if file_type.is_socket() {
+            let socket = std::os::unix::net::UnixStream::from(std::os::fd::OwnedFd::from(file));
+            socket.set_nonblocking(true).ok()?;
+            Some(Kind::Socket(socket))
+        } else {
+            None
+        }
+    }
+
+    pub fn reader(fd: BorrowedFd<'_>) -> Option<Box<dyn AsyncRead + Send + Unpin>> {
+        Some(match kind(fd)? {
+            Kind::Pipe(file) => Box::new(tokio::net::unix::pipe::Receiver::from_file(file).ok()?),
+            Kind::Socket(socket) => Box::new(tokio::net::UnixStream::from_std(socket).ok()?),
+        })
+    }
+
+    pub fn writer(fd: BorrowedFd<'_>) -> Option<Box<dyn AsyncWrite + Send + Unpin>> {
+        Some(match kind(fd)? {
+            Kind::Pipe(file) => Box::new(tokio::net::unix::pipe::Sender::from_file(file).ok()?),
+            Kind::Socket(socket) => Box::new(tokio::net::UnixStream::from_std(socket).ok()?),
+        })
+    }
 }
 
 /// The lines of `r` (without their `\n`), read on a task of their own so neither side ever waits
