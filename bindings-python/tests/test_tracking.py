@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import importlib.util
 import json
 import warnings
 from collections.abc import AsyncIterator, Iterator
@@ -444,6 +445,29 @@ async def test_identify_runs_once_per_session_and_never_fails_a_request() -> Non
         last = ev.flushed()[-1]
         assert last.get("identity") == (None if fn is broken else {"id": "async-user"})
         ev.tracker.shutdown(5)
+
+
+NO_TRIO = importlib.util.find_spec("trio") is None
+
+
+@pytest.mark.parametrize(
+    "anyio_backend",
+    ["asyncio", pytest.param("trio", marks=pytest.mark.skipif(NO_TRIO, reason="trio: in .build/venv-mcp2 only"))],
+)
+async def test_an_async_identify_runs_under_asyncio_and_trio(anyio_backend: str) -> None:
+
+    async def identify(ctx: Any) -> dict[str, Any]:
+        await anyio.sleep(0.01)
+        return {"id": f"{anyio_backend}-user"}
+
+    ev = Events(identify=identify)
+    async with tracked("fast", ev) as session:
+        await session.list_tools()
+        await anyio.sleep(0.1)
+        await session.list_prompts()
+    got = [e for e in ev.flushed() if e["type"] != "mcp:initialize"]
+    assert [e.get("identity") for e in got] == [{"id": f"{anyio_backend}-user"}] * 2
+    ev.tracker.shutdown(5)
 
 
 async def test_traced_decorator(events: Events) -> None:

@@ -36,7 +36,7 @@ import signal
 import sys
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, Literal, TypedDict, TypeVar, cast
 
@@ -196,8 +196,9 @@ class Tracker:
     runs on every string of every event after the built-in rules (on the core's thread, all strings
     of one event under one GIL acquisition; if it raises, the event is dropped and counted).
     `identify(request_context) -> dict | None` runs once per session (an `async` one off the
-    request path) and may return `{"id", "name", "data"}`; the session's events wait for it in the
-    core (at most `identify_max_records` events and `identify_timeout_seconds`), and it never fails
+    request path, under asyncio or trio) and may return `{"id", "name", "data"}`; the session's
+    events wait for it in the core (at most `identify_max_records` events and
+    `identify_timeout_seconds`), and it never fails
     a request. The native tracker starts when the first server is tracked (its name and version go
     into every event); one tracker is meant for one server.
     """
@@ -579,26 +580,41 @@ class _Sessions:
         try:
             out = fn(ctx)
             if inspect.isawaitable(out):
-                try:
-                    task = asyncio.get_running_loop().create_task(_awaited(out))
-                except RuntimeError:
-                    if inspect.iscoroutine(out):
-                        out.close()
-                    raise
-                self._tasks.add(task)
-                task.add_done_callback(lambda t: self._identified(core, s, t))
+                self._spawn(_identity(out, core, s))
                 return
             core.resolve_identity(s, out)
         except Exception:
             _log.debug("mcplens: identify failed", exc_info=True)
             core.identify_failed(s)
 
-    def _identified(self, core: TrackerCore, s: TrackingSession, task: asyncio.Task[Any]) -> None:
-        self._tasks.discard(task)
-        if task.cancelled() or task.exception() is not None:
-            core.identify_failed(s)
-        else:
-            core.resolve_identity(s, task.result())
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Runs `coro` beside the request, in the running event loop: asyncio's, or trio's (as a
+        system task, so that it needs no nursery of the server's)."""
+        try:
+            task = asyncio.get_running_loop().create_task(coro)
+            self._tasks.add(task)  # a strong reference while it runs
+            task.add_done_callback(self._tasks.discard)
+            return
+        except RuntimeError:
+            pass
+        try:
+            import trio  # type: ignore[import-not-found,unused-ignore]
+
+            trio.lowlevel.spawn_system_task(_awaited, coro)
+        except (ImportError, RuntimeError):
+            coro.close()
+            raise RuntimeError("an async identify needs a running asyncio or trio event loop") from None
+
+
+async def _identity(aw: Awaitable[Any], core: TrackerCore, s: TrackingSession) -> None:
+    """Awaits an async identify's answer and hands it to the core; never raises but cancellation
+    (then the core's `identify_timeout_seconds` releases the session's events)."""
+    try:
+        answer = await aw
+    except Exception:
+        _log.debug("mcplens: identify failed", exc_info=True)
+        return core.identify_failed(s)
+    core.resolve_identity(s, answer)
 
 
 async def _awaited(aw: Awaitable[Any]) -> Any:
