@@ -37,6 +37,15 @@ async function survey(client) {
   return { tools, prompts, resources, echo, read };
 }
 
+/** Through the proxy, the host sees the server as it does directly, plus the resource tools. */
+function assertAsDirect(proxied, plain) {
+  assert.deepEqual(proxied.tools, [...plain.tools, ...OURS]);
+  assert.deepEqual(proxied.prompts, plain.prompts);
+  assert.deepEqual(proxied.resources, plain.resources);
+  assert.deepEqual(proxied.echo, plain.echo);
+  assert.deepEqual(proxied.read, plain.read);
+}
+
 for (const [sdk, client, transport] of [
   ['1.x', v1, transport1],
   ['v2', v2, transport2],
@@ -50,12 +59,7 @@ for (const [sdk, client, transport] of [
     const events = join(tempDir(), 'events.jsonl');
     const host = client('proxied');
     await host.connect(transport(process.execPath, [MCPLENS, 'proxy', '--server', 'everything', '--events', events, '--', ...SERVER]));
-    const proxied = await survey(host);
-    assert.deepEqual(proxied.tools, [...plain.tools, ...OURS]);
-    assert.deepEqual(proxied.prompts, plain.prompts);
-    assert.deepEqual(proxied.resources, plain.resources);
-    assert.deepEqual(proxied.echo, plain.echo);
-    assert.deepEqual(proxied.read, plain.read);
+    assertAsDirect(await survey(host), plain);
 
     const listing = await host.callTool({ name: 'mcplens_ListMcpResourcesTool', arguments: {} });
     assert.notEqual(listing.isError, true, listing.content[0].text);
@@ -135,12 +139,7 @@ test('--url: server-everything over Streamable HTTP through the proxy works as d
     const events = join(tempDir(), 'events.jsonl');
     const host = v1('proxied');
     await host.connect(transport1(process.execPath, [MCPLENS, 'proxy', '--server', 'everything', '--events', events, '--url', url]));
-    const proxied = await survey(host);
-    assert.deepEqual(proxied.tools, [...plain.tools, ...OURS]);
-    assert.deepEqual(proxied.prompts, plain.prompts);
-    assert.deepEqual(proxied.resources, plain.resources);
-    assert.deepEqual(proxied.echo, plain.echo);
-    assert.deepEqual(proxied.read, plain.read);
+    assertAsDirect(await survey(host), plain);
     const uri = plain.resources[0].uri;
     const read = await host.callTool({ name: 'mcplens_ReadMcpResourceTool', arguments: { server: 'everything', uri } });
     assert.notEqual(read.isError, true, read.content[0].text);

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import importlib.util
 import json
 import warnings
 from collections.abc import AsyncIterator, Iterator
@@ -447,13 +446,7 @@ async def test_identify_runs_once_per_session_and_never_fails_a_request() -> Non
         ev.tracker.shutdown(5)
 
 
-NO_TRIO = importlib.util.find_spec("trio") is None
-
-
-@pytest.mark.parametrize(
-    "anyio_backend",
-    ["asyncio", pytest.param("trio", marks=pytest.mark.skipif(NO_TRIO, reason="trio: in .build/venv-mcp2 only"))],
-)
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_an_async_identify_runs_under_asyncio_and_trio(anyio_backend: str) -> None:
 
     async def identify(ctx: Any) -> dict[str, Any]:
