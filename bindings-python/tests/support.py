@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +32,14 @@ try:  # community fastmcp, in its own test environments only
 except ImportError:
     FASTMCP = None
 SERVERS = Path(__file__).parent / "servers"
+
+
+async def eventually(predicate: Callable[[], bool]) -> None:
+    """Polls state that SDK tasks, other processes or the clock change (no event to wait on), for
+    at most 10 s."""
+    with anyio.fail_after(10):
+        while not predicate():  # noqa: ASYNC110
+            await anyio.sleep(0.01)
 
 
 @asynccontextmanager

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -15,18 +15,11 @@ import pytest
 
 import mcplens
 from servers import fast_server, sdk_server
-from support import V2, in_memory, over_stdio, stdio_params
+from support import V2, eventually, in_memory, over_stdio, stdio_params
 
 pytestmark = pytest.mark.anyio
 TRANSPORTS = ["memory", "stdio"]
 v2_only = pytest.mark.skipif(not V2, reason="mcp.Client and the 2026-07-28 era exist in mcp 2.x only")
-
-
-async def eventually(predicate: Callable[[], bool]) -> None:
-    """Polls state that SDK tasks change (no event to wait on), for at most 10 s."""
-    with anyio.fail_after(10):
-        while not predicate():  # noqa: ASYNC110
-            await anyio.sleep(0.01)
 
 
 def is_list_changed(message: Any) -> bool:

@@ -1,11 +1,14 @@
 """`mcplens proxy` (the wheel's command, `python -m mcplens`) with the installed SDK's
 `ClientSession` as the host: a templates-only server becomes usable through the resource tools, and
 a community fastmcp 4 server keeps every tool, prompt and resource it has, plus the resource tools.
+On mcp 2.x, its `Client` as the host speaks 2026-07-28 through the proxy to an `MCPServer`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,7 +19,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from support import SERVERS
+from support import SERVERS, V2, eventually, http_server
 
 pytestmark = pytest.mark.anyio
 OURS = ["mcplens_ListMcpResourceTemplatesTool", "mcplens_ListMcpResourcesTool", "mcplens_ReadMcpResourceTool"]
@@ -75,3 +78,55 @@ async def test_a_fastmcp_4_server_keeps_everything_and_gains_the_resource_tools(
         error, text = await tool(s, OURS[2], server="up", uri="note://7")
         assert not error, text
         assert json.loads(text)["contents"][0]["uri"] == "note://7"
+
+
+@pytest.mark.skipif(not V2, reason="mcp.Client and the 2026-07-28 era exist in mcp 2.x only")
+@pytest.mark.parametrize("upstream", ["stdio", "http"])
+async def test_a_2026_07_28_host_and_server_through_the_proxy(
+    tmp_path: Path, upstream: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The proxy speaks the host's revision: its own requests carry the host's envelope (the
+    server refuses them otherwise), its results `resultType`, over HTTP each request the
+    revision's routing headers; and it hears of changes on a `subscriptions/listen` stream of
+    its own (the only way they come in this revision)."""
+
+    log, events = tmp_path / "methods.log", tmp_path / "events.jsonl"
+    monkeypatch.setenv("FAST_SERVER_LOG", str(log))  # the server's environment, over stdio or HTTP
+    async with contextlib.AsyncExitStack() as stack:
+        if upstream == "http":
+            url = await stack.enter_async_context(http_server(str(SERVERS / "fast_server.py"), "http"))
+            target = ["--url", url]
+        else:
+            target = ["--", sys.executable, str(SERVERS / "fast_server.py")]
+        args = ["-m", "mcplens", "proxy", "--events", str(events), *target]
+        params = StdioServerParameters(command=sys.executable, args=args, env=dict(os.environ))
+        await a_change_heard_through_the_proxy(params, log)
+    tracked = [json.loads(line) for line in events.read_text().splitlines()]
+    assert {(e["client"]["name"], e["server"]["name"]) for e in tracked} == {("mcp", "fast")}
+    assert [e["type"] for e in tracked].count("mcp:tools/call") == 4
+
+
+async def a_change_heard_through_the_proxy(params: StdioServerParameters, log: Path) -> None:
+    """A template added upstream reaches the proxy's tools with nothing but the proxy's own
+    listen stream to tell it; `log` holds the methods the server was asked."""
+    from mcp import Client
+
+    def methods() -> list[str]:
+        return log.read_text().splitlines() if log.exists() else []
+
+    async with Client(params) as c:
+        assert c.protocol_version == "2026-07-28"
+        assert [t.name for t in (await c.list_tools()).tools] == ["add_template", *OURS]
+        error, text = await tool(c, OURS[0])
+        assert not error, text
+        assert [t["name"] for t in json.loads(text)["resourceTemplates"]] == ["files"]
+        assert (await c.call_tool("add_template", {"name": "notes"})).content[0].text == "added"
+        # Nothing the host does asks for the list again: the proxy's own stream brought the change.
+        await eventually(lambda: methods().count("resources/templates/list") == 2)
+        error, text = await tool(c, OURS[0])
+        assert not error, text
+        assert [t["name"] for t in json.loads(text)["resourceTemplates"]] == ["files", "notes"]
+        error, text = await tool(c, OURS[2], server="fast", uri="note://notes/7")
+        assert not error, text
+        assert json.loads(text)["contents"][0]["text"] == "7"
+    assert methods().count("subscriptions/listen") == 1

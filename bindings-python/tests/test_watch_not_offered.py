@@ -15,16 +15,15 @@ clears the pair. On a legacy connection to the same servers the watch takes list
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 import mcplens
-from support import SERVERS, V2, Outgoing, watch_not_offered_then_refresh
+from support import SERVERS, V2, Outgoing, eventually, watch_not_offered_then_refresh
 
 pytestmark = pytest.mark.anyio
 
@@ -47,13 +46,6 @@ def command(server: str) -> list[str]:
     python, (script, *args), *_ = SERVED[server]
     assert python.exists(), f"make test-python creates {python.parents[1].name} (the {server} server's own SDK)"
     return [str(python), str(SERVERS / script), *args]
-
-
-async def eventually(predicate: Callable[[], bool]) -> None:
-    """Polls state that SDK tasks and the clock change (no event to wait on), for at most 10 s."""
-    with anyio.fail_after(10):
-        while not predicate():  # noqa: ASYNC110
-            await anyio.sleep(0.01)
 
 
 @asynccontextmanager

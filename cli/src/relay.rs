@@ -154,6 +154,7 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
                     tracking.start(server, client, protocol_version.as_deref())
                 }
                 ProxyAction::Track(record) => tracking.record(&record),
+                ProxyAction::Notice(message) => eprintln!("mcplens proxy: {message}"),
             }
         }
         host_gone |= host_out.flush().await.is_err();

@@ -10,6 +10,13 @@
 //! out, so that every later one carries the session the server named; after that, POSTs go out
 //! concurrently, as an HTTP client's do.
 //!
+//! A 2026-07-28 request (its `params._meta` names the protocol version) carries the routing
+//! headers that revision's HTTP transport asks for: `MCP-Protocol-Version` (the envelope's),
+//! `Mcp-Method`, and `Mcp-Name` for `tools/call`, `prompts/get` and `resources/read` (the name or
+//! URI, base64-wrapped as `=?base64?…?=` when it is not printable ASCII without edge spaces).
+//! `Mcp-Param-*` headers (tools whose input schema marks arguments `x-mcp-header`) are not sent.
+//! That revision has no standalone GET stream: changes come on `subscriptions/listen`.
+//!
 //! A request the server answers with an HTTP error (other than the end of the session) is answered
 //! to the host as a JSON-RPC error naming the status; a message over [`MAX_MESSAGE`] bytes is
 //! dropped and counted on stderr. The upstream ends — and with it the proxy — when the server
@@ -19,6 +26,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use base64::Engine as _;
 use futures::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
@@ -38,8 +46,13 @@ pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 /// How long the session's DELETE may take when the proxy ends.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// The 2026-07-28 routing headers.
+const HEADER_MCP_METHOD: &str = "mcp-method";
+const HEADER_MCP_NAME: &str = "mcp-name";
+
 /// Header names the proxy sets itself: `--header` may not give them.
-const RESERVED: [&str; 4] = ["content-type", "accept", HEADER_SESSION_ID, HEADER_MCP_PROTOCOL_VERSION];
+const RESERVED: [&str; 6] =
+    ["content-type", "accept", HEADER_SESSION_ID, HEADER_MCP_PROTOCOL_VERSION, HEADER_MCP_METHOD, HEADER_MCP_NAME];
 
 /// The server's messages, one line each.
 pub type Lines = mpsc::UnboundedReceiver<Vec<u8>>;
@@ -147,7 +160,8 @@ impl HttpUpstream {
         if let Some(value) = protocol.and_then(|p| HeaderValue::from_str(p).ok()) {
             lock(&self.link.session).protocol = Some(value);
         }
-        if !std::mem::replace(&mut self.listening, true) {
+        let modern = protocol.is_some_and(|p| mcplens::discovery::Era::of(p) == mcplens::discovery::Era::Modern);
+        if !modern && !std::mem::replace(&mut self.listening, true) {
             tokio::spawn(self.link.clone().listen());
         }
     }
@@ -180,11 +194,13 @@ impl Link {
         let mut headers = self.request_headers();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_MIME_TYPE));
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
+        routing_headers(line, &mut headers);
         match self.client.send(Method::POST, &self.url, headers, Bytes::copy_from_slice(line)).await {
             Ok(response) => {
                 let mut session = lock(&self.session);
                 session.answered = true;
-                if session.id.is_none() {
+                // Only an accepted message opens a session (a refusal may name one it dropped).
+                if session.id.is_none() && response.status().is_success() {
                     session.id = response.headers().get(HEADER_SESSION_ID).cloned();
                 }
                 Some(response)
@@ -267,6 +283,59 @@ impl Link {
     }
 }
 
+/// The 2026-07-28 routing headers of a request `line` whose `params._meta` names its protocol
+/// version (see the module docs); nothing for any other line.
+fn routing_headers(line: &[u8], headers: &mut HeaderMap) {
+    #[derive(serde::Deserialize)]
+    struct Request<'a> {
+        #[serde(borrow)]
+        method: std::borrow::Cow<'a, str>,
+        params: Params<'a>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "_meta")]
+        meta: Meta,
+        #[serde(borrow, default)]
+        name: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow, default)]
+        uri: Option<std::borrow::Cow<'a, str>>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+        protocol_version: String,
+    }
+    let Ok(r) = serde_json::from_slice::<Request<'_>>(line) else { return };
+    let (Ok(version), Ok(method)) =
+        (HeaderValue::from_str(&r.params.meta.protocol_version), HeaderValue::from_str(&r.method))
+    else {
+        return;
+    };
+    headers.insert(HEADER_MCP_PROTOCOL_VERSION, version);
+    headers.insert(HEADER_MCP_METHOD, method);
+    let name = match r.method.as_ref() {
+        "tools/call" | "prompts/get" => r.params.name,
+        "resources/read" => r.params.uri,
+        _ => None,
+    };
+    if let Some(value) = name.and_then(|n| HeaderValue::from_str(&header_safe(&n)).ok()) {
+        headers.insert(HEADER_MCP_NAME, value);
+    }
+}
+
+/// A value as a 2026-07-28 header carries it: verbatim when printable ASCII without leading or
+/// trailing spaces (and not itself shaped like the wrapping), else `=?base64?…?=`.
+fn header_safe(value: &str) -> std::borrow::Cow<'_, str> {
+    let printable = value.bytes().all(|b| (0x20..0x7f).contains(&b)) && value.trim() == value;
+    let wrapped_shape = value.starts_with("=?base64?") && value.ends_with("?=");
+    if printable && !wrapped_shape {
+        value.into()
+    } else {
+        format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(value)).into()
+    }
+}
+
 fn is(response: &http::Response<Incoming>, mime: &str) -> bool {
     response
         .headers()
@@ -341,9 +410,41 @@ mod tests {
     }
 
     #[test]
+    fn a_2026_07_28_request_carries_its_routing_headers() {
+        let mut h = HeaderMap::new();
+        let read = r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"note://ä b","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+        routing_headers(read.as_bytes(), &mut h);
+        assert_eq!(h[HEADER_MCP_PROTOCOL_VERSION], "2026-07-28");
+        assert_eq!(h[HEADER_MCP_METHOD], "resources/read");
+        let wrapped = h[HEADER_MCP_NAME].to_str().unwrap();
+        let payload = wrapped.strip_prefix("=?base64?").unwrap().strip_suffix("?=").unwrap();
+        assert_eq!(base64::engine::general_purpose::STANDARD.decode(payload).unwrap(), "note://ä b".as_bytes());
+        let mut h = HeaderMap::new();
+        let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+        routing_headers(call.as_bytes(), &mut h);
+        assert_eq!(
+            (h[HEADER_MCP_METHOD].to_str().unwrap(), h[HEADER_MCP_NAME].to_str().unwrap()),
+            ("tools/call", "echo")
+        );
+        assert_eq!(header_safe(" x"), "=?base64?IHg=?=");
+        assert_eq!(header_safe("=?base64?eA==?="), "=?base64?PT9iYXNlNjQ/ZUE9PT89?=");
+        // Earlier revisions (no envelope) and notifications get none.
+        for line in [
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ] {
+            let mut h = HeaderMap::new();
+            routing_headers(line.as_bytes(), &mut h);
+            assert!(h.is_empty(), "{line}");
+        }
+    }
+
+    #[test]
     fn the_proxys_own_headers_cannot_be_given() {
         assert!(headers(&["Authorization: Bearer t".to_owned()]).is_ok());
-        for reserved in ["Mcp-Session-Id: x", "accept: */*", "Content-Type: text/plain", "mcp-protocol-version: 1"] {
+        for reserved in
+            ["Mcp-Session-Id: x", "accept: */*", "Content-Type: text/plain", "mcp-protocol-version: 1", "Mcp-Method: x"]
+        {
             assert_eq!(headers(&[reserved.to_owned()]).unwrap_err().exit, exit::USAGE, "{reserved}");
         }
         assert!(headers(&["no colon".to_owned()]).is_err());

@@ -1,7 +1,9 @@
 """The installed SDK's high-level server with resource templates: 1.x `FastMCP`, 2.x `MCPServer`.
 
 In process: `build()` returns `(server, log)`; `log` records each request's method. Over stdio:
-`python fast_server.py`.
+`python fast_server.py`; over streamable HTTP (2.x): `python fast_server.py http PORT`. With
+`FAST_SERVER_LOG=FILE` (2.x) each request's method is also appended
+to FILE, a line each, as it comes.
 
 Tool `add_template(name)` registers the template `note://<name>/{id}` and says the list changed:
 1.x FastMCP through `send_resource_list_changed()` although it advertises no `listChanged`; 2.x
@@ -11,6 +13,7 @@ through `notify_resources_changed()` (2026-07-28 listen streams) and `send_resou
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import mcp
@@ -25,10 +28,14 @@ else:
 def build() -> tuple[Any, list[str]]:
     log: list[str] = []
     if V2:
+        log_file = os.environ.get("FAST_SERVER_LOG")
 
         async def track(ctx: Any, call_next: Any) -> Any:
             if ctx.request_id is not None:
                 log.append(ctx.method)
+                if log_file:
+                    with open(log_file, "a") as f:  # noqa: ASYNC230 (a line per request, in a test)
+                        f.write(ctx.method + "\n")
             return await call_next(ctx)
 
         server: Any = MCPServer("fast", middleware=[track])
@@ -68,5 +75,30 @@ def build() -> tuple[Any, list[str]]:
     return server, log
 
 
+def serve_http(port: int) -> None:
+    """Streamable HTTP on 127.0.0.1:`port` (`/mcp`); says "listening" on stderr once it does."""
+    import logging
+    import sys
+
+    import uvicorn
+
+    logging.disable(logging.INFO)  # the first line on stderr is "listening"
+    config = uvicorn.Config(build()[0].streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
+    web = uvicorn.Server(config)
+    original = web.startup
+
+    async def startup(sockets: Any = None) -> None:
+        await original(sockets)
+        print("listening", file=sys.stderr, flush=True)
+
+    web.startup = startup  # type: ignore[method-assign]
+    web.run()
+
+
 if __name__ == "__main__":
-    build()[0].run("stdio")
+    import sys
+
+    if sys.argv[1:2] == ["http"]:
+        serve_http(int(sys.argv[2]))
+    else:
+        build()[0].run("stdio")

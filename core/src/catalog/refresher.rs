@@ -506,7 +506,8 @@ impl Refresher {
     /// notifications are missing), and the connection closing still clears both lists. `Ok(None)`
     /// for an old epoch (the watch's connection was replaced or closed: nothing to report).
     ///
-    /// A stream that ends after the acknowledgement is the connection's end: [`detach`](Self::detach).
+    /// A stream that ends after the acknowledgement is the connection's end
+    /// ([`detach`](Self::detach)), or, where the connection stays, [`listen_ended`](Self::listen_ended).
     pub fn listen_failed(
         &mut self,
         server: &str,
@@ -520,6 +521,20 @@ impl Refresher {
         }
         self.slots[i].notifications = None; // the watch failed: it is not watching
         Err(CatalogError::ListenFailed { server: server.to_owned(), rpc_code })
+    }
+
+    /// The acknowledged `subscriptions/listen` stream of connection `epoch` ended (the server
+    /// closed it, or it broke) while the connection stays — a proxy's upstream lives on; a host
+    /// whose connection ended with the stream [`detach`](Self::detach)es instead. Changes are no
+    /// longer heard: the watch stands without a stream ([`Notifications::NotOffered`]: from now on
+    /// the pair is kept current by requests and its `ttlMs`), and, since a change may have gone
+    /// unheard (nothing is replayed), the pair is re-listed as after a list_changed. False (and
+    /// nothing changes) for an old epoch.
+    pub fn listen_ended(&mut self, server: &str, epoch: Epoch, now: Duration) -> bool {
+        let Some(i) = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch)) else { return false };
+        self.slots[i].notifications = Some(Notifications::NotOffered);
+        self.on_list_changed(server, epoch, now);
+        true
     }
 
     /// The server's current connection, if any.

@@ -21,7 +21,21 @@
 //!   the host listed tools.
 //!
 //! An upstream `notifications/resources/list_changed` is relayed and refreshes the catalog
-//! ([`Refresher::on_list_changed`], as a watch does). Every relayed host request whose method is
+//! ([`Refresher::on_list_changed`], as a watch does).
+//!
+//! On a 2026-07-28 connection (the host began with `server/discover`) the proxy speaks that
+//! revision itself: its own requests carry the host's `_meta` envelope (protocol version, client
+//! info and capabilities, as the host sent them with `server/discover`); its own results carry
+//! `resultType` (and a `tools/list` it answers `ttlMs: 0`, `cacheScope: "private"`); the
+//! upstream's name comes from the result's `_meta` serverInfo. Change notifications come only on
+//! a `subscriptions/listen` stream, so the proxy opens its own (resources list changes only) when
+//! the refresher says the upstream offers them ([`Notifications::Listening`]): everything
+//! stamped with that stream's id (its acknowledgement, its notifications, its end) is the
+//! proxy's and never reaches the host. A refusal goes to [`Refresher::listen_failed`] (-32601:
+//! not offered; any other: a [`ProxyAction::Notice`]); a stream that ends after its
+//! acknowledgement to [`Refresher::listen_ended`]. The host's own streams are relayed; its
+//! `notifications/tools/list_changed` goes only on a stream of the host's that asked for
+//! `toolsListChanged`, stamped with that stream's id. Every relayed host request whose method is
 //! a tracked [`Method`] becomes a [`ProxyAction::Track`] when its answer comes back (client: the
 //! host's `clientInfo`; server: the upstream's `serverInfo`, in [`ProxyAction::Initialized`]);
 //! so do the proxy's own tool calls.
@@ -49,8 +63,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use crate::catalog::{Action, CallerId, Epoch, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
-use crate::discovery::{DiscoveryError, Limits, ListKind, Listing, Outcome, Pager, Support};
+use crate::catalog::{
+    Action, CallerId, Epoch, Notifications, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
+};
+use crate::discovery::{DiscoveryError, Era, Limits, ListKind, Listing, Outcome, Pager, Support};
 use crate::error::ErrorCode;
 use crate::tool::{self, Input, ReadCall, ReadConfig, ReadInput, ToolError};
 use crate::tracking::{Method, PeerInfo};
@@ -69,6 +85,13 @@ const TOOLS_CAPABILITY: &str = r#""tools":{"listChanged":true}"#;
 
 /// The notification sent to the host when the proxy's tools appear or go.
 const TOOLS_LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+
+/// The `_meta` keys of a 2026-07-28 request's envelope (the host's, reused for the proxy's own).
+const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key naming the `subscriptions/listen` stream a notification belongs to.
+const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The proxy's settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -215,6 +238,9 @@ pub enum ProxyAction {
     },
     /// Record this request.
     Track(TrackRecord),
+    /// Something the operator should know (the driver prints it; never sent to the host): the
+    /// proxy's own `subscriptions/listen` stream was refused or ended.
+    Notice(String),
 }
 
 /// A resource tool as MCP's `tools/list` describes it.
@@ -293,6 +319,20 @@ enum Own {
         read: Box<(HostCall, ReadCall)>,
         deadline: Duration,
     },
+    /// The proxy's `subscriptions/listen` stream (2026-07-28): until the upstream acknowledges
+    /// it, it has a deadline (the traversal deadline); after, none.
+    Listen {
+        ack_deadline: Option<Duration>,
+    },
+}
+
+impl Own {
+    fn deadline(&self) -> Option<Duration> {
+        match self {
+            Own::Page { deadline } | Own::Read { deadline, .. } => Some(*deadline),
+            Own::Listen { ack_deadline } => *ack_deadline,
+        }
+    }
 }
 
 /// One traversal pair in progress.
@@ -323,6 +363,9 @@ pub struct Proxy {
     held: Vec<String>,
     client: Option<PeerInfo>,
     client_version: Option<String>,
+    /// 2026-07-28: the host's `_meta` envelope from its `server/discover` (a JSON object's
+    /// members, without braces), stamped on the proxy's own requests.
+    envelope: Option<String>,
     protocol_version: String,
     server: Option<(String, Epoch)>,
     /// The upstream declares `resources` (from its `initialize` result).
@@ -334,6 +377,11 @@ pub struct Proxy {
     ready: bool,
     /// The tools the host was last shown (`None`: it never listed tools).
     announced: Option<&'static [&'static str]>,
+    /// 2026-07-28: the proxy's own `subscriptions/listen` stream (its own request number).
+    listen: Option<u64>,
+    /// 2026-07-28: the host's open `subscriptions/listen` streams that asked for
+    /// `toolsListChanged` (their ids, JSON text).
+    host_tool_streams: Vec<String>,
 }
 
 impl Proxy {
@@ -366,12 +414,15 @@ impl Proxy {
             held: Vec::new(),
             client: None,
             client_version: None,
+            envelope: None,
             protocol_version: String::new(),
             server: None,
             declares_resources: false,
             tools_added: false,
             ready: false,
             announced: None,
+            listen: None,
+            host_tool_streams: Vec::new(),
         })
     }
 
@@ -394,22 +445,19 @@ impl Proxy {
     pub fn poll_timeout(&self) -> Option<Duration> {
         // Ends of the proxy's own requests; an answer that comes after is dropped (its id is the
         // proxy's, no longer in flight).
-        let own = self.own.values().map(|o| match o {
-            Own::Page { deadline } | Own::Read { deadline, .. } => *deadline,
-        });
-        own.chain(self.refresher.poll_timeout()).min()
+        self.own.values().filter_map(Own::deadline).chain(self.refresher.poll_timeout()).min()
     }
 
     /// Time has come: the proxy's own requests past their deadline time out; due retries start.
     pub fn handle_timeout(&mut self, now: Duration) {
-        let due: Vec<u64> = self
-            .own
-            .iter()
-            .filter(|(_, o)| matches!(o, Own::Page { deadline } | Own::Read { deadline, .. } if *deadline <= now))
-            .map(|(n, _)| *n)
-            .collect();
+        let due: Vec<u64> =
+            self.own.iter().filter(|(_, o)| o.deadline().is_some_and(|d| d <= now)).map(|(n, _)| *n).collect();
         for n in due {
             let own = self.own.remove(&n).expect("listed above");
+            if matches!(own, Own::Listen { .. }) {
+                // Not acknowledged in time: the upstream may still hold it.
+                self.send_own(cancelled(n));
+            }
             self.own_answer(own, Outcome::TimedOut, now);
         }
         self.refresher.handle_timeout(now);
@@ -456,9 +504,7 @@ impl Proxy {
             self.own.iter().find(|(_, o)| matches!(o, Own::Read { read, .. } if read.0.id == id)).map(|(n, _)| *n);
         let Some(n) = read else { return false };
         self.own.remove(&n);
-        let notice =
-            format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#, own_id(n));
-        self.send_own(notice);
+        self.send_own(cancelled(n));
         true
     }
 
@@ -504,6 +550,10 @@ impl Proxy {
                 self.client = init.client_info.map(|c| PeerInfo::new(c.name, c.version.as_deref()));
                 self.client_version = init.protocol_version;
             }
+        } else if method == "server/discover" {
+            self.discover_envelope(params);
+        } else if method == "subscriptions/listen" && params.is_some_and(asks_tools_list_changed) {
+            self.host_tool_streams.push(id.get().to_owned());
         }
         let key = id.get().to_owned();
         if self.host_requests.contains_key(&key) || own_number(&key).is_some_and(|n| self.own.contains_key(&n)) {
@@ -587,7 +637,7 @@ impl Proxy {
                     let params = read.params_json();
                     let deadline = now.saturating_add(read.remaining(now));
                     let n = self.next_own_id();
-                    let line = request_line(&own_id(n), ReadCall::METHOD, Some(&params));
+                    let line = self.own_request(n, ReadCall::METHOD, Some(&params));
                     self.own.insert(n, Own::Read { read: Box::new((call, read)), deadline });
                     self.send_own(line);
                 }
@@ -605,6 +655,9 @@ impl Proxy {
         let mut result = json!({"content": [{"type": "text", "text": text}]});
         if is_error {
             result["isError"] = Value::Bool(true);
+        }
+        if self.modern() {
+            result["resultType"] = Value::from("complete");
         }
         let result = result.to_string();
         self.actions
@@ -631,7 +684,11 @@ impl Proxy {
         } else {
             self.tool_json.iter().filter(|(n, _)| visible.contains(n)).map(|(_, j)| j.as_str()).collect()
         };
-        let result = format!(r#"{{"tools":[{}]}}"#, ours.join(","));
+        let result = if self.modern() {
+            format!(r#"{{"tools":[{}],"resultType":"complete","ttlMs":0,"cacheScope":"private"}}"#, ours.join(","))
+        } else {
+            format!(r#"{{"tools":[{}]}}"#, ours.join(","))
+        };
         self.actions.push_back(ProxyAction::ToHost(format!(
             r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
             id.get(),
@@ -656,12 +713,21 @@ impl Proxy {
         let verdict = match (&msg.method, msg.id) {
             (None, Some(id)) => self.upstream_answer(id, &msg, line, now),
             (Some(method), None) => {
+                let ours = self.listen.is_some_and(|n| subscription_id(msg.params).is_some_and(|id| id == own_id(n)));
                 if method == "notifications/resources/list_changed" {
                     if let Some((server, epoch)) = self.server.clone() {
                         self.refresher.on_list_changed(&server, epoch, now);
                     }
+                } else if ours && method == "notifications/subscriptions/acknowledged" {
+                    if let Some(Own::Listen { ack_deadline }) = self.listen.and_then(|n| self.own.get_mut(&n)) {
+                        *ack_deadline = None;
+                    }
                 }
-                Verdict::Forward
+                if ours {
+                    Verdict::Consumed
+                } else {
+                    Verdict::Forward
+                }
             }
             // The upstream's own requests (sampling, roots, ping, elicitation): relayed.
             _ => Verdict::Forward,
@@ -702,10 +768,13 @@ impl Proxy {
             return Verdict::Consumed;
         }
         let Some(request) = self.host_requests.remove(key) else { return Verdict::Forward };
+        if request.method == "subscriptions/listen" {
+            self.host_tool_streams.retain(|s| *s != request.id);
+        }
         let mut rewritten: Option<String> = None;
         if let Some(result) = msg.result {
             if matches!(request.method.as_str(), "initialize" | "server/discover") {
-                rewritten = self.initialized(line, result, &request);
+                rewritten = self.initialized(line, result, &request, now);
             } else if request.method == "tools/list" && request.first_tools_page && self.config.tools {
                 rewritten = self.append_tools(line, result);
             }
@@ -748,7 +817,7 @@ impl Proxy {
 
     /// The `initialize` result: attach the upstream, tell the driver who is who, and add the
     /// `tools` capability when the upstream declares resources without tools.
-    fn initialized(&mut self, line: &[u8], result: &RawValue, request: &HostRequest) -> Option<String> {
+    fn initialized(&mut self, line: &[u8], result: &RawValue, request: &HostRequest, now: Duration) -> Option<String> {
         #[derive(Deserialize)]
         struct InitResult<'a> {
             #[serde(borrow, default)]
@@ -757,13 +826,23 @@ impl Proxy {
             server_info: Option<Info>,
             #[serde(default, rename = "protocolVersion")]
             protocol_version: Option<String>,
+            #[serde(default, rename = "_meta")]
+            meta: Option<ResultMeta>,
+        }
+        #[derive(Deserialize)]
+        struct ResultMeta {
+            #[serde(default, rename = "io.modelcontextprotocol/serverInfo")]
+            server_info: Option<Info>,
         }
         let init: InitResult<'_> = serde_json::from_str(result.get()).ok()?;
         let caps = init.capabilities?;
         let declares_resources = crate::discovery::has_resources_capability(caps.get());
         let declares_tools = serde_json::from_str::<Value>(caps.get()).is_ok_and(|c| c.get("tools").is_some());
-        self.protocol_version = init.protocol_version.clone().or(self.client_version.clone()).unwrap_or_default();
-        let info = init.server_info.unwrap_or_default();
+        // 2026-07-28: no protocolVersion in the result (the host's envelope named it), serverInfo
+        // in its `_meta`.
+        let protocol_version = init.protocol_version.or(self.client_version.clone());
+        self.protocol_version = protocol_version.clone().unwrap_or_default();
+        let info = init.server_info.or(init.meta.and_then(|m| m.server_info)).unwrap_or_default();
         let name = match &self.config.server {
             Some(s) => s.clone(),
             None => Some(crate::sanitize::label(&info.name).trim().to_owned())
@@ -772,9 +851,12 @@ impl Proxy {
         };
         if self.server.is_none() {
             let epoch = self.refresher.attach(&name, declares_resources);
-            let _ = self.refresher.watch(&name, epoch, &self.protocol_version, caps.get());
+            let notifications = self.refresher.watch(&name, epoch, &self.protocol_version, caps.get());
             self.server = Some((name, epoch));
             self.declares_resources = declares_resources;
+            if notifications == Some(Notifications::Listening) && self.envelope.is_some() {
+                self.open_listen(now);
+            }
         }
         if request.method == "server/discover" {
             self.ready = true;
@@ -785,7 +867,7 @@ impl Proxy {
         self.actions.push_back(ProxyAction::Initialized {
             server: PeerInfo::new(server, info.version.as_deref()),
             client: self.client.clone(),
-            protocol_version: init.protocol_version,
+            protocol_version,
         });
         if !(self.config.tools && declares_resources) || declares_tools {
             return None;
@@ -829,6 +911,97 @@ impl Proxy {
                 self.answer_call(call, out, now);
             }
             Own::Page { .. } => self.page_answer(outcome, now),
+            Own::Listen { ack_deadline } => self.listen_answer(ack_deadline.is_none(), outcome, now),
+        }
+    }
+
+    /// 2026-07-28: the upstream offers resource change notifications; they come only on a
+    /// `subscriptions/listen` stream, which the proxy opens for itself.
+    fn open_listen(&mut self, now: Duration) {
+        let n = self.next_own_id();
+        let params = r#"{"notifications":{"resourcesListChanged":true}}"#;
+        let line = self.own_request(n, "subscriptions/listen", Some(params));
+        let ack_deadline = Some(now.saturating_add(self.config.limits.deadline));
+        self.own.insert(n, Own::Listen { ack_deadline });
+        self.listen = Some(n);
+        self.send_own(line);
+    }
+
+    /// The proxy's listen stream ended (`acked`: after its acknowledgement) or was refused.
+    fn listen_answer(&mut self, acked: bool, outcome: Outcome<'_>, now: Duration) {
+        self.listen = None;
+        let Some((server, epoch)) = self.server.clone() else { return };
+        if acked || matches!(outcome, Outcome::Page(_)) {
+            // A result is the stream's graceful end (with no acknowledgement before it, it opened
+            // already closed); after the acknowledgement, any answer ends it.
+            if self.refresher.listen_ended(&server, epoch, now) {
+                self.actions.push_back(ProxyAction::Notice(format!(
+                    "the change notifications of {server} ended (subscriptions/listen closed): its resources are \
+                     listed again now, then when they are asked for and out of date"
+                )));
+            }
+            return;
+        }
+        let code = match outcome {
+            Outcome::RpcError { code } => Some(code),
+            _ => None,
+        };
+        if let Err(e) = self.refresher.listen_failed(&server, epoch, code) {
+            self.actions.push_back(ProxyAction::Notice(format!("{}: {e}", e.code())));
+        }
+    }
+
+    /// 2026-07-28: keeps the envelope of the host's `server/discover` (its protocol version,
+    /// client info and capabilities) for the proxy's own requests, and the host's identity.
+    fn discover_envelope(&mut self, params: Option<&RawValue>) {
+        #[derive(Deserialize)]
+        struct Discover<'a> {
+            #[serde(borrow, rename = "_meta")]
+            meta: Envelope2026<'a>,
+        }
+        #[derive(Deserialize)]
+        struct Envelope2026<'a> {
+            #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+            protocol_version: String,
+            #[serde(borrow, default, rename = "io.modelcontextprotocol/clientInfo")]
+            client_info: Option<&'a RawValue>,
+            #[serde(borrow, default, rename = "io.modelcontextprotocol/clientCapabilities")]
+            client_capabilities: Option<&'a RawValue>,
+        }
+        let Some(d) = params.and_then(|p| serde_json::from_str::<Discover<'_>>(p.get()).ok()) else { return };
+        let m = d.meta;
+        let mut envelope = format!("\"{META_PROTOCOL_VERSION}\":{}", json!(m.protocol_version));
+        if let Some(info) = m.client_info {
+            envelope.push_str(&format!(",\"{META_CLIENT_INFO}\":{}", info.get()));
+            if let Ok(c) = serde_json::from_str::<Info>(info.get()) {
+                self.client = Some(PeerInfo::new(c.name, c.version.as_deref()));
+            }
+        }
+        let capabilities = m.client_capabilities.map_or("{}", RawValue::get);
+        envelope.push_str(&format!(",\"{META_CLIENT_CAPABILITIES}\":{capabilities}"));
+        self.client_version = Some(m.protocol_version);
+        self.envelope = Some(envelope);
+    }
+
+    /// The connection speaks 2026-07-28 (or later).
+    fn modern(&self) -> bool {
+        Era::of(&self.protocol_version) == Era::Modern
+    }
+
+    /// One of the proxy's own requests: on a 2026-07-28 connection its params carry the host's
+    /// envelope in `_meta`.
+    fn own_request(&self, n: u64, method: &str, params: Option<&str>) -> String {
+        let id = own_id(n);
+        let envelope = self.envelope.as_deref().filter(|_| self.modern());
+        match (params, envelope) {
+            (Some(p), Some(e)) => {
+                let rest = p.trim_start().strip_prefix('{').unwrap_or("}").trim_start();
+                let sep = if rest.starts_with('}') { "" } else { "," };
+                let params = format!(r#"{{"_meta":{{{e}}}{sep}{rest}"#);
+                request_line(&id, method, Some(&params))
+            }
+            (None, Some(e)) => request_line(&id, method, Some(&format!(r#"{{"_meta":{{{e}}}}}"#))),
+            (p, None) => request_line(&id, method, p),
         }
     }
 
@@ -851,7 +1024,8 @@ impl Proxy {
                 let params = req.params_json();
                 let n = self.next_own_id();
                 self.own.insert(n, Own::Page { deadline });
-                self.send_own(request_line(&own_id(n), req.method, params.as_deref()));
+                let line = self.own_request(n, req.method, params.as_deref());
+                self.send_own(line);
                 return;
             }
             let Traversal { id, pager, resources } = self.traversal.take().expect("checked above");
@@ -919,7 +1093,16 @@ impl Proxy {
             let visible = self.refresher.catalog().visible_tools();
             if visible != shown && self.config.tools {
                 self.announced = Some(visible);
-                self.actions.push_back(ProxyAction::ToHost(TOOLS_LIST_CHANGED.to_owned()));
+                if !self.modern() {
+                    self.actions.push_back(ProxyAction::ToHost(TOOLS_LIST_CHANGED.to_owned()));
+                }
+                // 2026-07-28: only on the host's streams that asked for it, stamped with their id.
+                for stream in &self.host_tool_streams {
+                    let line = format!(
+                        r#"{{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{{"_meta":{{"{META_SUBSCRIPTION_ID}":{stream}}}}}}}"#
+                    );
+                    self.actions.push_back(ProxyAction::ToHost(line));
+                }
             }
         }
     }
@@ -967,6 +1150,32 @@ fn parse(line: &[u8]) -> Option<Envelope<'_>> {
         return None;
     }
     serde_json::from_str(text).ok()
+}
+
+/// `notifications/cancelled` for own request `n`.
+fn cancelled(n: u64) -> String {
+    format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}}}}}"#, own_id(n))
+}
+
+/// The `subscriptions/listen` stream a notification's `params._meta` names (its id, JSON text).
+fn subscription_id(params: Option<&RawValue>) -> Option<String> {
+    #[derive(Deserialize)]
+    struct P<'a> {
+        #[serde(borrow, rename = "_meta")]
+        meta: M<'a>,
+    }
+    #[derive(Deserialize)]
+    struct M<'a> {
+        #[serde(borrow, rename = "io.modelcontextprotocol/subscriptionId")]
+        id: &'a RawValue,
+    }
+    serde_json::from_str::<P<'_>>(params?.get()).ok().map(|p| p.meta.id.get().to_owned())
+}
+
+/// A host's `subscriptions/listen` params ask for `toolsListChanged`.
+fn asks_tools_list_changed(params: &RawValue) -> bool {
+    serde_json::from_str::<Value>(params.get())
+        .is_ok_and(|p| p.pointer("/notifications/toolsListChanged") == Some(&Value::Bool(true)))
 }
 
 fn has_cursor(params: &RawValue) -> bool {

@@ -471,3 +471,183 @@ fn a_cancelled_proxy_call_is_dropped_and_its_read_cancelled_upstream() {
     let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":8}}"#;
     assert_eq!(p.handle_host(cancel, t(8)), Verdict::Forward);
 }
+
+// 2026-07-28: the host begins with server/discover; every request carries an envelope in `_meta`.
+const ENVELOPE: &str = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"host","version":"2.0"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}"#;
+
+fn discover() -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{{"_meta":{ENVELOPE}}}}}"#)
+}
+
+/// The upstream's server/discover result with these capabilities.
+fn discovered(caps: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"capabilities":{caps},"resultType":"complete","supportedVersions":["2026-07-28"],"ttlMs":0,"cacheScope":"private","_meta":{{"io.modelcontextprotocol/serverInfo":{{"name":"fast","version":"3"}}}}}}}}"#
+    )
+}
+
+/// A proxy on a 2026-07-28 connection to an upstream with `caps`, and what the handshake did.
+fn ready_modern(caps: &str) -> (Proxy, Vec<ProxyAction>) {
+    let mut p = Proxy::new(ProxyConfig::default()).unwrap();
+    assert_eq!(p.handle_host(discover().as_bytes(), t(0)), Verdict::Forward);
+    let _ = p.handle_upstream(discovered(caps).as_bytes(), t(1));
+    let out = actions(&mut p);
+    (p, out)
+}
+
+fn own_notice(p: &mut Proxy) -> Vec<String> {
+    actions(p)
+        .into_iter()
+        .filter_map(|a| match a {
+            ProxyAction::Notice(n) => Some(n),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_2026_07_28_connection_stamps_the_hosts_envelope_and_listens_for_itself() {
+    let (mut p, out) = ready_modern(r#"{"tools":{},"resources":{"listChanged":true}}"#);
+    assert_eq!(p.server(), Some("fast"));
+    let init = out.iter().find(|a| matches!(a, ProxyAction::Initialized { .. })).unwrap();
+    assert_eq!(
+        init,
+        &ProxyAction::Initialized {
+            server: PeerInfo::new("fast", Some("3")),
+            client: Some(PeerInfo::new("host", Some("2.0"))),
+            protocol_version: Some("2026-07-28".to_owned()),
+        }
+    );
+    let envelope: Value = serde_json::from_str(ENVELOPE).unwrap();
+    let up = to_upstream(&out);
+    assert_eq!(
+        up,
+        vec![json!({"jsonrpc": "2.0", "id": "mcplens-proxy-1", "method": "subscriptions/listen",
+            "params": {"_meta": envelope, "notifications": {"resourcesListChanged": true}}})]
+    );
+    assert_eq!(p.refresher().notifications("fast"), Some(Notifications::Listening));
+    // The stream's acknowledgement is the proxy's; its deadline goes with it.
+    assert!(p.poll_timeout().is_some());
+    let ack = br#"{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"mcplens-proxy-1"},"notifications":{"resourcesListChanged":true}}}"#;
+    assert_eq!(p.handle_upstream(ack, t(2)), Verdict::Consumed);
+    assert!(actions(&mut p).is_empty());
+    assert_eq!(p.poll_timeout(), None);
+    // A listing call: the traversal's requests carry the envelope beside their own params.
+    let call = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcplens_ListMcpResourceTemplatesTool","arguments":{},"_meta":{}}}"#;
+    assert_eq!(p.handle_host(call, t(3)), Verdict::Consumed);
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["params"], json!({"_meta": envelope}));
+    let page = json!({"resources": [], "nextCursor": "c2", "resultType": "complete", "ttlMs": 0});
+    let _ = answer(&mut p, &up[0], page, t(4));
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["params"], json!({"_meta": envelope, "cursor": "c2"}));
+    let _ = answer(&mut p, &up[0], json!({"resources": []}), t(5));
+    let up = to_upstream(&actions(&mut p));
+    let _ = answer(&mut p, &up[0], json!({"resourceTemplates": [{"uriTemplate": "a://{x}", "name": "a"}]}), t(6));
+    let host = to_host(&actions(&mut p));
+    // The proxy's own result speaks the revision.
+    assert_eq!(host[0]["result"]["resultType"], "complete");
+    // A list_changed on the proxy's stream is the proxy's: consumed, and the catalog re-lists.
+    let changed = br#"{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"mcplens-proxy-1"}}}"#;
+    assert_eq!(p.handle_upstream(changed, t(7)), Verdict::Consumed);
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!((&up[0]["method"], &up[0]["params"]), (&json!("resources/list"), &json!({"_meta": envelope})));
+    // One on a stream of the host's is relayed (and re-lists as well).
+    let hosts = br#"{"jsonrpc":"2.0","method":"notifications/resources/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen-1"}}}"#;
+    assert_eq!(p.handle_upstream(hosts, t(8)), Verdict::Forward);
+    let hosts_ack = br#"{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"listen-1"},"notifications":{}}}"#;
+    assert_eq!(p.handle_upstream(hosts_ack, t(9)), Verdict::Forward);
+}
+
+#[test]
+fn the_proxys_listen_stream_refused_or_ended() {
+    let caps = r#"{"resources":{"listChanged":true}}"#;
+    let refuse = |code: i64| {
+        json!({"jsonrpc": "2.0", "id": "mcplens-proxy-1", "error": {"code": code, "message": "no"}}).to_string()
+    };
+    // -32601: the upstream offers no change notifications; nothing to tell.
+    let (mut p, _) = ready_modern(caps);
+    assert_eq!(p.handle_upstream(refuse(-32601).as_bytes(), t(2)), Verdict::Consumed);
+    assert!(own_notice(&mut p).is_empty());
+    assert_eq!(p.refresher().notifications("fast"), Some(Notifications::NotOffered));
+    // Any other refusal: the operator is told, with the code; the server's text is not repeated.
+    let (mut p, _) = ready_modern(caps);
+    assert_eq!(p.handle_upstream(refuse(-32603).as_bytes(), t(2)), Verdict::Consumed);
+    let notice = own_notice(&mut p);
+    assert_eq!(notice.len(), 1);
+    assert!(notice[0].starts_with("server_error: ") && notice[0].contains("fast") && notice[0].contains("-32603"));
+    assert!(!notice[0].contains("no\""), "{notice:?}");
+    assert_eq!(p.refresher().notifications("fast"), None);
+    // Not acknowledged within the traversal deadline: cancelled upstream, a transport error.
+    let (mut p, _) = ready_modern(caps);
+    let due = p.poll_timeout().unwrap();
+    p.handle_timeout(due);
+    let out = actions(&mut p);
+    assert_eq!(
+        to_upstream(&out),
+        vec![
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": "mcplens-proxy-1"}})
+        ]
+    );
+    assert!(matches!(&out[1], ProxyAction::Notice(n) if n.starts_with("transport_error: ")), "{out:?}");
+    // Ended after its acknowledgement (the server closed it): no more notifications, and a change
+    // may have gone unheard: the pair is listed again.
+    let (mut p, _) = ready_modern(caps);
+    let ack = br#"{"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"mcplens-proxy-1"},"notifications":{"resourcesListChanged":true}}}"#;
+    let _ = p.handle_upstream(ack, t(2));
+    let call = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(call, t(3));
+    let up = to_upstream(&actions(&mut p));
+    let _ = answer(&mut p, &up[0], json!({"resources": []}), t(4));
+    let up = to_upstream(&actions(&mut p));
+    let _ = answer(&mut p, &up[0], json!({"resourceTemplates": []}), t(5));
+    let _ = actions(&mut p);
+    let closed = br#"{"jsonrpc":"2.0","id":"mcplens-proxy-1","result":{"resultType":"complete"}}"#;
+    assert_eq!(p.handle_upstream(closed, t(6)), Verdict::Consumed);
+    let out = actions(&mut p);
+    assert_eq!(to_upstream(&out)[0]["method"], "resources/list");
+    assert!(out.iter().any(|a| matches!(a, ProxyAction::Notice(n) if n.contains("fast"))), "{out:?}");
+    assert_eq!(p.refresher().notifications("fast"), Some(Notifications::NotOffered));
+}
+
+#[test]
+fn a_2026_07_28_upstream_without_tools() {
+    // No listChanged advertised: no stream. The tools list is the proxy's, in the revision's shape.
+    let (mut p, out) = ready_modern(r#"{"resources":{}}"#);
+    assert!(to_upstream(&out).is_empty());
+    assert_eq!(p.refresher().notifications("fast"), Some(Notifications::NotOffered));
+    let host = to_host(&out);
+    assert_eq!(host[0]["result"]["capabilities"]["tools"], json!({"listChanged": true}));
+    let list = format!(r#"{{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{{"_meta":{ENVELOPE}}}}}"#);
+    assert_eq!(p.handle_host(list.as_bytes(), t(2)), Verdict::Consumed);
+    let result = &to_host(&actions(&mut p))[0]["result"];
+    assert_eq!(result["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        (&result["resultType"], &result["ttlMs"], &result["cacheScope"]),
+        (&json!("complete"), &json!(0), &json!("private"))
+    );
+}
+
+#[test]
+fn on_2026_07_28_the_tools_list_changed_goes_only_on_a_hosts_stream_that_asked() {
+    let (mut p, _) = ready_modern(r#"{"tools":{},"resources":{}}"#);
+    let listen = br#"{"jsonrpc":"2.0","id":"listen-1","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}"#;
+    assert_eq!(p.handle_host(listen, t(2)), Verdict::Forward);
+    let quiet = br#"{"jsonrpc":"2.0","id":"listen-2","method":"subscriptions/listen","params":{"notifications":{"promptsListChanged":true}}}"#;
+    assert_eq!(p.handle_host(quiet, t(2)), Verdict::Forward);
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#, t(3));
+    let _ = p.handle_upstream(br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[],"resultType":"complete"}}"#, t(4));
+    let _ = actions(&mut p);
+    // The connection closes: the proxy's tools go.
+    let (server, epoch) = (p.server().unwrap().to_owned(), p.refresher().epoch("fast").unwrap());
+    assert!(p.refresher.detach(&server, epoch, crate::catalog::Reason::ConnectionClosed));
+    p.drain(t(5));
+    assert_eq!(
+        to_host(&actions(&mut p)),
+        vec![json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+            "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": "listen-1"}}})]
+    );
+    // Once the host's stream ended, nothing goes.
+    let _ = p.handle_upstream(br#"{"jsonrpc":"2.0","id":"listen-1","result":{"resultType":"complete"}}"#, t(6));
+    assert!(p.host_tool_streams.is_empty());
+}
