@@ -173,6 +173,10 @@ struct ProxyArgs {
     /// Time for one complete traversal, in milliseconds
     #[arg(long, value_name = "MS", default_value_t = Limits::default().deadline.as_millis() as u64)]
     deadline_ms: u64,
+    /// The longest message relayed, in bytes, either way (a longer line or HTTP message is
+    /// dropped and said on stderr)
+    #[arg(long, value_name = "N", default_value_t = upstream::MAX_MESSAGE)]
+    max_message_bytes: usize,
     /// A streamable-HTTP server instead of a command
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     url: Option<String>,
@@ -675,7 +679,10 @@ async fn proxy_command(args: ProxyArgs) -> Result<u8, Stop> {
         None if !args.headers.is_empty() => return Err(Stop::usage("--header goes with --url")),
         None => relay::Target::Command(args.command),
     };
-    relay::run(relay::Options { target, config, tracker }).await
+    if args.max_message_bytes == 0 {
+        return Err(Stop::usage("--max-message-bytes must be at least 1"));
+    }
+    relay::run(relay::Options { target, config, tracker, max_message: args.max_message_bytes }).await
 }
 
 /// The exit code of a command, its error printed.

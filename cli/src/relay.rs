@@ -22,7 +22,7 @@ use mcplens::tracking::{
     ExporterConfig, Hooks, JsonlConfig, Operation, OtlpConfig, Payload, RequestId, RpcError, Session, Tracker,
     TrackerConfig, Transport,
 };
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
 use crate::upstream::{Ended, HttpUpstream};
@@ -46,6 +46,8 @@ pub struct Options {
     pub config: ProxyConfig,
     /// `None`: `--no-tracking`.
     pub tracker: Option<TrackerConfig>,
+    /// The longest message relayed (bytes): a longer line, either way, is dropped and said.
+    pub max_message: usize,
 }
 
 /// Resolves the tracker configuration: `--config FILE` (the JSON of the core's `TrackerConfig`),
@@ -103,16 +105,16 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
                     exit: exit::CONNECT,
                 })?;
             let stdin = BufWriter::new(child.stdin.take().expect("piped"));
-            let stdout = lines(child.stdout.take().expect("piped"));
+            let stdout = lines(child.stdout.take().expect("piped"), options.max_message, "server");
             (Upstream::Stdio { child, stdin }, stdout, None)
         }
         Target::Url { url, headers } => {
-            let (http, lines, ended) = HttpUpstream::connect(&url, headers)?;
+            let (http, lines, ended) = HttpUpstream::connect(&url, headers, options.max_message)?;
             (Upstream::Http(http), lines, Some(ended))
         }
     };
     let (host_in, host_out) = host_stdio();
-    let mut host_lines = lines(host_in);
+    let mut host_lines = lines(host_in, options.max_message, "host");
     let mut host_out = BufWriter::new(host_out);
 
     let t0 = Instant::now();
@@ -358,15 +360,37 @@ mod unix_stdio {
 }
 
 /// The lines of `r` (without their `\n`), read on a task of their own so neither side ever waits
-/// for the other.
-fn lines<R: AsyncRead + Unpin + Send + 'static>(r: R) -> mpsc::UnboundedReceiver<Vec<u8>> {
+/// for the other. A line over `max` bytes is never held whole: it is read through and dropped,
+/// and said on stderr (`from`: whose it was).
+fn lines<R: AsyncRead + Unpin + Send + 'static>(
+    r: R,
+    max: usize,
+    from: &'static str,
+) -> mpsc::UnboundedReceiver<Vec<u8>> {
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut r = BufReader::new(r);
+        let limit = max as u64 + 1;
+        let mut dropped = 0u64;
         loop {
             let mut buf = Vec::new();
-            match r.read_until(b'\n', &mut buf).await {
+            match (&mut r).take(limit).read_until(b'\n', &mut buf).await {
                 Ok(0) | Err(_) => break,
+                Ok(_) if buf.last() != Some(&b'\n') && buf.len() > max => {
+                    // Over the bound: the rest of the line is read in pieces of the bound, kept by none.
+                    loop {
+                        buf.clear();
+                        match (&mut r).take(limit).read_until(b'\n', &mut buf).await {
+                            Ok(0) | Err(_) => break,
+                            Ok(_) if buf.last() == Some(&b'\n') => break,
+                            Ok(_) => {}
+                        }
+                    }
+                    dropped += 1;
+                    eprintln!(
+                        "mcplens proxy: a message from the {from} over {max} bytes was dropped ({dropped} so far)"
+                    );
+                }
                 Ok(_) => {
                     if buf.last() == Some(&b'\n') {
                         buf.pop();

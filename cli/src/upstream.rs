@@ -18,7 +18,8 @@
 //! That revision has no standalone GET stream: changes come on `subscriptions/listen`.
 //!
 //! A request the server answers with an HTTP error (other than the end of the session) is answered
-//! to the host as a JSON-RPC error naming the status; a message over [`MAX_MESSAGE`] bytes is
+//! to the host as a JSON-RPC error naming the status; a message over `--max-message-bytes`
+//! ([`MAX_MESSAGE`] by default) is
 //! dropped and counted on stderr. The upstream ends — and with it the proxy — when the server
 //! cannot be reached (exit 3 before it ever answered, 1 after) or answers 404 for the session
 //! (exit 1). The proxy's end DELETEs the session.
@@ -40,7 +41,8 @@ use tokio::sync::mpsc;
 use crate::http::KeepAlive;
 use crate::{exit, Stop};
 
-/// The largest message relayed from the server: a JSON body or one SSE event.
+/// The default bound of a message relayed (`--max-message-bytes`): a JSON body, one SSE event, a
+/// stdio line.
 pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// How long the session's DELETE may take when the proxy ends.
@@ -80,6 +82,7 @@ struct Link {
     session: Arc<Mutex<Session>>,
     lines: mpsc::UnboundedSender<Vec<u8>>,
     ended: mpsc::UnboundedSender<Ended>,
+    max_message: usize,
 }
 
 /// The HTTP upstream: [`send`](Self::send) lines; the server's come out of the receivers given
@@ -112,6 +115,7 @@ impl HttpUpstream {
     pub fn connect(
         url: &str,
         headers: HeaderMap,
+        max_message: usize,
     ) -> Result<(HttpUpstream, Lines, mpsc::UnboundedReceiver<Ended>), Stop> {
         let parsed = url::Url::parse(url).map_err(|_| Stop::usage("--url is not a URL"))?;
         if !matches!(parsed.scheme(), "http" | "https") {
@@ -128,6 +132,7 @@ impl HttpUpstream {
             session: Arc::default(),
             lines,
             ended,
+            max_message,
         };
         let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
         let dispatcher = link.clone();
@@ -242,12 +247,13 @@ impl Link {
         if is(&response, EVENT_STREAM_MIME_TYPE) {
             self.relay_events(response).await;
         } else if is(&response, JSON_MIME_TYPE) {
-            match http_body_util::Limited::new(response.into_body(), MAX_MESSAGE).collect().await {
+            match http_body_util::Limited::new(response.into_body(), self.max_message).collect().await {
                 Ok(body) => {
                     let _ = self.lines.send(one_line(body.to_bytes().to_vec()));
                 }
                 Err(_) => {
-                    eprintln!("mcplens proxy: a response of the server was dropped (over {MAX_MESSAGE} bytes, or cut)")
+                    let max = self.max_message;
+                    eprintln!("mcplens proxy: a response of the server was dropped (over {max} bytes, or cut)")
                 }
             }
         }
@@ -265,7 +271,7 @@ impl Link {
     }
 
     async fn relay_events(&self, response: http::Response<Incoming>) {
-        let mut events = crate::http::bounded_sse_stream(crate::http::body_stream(response), MAX_MESSAGE);
+        let mut events = crate::http::bounded_sse_stream(crate::http::body_stream(response), self.max_message);
         while let Some(event) = events.next().await {
             match event {
                 Ok(event) => {

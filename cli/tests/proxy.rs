@@ -43,12 +43,16 @@ struct Peer {
 
 impl Peer {
     fn spawn(program: &str, args: &[&str], dir: &Path) -> Peer {
+        Peer::spawn_with(program, args, dir, Stdio::inherit())
+    }
+
+    fn spawn_with(program: &str, args: &[&str], dir: &Path, stderr: Stdio) -> Peer {
         let mut child = Command::new(program)
             .args(args)
             .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .unwrap();
         let stdout = child.stdout.take().unwrap();
@@ -328,6 +332,8 @@ fn bad_flags_and_commands_fail_with_stable_codes() {
         &["proxy", "--url", "ftp://127.0.0.1/mcp"],
         &["proxy", "--otlp", "ftp://collector", "--", "x"],
         &["proxy", "--otlp", "http://collector:4318", "--no-tracking", "--", "x"],
+        &["proxy", "--max-message-bytes", "0", "--", "x"],
+        &["proxy", "--max-message-bytes", "-1", "--", "x"],
     ] {
         let out = Command::new(mcplens_bin()).args(args).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
@@ -541,6 +547,40 @@ fn a_hostile_upstream_never_breaks_the_proxy() {
     // it came; the proxy itself answers nothing once its server is gone.
     let rest: Vec<String> = host.lines.iter().collect();
     assert!(rest.iter().all(|l| serde_json::from_str::<Value>(l).is_err()), "{rest:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A message over `--max-message-bytes`, either way, is never held whole: it is dropped and said
+/// on stderr, and the relay goes on.
+#[test]
+fn a_message_over_the_bound_is_dropped_and_said() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let server = root.join("tests/servers/hostile/server.py").to_string_lossy().into_owned();
+    let dir = temp_dir("bound");
+    let stderr = dir.join("stderr.txt");
+    let args = ["proxy", "--no-tracking", "--max-message-bytes", "100000", "--deadline-ms", "2000", "--"];
+    let upstream = ["python3", &server, "--case", "huge_string", "--good", "0"];
+    let args: Vec<&str> = args.iter().chain(upstream.iter()).copied().collect();
+    let mut host = Peer::spawn_with(mcplens_bin(), &args, &dir, std::fs::File::create(&stderr).unwrap().into());
+    host.handshake();
+    // The server's 10 MB templates page never reaches the proxy: its listing ends at the deadline.
+    let result = host.call(1, "mcplens_ListMcpResourceTemplatesTool", json!({}));
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert_eq!(serde_json::from_str::<Value>(text).unwrap()["failures"][0]["code"], "deadline", "{text}");
+    // A line of the host's over the bound never reaches the server: no answer comes for it.
+    host.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"pad": "x".repeat(200_000)}}).to_string(),
+    );
+    assert!(host.request(3, "ping", None).get("result").is_some());
+    assert!(
+        !host.others.iter().any(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v["id"] == 2)),
+        "{:?}",
+        host.others
+    );
+    assert_eq!(host.close(), 0);
+    let said = std::fs::read_to_string(&stderr).unwrap();
+    assert!(said.contains("a message from the server over 100000 bytes was dropped (1 so far)"), "{said}");
+    assert!(said.contains("a message from the host over 100000 bytes was dropped (1 so far)"), "{said}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
