@@ -25,8 +25,9 @@ BUDGET = 0.20
 # 19.4 % the old way, which counted core tests and the rmcp driver as core). Lowered when the
 # tracking host contract moved into the core, with the read tool and the five agent-framework
 # adapters counted: Python 25.5 %, Node 22.1 %. Lowered again when the core grew by the proxy's
-# rules (801 lines; the glue itself did not shrink): Python 23.8 %, Node 20.6 %.
-CEILING = {"python": 0.239, "node": 0.207}
+# rules (801 lines; the glue itself did not shrink): Python 23.8 %, Node 20.6 %; and when the
+# proxy's 2026-07-28 rules joined (163 lines): Python 23.6 %, Node 20.4 %.
+CEILING = {"python": 0.236, "node": 0.204}
 GLUE = {
     "python": ["bindings-python/src/**/*.rs", "bindings-python/build.rs", "bindings-python/python/mcplens/**/*.py"],
     "node": ["bindings-node/src/**/*.rs", "bindings-node/build.rs", "bindings-node/lib/**/*.ts", "bindings-node/lib/**/*.mts"],
