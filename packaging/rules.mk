@@ -22,9 +22,11 @@ DIST_PYTHON := $(DIST)/.python
 DIST_NODE := $(DIST)/.node
 DIST_CRATES := $(DIST)/.crates
 # What `make dist` owns in dist/ (it removes only these before writing its own): the host's wheel
-# (this platform tag pattern), the sdist, the main npm package and the host's platform package.
-# The cross-built targets of `make dist-all` (packaging/cross.mk) own theirs.
-DIST_HOST_WHEEL_PLATFORM := manylinux_*_x86_64
+# (this platform tag pattern: its native `manylinux_2_N_x86_64`, or the `manylinux2014_x86_64.
+# manylinux_2_17_x86_64` that `make dist-all` puts in the same slot), the sdist, the main npm
+# package and the host's platform package. The cross-built targets of `make dist-all`
+# (packaging/cross.mk) own theirs.
+DIST_HOST_WHEEL_PLATFORM := manylinux*_x86_64
 
 .PHONY: dist test-dist lint-packaging lint-workflows
 

@@ -157,8 +157,8 @@ def python_interpreter(line: str) -> Path:
 
 def wheel_for(platform_suffix: str) -> Path:
     v = version()
-    wheels = sorted(DIST.glob(f"mcplens-{v}-cp310-abi3-*{platform_suffix}.whl"))
-    wheels = [w for w in wheels if "musllinux" not in w.name]
+    # Linux glibc only: the musllinux and macOS wheels of `make dist-all` end in the same suffix.
+    wheels = sorted(DIST.glob(f"mcplens-{v}-cp310-abi3-*manylinux*{platform_suffix}.whl"))
     assert len(wheels) == 1, f"want one glibc {platform_suffix} wheel in {DIST}, found {[w.name for w in wheels]}"
     return wheels[0]
 

@@ -5,7 +5,8 @@
 //
 // Under wine, Node's stdout/stderr to a pipe fail (`open EBADF`), so the answer goes to OUT.json
 // (tests/platforms/windows.py reads it). The addon that loaded; a Pager over two pages (the second
-// with a sloppy date: dropped and counted); the catalog's tool rendering of that listing; the
+// with a sloppy date: dropped and counted), committed through the catalog's Refresher; the tool's
+// rendering of that listing; the
 // `mcplens` command's --version (its output redirected to a file by windows.py).
 'use strict';
 const { writeFileSync } = require('node:fs');
@@ -13,7 +14,7 @@ const { writeFileSync } = require('node:fs');
 const out = process.argv[2];
 const answer = { node: process.version, platform: process.platform, arch: process.arch };
 try {
-  const { Pager, Catalog } = require('mcplens');
+  const { Pager, Catalog, Refresher } = require('mcplens');
   answer.addons = Object.keys(require.cache).filter((f) => f.endsWith('.node'));
 
   const pages = [
@@ -37,8 +38,13 @@ try {
   };
 
   const [resources] = listing('resources', ['{"resources":[{"uri":"file:///notes.txt","name":"notes"}]}']);
+  // The catalog's one machine commits the pair: a refresh asked for, its traversal's listings.
   const catalog = new Catalog();
-  catalog.commit(catalog.beginRefresh('docs'), resources, templates, 0);
+  const refresher = new Refresher(catalog, 0n);
+  refresher.attach('docs', true);
+  refresher.request('docs', 'refresh', 0);
+  const traverse = refresher.pollActions().find((a) => 'traverse' in a).traverse;
+  answer.committed = refresher.traversed(traverse.traversal, resources, templates, 0);
   answer.tool = JSON.parse(catalog.callListTemplatesTool({ server: 'docs' }));
 } catch (e) {
   answer.error = String(e && e.stack ? e.stack : e);

@@ -113,6 +113,7 @@ def windows_rows(tmp: Path, check: Callable[[str, Callable[[], None]], None]) ->
             "sent": [None, {"cursor": "p2"}],
             "dropped": {"annotations.lastModified": 1},
         }, answer
+        assert answer["committed"] == "committed", answer
         tool = answer["tool"]
         assert tool["total"] == 2, tool
         assert tool["failures"] == [], tool
