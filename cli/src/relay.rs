@@ -4,8 +4,9 @@
 //!
 //! It spawns the server (or opens the HTTP upstream), reads newline-delimited JSON-RPC from both
 //! sides, hands each line to the machine and writes it on unchanged when the machine says
-//! [`Verdict::Forward`], performs the machine's actions (lines to either side, tracking records),
-//! reads the clock and arms the machine's timer. Every rule is the core's. The server's stderr is the proxy's (inherited).
+//! [`Verdict::Forward`], performs the machine's actions (lines to either side, tracking records,
+//! notices to stderr), reads the clock and arms the machine's timer. Every rule is the core's. The
+//! server's stderr is the proxy's (inherited).
 //!
 //! Ends: the host closing our stdin closes the server's stdin, and the server is killed if it has
 //! not exited within [`GRACE`]; exit code 0. SIGTERM and SIGINT end it the same way, with exit

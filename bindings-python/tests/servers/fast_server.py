@@ -78,21 +78,11 @@ def build() -> tuple[Any, list[str]]:
 def serve_http(port: int) -> None:
     """Streamable HTTP on 127.0.0.1:`port` (`/mcp`); says "listening" on stderr once it does."""
     import logging
-    import sys
 
-    import uvicorn
+    from listening import serve
 
-    logging.disable(logging.INFO)  # the first line on stderr is "listening"
-    config = uvicorn.Config(build()[0].streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
-    web = uvicorn.Server(config)
-    original = web.startup
-
-    async def startup(sockets: Any = None) -> None:
-        await original(sockets)
-        print("listening", file=sys.stderr, flush=True)
-
-    web.startup = startup  # type: ignore[method-assign]
-    web.run()
+    logging.disable(logging.INFO)  # the SDK's startup log would come before "listening"
+    serve(build()[0].streamable_http_app(), port)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import inspect
-import sys
 import warnings
 from typing import Any
 
@@ -120,19 +119,9 @@ def main() -> None:
     if args.transport == "stdio":
         server.run("stdio", show_banner=False)
         return
-    import uvicorn
+    from listening import serve
 
-    app = server.http_app(path="/mcp")
-    config = uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning", lifespan="on")
-    web = uvicorn.Server(config)
-    original = web.startup
-
-    async def startup(sockets: Any = None) -> None:
-        await original(sockets)
-        print("listening", file=sys.stderr, flush=True)
-
-    web.startup = startup  # type: ignore[method-assign]
-    web.run()
+    serve(server.http_app(path="/mcp"), args.port)
 
 
 if __name__ == "__main__":

@@ -125,6 +125,19 @@ pub enum RepeatedCursors {
 /// How many of the most recent cursors repeat detection compares with (exactly, never a hash).
 pub const KEPT_CURSORS: usize = 100;
 
+/// The `_meta` keys of protocol 2026-07-28 (SEP-2575): a request's envelope, and the stream a
+/// notification belongs to.
+pub mod meta {
+    /// The request's protocol version.
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// The client's `Implementation` (name, version).
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// The client's capabilities.
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// The id of the `subscriptions/listen` request whose stream carries a notification.
+    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+}
+
 /// A protocol revision's era, as far as the client's rules differ by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

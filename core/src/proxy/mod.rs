@@ -66,7 +66,7 @@ use serde_json::{json, Value};
 use crate::catalog::{
     Action, CallerId, Epoch, Notifications, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
 };
-use crate::discovery::{DiscoveryError, Era, Limits, ListKind, Listing, Outcome, Pager, Support};
+use crate::discovery::{meta, DiscoveryError, Era, Limits, ListKind, Listing, Outcome, Pager, Support};
 use crate::error::ErrorCode;
 use crate::tool::{self, Input, ReadCall, ReadConfig, ReadInput, ToolError};
 use crate::tracking::{Method, PeerInfo};
@@ -85,13 +85,6 @@ const TOOLS_CAPABILITY: &str = r#""tools":{"listChanged":true}"#;
 
 /// The notification sent to the host when the proxy's tools appear or go.
 const TOOLS_LIST_CHANGED: &str = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
-
-/// The `_meta` keys of a 2026-07-28 request's envelope (the host's, reused for the proxy's own).
-const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-const META_CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
-/// The `_meta` key naming the `subscriptions/listen` stream a notification belongs to.
-const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// The proxy's settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -970,15 +963,15 @@ impl Proxy {
         }
         let Some(d) = params.and_then(|p| serde_json::from_str::<Discover<'_>>(p.get()).ok()) else { return };
         let m = d.meta;
-        let mut envelope = format!("\"{META_PROTOCOL_VERSION}\":{}", json!(m.protocol_version));
+        let mut envelope = format!("\"{}\":{}", meta::PROTOCOL_VERSION, json!(m.protocol_version));
         if let Some(info) = m.client_info {
-            envelope.push_str(&format!(",\"{META_CLIENT_INFO}\":{}", info.get()));
+            envelope.push_str(&format!(",\"{}\":{}", meta::CLIENT_INFO, info.get()));
             if let Ok(c) = serde_json::from_str::<Info>(info.get()) {
                 self.client = Some(PeerInfo::new(c.name, c.version.as_deref()));
             }
         }
         let capabilities = m.client_capabilities.map_or("{}", RawValue::get);
-        envelope.push_str(&format!(",\"{META_CLIENT_CAPABILITIES}\":{capabilities}"));
+        envelope.push_str(&format!(",\"{}\":{capabilities}", meta::CLIENT_CAPABILITIES));
         self.client_version = Some(m.protocol_version);
         self.envelope = Some(envelope);
     }
@@ -1099,7 +1092,8 @@ impl Proxy {
                 // 2026-07-28: only on the host's streams that asked for it, stamped with their id.
                 for stream in &self.host_tool_streams {
                     let line = format!(
-                        r#"{{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{{"_meta":{{"{META_SUBSCRIPTION_ID}":{stream}}}}}}}"#
+                        r#"{{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{{"_meta":{{"{}":{stream}}}}}}}"#,
+                        meta::SUBSCRIPTION_ID
                     );
                     self.actions.push_back(ProxyAction::ToHost(line));
                 }

@@ -22,6 +22,7 @@ use super::ids::{duration_ms, hex, rfc3339_millis, IdGen, TraceParent};
 use super::redact::{redact_text, redact_value};
 use super::scan::{scan, Kind, Scanned};
 use super::TrackingError;
+use crate::discovery::meta;
 
 /// Anything that can write itself as compact JSON (every `serde::Serialize` type can).
 pub trait WriteJson {
@@ -382,11 +383,6 @@ fn tool_error_message(result: &Value) -> String {
         .to_owned()
 }
 
-/// The `_meta` key of a 2026-07-28 request's protocol version (SEP-2575).
-pub const META_PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
-/// The `_meta` key of a 2026-07-28 request's client info (SEP-2575).
-pub const META_CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
-
 /// What a paging cursor becomes in an event (whatever the redaction settings).
 pub const CURSOR_MARKER: &str = "[REDACTED]";
 
@@ -486,10 +482,10 @@ impl EventBuilder {
                 let meta_str = |k: &str| meta?.get(k)?.as_str();
                 // 2026-07-28 requests say their revision and client in `_meta` (SEP-2575): each
                 // request's own wins over the session's.
-                if let Some(v) = meta_str(META_PROTOCOL_VERSION) {
+                if let Some(v) = meta_str(meta::PROTOCOL_VERSION) {
                     protocol_version = Some(v.to_owned());
                 }
-                if let Some(c) = meta.and_then(|m| m.get(META_CLIENT_INFO)) {
+                if let Some(c) = meta.and_then(|m| m.get(meta::CLIENT_INFO)) {
                     if let Ok(info) = PeerInfo::deserialize(c) {
                         client = Some(info);
                     }
