@@ -6,6 +6,7 @@
 //! The rule modules are sans-IO: they never read a clock, never touch a socket and never spawn.
 //! Hosts (the rmcp driver behind the `rmcp` feature, the Python and Node bindings) drive them.
 //!
+//! - [`backoff`]: the one jitter source and retry rule (the refresher's and the export queues').
 //! - [`discovery`]: the [`Pager`] for `resources/list` and `resources/templates/list`.
 //! - [`sanitize`]: untrusted text → safe text, and the RFC 6570 URI-template check.
 //! - [`catalog`]: the per-server cache, refreshed as one transaction.
@@ -18,6 +19,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod backoff;
 pub mod catalog;
 pub mod discovery;
 pub mod error;
@@ -38,6 +40,21 @@ pub use error::ErrorCode;
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// A `Duration` as whole milliseconds in JSON (`…Ms` options), saturating at `u64::MAX`.
+pub(crate) mod millis {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_millis().try_into().unwrap_or(u64::MAX))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_millis)
+    }
+}
 
 /// The version of this crate (and of every mcplens package: one version for all).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -33,9 +33,10 @@ class SplitMix64:
 
 
 def delays(seed: int, ceilings: list[int]) -> list[int]:
-    """The retry delays (ms) for consecutive draws with these ceilings: 1 + r % ceiling."""
+    """The retry delays (ms) for consecutive draws with these ceilings (equal jitter, the core's
+    one retry rule): c - c // 2 + r % (c // 2 + 1)."""
     rng = SplitMix64(seed)
-    return [1 + rng.next() % c for c in ceilings]
+    return [c - c // 2 + rng.next() % (c // 2 + 1) for c in ceilings]
 
 
 def case(name: str, description: str, steps: list[dict[str, Any]], seed: int = 0, config: dict | None = None) -> None:
@@ -474,10 +475,10 @@ case("reattach_resets_the_backoff", "a new connection starts the backoff from it
          timeout=4000 + delays(5, [1000, 2000, 1000])[2]),
 ], seed=5)
 
-# --- retry with backoff and full jitter ----------------------------------------------------
+# --- retry with backoff and equal jitter ---------------------------------------------------
 
 d = delays(7, [1000, 2000, 4000])
-case("transient_failure_retries_on_the_backoff_schedule", "transport_error: retried after 1..1000 ms, then 1..2000 ms, … and recovers", [
+case("transient_failure_retries_on_the_backoff_schedule", "transport_error: retried after 500..1000 ms, then 1000..2000 ms, … and recovers", [
     attach("a", 1),
     req("a", "c1", actions=[T(1)]),
     trav(1, fail("transport_error"), "failed", at=100, actions=[R(["c1"], failed("transport_error"), 1)],

@@ -45,8 +45,9 @@
 //!   the JSON-RPC code, or `transport_error`); the connection and its pair stay.
 //! - A transient failure (`transport_error`, `deadline`, `server_error`) is retried on a timer:
 //!   the n-th consecutive one waits a whole number of milliseconds drawn uniformly from
-//!   `1 ..= min(retry_max, retry_base · 2ⁿ⁻¹)` (full jitter). Any other failure waits for a
-//!   list_changed, a new connection or an explicit request.
+//!   `c − ⌊c/2⌋ ..= c`, `c = min(retry_max, retry_base · 2ⁿ⁻¹)` (equal jitter: the crate's one
+//!   retry rule, [`crate::backoff`]). Any other failure waits for a list_changed, a new connection
+//!   or an explicit request.
 //! - [`Want::Current`] traverses only when the server has no pair yet (and no failure), is
 //!   outdated, or its `ttlMs` ran out — counted from the commit and never shorter than
 //!   `min_ttl`, so `ttlMs: 0` costs at most one traversal pair per `min_ttl`. A failed server is
@@ -61,9 +62,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{Catalog, CatalogError, Failure, Reason, Ticket};
-use crate::discovery::millis;
+use crate::backoff::{Backoff, SplitMix64};
 use crate::discovery::{DiscoveryError, Era, Listing, METHOD_NOT_FOUND};
 use crate::error::ErrorCode;
+use crate::millis;
 
 /// The refresher's settings (all optional in JSON: `{retryBaseMs, retryMaxMs, minTtlMs,
 /// shrinkMinItems}`).
@@ -334,8 +336,8 @@ pub struct Refresher {
     /// The state this machine keeps (nothing else writes it).
     catalog: Catalog,
     config: RefreshConfig,
-    /// SplitMix64 state.
-    rng: u64,
+    /// The retry jitter.
+    rng: SplitMix64,
     /// Attach order.
     slots: Vec<Slot>,
     actions: VecDeque<Action>,
@@ -352,7 +354,7 @@ impl Refresher {
         Refresher {
             catalog: Catalog::new(config.min_ttl),
             config,
-            rng: seed,
+            rng: SplitMix64::new(seed),
             slots: Vec::new(),
             actions: VecDeque::new(),
             last_epoch: 0,
@@ -368,7 +370,7 @@ impl Refresher {
 
     /// Seeds the retry jitter anew (a binding that made the machine before its host chose a seed).
     pub fn reseed(&mut self, seed: u64) {
-        self.rng = seed;
+        self.rng = SplitMix64::new(seed);
     }
 
     /// Registers `server` in the catalog without a connection (idempotent): it is listed (status
@@ -793,23 +795,11 @@ impl Refresher {
         trips(kept_resources, resources.items.len()) || trips(kept_templates, templates.items.len())
     }
 
-    /// The next retry delay of slot `i` (full jitter), counting this failure.
+    /// The next retry delay of slot `i` ([`crate::backoff`]'s rule), counting this failure.
     fn backoff(&mut self, i: usize) -> Duration {
         let slot = &mut self.slots[i];
         slot.failures = slot.failures.saturating_add(1);
-        let doublings = slot.failures.saturating_sub(1).min(63);
-        let base = u64::try_from(self.config.retry_base.as_millis()).unwrap_or(u64::MAX);
-        let max = u64::try_from(self.config.retry_max.as_millis()).unwrap_or(u64::MAX);
-        let ceiling = base.saturating_mul(1u64 << doublings).min(max).max(1);
-        Duration::from_millis(1 + self.next_random() % ceiling)
-    }
-
-    /// SplitMix64.
-    fn next_random(&mut self) -> u64 {
-        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        let schedule = Backoff { base: self.config.retry_base, max: self.config.retry_max };
+        schedule.delay(slot.failures, &mut self.rng)
     }
 }

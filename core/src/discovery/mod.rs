@@ -34,6 +34,7 @@ mod page;
 pub(crate) use page::replace_lone_surrogates;
 
 use crate::error::ErrorCode;
+use crate::millis;
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
@@ -164,20 +165,6 @@ impl Era {
         } else {
             Era::Legacy
         }
-    }
-}
-
-pub(crate) mod millis {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(d.as_millis().try_into().unwrap_or(u64::MAX))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        u64::deserialize(d).map(Duration::from_millis)
     }
 }
 

@@ -74,7 +74,7 @@ pub struct ReadConfig {
     /// The cap on the rendered output, in Unicode scalar values (default 100,000).
     pub max_output_chars: usize,
     /// How long the read may take (default 30 s).
-    #[serde(rename = "timeoutMs", with = "crate::discovery::millis")]
+    #[serde(rename = "timeoutMs", with = "crate::millis")]
     pub timeout: Duration,
 }
 

@@ -28,8 +28,9 @@ use super::event::{PeerInfo, Transport};
 use super::export::McpcatConfig;
 #[cfg(feature = "otlp")]
 use super::export::OtlpConfig;
-use super::export::{millis, ExportPolicy, JsonlConfig};
+use super::export::{ExportPolicy, JsonlConfig};
 use super::TrackingError;
+use crate::millis;
 
 /// `at.key`, or `key` at the top.
 pub(crate) fn option_at(at: &str, key: &str) -> String {

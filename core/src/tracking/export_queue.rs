@@ -18,7 +18,8 @@
 //!   oldest item, or the queue is stopping. One batch is out at a time.
 //! - **Bound.** At most `max_queued` items wait; pushing past it drops the oldest (counted).
 //! - **Retries.** A failed batch's undelivered rest is retried after `b = initial · 2^(n-1)`
-//!   (capped at `max_backoff`), waiting uniformly in `[b/2, b]`, and at least the receiver's
+//!   (capped at `max_backoff`), waiting uniformly in `[b/2, b]` (the crate's one retry rule,
+//!   [`crate::backoff`], in whole milliseconds), and at least the receiver's
 //!   `Retry-After` (at most [`MAX_RETRY_AFTER`](super::MAX_RETRY_AFTER)). A permanent error, or the
 //!   `max_attempts`-th failure, counts the rest as failed.
 //! - **Flush** sends partial batches at once and cuts a backoff short when the retried batch holds
@@ -31,8 +32,8 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::export::ExportPolicy;
-use super::ids::IdGen;
 use super::ExportError;
+use crate::backoff::SplitMix64;
 
 /// The counters of one export queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -80,12 +81,12 @@ pub struct ExportQueue<T> {
     dispatched_upto: u64,
     deadline: Option<Instant>,
     counts: QueueCounts,
-    rng: IdGen,
+    rng: SplitMix64,
 }
 
 impl<T: Clone> ExportQueue<T> {
     /// An empty queue; `rng` draws the backoff jitter.
-    pub fn new(policy: ExportPolicy, rng: IdGen) -> ExportQueue<T> {
+    pub fn new(policy: ExportPolicy, rng: SplitMix64) -> ExportQueue<T> {
         ExportQueue {
             policy,
             items: VecDeque::new(),
@@ -221,8 +222,7 @@ impl<T: Clone> ExportQueue<T> {
             self.state = State::Idle;
             return;
         }
-        let b = self.policy.backoff(self.attempt);
-        let jittered = b / 2 + self.rng.jitter(b - b / 2);
+        let jittered = self.policy.schedule().delay(self.attempt, &mut self.rng);
         let floor = err.retry_after.unwrap_or(Duration::ZERO).min(super::MAX_RETRY_AFTER);
         self.state = State::Backoff { until: now + jittered.max(floor) };
         if self.past_deadline(now) {
@@ -295,7 +295,7 @@ mod tests {
     }
 
     fn queue() -> (ExportQueue<u64>, Instant) {
-        (ExportQueue::new(policy(), IdGen::seeded(1)), Instant::now())
+        (ExportQueue::new(policy(), SplitMix64::new(1)), Instant::now())
     }
 
     #[test]

@@ -14,6 +14,7 @@ use super::ids::IdGen;
 use super::tracker::{lock, Shared};
 use super::worker::give_back;
 use super::ExportError;
+use crate::backoff::SplitMix64;
 
 pub(crate) struct SlotState {
     pub queue: ExportQueue<Arc<ExportItem>>,
@@ -39,7 +40,7 @@ impl Slot {
             name: name.to_owned(),
             accepts,
             state: Mutex::new(SlotState {
-                queue: ExportQueue::new(policy, IdGen::seeded(rng.next_u64())),
+                queue: ExportQueue::new(policy, SplitMix64::new(rng.next_u64())),
                 closed: false,
                 exited: false,
             }),

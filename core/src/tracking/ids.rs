@@ -7,6 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
 
+use crate::backoff::SplitMix64;
+
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /// Length of the base62 part of `evt_…`/`ses_…` ids (20 bytes, as a KSUID).
@@ -59,12 +61,12 @@ pub fn is_id(s: &str, prefix: &str) -> bool {
     s.strip_prefix(prefix).is_some_and(|rest| rest.len() == ID_CHARS && rest.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
-/// A small, fast generator (SplitMix64) for event, session, trace and span ids. Not cryptographic:
+/// Event, session, trace and span ids, drawn from the crate's [`SplitMix64`]. Not cryptographic:
 /// ids must be unique, not secret. Seeded from the standard library's per-process random keys, the
 /// clock and a caller-chosen salt.
 #[derive(Debug, Clone)]
 pub struct IdGen {
-    state: u64,
+    rng: SplitMix64,
 }
 
 impl IdGen {
@@ -75,21 +77,17 @@ impl IdGen {
         let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
         h.write_u64(nanos);
         h.write_u32(std::process::id());
-        IdGen { state: h.finish() }
+        IdGen { rng: SplitMix64::new(h.finish()) }
     }
 
     /// A generator with a fixed seed (tests, golden files).
     pub fn seeded(seed: u64) -> IdGen {
-        IdGen { state: seed }
+        IdGen { rng: SplitMix64::new(seed) }
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.rng.next_u64()
     }
 
     fn fill(&mut self, out: &mut [u8]) {
@@ -150,15 +148,6 @@ impl IdGen {
                 return b;
             }
         }
-    }
-
-    /// A uniformly distributed duration in `[0, max]` (backoff jitter).
-    pub fn jitter(&mut self, max: Duration) -> Duration {
-        let nanos = max.as_nanos().min(u128::from(u64::MAX)) as u64;
-        if nanos == 0 {
-            return Duration::ZERO;
-        }
-        Duration::from_nanos(self.next_u64() % (nanos + 1))
     }
 }
 
@@ -312,7 +301,6 @@ mod tests {
         assert_ne!(e, g.event_id());
         assert!(is_id(&g.session_id(), "ses_"));
         assert_ne!(g.trace_id(), [0; 16]);
-        assert!(g.jitter(Duration::from_millis(10)) <= Duration::from_millis(10));
     }
 
     #[test]

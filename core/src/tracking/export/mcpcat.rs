@@ -58,7 +58,7 @@ pub struct McpcatConfig {
     #[serde(skip)]
     pub sdk_language: String,
     /// Per-request timeout (default 10 s).
-    #[serde(rename = "timeoutMs", with = "super::millis")]
+    #[serde(rename = "timeoutMs", with = "crate::millis")]
     pub timeout: Duration,
 }
 

@@ -7,6 +7,9 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::backoff::Backoff;
+use crate::millis;
+
 use super::build::Tokens;
 use super::event::{Event, Method};
 use super::ExportError;
@@ -187,21 +190,6 @@ pub struct ExportPolicy {
     pub max_attempts: u32,
 }
 
-/// A `Duration` as whole milliseconds in JSON.
-pub(crate) mod millis {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(d.as_millis().min(u128::from(u64::MAX)) as u64)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        u64::deserialize(d).map(Duration::from_millis)
-    }
-}
-
 impl Default for ExportPolicy {
     fn default() -> Self {
         ExportPolicy {
@@ -216,11 +204,10 @@ impl Default for ExportPolicy {
 }
 
 impl ExportPolicy {
-    /// The backoff before attempt `attempt + 1` (attempt ≥ 1), before jitter: `initial · 2^(attempt-1)`,
-    /// at most `max_backoff`. The worker waits a uniformly random time in `[b/2, b]`.
-    pub fn backoff(&self, attempt: u32) -> Duration {
-        let factor = 1u32.checked_shl(attempt.saturating_sub(1).min(31)).unwrap_or(u32::MAX);
-        self.initial_backoff.saturating_mul(factor).min(self.max_backoff)
+    /// The retry schedule: `initial · 2^(attempt-1)`, at most `max_backoff`, waited with the
+    /// crate's one jitter rule ([`crate::backoff`]: uniformly in `[b/2, b]`).
+    pub fn schedule(&self) -> Backoff {
+        Backoff { base: self.initial_backoff, max: self.max_backoff }
     }
 }
 
@@ -230,10 +217,7 @@ mod tests {
 
     #[test]
     fn backoff_doubles_and_caps() {
-        let p = ExportPolicy::default();
-        assert_eq!(p.backoff(1), Duration::from_millis(200));
-        assert_eq!(p.backoff(2), Duration::from_millis(400));
-        assert_eq!(p.backoff(5), Duration::from_millis(3200));
-        assert_eq!(p.backoff(40), Duration::from_secs(30));
+        let p = ExportPolicy::default().schedule();
+        assert_eq!([1, 2, 5, 40].map(|n| p.ceiling_ms(n)), [200, 400, 3200, 30_000]);
     }
 }

@@ -41,7 +41,7 @@ pub struct OtlpConfig {
     /// Extra request headers (e.g. an API key for a hosted backend).
     pub headers: Vec<(String, String)>,
     /// Per-request timeout (default 10 s).
-    #[serde(rename = "timeoutMs", with = "super::millis")]
+    #[serde(rename = "timeoutMs", with = "crate::millis")]
     pub timeout: Duration,
     /// Send spans (default true).
     pub traces: bool,
