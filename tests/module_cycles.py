@@ -1,12 +1,24 @@
 #!/usr/bin/env python3
-"""No dependency cycles between the core's top-level modules (`make lint`).
+"""No dependency cycle between any two modules of the core (`make lint`).
 
-A module depends on another when its code (comments, doc comments and `#[cfg(test)]` items left
-out) names it by a `crate::` path, `use crate::{...}` groups included. The check fails on every
-cycle, naming the edges that close it. Cycles inside one module (`tracking/*` between its own
-files) are that module's business and are not seen here.
+Every file of `core/src` is a module (`lib.rs` the crate, `a/mod.rs` and `a.rs` the module `a`,
+`a/b.rs` the module `a::b`); an inline `mod x { … }` counts as part of its file. A module depends
+on another when its code names an item of it: a path through `crate::`, `super::`, `self::` or a
+child module, in a `use` or in the code, followed through re-exports (`pub use`) to the module
+that defines the item. Re-export statements themselves are not dependencies (they are the
+module's surface, not its code), nor are `mod` declarations; comments, string literals and
+`#[cfg(test)]` items are left out. The check fails on every cycle, naming the edges that close it.
 
-Run: python3 tests/module_cycles.py
+The same walk checks the layering the crate's doc states: a rule module (anything but the
+drivers, `rmcp` and `tracking::runtime`) depends on no driver, and its code never reads a clock,
+spawns, or touches a file, socket or process (`Instant::now`, `SystemTime::now`, `std::thread`,
+`std::fs`, `std::net`, `std::process`, `tokio`, an HTTP agent).
+
+Why not cargo-modules (0.27, the newest this toolchain builds): its `--acyclic` checks the item
+graph whatever the filters say, so `impl A { fn new() -> A }` is a cycle (`A` ↔ `A::new`) in any
+crate; and with `--no-fns` it no longer sees the module cycles that go through functions.
+
+Run: python3 tests/module_cycles.py [SRC]   (SRC: another tree, e.g. an older commit's core/src)
 """
 
 from __future__ import annotations
@@ -15,13 +27,15 @@ import re
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "core" / "src"
+SRC = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parents[1] / "core" / "src"
+Mod = tuple[str, ...]
 
 
 def strip(text: str) -> str:
     """The code: comments, string literals' contents and `#[cfg(test)]` items removed."""
     text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"'(?:\\.|[^'\\])'", "' '", text)  # char literals ('"', '{')
     text = re.sub(r'r#*"(?:.|\n)*?"#*|"(?:\\.|[^"\\])*"', '""', text)
     out, i = [], 0
     for m in re.finditer(r"#\[cfg\(test\)\]", text):
@@ -43,76 +57,120 @@ def strip(text: str) -> str:
     return "".join(out)
 
 
-def expand(group: str) -> list[str]:
-    """`a::{b, c::{d}}` → the first segment of each path: what `use crate::…` names."""
-    return [p.split("::")[0].strip().split(" as ")[0] for p in split_top(group) if p.strip()]
+def module_of(path: Path) -> Mod:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] in ("lib", "mod"):
+        parts.pop()
+    return tuple(parts)
 
 
 def split_top(group: str) -> list[str]:
     parts, depth, cur = [], 0, ""
     for ch in group:
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
+        depth += {"{": 1, "}": -1}.get(ch, 0)
         if ch == "," and depth == 0:
             parts.append(cur)
             cur = ""
         else:
             cur += ch
     parts.append(cur)
-    return parts
+    return [p.strip() for p in parts if p.strip()]
 
 
-def top_module(path: Path) -> str:
-    rel = path.relative_to(SRC)
-    return rel.parts[0].removesuffix(".rs")
-
-
-def reexports() -> dict[str, str]:
-    """The crate root's re-exports (`pub use catalog::Catalog;` in lib.rs): item → its module."""
-    out: dict[str, str] = {}
-    for m in re.finditer(r"pub use ([a-z_]+)::(\{[^}]*\}|[A-Za-z_][A-Za-z0-9_]*);", strip((SRC / "lib.rs").read_text())):
-        for item in m.group(2).strip("{}").split(","):
-            if item.strip():
-                out[item.strip()] = m.group(1)
+def use_paths(tree: str) -> list[tuple[list[str], str]]:
+    """`a::{b, c::{d as e}, f::*}` → ([segments], the name it binds) for each leaf."""
+    tree = re.sub(r"\s+", " ", tree).strip()
+    brace = tree.find("{")
+    if brace == -1:
+        path, _, alias = tree.partition(" as ")
+        segs = [s.strip() for s in path.split("::") if s.strip()]
+        return [(segs, alias.strip() or segs[-1])]
+    head = [s.strip() for s in tree[:brace].split("::") if s.strip()]
+    out = []
+    for part in split_top(tree[brace + 1 : tree.rindex("}")]):
+        for segs, name in use_paths(part):
+            out.append((head + segs if segs != ["self"] else head, name if segs != ["self"] else head[-1]))
     return out
 
 
-def edges() -> dict[str, dict[str, str]]:
-    """module → {module it names: the first file that names it}."""
-    modules = {top_module(p) for p in SRC.rglob("*.rs")} - {"lib"}
-    root = reexports()
-    deps: dict[str, dict[str, str]] = {m: {} for m in modules}
-    for path in sorted(SRC.rglob("*.rs")):
-        me = top_module(path)
-        if me == "lib":
-            continue
-        code = strip(path.read_text(encoding="utf-8"))
-        named: list[str] = []
-        for m in re.finditer(r"crate::\{", code):
-            depth, k = 0, m.end() - 1
-            for k in range(m.end() - 1, len(code)):
-                depth += {"{": 1, "}": -1}.get(code[k], 0)
-                if depth == 0:
-                    break
-            named += expand(code[m.end() : k])
-        named += re.findall(r"crate::([A-Za-z_][A-Za-z0-9_]*)", code)
-        for other in (root.get(n, n) for n in named):
-            if other in modules and other != me:
-                deps[me].setdefault(other, str(path.relative_to(SRC.parent.parent)))
-    return deps
+DRIVERS: list[Mod] = [("rmcp",), ("tracking", "runtime")]
+EFFECTS = re.compile(r"\b(?:Instant::now|SystemTime::now|std::thread|thread::spawn|std::fs|std::net|std::process|tokio::|ureq::Agent)\b")
+
+USE = re.compile(r"\b(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);")
 
 
-def cycles(deps: dict[str, dict[str, str]]) -> list[list[str]]:
+class Crate:
+    def __init__(self) -> None:
+        self.code: dict[Mod, str] = {}
+        self.files: dict[Mod, str] = {}
+        for path in sorted(SRC.rglob("*.rs")):
+            m = module_of(path)
+            self.code[m] = strip(path.read_text(encoding="utf-8"))
+            self.files[m] = str(path.relative_to(SRC.parent.parent))
+        # name → path, per module: what its `pub use` statements re-export (`*` for globs).
+        self.reexports: dict[Mod, dict[str, list[str]]] = {m: {} for m in self.code}
+        for m, code in self.code.items():
+            for u in USE.finditer(code):
+                if u.group(1):
+                    for segs, name in use_paths(u.group(2)):
+                        self.reexports[m][name if segs[-1] != "*" else "*" + "::".join(segs)] = segs
+
+    def is_module(self, m: Mod) -> bool:
+        return m in self.code
+
+    def resolve(self, here: Mod, segs: list[str], depth: int = 0) -> Mod | None:
+        """The module that defines what `segs` (a path written in `here`) names; None: outside."""
+        if depth > 16 or not segs:
+            return None
+        cur: Mod
+        rest = list(segs)
+        if rest[0] == "crate":
+            cur, rest = (), rest[1:]
+        elif rest[0] in ("super", "self"):
+            cur = here
+            while rest and rest[0] in ("super", "self"):
+                cur = cur[:-1] if rest[0] == "super" else cur
+                rest = rest[1:]
+        elif self.is_module(here + (rest[0],)):
+            cur = here
+        else:
+            return None  # std, a dependency, or a local name
+        while rest and self.is_module(cur + (rest[0],)):
+            cur, rest = cur + (rest[0],), rest[1:]
+        if not rest or rest[0] == "*":
+            return cur
+        target = self.reexports[cur].get(rest[0])
+        if target is not None:
+            found = self.resolve(cur, target + rest[1:], depth + 1)
+            return found if found is not None else cur
+        return cur
+
+    def edges(self) -> dict[Mod, dict[Mod, str]]:
+        deps: dict[Mod, dict[Mod, str]] = {m: {} for m in self.code}
+        for m, code in self.code.items():
+            paths: list[list[str]] = []
+            body = USE.sub(lambda u: "" if u.group(1) else u.group(0), code)  # re-exports out
+            for u in USE.finditer(body):
+                paths += [segs for segs, _ in use_paths(u.group(2))]
+            body = USE.sub("", body)
+            for p in re.finditer(r"\b(?:crate|super|self|[a-z_][a-z0-9_]*)(?:::[A-Za-z_][A-Za-z0-9_]*)+", body):
+                paths.append(p.group(0).split("::"))
+            for segs in paths:
+                target = self.resolve(m, segs)
+                if target is not None and target != m:
+                    deps[m].setdefault(target, self.files[m])
+        return deps
+
+
+def cycles(deps: dict[Mod, dict[Mod, str]]) -> list[list[Mod]]:
     """The strongly connected components of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on: set[str] = set()
-    found: list[list[str]] = []
+    index: dict[Mod, int] = {}
+    low: dict[Mod, int] = {}
+    stack: list[Mod] = []
+    on: set[Mod] = set()
+    found: list[list[Mod]] = []
 
-    def visit(v: str) -> None:
+    def visit(v: Mod) -> None:
         index[v] = low[v] = len(index)
         stack.append(v)
         on.add(v)
@@ -139,16 +197,43 @@ def cycles(deps: dict[str, dict[str, str]]) -> list[list[str]]:
     return found
 
 
+def is_driver(m: Mod) -> bool:
+    return any(m[: len(d)] == d for d in DRIVERS)
+
+
+def layering(crate: Crate, deps: dict[Mod, dict[Mod, str]]) -> list[str]:
+    """A rule module that depends on a driver, or does what only drivers do."""
+    out = []
+    for m in sorted(deps):
+        if is_driver(m):
+            continue
+        out += [f"{name(m)} → {name(d)}: a rule module depends on a driver" for d in sorted(deps[m]) if is_driver(d)]
+        out += [f"{name(m)} ({crate.files[m]}): `{e}` in a rule module" for e in sorted(set(EFFECTS.findall(crate.code[m])))]
+    return out
+
+
+def name(m: Mod) -> str:
+    return "::".join(("crate",) + m)
+
+
 def main() -> int:
-    deps = edges()
+    crate = Crate()
+    deps = crate.edges()
     found = cycles(deps)
     for comp in found:
-        inner = [f"{a} → {b} ({deps[a][b]})" for a in comp for b in sorted(deps[a]) if b in comp]
-        print(f"module cycle {' ↔ '.join(comp)}:\n  " + "\n  ".join(inner))
+        inner = [f"{name(a)} → {name(b)} ({deps[a][b]})" for a in comp for b in sorted(deps[a]) if b in comp]
+        print(f"module cycle {' ↔ '.join(map(name, comp))}:\n  " + "\n  ".join(inner))
     if found:
         print("the core's modules must depend one way: move the shared item to the module both use")
+    layers = layering(crate, deps)
+    for line in layers:
+        print(line)
+    if layers:
+        print("rules are sans-IO: time and randomness come in from the driver")
+    if found or layers:
         return 1
-    print(f"core modules: {len(deps)}, no dependency cycle between them")
+    n = sum(map(len, deps.values()))
+    print(f"core modules: {len(deps)}, {n} dependencies between them, no cycle; rule modules use no driver")
     return 0
 
 

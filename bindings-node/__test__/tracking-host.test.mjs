@@ -1,7 +1,7 @@
 // Replays the tracker's host contract (tests/vectors/tracking-host/contract.json) through the public
 // Node API: what the Python and Node bindings once answered differently (an identity whose id/name
 // is not a string, isError when responses are not captured, a negative flush timeout), decided once
-// in the core (core/src/tracking/host.rs); bindings-python/tests/test_tracking_host.py replays the
+// in the core (core/src/tracking/pipeline/host.rs); bindings-python/tests/test_tracking_host.py replays the
 // same file through the Python package.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

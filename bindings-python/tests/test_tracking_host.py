@@ -1,7 +1,7 @@
 """Replays the tracker's host contract (`tests/vectors/tracking-host/contract.json`) through the
 public Python API: what the Python and Node bindings once answered differently (an identity whose
 `id`/`name` is not a string, `isError` when responses are not captured, a negative flush timeout),
-decided once in the core (`core/src/tracking/host.rs`); `bindings-node/__test__/tracking-host.test.mjs`
+decided once in the core (`core/src/tracking/pipeline/host.rs`); `bindings-node/__test__/tracking-host.test.mjs`
 replays the same file through the Node package."""
 
 from __future__ import annotations

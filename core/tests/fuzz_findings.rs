@@ -142,7 +142,7 @@ fn a_key_named_like_the_marker_escapes_the_caps() {
 /// resource `evil-tool` (and a third element `{"traceparent": …}` sets the trace parent), while
 /// the same params as a value (Rust hosts) have no resource name.
 ///
-/// Fixed: the fast-path scanner (`core/src/tracking/scan.rs`) reads an object only.
+/// Fixed: the fast-path scanner (`core/src/tracking/pipeline/scan.rs`) reads an object only.
 #[test]
 fn array_params_name_the_resource() {
     let built = build(&op(Method::ToolsCall, Payload::Json(r#"["evil-tool"]"#), Payload::None), &session());

@@ -1,4 +1,6 @@
-//! Projected, sanitized items: what reaches a cache, a tool output or a host.
+//! Projected, sanitized items, and what a listing is made of: its [`ListKind`] and [`Diagnostics`].
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -228,4 +230,72 @@ pub(crate) fn json_str_len(s: &str) -> usize {
         }
     }
     n
+}
+
+/// Which list a traversal reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ListKind {
+    /// `resources/list`: concrete resources.
+    Resources,
+    /// `resources/templates/list`: resource templates.
+    ResourceTemplates,
+}
+
+impl ListKind {
+    /// The JSON-RPC method.
+    pub fn method(self) -> &'static str {
+        match self {
+            ListKind::Resources => "resources/list",
+            ListKind::ResourceTemplates => "resources/templates/list",
+        }
+    }
+
+    /// The result's array key.
+    pub fn list_key(self) -> &'static str {
+        match self {
+            ListKind::Resources => "resources",
+            ListKind::ResourceTemplates => "resourceTemplates",
+        }
+    }
+
+    pub(crate) fn id_key(self) -> &'static str {
+        match self {
+            ListKind::Resources => "uri",
+            ListKind::ResourceTemplates => "uriTemplate",
+        }
+    }
+
+    pub(crate) fn invalid_id_reason(self) -> &'static str {
+        match self {
+            ListKind::Resources => "invalid_uri",
+            ListKind::ResourceTemplates => "invalid_uri_template",
+        }
+    }
+}
+
+/// What a traversal counted. Carries no cursor, URI, name or description.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnostics {
+    /// Requests sent.
+    pub requests: u32,
+    /// Pages accepted.
+    pub pages: u32,
+    /// Items kept.
+    pub items: usize,
+    /// Projected bytes of the kept items (the byte budget's unit).
+    pub bytes: usize,
+    /// Optional fields dropped because they were invalid, by field (`title`, `description`,
+    /// `mimeType`, `size`, `annotations`, `annotations.audience`, `annotations.priority`,
+    /// `annotations.lastModified`, `ttlMs`, `cacheScope`).
+    pub dropped_fields: BTreeMap<&'static str, u64>,
+    /// Items dropped, by reason (`invalid_uri_template`, `invalid_uri`).
+    pub dropped_items: BTreeMap<&'static str, u64>,
+    /// Strings that sanitizing changed.
+    pub sanitized_strings: u64,
+    /// Item keys outside the projection (`_meta`, `icons`, unknown keys) left out.
+    pub ignored_keys: u64,
+    /// Cursors followed although already sent ([`RepeatedCursors::Follow`](super::RepeatedCursors::Follow)).
+    pub repeated_cursors: u32,
 }

@@ -35,55 +35,13 @@ pub(crate) use page::replace_lone_surrogates;
 
 use crate::error::ErrorCode;
 use crate::millis;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use item::{Annotations, Item, Resource, ResourceTemplate, Role};
+pub use item::{Annotations, Diagnostics, Item, ListKind, Resource, ResourceTemplate, Role};
 pub use page::is_rfc3339_date_time;
-
-/// Which list a traversal reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ListKind {
-    /// `resources/list`: concrete resources.
-    Resources,
-    /// `resources/templates/list`: resource templates.
-    ResourceTemplates,
-}
-
-impl ListKind {
-    /// The JSON-RPC method.
-    pub fn method(self) -> &'static str {
-        match self {
-            ListKind::Resources => "resources/list",
-            ListKind::ResourceTemplates => "resources/templates/list",
-        }
-    }
-
-    /// The result's array key.
-    pub fn list_key(self) -> &'static str {
-        match self {
-            ListKind::Resources => "resources",
-            ListKind::ResourceTemplates => "resourceTemplates",
-        }
-    }
-
-    pub(crate) fn id_key(self) -> &'static str {
-        match self {
-            ListKind::Resources => "uri",
-            ListKind::ResourceTemplates => "uriTemplate",
-        }
-    }
-
-    pub(crate) fn invalid_id_reason(self) -> &'static str {
-        match self {
-            ListKind::Resources => "invalid_uri",
-            ListKind::ResourceTemplates => "invalid_uri_template",
-        }
-    }
-}
 
 /// Bounds on one traversal. Every bound fails the whole traversal when crossed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -325,32 +283,6 @@ pub enum Support {
     NoCapability,
     /// `resources/templates/list` answered `-32601` (legacy server with no templates).
     MethodNotFound,
-}
-
-/// What a traversal counted. Carries no cursor, URI, name or description.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Diagnostics {
-    /// Requests sent.
-    pub requests: u32,
-    /// Pages accepted.
-    pub pages: u32,
-    /// Items kept.
-    pub items: usize,
-    /// Projected bytes of the kept items (the byte budget's unit).
-    pub bytes: usize,
-    /// Optional fields dropped because they were invalid, by field (`title`, `description`,
-    /// `mimeType`, `size`, `annotations`, `annotations.audience`, `annotations.priority`,
-    /// `annotations.lastModified`, `ttlMs`, `cacheScope`).
-    pub dropped_fields: BTreeMap<&'static str, u64>,
-    /// Items dropped, by reason (`invalid_uri_template`, `invalid_uri`).
-    pub dropped_items: BTreeMap<&'static str, u64>,
-    /// Strings that sanitizing changed.
-    pub sanitized_strings: u64,
-    /// Item keys outside the projection (`_meta`, `icons`, unknown keys) left out.
-    pub ignored_keys: u64,
-    /// Cursors followed although already sent ([`RepeatedCursors::Follow`]).
-    pub repeated_cursors: u32,
 }
 
 /// A complete traversal's result.

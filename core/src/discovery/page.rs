@@ -23,8 +23,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::item::{self, Annotations, Item, Resource, ResourceTemplate, Role};
-use super::{Diagnostics, ListKind};
+use super::item::{self, Annotations, Diagnostics, Item, ListKind, Resource, ResourceTemplate, Role};
 use crate::sanitize;
 
 /// A field as the rules see it.

@@ -7,8 +7,13 @@
 //!   build event → redact → cap payloads → per-exporter bounded queue → exporter thread: batch → send
 //! ```
 //!
-//! Pure parts, usable without threads: [`EventBuilder`] (with [`redact`] and [`caps`]), the id and
-//! time helpers in [`ids`]. Drivers: [`Tracker`] and the [`export`]ers.
+//! Two module trees:
+//! - `pipeline` — the pure rules, usable without threads: the event model, [`EventBuilder`]
+//!   (extract, [`redact`], hook, [`caps`]), the staging queue's record format, the identify
+//!   holds, the [`ExportQueue`] machine, the configuration and the wire formats (OTLP requests,
+//!   MCPcat bodies). Nothing there spawns, reads a clock, or touches a file or socket: time comes in.
+//! - `runtime` — the [`Tracker`]: its threads, the clock, and the exporters' file and HTTP I/O,
+//!   driving the pipeline.
 //!
 //! ```
 //! use std::time::{Duration, SystemTime};
@@ -42,45 +47,51 @@
 use crate::error::ErrorCode;
 use std::time::Duration;
 
-mod build;
-pub mod caps;
-mod clock;
-pub mod config;
-mod event;
-pub mod export;
-pub mod export_queue;
-mod exporter;
-pub mod host;
-pub mod ids;
-mod queue;
-pub mod redact;
-mod scan;
-mod sessions;
-mod tracker;
-mod worker;
+mod pipeline;
+mod runtime;
+
+pub use pipeline::{caps, config, export_queue, host, ids, redact};
+
+/// Exporters: the [`Exporter`](export::Exporter) trait and what it is given (the pipeline's), and
+/// the exporters that write files or send HTTP (the runtime's).
+pub mod export {
+    pub use super::pipeline::config::{JsonlConfig, DEFAULT_JSONL_PATH};
+    #[cfg(feature = "mcpcat")]
+    pub use super::pipeline::config::{McpcatConfig, DEFAULT_BASE_URL};
+    pub use super::pipeline::export::{Batch, CallbackExporter, ExportItem, ExportPolicy, Exporter};
+    #[cfg(feature = "mcpcat")]
+    pub use super::pipeline::mcpcat::{body_json, ACCEPTED_EVENT_TYPES};
+    #[cfg(feature = "otlp")]
+    pub use super::pipeline::{config::OtlpConfig, otlp::DURATION_BUCKETS};
+    pub use super::runtime::jsonl::JsonlExporter;
+    #[cfg(feature = "mcpcat")]
+    pub use super::runtime::mcpcat::McpcatExporter;
+    #[cfg(feature = "otlp")]
+    pub use super::runtime::otlp::{OtlpMetricsExporter, OtlpTracesExporter};
+}
 
 /// The longest wait a receiver's `Retry-After` can impose on one retry (a flush cuts it short,
 /// a shutdown's deadline ends it).
 pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
-pub use build::{
-    string_hook, BuildConfig, Built, EventBuilder, EventHook, NotBuilt, Operation, Payload, RequestId, RpcError,
-    SessionInfo, SessionKey, StringHook, Tokens, WriteJson,
-};
-pub use caps::PayloadLimits;
-pub use clock::{WallClock, REANCHOR};
-pub use config::{CallbackConfig, ExporterConfig, IdentifyLimits, TrackerConfig, EXIT_TIMEOUT};
-pub use event::{
-    is_sessionless, write_str as write_json_str, ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport,
-    Truncation, TruncationReason, SCHEMA_VERSION, SESSIONLESS_SINCE,
-};
 pub use export::{Batch, CallbackExporter, ExportItem, ExportPolicy, Exporter, JsonlConfig, JsonlExporter};
 #[cfg(feature = "mcpcat")]
 pub use export::{McpcatConfig, McpcatExporter};
 #[cfg(feature = "otlp")]
 pub use export::{OtlpConfig, OtlpMetricsExporter, OtlpTracesExporter};
-pub use export_queue::{ExportQueue, QueueCounts};
-pub use tracker::{
+pub use pipeline::build::{
+    string_hook, BuildConfig, Built, EventBuilder, EventHook, NotBuilt, Operation, Payload, RequestId, RpcError,
+    SessionInfo, SessionKey, StringHook, Tokens, WriteJson,
+};
+pub use pipeline::caps::PayloadLimits;
+pub use pipeline::config::{CallbackConfig, ExporterConfig, IdentifyLimits, TrackerConfig, EXIT_TIMEOUT};
+pub use pipeline::event::{
+    is_sessionless, write_str as write_json_str, ErrorInfo, Event, Identity, Json, Method, PeerInfo, Transport,
+    Truncation, TruncationReason, SCHEMA_VERSION, SESSIONLESS_SINCE,
+};
+pub use pipeline::export_queue::{ExportQueue, QueueCounts};
+pub use runtime::clock::{WallClock, REANCHOR};
+pub use runtime::tracker::{
     exit_pending_any, flush_at_exit, flush_at_exit_blocking, ExporterStats, Hooks, Session, Stats, Tracker,
     TrackerBuilder,
 };

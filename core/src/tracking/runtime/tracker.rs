@@ -1,31 +1,33 @@
 //! The tracker API: [`Tracker`] (the request path, sessions, flush, shutdown, stats), built from
 //! one [`TrackerConfig`] and the host's [`Hooks`]. The worker thread (`worker.rs`) builds events;
-//! each exporter has a thread (`exporter.rs`) driving its sans-IO [`ExportQueue`](super::ExportQueue).
+//! each exporter has a thread (`exporter.rs`) driving its sans-IO [`ExportQueue`](crate::tracking::ExportQueue).
 
 use std::cell::RefCell;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::build::{BuildConfig, EventBuilder, Operation, Payload, SessionInfo, SessionKey, StringHook};
-use super::caps::PayloadLimits;
-use super::config::{ExporterConfig, IdentifyLimits, TrackerConfig};
-use super::event::{Identity, Method, PeerInfo, Transport};
-use super::export::{Batch, CallbackExporter, ExportPolicy, Exporter, JsonlConfig, JsonlExporter};
-use super::exporter::{run_exporter, Slot};
-use super::ids::IdGen;
-use super::queue::{encode, encoded_len, Bytes, Parts, Staging};
-use super::sessions::{IdentifyState, Sessions};
-use super::worker::{run_builder, Recycle};
-use super::{EventHook, ExportError, TrackingError};
-
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use super::exporter::run_exporter;
+use super::jsonl::JsonlExporter;
+use super::shared::{lock, Recycle, Shared, Signal, Slot, StagingState};
+use super::worker::run_builder;
+use crate::tracking::pipeline::build::{
+    BuildConfig, EventBuilder, Operation, Payload, SessionInfo, SessionKey, StringHook,
+};
+use crate::tracking::pipeline::caps::PayloadLimits;
+use crate::tracking::pipeline::config::JsonlConfig;
+use crate::tracking::pipeline::config::{ExporterConfig, IdentifyLimits, TrackerConfig};
+use crate::tracking::pipeline::event::{Identity, Method, PeerInfo, Transport};
+use crate::tracking::pipeline::export::{Batch, CallbackExporter, ExportPolicy, Exporter};
+use crate::tracking::pipeline::ids::IdGen;
+use crate::tracking::pipeline::queue::{encode, encoded_len, Bytes, Parts, Staging};
+use crate::tracking::pipeline::sessions::{IdentifyState, Sessions};
+use crate::tracking::EventHook;
+use crate::tracking::{ExportError, TrackingError};
 
 /// A session (one client connection) as the tracker knows it. Cheap to clone; pass its
 /// [`key`](Session::key) in each [`Operation`].
@@ -128,118 +130,6 @@ impl fmt::Debug for Hooks {
             .field("redact_event", &self.redact_event.is_some())
             .field("callbacks", &self.callbacks.len())
             .finish()
-    }
-}
-
-#[derive(Debug, Default)]
-pub(crate) struct Signal {
-    pub wake: bool,
-    pub flush_gen: u64,
-    pub stop: bool,
-    /// A session's identify answered: the worker looks at what it holds.
-    pub identified: bool,
-}
-
-pub(crate) struct StagingState {
-    pub staging: Staging,
-    pub closed: bool,
-    pub in_worker: u64,
-}
-
-pub(crate) struct Shared {
-    pub enabled: bool,
-    pub capture_responses: bool,
-    pub staging: Mutex<StagingState>,
-    pub wake_pending: AtomicBool,
-    pub signal: Mutex<Signal>,
-    pub signal_cv: Condvar,
-    pub sessions: Mutex<Sessions>,
-    pub slots: Vec<Arc<Slot>>,
-    pub progress: Mutex<()>,
-    pub progress_cv: Condvar,
-    pub filtered: AtomicU64,
-    pub redaction_failed: AtomicU64,
-    pub unidentified: AtomicU64,
-    /// Records held for identify, and the lowest number among them (`u64::MAX`: none).
-    pub held: AtomicU64,
-    pub min_held: AtomicU64,
-    pub recycle: Mutex<Recycle>,
-    /// `recycle.items.len()`, read without the lock.
-    pub recycled: AtomicUsize,
-    /// Most items in `recycle`: what the exporter queues may hold.
-    pub recycle_max: usize,
-    pub built_upto: AtomicU64,
-    pub builder_exited: AtomicBool,
-    pub next_session: AtomicU64,
-    pub session_salt: u64,
-    pub payload_budget: usize,
-    pub config: TrackerConfig,
-    pub names: Vec<String>,
-    /// `recorded` when [`flush_at_exit`] last flushed this tracker.
-    pub exit_flushed: AtomicU64,
-    /// A host hook (a redact hook or a callback exporter) runs on the host's side: an exit flush
-    /// that holds the host's thread ([`flush_at_exit_blocking`]) cannot wait for this tracker.
-    pub host_hooks: bool,
-}
-
-impl Shared {
-    pub fn notify_progress(&self) {
-        let _g = lock(&self.progress);
-        self.progress_cv.notify_all();
-    }
-
-    pub fn wake_worker(&self, f: impl FnOnce(&mut Signal)) {
-        let mut sig = lock(&self.signal);
-        f(&mut sig);
-        self.signal_cv.notify_one();
-    }
-
-    /// Wait on the progress condition until `done()` or `deadline`.
-    fn wait_progress(&self, deadline: Instant, mut done: impl FnMut() -> bool) -> bool {
-        let mut g = lock(&self.progress);
-        loop {
-            if done() {
-                return true;
-            }
-            let now = Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            // Re-check at least every 50 ms: progress is also made without a notification under
-            // this lock (counters updated by other threads).
-            let wait = (deadline - now).min(Duration::from_millis(50));
-            g = self.progress_cv.wait_timeout(g, wait).unwrap_or_else(PoisonError::into_inner).0;
-        }
-    }
-
-    /// The id of a session the registry forgot (derived from its key).
-    pub fn session_id_for_key(&self, key: u64) -> String {
-        super::ids::derive_session_id(&format!("mcplens-session-{key}-{:016x}", self.session_salt), None)
-    }
-
-    /// Whether every record numbered below `target` is settled everywhere. Reads the builder's
-    /// watermark, then the identify hold's, then each exporter's: the worker writes them in the
-    /// opposite order, so a record moving from one stage to the next is always seen in one.
-    fn settled(&self, target: u64) -> bool {
-        if self.builder_exited.load(Ordering::Acquire) {
-            return self.slots.iter().all(|slot| lock(&slot.state).exited);
-        }
-        if self.built_upto.load(Ordering::Acquire) < target || self.min_held.load(Ordering::Acquire) < target {
-            return false;
-        }
-        self.slots.iter().all(|slot| {
-            let st = lock(&slot.state);
-            st.queue.done_upto() >= target || st.exited
-        })
-    }
-
-    fn queued(&self) -> u64 {
-        let st = lock(&self.staging);
-        st.staging.live() as u64 + st.in_worker + self.held.load(Ordering::Acquire)
-    }
-
-    fn pending(&self) -> u64 {
-        self.queued() + self.slots.iter().map(|slot| lock(&slot.state).queue.pending()).max().unwrap_or(0)
     }
 }
 
@@ -350,7 +240,7 @@ impl Tracker {
     }
 
     fn disabled_for(config: TrackerConfig, names: Vec<String>) -> Tracker {
-        let seed = config.seed.unwrap_or_else(|| IdGen::from_entropy(0).next_u64());
+        let seed = config.seed.unwrap_or_else(|| super::entropy(0));
         let shared = Arc::new(Tracker::new_shared(config, names, Vec::new(), seed));
         Tracker { inner: Arc::new(Handle { shared, threads: Mutex::new(Vec::new()) }) }
     }
@@ -381,16 +271,16 @@ impl Tracker {
                 #[cfg(feature = "otlp")]
                 ExporterConfig::Otlp { config: c, .. } => {
                     if c.traces {
-                        exporters.push(Box::new(super::export::OtlpTracesExporter::new(c.clone())?));
+                        exporters.push(Box::new(super::otlp::OtlpTracesExporter::new(c.clone())?));
                     }
                     if c.metrics {
-                        exporters.push(Box::new(super::export::OtlpMetricsExporter::new(c)?));
+                        exporters.push(Box::new(super::otlp::OtlpMetricsExporter::new(c)?));
                     }
                 }
                 #[cfg(feature = "mcpcat")]
                 ExporterConfig::Mcpcat { config: mut c, .. } => {
                     c.sdk_language = config.sdk_language.clone();
-                    exporters.push(Box::new(super::export::McpcatExporter::new(c)?));
+                    exporters.push(Box::new(super::mcpcat::McpcatExporter::new(c)?));
                 }
                 ExporterConfig::Callback { .. } => {
                     // Counted above: one function per entry.
@@ -402,7 +292,7 @@ impl Tracker {
         }
         drop(callbacks);
         let host_hooks = wanted > 0 || hooks.redact_strings.is_some() || hooks.redact_event.is_some();
-        let seed = config.seed.unwrap_or_else(|| IdGen::from_entropy(1).next_u64());
+        let seed = config.seed.unwrap_or_else(|| super::entropy(1));
         let mut rng = IdGen::seeded(seed ^ 0x0E59_0127);
         let slots: Vec<Arc<Slot>> = names
             .iter()
@@ -564,7 +454,7 @@ impl Tracker {
         let id = match (transport_session_id, s.config.seed) {
             (Some(t), _) => s.config.session_id_for(t),
             (None, Some(seed)) => IdGen::seeded(seed ^ key.wrapping_mul(0x9E37_79B9_7F4A_7C15)).session_id(),
-            (None, None) => IdGen::from_entropy(key).session_id(),
+            (None, None) => IdGen::seeded(super::entropy(key)).session_id(),
         };
         if s.enabled {
             let info = SessionInfo { id: id.clone(), transport, ..SessionInfo::default() };
@@ -629,10 +519,10 @@ impl Tracker {
         self.resolve_identity(session, Some(identity));
     }
 
-    /// The identify hook answered with `answer` (JSON text; see [`host::identity`](super::host::identity)):
+    /// The identify hook answered with `answer` (JSON text; see [`host::identity`](crate::tracking::pipeline::host::identity)):
     /// nobody (`null`), an identity, or, for anything else, a failure.
     pub fn resolve_identity_json(&self, session: &Session, answer: &str) {
-        match super::host::identity(answer) {
+        match crate::tracking::pipeline::host::identity(answer) {
             Ok(identity) => self.resolve_identity(session, identity),
             Err(()) => self.identify_failed(session),
         }
@@ -744,7 +634,7 @@ pub fn exit_pending_any() -> bool {
 /// tracker delivers what it recorded since the last call, all of them within [`EXIT_TIMEOUT`]
 /// together (what is still undelivered then stays counted as pending). Never panics or raises.
 ///
-/// [`EXIT_TIMEOUT`]: super::EXIT_TIMEOUT
+/// [`EXIT_TIMEOUT`]: crate::tracking::EXIT_TIMEOUT
 pub fn flush_at_exit() {
     exit_flush(false);
 }
@@ -755,13 +645,13 @@ pub fn flush_at_exit() {
 /// has not delivered stays pending (counted). The trackers without one deliver as in
 /// [`flush_at_exit`], within [`EXIT_TIMEOUT`] in all.
 ///
-/// [`EXIT_TIMEOUT`]: super::EXIT_TIMEOUT
+/// [`EXIT_TIMEOUT`]: crate::tracking::EXIT_TIMEOUT
 pub fn flush_at_exit_blocking() {
     exit_flush(true);
 }
 
 fn exit_flush(blocking: bool) {
-    let deadline = deadline_after(super::EXIT_TIMEOUT);
+    let deadline = deadline_after(crate::tracking::EXIT_TIMEOUT);
     for t in exit_pending() {
         let s = &t.inner.shared;
         if blocking && s.host_hooks {
@@ -927,14 +817,14 @@ impl TrackerBuilder {
 
     /// The user string hook (after the built-in rules).
     pub fn redact_strings(mut self, f: impl Fn(&str) -> Result<String, TrackingError> + Send + Sync + 'static) -> Self {
-        self.hooks.redact_strings = Some(super::build::string_hook(f));
+        self.hooks.redact_strings = Some(crate::tracking::pipeline::build::string_hook(f));
         self
     }
 
     /// The user event hook (`Ok(None)` drops the event).
     pub fn redact_events(
         mut self,
-        f: impl Fn(super::Event) -> Result<Option<super::Event>, TrackingError> + Send + Sync + 'static,
+        f: impl Fn(crate::tracking::Event) -> Result<Option<crate::tracking::Event>, TrackingError> + Send + Sync + 'static,
     ) -> Self {
         self.hooks.redact_event = Some(Arc::new(f));
         self
@@ -949,14 +839,14 @@ impl TrackerBuilder {
     /// Add the OTLP exporters: `otlp` (spans) and `otlp-metrics` (the duration histogram), each
     /// only if enabled in the configuration.
     #[cfg(feature = "otlp")]
-    pub fn otlp(mut self, config: super::export::OtlpConfig) -> Self {
+    pub fn otlp(mut self, config: crate::tracking::pipeline::config::OtlpConfig) -> Self {
         self.config.exporters.push(ExporterConfig::Otlp { name: None, config });
         self
     }
 
     /// Add the agentcat-compatible API exporter (named `mcpcat`).
     #[cfg(feature = "mcpcat")]
-    pub fn mcpcat(mut self, config: super::export::McpcatConfig) -> Self {
+    pub fn mcpcat(mut self, config: crate::tracking::pipeline::config::McpcatConfig) -> Self {
         self.config.exporters.push(ExporterConfig::Mcpcat { name: None, config });
         self
     }

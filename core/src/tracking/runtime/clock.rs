@@ -2,7 +2,7 @@
 //!
 //! A binding's request path reads one monotonic clock (nanoseconds on any epoch: Python's
 //! `time.perf_counter_ns()`) when a request starts and when it ends. [`WallClock`] turns the two
-//! readings into the `(started_at, duration)` of an [`Operation`](super::Operation): the offset
+//! readings into the `(started_at, duration)` of an [`Operation`](crate::tracking::Operation): the offset
 //! between wall and monotonic time is read once, then again whenever [`REANCHOR`] has passed on the
 //! monotonic clock, so a stepped system clock is followed within that time while the request path
 //! reads the wall clock once per `REANCHOR` at most. Time is passed in; nothing here reads a clock.

@@ -1,6 +1,8 @@
-//! Exporters: where built events go. Each exporter runs on its own thread with its own bounded
-//! queue, batches (at most `max_events` events or `max_delay`), and retries with exponential backoff
-//! and jitter; a slow or dead exporter never blocks `record` or another exporter.
+//! What an exporter is given and what it answers: [`ExportItem`], [`Batch`], the [`Exporter`]
+//! trait and its [`ExportPolicy`]. The exporters that do I/O are the runtime's
+//! (`runtime::{jsonl, otlp, mcpcat}`); each runs on its own thread with its own bounded queue,
+//! batches (at most `max_events` events or `max_delay`), and retries with exponential backoff and
+//! jitter; a slow or dead exporter never blocks `record` or another exporter.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,22 +14,7 @@ use crate::millis;
 
 use super::build::Tokens;
 use super::event::{Event, Method};
-use super::ExportError;
-
-mod jsonl;
-#[cfg(feature = "mcpcat")]
-mod mcpcat;
-#[cfg(feature = "otlp")]
-mod otlp;
-
-#[cfg(any(feature = "otlp", feature = "mcpcat"))]
-mod http;
-
-pub use jsonl::{JsonlConfig, JsonlExporter, DEFAULT_PATH as DEFAULT_JSONL_PATH};
-#[cfg(feature = "mcpcat")]
-pub use mcpcat::{body_json, McpcatConfig, McpcatExporter, ACCEPTED_EVENT_TYPES, DEFAULT_BASE_URL};
-#[cfg(feature = "otlp")]
-pub use otlp::{OtlpConfig, OtlpMetricsExporter, OtlpTracesExporter, DURATION_BUCKETS};
+use crate::tracking::ExportError;
 
 /// One built event as exporters see it.
 #[derive(Debug)]
@@ -168,7 +155,7 @@ where
     }
 }
 
-/// Batching and retry policy (per exporter). In [`TrackerConfig`](super::TrackerConfig) JSON:
+/// Batching and retry policy (per exporter). In [`TrackerConfig`](crate::tracking::TrackerConfig) JSON:
 /// `{"maxEvents", "maxDelayMs", "maxQueued", "initialBackoffMs", "maxBackoffMs", "maxAttempts"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]

@@ -4,55 +4,12 @@
 //! back through [`on_result`](ExportQueue::on_result). A panic is an [`ExportError::panicked`].
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
-use super::event::Method;
-use super::export::{Batch, ExportItem, ExportPolicy, Exporter};
-use super::export_queue::ExportQueue;
-use super::ids::IdGen;
-use super::tracker::{lock, Shared};
-use super::worker::give_back;
-use super::ExportError;
-use crate::backoff::SplitMix64;
-
-pub(crate) struct SlotState {
-    pub queue: ExportQueue<Arc<ExportItem>>,
-    /// The worker has exited: nothing more will be pushed.
-    pub closed: bool,
-    /// The thread has exited.
-    pub exited: bool,
-}
-
-/// One exporter as the worker and the tracker see it.
-pub(crate) struct Slot {
-    pub name: String,
-    /// Bit `m` set: events of method code `m` go to this exporter (else they are skipped).
-    accepts: u64,
-    pub state: Mutex<SlotState>,
-    pub cv: Condvar,
-}
-
-impl Slot {
-    pub fn new(name: &str, exporter: &dyn Exporter, policy: ExportPolicy, rng: &mut IdGen) -> Slot {
-        let accepts = Method::ALL.iter().filter(|m| exporter.accepts(**m)).fold(0u64, |acc, m| acc | 1 << (*m as u8));
-        Slot {
-            name: name.to_owned(),
-            accepts,
-            state: Mutex::new(SlotState {
-                queue: ExportQueue::new(policy, SplitMix64::new(rng.next_u64())),
-                closed: false,
-                exited: false,
-            }),
-            cv: Condvar::new(),
-        }
-    }
-
-    /// Whether events of this method go to this exporter.
-    pub fn accepts(&self, method: Option<Method>) -> bool {
-        method.is_none_or(|m| self.accepts & (1 << (m as u8)) != 0)
-    }
-}
+use super::shared::{give_back, lock, Shared, Slot};
+use crate::tracking::pipeline::export::{Batch, Exporter};
+use crate::tracking::ExportError;
 
 pub(crate) fn run_exporter(shared: Arc<Shared>, slot: Arc<Slot>, mut exporter: Box<dyn Exporter>) {
     let mut st = lock(&slot.state);

@@ -1,5 +1,5 @@
 //! [`TrackerConfig`]: the one configuration of a tracker, in every language. Rust's
-//! [`TrackerBuilder`](super::TrackerBuilder), Python's `Tracker(...)` and Node's `new Tracker({...})`
+//! [`TrackerBuilder`](crate::tracking::TrackerBuilder), Python's `Tracker(...)` and Node's `new Tracker({...})`
 //! only convert their options into it; its defaults, validation (every error names the option as a
 //! path into this JSON, code `invalid_argument`), exporter naming and project-id salting live here.
 //! The shared vectors in `tests/vectors/tracking-config/` pin them in all three languages.
@@ -16,6 +16,7 @@
 //!  "exporters": [{"type": "jsonl", "path": "mcplens-events.jsonl"}]}
 //! ```
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::de::Error as _;
@@ -24,13 +25,9 @@ use serde_json::{Map, Value};
 
 use super::caps::PayloadLimits;
 use super::event::{PeerInfo, Transport};
-#[cfg(feature = "mcpcat")]
-use super::export::McpcatConfig;
-#[cfg(feature = "otlp")]
-use super::export::OtlpConfig;
-use super::export::{ExportPolicy, JsonlConfig};
-use super::TrackingError;
+use super::export::ExportPolicy;
 use crate::millis;
+use crate::tracking::TrackingError;
 
 /// `at.key`, or `key` at the top.
 pub(crate) fn option_at(at: &str, key: &str) -> String {
@@ -42,7 +39,7 @@ pub(crate) fn option_at(at: &str, key: &str) -> String {
 }
 
 /// How long a session's records wait for the host's identify hook (see
-/// [`Tracker::begin_identify`](super::Tracker::begin_identify)). Past either bound, or when the
+/// [`Tracker::begin_identify`](crate::tracking::Tracker::begin_identify)). Past either bound, or when the
 /// hook fails, they go on without an identity (counted as `unidentified`). In
 /// [`TrackerConfig`] JSON: `identifyMaxRecords`, `identifyTimeoutMs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +57,7 @@ impl Default for IdentifyLimits {
 }
 
 /// A callback exporter: the host supplies the function when the tracker starts (see
-/// [`Hooks::callbacks`](super::Hooks)), one per `callback` entry, in order.
+/// [`Hooks::callbacks`](crate::tracking::Hooks)), one per `callback` entry, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CallbackConfig {}
@@ -283,7 +280,7 @@ impl<'de> Deserialize<'de> for ExporterConfig {
     }
 }
 
-/// The configuration of a [`Tracker`](super::Tracker) (see the module docs for its JSON).
+/// The configuration of a [`Tracker`](crate::tracking::Tracker) (see the module docs for its JSON).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct TrackerConfig {
@@ -536,6 +533,189 @@ impl Transport {
             Transport::Memory => "memory",
         }
     }
+}
+
+/// Where and how the JSONL exporter writes. In [`TrackerConfig`](crate::tracking::TrackerConfig)
+/// JSON: `{"type": "jsonl", "name"?, "path", "maxFileBytes", "maxFiles"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct JsonlConfig {
+    /// The file (default `./mcplens-events.jsonl`). Created if missing, appended to otherwise.
+    pub path: PathBuf,
+    /// Rotate before the file would grow past this many bytes (default 64 MiB; 0 = never rotate).
+    pub max_file_bytes: u64,
+    /// Rotated files kept: `<path>.1` (newest) … `<path>.N` (default 5; 0 = the full file is deleted).
+    pub max_files: u32,
+}
+
+/// Where the JSONL exporter writes when no path is given (relative to the working directory).
+pub const DEFAULT_JSONL_PATH: &str = "mcplens-events.jsonl";
+
+impl Default for JsonlConfig {
+    fn default() -> Self {
+        JsonlConfig { path: PathBuf::from(DEFAULT_JSONL_PATH), max_file_bytes: 64 * 1024 * 1024, max_files: 5 }
+    }
+}
+
+impl JsonlConfig {
+    /// The default configuration, writing to `path`.
+    pub fn new(path: impl Into<PathBuf>) -> JsonlConfig {
+        JsonlConfig { path: path.into(), ..JsonlConfig::default() }
+    }
+}
+
+#[cfg(feature = "otlp")]
+/// Where and how to send OTLP. In [`TrackerConfig`](crate::tracking::TrackerConfig) JSON:
+/// `{"type": "otlp", "name"?, "endpoint", "headers": [[k, v], …], "timeoutMs", "traces",
+/// "metrics", "spanNameIncludesUri", "serviceName", "resourceAttributes": [[k, v], …]}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct OtlpConfig {
+    /// The OTLP/HTTP base URL (default `http://localhost:4318`); spans go to `{endpoint}/v1/traces`
+    /// and metrics to `{endpoint}/v1/metrics`.
+    pub endpoint: String,
+    /// Extra request headers (e.g. an API key for a hosted backend).
+    pub headers: Vec<(String, String)>,
+    /// Per-request timeout (default 10 s).
+    #[serde(rename = "timeoutMs", with = "crate::millis")]
+    pub timeout: Duration,
+    /// Send spans (default true).
+    pub traces: bool,
+    /// Send the duration histogram (default true).
+    pub metrics: bool,
+    /// Opt in to `{method} {uri}` span names for resource operations (default false: the URI is
+    /// only an attribute, never in the span name).
+    pub span_name_includes_uri: bool,
+    /// `service.name` (default: the server's name, else `unknown_service`).
+    pub service_name: Option<String>,
+    /// Extra resource attributes.
+    pub resource_attributes: Vec<(String, String)>,
+}
+
+#[cfg(feature = "otlp")]
+impl Default for OtlpConfig {
+    fn default() -> Self {
+        OtlpConfig {
+            endpoint: "http://localhost:4318".to_owned(),
+            headers: Vec::new(),
+            timeout: Duration::from_secs(10),
+            traces: true,
+            metrics: true,
+            span_name_includes_uri: false,
+            service_name: None,
+            resource_attributes: Vec::new(),
+        }
+    }
+}
+
+#[cfg(feature = "otlp")]
+impl OtlpConfig {
+    /// The default configuration with this base endpoint.
+    pub fn new(endpoint: impl Into<String>) -> OtlpConfig {
+        OtlpConfig { endpoint: endpoint.into(), ..OtlpConfig::default() }
+    }
+
+    pub(crate) fn url(&self, signal: &str) -> String {
+        format!("{}/v1/{signal}", self.endpoint.trim_end_matches('/'))
+    }
+
+    /// Check the options (`at`: where the exporter sits in the configuration, for the error's
+    /// option path).
+    pub fn check(&self, at: &str) -> Result<(), TrackingError> {
+        check_url(at, "endpoint", &self.endpoint)?;
+        if self.timeout.is_zero() {
+            return Err(TrackingError::invalid(
+                crate::tracking::pipeline::config::option_at(at, "timeoutMs"),
+                "must be at least 1 ms",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "mcpcat")]
+/// The API agentcat 2.1.0 sends to by default (`agentcat/modules/constants.py`, `AGENTCAT_API_URL`).
+pub const DEFAULT_BASE_URL: &str = "https://api.agentcat.com";
+
+#[cfg(feature = "mcpcat")]
+/// Where and how to publish. In [`TrackerConfig`](crate::tracking::TrackerConfig) JSON:
+/// `{"type": "mcpcat", "name"?, "projectId", "apiKey"?, "baseUrl", "timeoutMs"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
+pub struct McpcatConfig {
+    /// The API base URL (default [`DEFAULT_BASE_URL`]).
+    pub base_url: String,
+    /// The project the events belong to (`project_id`).
+    pub project_id: String,
+    /// Sent as `Authorization: Token <key>` when set (never logged, never in an error).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key: Option<String>,
+    /// `sdk_language` (the tracker sets it from [`TrackerConfig::sdk_language`](crate::tracking::TrackerConfig)).
+    #[serde(skip)]
+    pub sdk_language: String,
+    /// Per-request timeout (default 10 s).
+    #[serde(rename = "timeoutMs", with = "crate::millis")]
+    pub timeout: Duration,
+}
+
+#[cfg(feature = "mcpcat")]
+impl Default for McpcatConfig {
+    fn default() -> Self {
+        McpcatConfig::new("")
+    }
+}
+
+#[cfg(feature = "mcpcat")]
+impl McpcatConfig {
+    /// The default configuration for a project.
+    pub fn new(project_id: impl Into<String>) -> McpcatConfig {
+        McpcatConfig {
+            base_url: DEFAULT_BASE_URL.to_owned(),
+            project_id: project_id.into(),
+            api_key: None,
+            sdk_language: "Rust".to_owned(),
+            timeout: Duration::from_secs(10),
+        }
+    }
+
+    /// The events endpoint.
+    pub fn url(&self) -> String {
+        format!("{}/v1/public/events/", self.base_url.trim_end_matches('/'))
+    }
+
+    /// Check the options (`at`: where the exporter sits in the configuration).
+    pub fn check(&self, at: &str) -> Result<(), TrackingError> {
+        check_url(at, "baseUrl", &self.base_url)?;
+        if self.project_id.is_empty() {
+            return Err(TrackingError::invalid(option_at(at, "projectId"), "must not be empty"));
+        }
+        if self.timeout.is_zero() {
+            return Err(TrackingError::invalid(option_at(at, "timeoutMs"), "must be at least 1 ms"));
+        }
+        if self.api_key.as_deref().is_some_and(|k| k.is_empty() || k.contains(['\r', '\n'])) {
+            return Err(TrackingError::invalid(option_at(at, "apiKey"), "must be a non-empty header value"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(any(feature = "otlp", feature = "mcpcat"))]
+/// Check an endpoint URL early (at build time); `at`: where the exporter sits in the
+/// configuration (`exporters[1]`), `key`: the option (`endpoint`).
+pub(crate) fn check_url(at: &str, key: &str, url: &str) -> Result<(), TrackingError> {
+    let ok = (url.starts_with("http://") || url.starts_with("https://"))
+        && url.parse::<ureq::http::Uri>().is_ok_and(|u| u.host().is_some());
+    if !ok {
+        return Err(TrackingError::invalid(option_at(at, key), "must be an http(s) URL with a host"));
+    }
+    #[cfg(not(feature = "tls"))]
+    if url.starts_with("https://") {
+        return Err(TrackingError::invalid(
+            option_at(at, key),
+            "is https but mcplens was built without the `tls` feature",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

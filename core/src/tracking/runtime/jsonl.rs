@@ -4,39 +4,9 @@ use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
-use super::{Batch, Exporter};
+use crate::tracking::pipeline::config::JsonlConfig;
+use crate::tracking::pipeline::export::{Batch, Exporter};
 use crate::tracking::{ExportError, TrackingError};
-
-/// Where and how the JSONL exporter writes. In [`TrackerConfig`](crate::tracking::TrackerConfig)
-/// JSON: `{"type": "jsonl", "name"?, "path", "maxFileBytes", "maxFiles"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct JsonlConfig {
-    /// The file (default `./mcplens-events.jsonl`). Created if missing, appended to otherwise.
-    pub path: PathBuf,
-    /// Rotate before the file would grow past this many bytes (default 64 MiB; 0 = never rotate).
-    pub max_file_bytes: u64,
-    /// Rotated files kept: `<path>.1` (newest) … `<path>.N` (default 5; 0 = the full file is deleted).
-    pub max_files: u32,
-}
-
-/// Where the JSONL exporter writes when no path is given (relative to the working directory).
-pub const DEFAULT_PATH: &str = "mcplens-events.jsonl";
-
-impl Default for JsonlConfig {
-    fn default() -> Self {
-        JsonlConfig { path: PathBuf::from(DEFAULT_PATH), max_file_bytes: 64 * 1024 * 1024, max_files: 5 }
-    }
-}
-
-impl JsonlConfig {
-    /// The default configuration, writing to `path`.
-    pub fn new(path: impl Into<PathBuf>) -> JsonlConfig {
-        JsonlConfig { path: path.into(), ..JsonlConfig::default() }
-    }
-}
 
 /// Lines are grouped into `write` calls of at most this many bytes; a line is never split across
 /// two calls (a longer line is written alone), so appends from several writers never interleave

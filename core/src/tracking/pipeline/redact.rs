@@ -836,7 +836,7 @@ mod tests {
             "%5F",
             "X-Amz-Signature",
         ];
-        let mut rng = crate::tracking::ids::IdGen::seeded(7);
+        let mut rng = crate::tracking::pipeline::ids::IdGen::seeded(7);
         let mut checked = 0;
         for _ in 0..200_000 {
             let n = 1 + (rng.next_u64() % 12) as usize;

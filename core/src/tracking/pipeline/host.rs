@@ -14,7 +14,7 @@
 //!   stringified.
 //! - `isError` of a `tools/call` result when responses are not captured: the host passes the
 //!   result's `isError` member alone (`{"isError": …}` as JSON text) and the core reads it as
-//!   everywhere else: only the JSON `true` is a tool error (see [`Tracker::record`](super::Tracker::record)).
+//!   everywhere else: only the JSON `true` is a tool error (see [`Tracker::record`](crate::tracking::Tracker::record)).
 //! - A host function that speaks JSON text: a callback exporter gets a batch as the JSON array of its
 //!   events and fails it (permanently: it may have seen part of it) by returning an error
 //!   ([`json_callback`]); a redact hook gets an event's strings as a JSON array and answers one of
@@ -32,7 +32,7 @@ use super::build::StringHook;
 use super::config::TrackerConfig;
 use super::event::{Identity, PeerInfo};
 use super::export::{Batch, CallbackExporter, Exporter};
-use super::{ExportError, TrackingError};
+use crate::tracking::{ExportError, TrackingError};
 
 /// A callback exporter from a host function of the batch's JSON text (the array of its events):
 /// `Err(message)` counts the batch as failed, never retried (the host may have seen part of it).

@@ -7,50 +7,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::build::{EventBuilder, NotBuilt, SessionInfo};
-use super::export::ExportItem;
-use super::ids::unix_nanos;
-use super::queue::{decode, Drained};
-use super::sessions::{HeldRecord, IdentifyHolds, IdentifyState, Offered};
-use super::tracker::{lock, Shared};
-
-/// Exported items handed back to the worker, which allocated them, to be freed there: it frees
-/// one just before building each event, so that the allocator serves the new event from the old
-/// one's memory on the same thread instead of every block crossing threads (a block freed on
-/// another thread costs the worker far more to get back than one it freed itself). Bounded by
-/// `Shared::recycle_max` (what the exporter queues may hold); when it is full, or once the worker
-/// has exited, exporters free items themselves. Once no operation has arrived for
-/// [`RECYCLE_LINGER`], the worker frees whatever is left.
-#[derive(Debug, Default)]
-pub(crate) struct Recycle {
-    items: Vec<Arc<ExportItem>>,
-    closed: bool,
-}
-
-/// How long handed-back items may wait for new events to reuse their memory.
-const RECYCLE_LINGER: Duration = Duration::from_secs(1);
-
-/// An exporter is done with these items: hand them to the worker if it takes them.
-pub(crate) fn give_back(shared: &Shared, batch: &mut Vec<Arc<ExportItem>>) {
-    {
-        let mut r = lock(&shared.recycle);
-        if !r.closed {
-            let n = shared.recycle_max.saturating_sub(r.items.len()).min(batch.len());
-            r.items.extend(batch.drain(..n));
-            shared.recycled.store(r.items.len(), Ordering::Relaxed);
-        }
-    }
-    batch.clear();
-}
-
-/// The worker takes what exporters handed back, once it has used up the last take.
-fn take_back(shared: &Shared, dead: &mut Vec<Arc<ExportItem>>) {
-    if dead.is_empty() && shared.recycled.load(Ordering::Relaxed) > 0 {
-        let mut r = lock(&shared.recycle);
-        std::mem::swap(&mut r.items, dead);
-        shared.recycled.store(0, Ordering::Relaxed);
-    }
-}
+use super::shared::{lock, take_back, Shared, RECYCLE_LINGER};
+use crate::tracking::pipeline::build::{EventBuilder, NotBuilt, SessionInfo};
+use crate::tracking::pipeline::export::ExportItem;
+use crate::tracking::pipeline::ids::unix_nanos;
+use crate::tracking::pipeline::queue::{decode, Drained};
+use crate::tracking::pipeline::sessions::{HeldRecord, IdentifyHolds, IdentifyState, Offered};
 
 /// Free one handed-back event (dropping references until one is the last).
 fn free_one(dead: &mut Vec<Arc<ExportItem>>) {

@@ -21,8 +21,8 @@ use super::event::{
 use super::ids::{duration_ms, hex, rfc3339_millis, IdGen, TraceParent};
 use super::redact::{redact_text, redact_value};
 use super::scan::{scan, Kind, Scanned};
-use super::TrackingError;
 use crate::discovery::meta;
+use crate::tracking::TrackingError;
 
 /// Anything that can write itself as compact JSON (every `serde::Serialize` type can).
 pub trait WriteJson {
@@ -103,7 +103,7 @@ pub struct RpcError<'a> {
     pub message: &'a str,
 }
 
-/// A session handle's numeric key (see [`Tracker::open_session`](super::Tracker::open_session)).
+/// A session handle's numeric key (see [`Tracker::open_session`](crate::tracking::Tracker::open_session)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct SessionKey(pub u64);
 

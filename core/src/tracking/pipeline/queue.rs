@@ -334,7 +334,7 @@ impl Staging {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tracking::build::Operation;
+    use crate::tracking::pipeline::build::Operation;
 
     fn sample(i: i64) -> Operation<'static> {
         Operation {

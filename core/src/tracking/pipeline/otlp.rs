@@ -3,7 +3,6 @@
 //! conventions. Messages come from `opentelemetry-proto`; encoding from `prost`.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime};
 
 use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -13,87 +12,17 @@ use opentelemetry_proto::tonic::metrics::v1::{
 };
 use opentelemetry_proto::tonic::resource::v1::Resource;
 use opentelemetry_proto::tonic::trace::v1::{span, status, ResourceSpans, ScopeSpans, Span, SpanFlags, Status};
-use prost::Message;
 use serde_json::Value;
 
-use serde::{Deserialize, Serialize};
-
-use super::http::{check_url, Poster};
-use super::{Batch, ExportItem, Exporter};
-use crate::tracking::event::{Event, Method};
-use crate::tracking::ids::{parse_hex, unix_nanos};
-use crate::tracking::{ExportError, TrackingError};
+use super::config::OtlpConfig;
+use super::event::{Event, Method};
+use super::export::{Batch, ExportItem};
+use super::ids::parse_hex;
 
 /// The explicit bucket bounds (seconds) of `mcp.server.operation.duration`, as the semantic
 /// conventions recommend.
 pub const DURATION_BUCKETS: [f64; 14] =
     [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0];
-
-/// Where and how to send OTLP. In [`TrackerConfig`](crate::tracking::TrackerConfig) JSON:
-/// `{"type": "otlp", "name"?, "endpoint", "headers": [[k, v], …], "timeoutMs", "traces",
-/// "metrics", "spanNameIncludesUri", "serviceName", "resourceAttributes": [[k, v], …]}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct OtlpConfig {
-    /// The OTLP/HTTP base URL (default `http://localhost:4318`); spans go to `{endpoint}/v1/traces`
-    /// and metrics to `{endpoint}/v1/metrics`.
-    pub endpoint: String,
-    /// Extra request headers (e.g. an API key for a hosted backend).
-    pub headers: Vec<(String, String)>,
-    /// Per-request timeout (default 10 s).
-    #[serde(rename = "timeoutMs", with = "crate::millis")]
-    pub timeout: Duration,
-    /// Send spans (default true).
-    pub traces: bool,
-    /// Send the duration histogram (default true).
-    pub metrics: bool,
-    /// Opt in to `{method} {uri}` span names for resource operations (default false: the URI is
-    /// only an attribute, never in the span name).
-    pub span_name_includes_uri: bool,
-    /// `service.name` (default: the server's name, else `unknown_service`).
-    pub service_name: Option<String>,
-    /// Extra resource attributes.
-    pub resource_attributes: Vec<(String, String)>,
-}
-
-impl Default for OtlpConfig {
-    fn default() -> Self {
-        OtlpConfig {
-            endpoint: "http://localhost:4318".to_owned(),
-            headers: Vec::new(),
-            timeout: Duration::from_secs(10),
-            traces: true,
-            metrics: true,
-            span_name_includes_uri: false,
-            service_name: None,
-            resource_attributes: Vec::new(),
-        }
-    }
-}
-
-impl OtlpConfig {
-    /// The default configuration with this base endpoint.
-    pub fn new(endpoint: impl Into<String>) -> OtlpConfig {
-        OtlpConfig { endpoint: endpoint.into(), ..OtlpConfig::default() }
-    }
-
-    fn url(&self, signal: &str) -> String {
-        format!("{}/v1/{signal}", self.endpoint.trim_end_matches('/'))
-    }
-
-    /// Check the options (`at`: where the exporter sits in the configuration, for the error's
-    /// option path).
-    pub fn check(&self, at: &str) -> Result<(), TrackingError> {
-        check_url(at, "endpoint", &self.endpoint)?;
-        if self.timeout.is_zero() {
-            return Err(TrackingError::invalid(
-                crate::tracking::config::option_at(at, "timeoutMs"),
-                "must be at least 1 ms",
-            ));
-        }
-        Ok(())
-    }
-}
 
 fn kv(key: &str, value: impl Into<String>) -> KeyValue {
     KeyValue {
@@ -333,72 +262,11 @@ pub fn metrics_request(
     }
 }
 
-/// Sends spans to `{endpoint}/v1/traces`.
-#[derive(Debug)]
-pub struct OtlpTracesExporter {
-    config: OtlpConfig,
-    url: String,
-    poster: Poster,
-    buf: Vec<u8>,
-}
-
-impl OtlpTracesExporter {
-    /// An exporter for this configuration (the URL is checked now).
-    pub fn new(config: OtlpConfig) -> Result<OtlpTracesExporter, TrackingError> {
-        config.check("")?;
-        let url = config.url("traces");
-        Ok(OtlpTracesExporter { poster: Poster::new(config.timeout), url, config, buf: Vec::new() })
-    }
-}
-
-impl Exporter for OtlpTracesExporter {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
-        let req = traces_request(&self.config, batch);
-        self.buf.clear();
-        req.encode(&mut self.buf).map_err(|_| ExportError::permanent("protobuf encoding failed", 0))?;
-        self.poster.post(&self.url, "application/x-protobuf", &self.config.headers, &self.buf, 0)
-    }
-}
-
-/// Sends the duration histogram to `{endpoint}/v1/metrics` (delta temporality, one request per batch).
-#[derive(Debug)]
-pub struct OtlpMetricsExporter {
-    config: OtlpConfig,
-    url: String,
-    poster: Poster,
-    last_end: Option<u64>,
-    buf: Vec<u8>,
-}
-
-impl OtlpMetricsExporter {
-    /// An exporter for this configuration (the URL is checked now).
-    pub fn new(config: OtlpConfig) -> Result<OtlpMetricsExporter, TrackingError> {
-        config.check("")?;
-        let url = config.url("metrics");
-        Ok(OtlpMetricsExporter { poster: Poster::new(config.timeout), url, config, last_end: None, buf: Vec::new() })
-    }
-}
-
-impl Exporter for OtlpMetricsExporter {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
-        let now = unix_nanos(SystemTime::now());
-        let earliest = batch.items().iter().map(|i| i.started_unix_nanos).min().unwrap_or(now);
-        let start = self.last_end.unwrap_or(earliest).min(earliest);
-        let now = now.max(start);
-        let req = metrics_request(&self.config, batch, start, now);
-        self.buf.clear();
-        req.encode(&mut self.buf).map_err(|_| ExportError::permanent("protobuf encoding failed", 0))?;
-        self.poster.post(&self.url, "application/x-protobuf", &self.config.headers, &self.buf, 0)?;
-        self.last_end = Some(now);
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tracking::{BuildConfig, EventBuilder, Operation, Payload, SessionInfo, SessionKey};
-    use std::time::UNIX_EPOCH;
+    use std::time::{Duration, UNIX_EPOCH};
 
     fn span_attributes(params: &str) -> Vec<String> {
         let op = Operation {
@@ -406,7 +274,7 @@ mod tests {
             ..Operation::new(SessionKey(1), Method::ResourcesRead, UNIX_EPOCH, Duration::from_millis(1))
         };
         let session = SessionInfo { id: "ses_1".into(), ..SessionInfo::default() };
-        let built = EventBuilder::new(BuildConfig::default(), crate::tracking::ids::IdGen::seeded(1))
+        let built = EventBuilder::new(BuildConfig::default(), crate::tracking::pipeline::ids::IdGen::seeded(1))
             .build(&op, &session)
             .unwrap();
         let item = ExportItem::new(built.event, 0, Duration::from_millis(1));

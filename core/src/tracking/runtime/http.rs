@@ -2,8 +2,7 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::tracking::config::option_at;
-use crate::tracking::{ExportError, TrackingError};
+use crate::tracking::ExportError;
 
 /// An HTTP poster.
 #[derive(Debug, Clone)]
@@ -89,24 +88,6 @@ fn describe(e: &ureq::Error) -> (String, bool) {
         ureq::Error::StatusCode(s) => (format!("HTTP status {s}"), *s >= 500 || *s == 429 || *s == 408),
         _ => ("HTTP request failed".to_owned(), true),
     }
-}
-
-/// Check an endpoint URL early (at build time); `at`: where the exporter sits in the
-/// configuration (`exporters[1]`), `key`: the option (`endpoint`).
-pub(crate) fn check_url(at: &str, key: &str, url: &str) -> Result<(), TrackingError> {
-    let ok = (url.starts_with("http://") || url.starts_with("https://"))
-        && url.parse::<ureq::http::Uri>().is_ok_and(|u| u.host().is_some());
-    if !ok {
-        return Err(TrackingError::invalid(option_at(at, key), "must be an http(s) URL with a host"));
-    }
-    #[cfg(not(feature = "tls"))]
-    if url.starts_with("https://") {
-        return Err(TrackingError::invalid(
-            option_at(at, key),
-            "is https but mcplens was built without the `tls` feature",
-        ));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

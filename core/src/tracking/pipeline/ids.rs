@@ -1,8 +1,6 @@
 //! Ids (`evt_…`, `ses_…`, W3C trace and span ids), the fast non-cryptographic generator behind them,
 //! and RFC 3339 timestamps. Pure functions; the generator is seeded by its owner.
 
-use std::collections::hash_map::RandomState;
-use std::hash::{BuildHasher, Hasher};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sha2::{Digest, Sha256};
@@ -62,25 +60,15 @@ pub fn is_id(s: &str, prefix: &str) -> bool {
 }
 
 /// Event, session, trace and span ids, drawn from the crate's [`SplitMix64`]. Not cryptographic:
-/// ids must be unique, not secret. Seeded from the standard library's per-process random keys, the
-/// clock and a caller-chosen salt.
+/// ids must be unique, not secret. Seeded by the caller (the tracker passes process randomness,
+/// `runtime::entropy`; tests and golden files a constant).
 #[derive(Debug, Clone)]
 pub struct IdGen {
     rng: SplitMix64,
 }
 
 impl IdGen {
-    /// A generator seeded from process randomness.
-    pub fn from_entropy(salt: u64) -> IdGen {
-        let mut h = RandomState::new().build_hasher();
-        h.write_u64(salt);
-        let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-        h.write_u64(nanos);
-        h.write_u32(std::process::id());
-        IdGen { rng: SplitMix64::new(h.finish()) }
-    }
-
-    /// A generator with a fixed seed (tests, golden files).
+    /// A generator with this seed.
     pub fn seeded(seed: u64) -> IdGen {
         IdGen { rng: SplitMix64::new(seed) }
     }

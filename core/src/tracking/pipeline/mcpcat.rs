@@ -6,19 +6,12 @@
 //! `mcp:server/discover`, `mcp:tasks/update`, `mcp:resources/directory/read`) are not sent: the
 //! tracker counts them as this exporter's `skipped` (see [`Exporter::accepts`]).
 
-use std::time::Duration;
-
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::http::{check_url, Poster};
-use super::{Batch, ExportItem, Exporter};
-use crate::tracking::config::option_at;
-use crate::tracking::event::{Event, Method};
-use crate::tracking::{ExportError, TrackingError};
-
-/// The API agentcat 2.1.0 sends to by default (`agentcat/modules/constants.py`, `AGENTCAT_API_URL`).
-pub const DEFAULT_BASE_URL: &str = "https://api.agentcat.com";
+use super::config::McpcatConfig;
+use super::event::Event;
+use super::export::ExportItem;
 
 /// The event types `agentcat-api` 1.0.2 accepts (`PublishEventRequest.event_type`'s enum), less
 /// `agentcat:identify` (mcplens carries the identity on each event instead).
@@ -41,65 +34,6 @@ pub const ACCEPTED_EVENT_TYPES: [&str; 17] = [
     "mcp:tasks/list",
     "mcp:tasks/cancel",
 ];
-
-/// Where and how to publish. In [`TrackerConfig`](crate::tracking::TrackerConfig) JSON:
-/// `{"type": "mcpcat", "name"?, "projectId", "apiKey"?, "baseUrl", "timeoutMs"}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields, default)]
-pub struct McpcatConfig {
-    /// The API base URL (default [`DEFAULT_BASE_URL`]).
-    pub base_url: String,
-    /// The project the events belong to (`project_id`).
-    pub project_id: String,
-    /// Sent as `Authorization: Token <key>` when set (never logged, never in an error).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub api_key: Option<String>,
-    /// `sdk_language` (the tracker sets it from [`TrackerConfig::sdk_language`](crate::tracking::TrackerConfig)).
-    #[serde(skip)]
-    pub sdk_language: String,
-    /// Per-request timeout (default 10 s).
-    #[serde(rename = "timeoutMs", with = "crate::millis")]
-    pub timeout: Duration,
-}
-
-impl Default for McpcatConfig {
-    fn default() -> Self {
-        McpcatConfig::new("")
-    }
-}
-
-impl McpcatConfig {
-    /// The default configuration for a project.
-    pub fn new(project_id: impl Into<String>) -> McpcatConfig {
-        McpcatConfig {
-            base_url: DEFAULT_BASE_URL.to_owned(),
-            project_id: project_id.into(),
-            api_key: None,
-            sdk_language: "Rust".to_owned(),
-            timeout: Duration::from_secs(10),
-        }
-    }
-
-    /// The events endpoint.
-    pub fn url(&self) -> String {
-        format!("{}/v1/public/events/", self.base_url.trim_end_matches('/'))
-    }
-
-    /// Check the options (`at`: where the exporter sits in the configuration).
-    pub fn check(&self, at: &str) -> Result<(), TrackingError> {
-        check_url(at, "baseUrl", &self.base_url)?;
-        if self.project_id.is_empty() {
-            return Err(TrackingError::invalid(option_at(at, "projectId"), "must not be empty"));
-        }
-        if self.timeout.is_zero() {
-            return Err(TrackingError::invalid(option_at(at, "timeoutMs"), "must be at least 1 ms"));
-        }
-        if self.api_key.as_deref().is_some_and(|k| k.is_empty() || k.contains(['\r', '\n'])) {
-            return Err(TrackingError::invalid(option_at(at, "apiKey"), "must be a non-empty header value"));
-        }
-        Ok(())
-    }
-}
 
 /// The request body: the fields of `PublishEventRequest` that mcplens fills, under the model's
 /// names. `session_id` is always written: `null` for a sessionless (2026-07-28) request, as the
@@ -220,46 +154,4 @@ pub(crate) fn body<'a>(config: &'a McpcatConfig, item: &'a ExportItem) -> Publis
 pub fn body_json(config: &McpcatConfig, item: &ExportItem) -> String {
     // Plain data with string keys: serializing cannot fail.
     serde_json::to_string(&body(config, item)).unwrap_or_default()
-}
-
-/// Publishes each event to the agentcat-compatible API.
-#[derive(Debug)]
-pub struct McpcatExporter {
-    config: McpcatConfig,
-    url: String,
-    headers: Vec<(String, String)>,
-    poster: Poster,
-    buf: Vec<u8>,
-}
-
-impl McpcatExporter {
-    /// An exporter for this configuration (the options are checked now).
-    pub fn new(config: McpcatConfig) -> Result<McpcatExporter, TrackingError> {
-        config.check("")?;
-        let mut headers = Vec::new();
-        if let Some(k) = &config.api_key {
-            headers.push(("Authorization".to_owned(), format!("Token {k}")));
-        }
-        Ok(McpcatExporter { url: config.url(), poster: Poster::new(config.timeout), headers, config, buf: Vec::new() })
-    }
-}
-
-impl Exporter for McpcatExporter {
-    fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError> {
-        for (i, item) in batch.items().iter().enumerate() {
-            self.buf.clear();
-            serde_json::to_writer(&mut self.buf, &body(&self.config, item))
-                .map_err(|_| ExportError::permanent("JSON encoding failed", i))?;
-            self.poster.post(&self.url, "application/json", &self.headers, &self.buf, i)?;
-        }
-        Ok(())
-    }
-
-    fn accepts(&self, method: Method) -> bool {
-        ACCEPTED_EVENT_TYPES.contains(&method.event_type())
-    }
-
-    fn needs_tokens(&self) -> bool {
-        true
-    }
 }

@@ -11,6 +11,7 @@
 //! same events.
 
 use super::caps::PayloadLimits;
+use super::event::find_stop;
 use super::redact::{clean_json_string, is_sensitive_key};
 
 /// What [`scan`] read from a payload it found clean.
@@ -62,44 +63,6 @@ pub(crate) fn scan<'a>(text: &'a str, kind: Kind, limits: &PayloadLimits, redact
 
 /// Deepest nesting the scan follows (deeper payloads take the full path).
 const MAX_NESTING: usize = 64;
-
-/// The first byte at or after `from` that is `"`, `\` or a control character (where a JSON
-/// string ends or needs an escape), or `b.len()`. Eight bytes at a time.
-pub(crate) fn find_stop(b: &[u8], from: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // The high bit of each byte of `v` that is zero / below 0x20. A borrow can only set bits above
-    // a true hit, so the lowest bit set (bytes read little-endian) is the first true hit.
-    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGHS;
-    let mut i = from;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(w);
-        let hit = zero(x ^ (ONES * u64::from(b'"')))
-            | zero(x ^ (ONES * u64::from(b'\\')))
-            | (x.wrapping_sub(ONES * 0x20) & !x & HIGHS);
-        if hit != 0 {
-            return i + (hit.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < b.len() && !STOP[usize::from(b[i])] {
-        i += 1;
-    }
-    i
-}
-
-/// Bytes that end (or spoil) a string's fast scan: `"`, `\` and control characters.
-const STOP: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut c = 0;
-    while c < 256 {
-        t[c] = c < 0x20 || c == b'"' as usize || c == b'\\' as usize;
-        c += 1;
-    }
-    t
-};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Level {

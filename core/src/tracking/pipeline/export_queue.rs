@@ -20,7 +20,7 @@
 //! - **Retries.** A failed batch's undelivered rest is retried after `b = initial · 2^(n-1)`
 //!   (capped at `max_backoff`), waiting uniformly in `[b/2, b]` (the crate's one retry rule,
 //!   [`crate::backoff`], in whole milliseconds), and at least the receiver's
-//!   `Retry-After` (at most [`MAX_RETRY_AFTER`](super::MAX_RETRY_AFTER)). A permanent error, or the
+//!   `Retry-After` (at most [`MAX_RETRY_AFTER`](crate::tracking::MAX_RETRY_AFTER)). A permanent error, or the
 //!   `max_attempts`-th failure, counts the rest as failed.
 //! - **Flush** sends partial batches at once and cuts a backoff short when the retried batch holds
 //!   an item the flush covers.
@@ -32,8 +32,8 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::export::ExportPolicy;
-use super::ExportError;
 use crate::backoff::SplitMix64;
+use crate::tracking::ExportError;
 
 /// The counters of one export queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -46,7 +46,7 @@ pub struct QueueCounts {
     pub abandoned: u64,
     /// Items given up on: a permanent error, or every attempt failed.
     pub failed: u64,
-    /// Items the exporter does not take (see [`Exporter::accepts`](super::Exporter::accepts)).
+    /// Items the exporter does not take (see [`Exporter::accepts`](crate::tracking::Exporter::accepts)).
     pub skipped: u64,
 }
 
@@ -223,7 +223,7 @@ impl<T: Clone> ExportQueue<T> {
             return;
         }
         let jittered = self.policy.schedule().delay(self.attempt, &mut self.rng);
-        let floor = err.retry_after.unwrap_or(Duration::ZERO).min(super::MAX_RETRY_AFTER);
+        let floor = err.retry_after.unwrap_or(Duration::ZERO).min(crate::tracking::MAX_RETRY_AFTER);
         self.state = State::Backoff { until: now + jittered.max(floor) };
         if self.past_deadline(now) {
             self.abandon();
@@ -376,7 +376,7 @@ mod tests {
         q.flush(1, t0);
         q.poll_batch(t0).unwrap();
         q.on_result(Err(ExportError::retryable("429", 0).with_retry_after(Some(Duration::from_secs(9_999)))), t0);
-        assert_eq!(q.poll_timeout(), Some(t0 + super::super::MAX_RETRY_AFTER));
+        assert_eq!(q.poll_timeout(), Some(t0 + crate::tracking::MAX_RETRY_AFTER));
     }
 
     #[test]
