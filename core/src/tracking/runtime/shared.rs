@@ -14,7 +14,7 @@ use crate::tracking::pipeline::event::Method;
 use crate::tracking::pipeline::export::{ExportItem, ExportPolicy, Exporter};
 use crate::tracking::pipeline::export_queue::ExportQueue;
 use crate::tracking::pipeline::ids::IdGen;
-use crate::tracking::pipeline::queue::Staging;
+use crate::tracking::pipeline::queue::{Drained, Staging};
 use crate::tracking::pipeline::sessions::Sessions;
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -22,63 +22,306 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 #[derive(Debug, Default)]
-pub(crate) struct Signal {
-    pub wake: bool,
-    pub flush_gen: u64,
-    pub stop: bool,
+struct Signal {
+    wake: bool,
+    flush_gen: u64,
+    stop: bool,
     /// A session's identify answered: the worker looks at what it holds.
-    pub identified: bool,
+    identified: bool,
 }
 
-pub(crate) struct StagingState {
-    pub staging: Staging,
-    pub closed: bool,
-    pub in_worker: u64,
+struct StagingState {
+    staging: Staging,
+    closed: bool,
+    in_worker: u64,
 }
 
+/// What the tracker's threads share. Its fields are private: each thread reaches them through
+/// the methods below, which keep the invariants (the staging queue's `closed` flag with its
+/// pushes, the wake flag with the worker's signal, the watermarks in the order
+/// [`settled`](Shared::settled) reads them).
 pub(crate) struct Shared {
-    pub enabled: bool,
-    pub capture_responses: bool,
-    pub staging: Mutex<StagingState>,
-    pub wake_pending: AtomicBool,
-    pub signal: Mutex<Signal>,
-    pub signal_cv: Condvar,
-    pub sessions: Mutex<Sessions>,
-    pub slots: Vec<Arc<Slot>>,
-    pub progress: Mutex<()>,
-    pub progress_cv: Condvar,
-    pub filtered: AtomicU64,
-    pub redaction_failed: AtomicU64,
-    pub unidentified: AtomicU64,
+    enabled: bool,
+    capture_responses: bool,
+    staging: Mutex<StagingState>,
+    wake_pending: AtomicBool,
+    signal: Mutex<Signal>,
+    signal_cv: Condvar,
+    sessions: Mutex<Sessions>,
+    slots: Vec<Arc<Slot>>,
+    progress: Mutex<()>,
+    progress_cv: Condvar,
+    filtered: AtomicU64,
+    redaction_failed: AtomicU64,
+    unidentified: AtomicU64,
     /// Records held for identify, and the lowest number among them (`u64::MAX`: none).
-    pub held: AtomicU64,
-    pub min_held: AtomicU64,
-    pub recycle: Mutex<Recycle>,
+    held: AtomicU64,
+    min_held: AtomicU64,
+    recycle: Mutex<Recycle>,
     /// `recycle.items.len()`, read without the lock.
-    pub recycled: AtomicUsize,
+    recycled: AtomicUsize,
     /// Most items in `recycle`: what the exporter queues may hold.
-    pub recycle_max: usize,
-    pub built_upto: AtomicU64,
-    pub builder_exited: AtomicBool,
-    pub next_session: AtomicU64,
-    pub session_salt: u64,
-    pub payload_budget: usize,
-    pub config: TrackerConfig,
-    pub names: Vec<String>,
+    recycle_max: usize,
+    built_upto: AtomicU64,
+    builder_exited: AtomicBool,
+    next_session: AtomicU64,
+    session_salt: u64,
+    payload_budget: usize,
+    config: TrackerConfig,
+    names: Vec<String>,
     /// `recorded` when [`flush_at_exit`] last flushed this tracker.
-    pub exit_flushed: AtomicU64,
+    exit_flushed: AtomicU64,
     /// A host hook (a redact hook or a callback exporter) runs on the host's side: an exit flush
     /// that holds the host's thread ([`flush_at_exit_blocking`]) cannot wait for this tracker.
-    pub host_hooks: bool,
+    host_hooks: bool,
 }
 
 impl Shared {
+    /// The state of a tracker with these exporter slots; `seed` salts the ids of forgotten
+    /// sessions, `host_hooks` says whether a hook runs on the host's side.
+    pub fn new(
+        config: TrackerConfig,
+        names: Vec<String>,
+        slots: Vec<Arc<Slot>>,
+        seed: u64,
+        host_hooks: bool,
+    ) -> Shared {
+        let enabled = config.enable_tracing;
+        let policy = config.export;
+        Shared {
+            enabled,
+            capture_responses: config.capture_responses,
+            staging: Mutex::new(StagingState {
+                staging: if enabled {
+                    Staging::new(config.queue_capacity, config.queue_bytes)
+                } else {
+                    Staging::new(1, 4096)
+                },
+                closed: !enabled,
+                in_worker: 0,
+            }),
+            wake_pending: AtomicBool::new(false),
+            signal: Mutex::new(Signal::default()),
+            signal_cv: Condvar::new(),
+            sessions: Mutex::new(Sessions::default()),
+            recycle_max: (policy.max_queued.max(1) + policy.max_events.max(1)).saturating_mul(slots.len()),
+            slots,
+            progress: Mutex::new(()),
+            progress_cv: Condvar::new(),
+            filtered: AtomicU64::new(0),
+            redaction_failed: AtomicU64::new(0),
+            unidentified: AtomicU64::new(0),
+            held: AtomicU64::new(0),
+            min_held: AtomicU64::new(u64::MAX),
+            recycle: Mutex::new(Recycle::default()),
+            recycled: AtomicUsize::new(0),
+            built_upto: AtomicU64::new(0),
+            builder_exited: AtomicBool::new(!enabled),
+            next_session: AtomicU64::new(1),
+            session_salt: IdGen::seeded(seed ^ 0x5E55_1011).next_u64(),
+            payload_budget: config.queue_bytes / 2,
+            names,
+            config,
+            exit_flushed: AtomicU64::new(0),
+            host_hooks,
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    pub fn capture_responses(&self) -> bool {
+        self.capture_responses
+    }
+
+    pub fn config(&self) -> &TrackerConfig {
+        &self.config
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    pub fn slots(&self) -> &[Arc<Slot>] {
+        &self.slots
+    }
+
+    /// The bytes one record's payloads may take (half the queue's byte bound).
+    pub fn payload_budget(&self) -> usize {
+        self.payload_budget
+    }
+
+    /// Whether a hook runs on the host's side (an exit flush that holds the host's thread
+    /// cannot wait for this tracker).
+    pub fn host_hooks(&self) -> bool {
+        self.host_hooks
+    }
+
+    /// The request path: queue one record of `len` bytes (`write` fills it), or count it
+    /// dropped once the queue is closed; the worker is woken once the queue is half full.
+    pub fn push_record(&self, len: usize, write: impl FnOnce(&mut Vec<u8>)) {
+        let wake = {
+            let mut st = lock(&self.staging);
+            if st.closed {
+                st.staging.reject();
+                false
+            } else {
+                st.staging.push(len, write);
+                st.staging.past_half()
+            }
+        };
+        if wake && !self.wake_pending.swap(true, Ordering::AcqRel) {
+            self.wake_worker(|sig| sig.wake = true);
+        }
+    }
+
+    /// A new session's key.
+    pub fn next_session_key(&self) -> u64 {
+        self.next_session.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The session registry.
+    pub fn sessions(&self) -> MutexGuard<'_, Sessions> {
+        lock(&self.sessions)
+    }
+
+    /// The number the next record will get (every record before it is numbered below).
+    pub fn next_seq(&self) -> u64 {
+        lock(&self.staging).staging.seq()
+    }
+
+    /// Records accepted, and records dropped by the request-path queue.
+    pub fn recorded_and_dropped(&self) -> (u64, u64) {
+        let st = lock(&self.staging);
+        (st.staging.recorded(), st.staging.dropped())
+    }
+
+    /// Events filtered by the event hook, dropped by a failed redaction, and gone on without
+    /// their identity.
+    pub fn build_counts(&self) -> (u64, u64, u64) {
+        (
+            self.filtered.load(Ordering::Acquire),
+            self.redaction_failed.load(Ordering::Acquire),
+            self.unidentified.load(Ordering::Acquire),
+        )
+    }
+
+    pub fn count_filtered(&self) {
+        self.filtered.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub fn count_redaction_failed(&self) {
+        self.redaction_failed.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub fn count_unidentified(&self) {
+        self.unidentified.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Whether records came since the last exit flush of this tracker.
+    pub fn exit_pending(&self) -> bool {
+        self.exit_flushed.load(Ordering::Acquire) != self.recorded_and_dropped().0
+    }
+
+    /// An exit flush covers what is recorded now.
+    pub fn mark_exit_flushed(&self) {
+        self.exit_flushed.store(self.recorded_and_dropped().0, Ordering::Release);
+    }
+
+    /// The worker waits (at most `wait`) for a wake, a stop, an identify answer or a flush newer
+    /// than `seen_flush`; returns `(stop, flush generation, identified)`.
+    pub fn wait_for_work(&self, wait: Duration, seen_flush: u64) -> (bool, u64, bool) {
+        let got = {
+            let mut sig = lock(&self.signal);
+            if !sig.wake && !sig.stop && !sig.identified && sig.flush_gen == seen_flush {
+                sig = self.signal_cv.wait_timeout(sig, wait).unwrap_or_else(PoisonError::into_inner).0;
+            }
+            sig.wake = false;
+            let identified = std::mem::take(&mut sig.identified);
+            (sig.stop, sig.flush_gen, identified)
+        };
+        self.wake_pending.store(false, Ordering::Release);
+        got
+    }
+
+    /// The worker takes every queued record (in one swap, `spare` becoming the new buffer).
+    pub fn take_staged(&self, spare: Vec<u8>) -> Drained {
+        let mut st = lock(&self.staging);
+        let d = st.staging.swap(spare);
+        st.in_worker = d.count as u64;
+        d
+    }
+
+    /// Records queued and not yet taken by the worker.
+    pub fn staged(&self) -> usize {
+        lock(&self.staging).staging.live()
+    }
+
+    /// The worker publishes what it holds for identify: how many records, the lowest number.
+    pub fn publish_holds(&self, held: usize, min_seq: Option<u64>) {
+        self.held.store(held as u64, Ordering::Release);
+        self.min_held.store(min_seq.unwrap_or(u64::MAX), Ordering::Release);
+    }
+
+    /// The worker built (or holds) every record numbered below `end_seq`.
+    pub fn built_upto(&self, end_seq: u64) {
+        lock(&self.staging).in_worker = 0;
+        self.built_upto.store(end_seq, Ordering::Release);
+    }
+
+    /// The worker has exited: the recycle pool is closed (what it held goes to `dead`), every
+    /// exporter learns that nothing more comes.
+    pub fn builder_exits(&self, dead: &mut Vec<Arc<ExportItem>>) {
+        {
+            let mut r = lock(&self.recycle);
+            r.closed = true;
+            dead.append(&mut r.items);
+        }
+        for slot in &self.slots {
+            lock(&slot.state).closed = true;
+            slot.cv.notify_all();
+        }
+        self.builder_exited.store(true, Ordering::Release);
+        self.notify_progress();
+    }
+
+    /// Whether the worker and every exporter thread have exited.
+    pub fn all_exited(&self) -> bool {
+        self.builder_exited.load(Ordering::Acquire) && self.slots.iter().all(|slot| lock(&slot.state).exited)
+    }
+
+    /// Stop accepting records, and let every exporter queue give up at `deadline`.
+    pub fn close(&self, deadline: Instant) {
+        lock(&self.staging).closed = true;
+        for slot in &self.slots {
+            lock(&slot.state).queue.stop(deadline);
+            slot.cv.notify_all();
+        }
+        self.wake_worker(|sig| sig.stop = true);
+    }
+
+    /// Items the exporter queues gave up on at a shutdown's deadline, in all.
+    pub fn abandoned(&self) -> u64 {
+        self.slots.iter().map(|s| lock(&s.state).queue.counts().abandoned).sum()
+    }
+
     pub fn notify_progress(&self) {
         let _g = lock(&self.progress);
         self.progress_cv.notify_all();
     }
 
-    pub fn wake_worker(&self, f: impl FnOnce(&mut Signal)) {
+    /// A session's identify answered: the worker looks at what it holds.
+    pub fn identify_answered(&self) {
+        self.wake_worker(|sig| sig.identified = true);
+    }
+
+    /// A flush: the worker hands partial batches on at once.
+    pub fn request_flush(&self) {
+        self.wake_worker(|sig| sig.flush_gen += 1);
+    }
+
+    fn wake_worker(&self, f: impl FnOnce(&mut Signal)) {
         let mut sig = lock(&self.signal);
         f(&mut sig);
         self.signal_cv.notify_one();
@@ -182,9 +425,9 @@ impl Slot {
 /// has exited, exporters free items themselves. Once no operation has arrived for
 /// [`RECYCLE_LINGER`], the worker frees whatever is left.
 #[derive(Debug, Default)]
-pub(crate) struct Recycle {
-    pub items: Vec<Arc<ExportItem>>,
-    pub closed: bool,
+struct Recycle {
+    items: Vec<Arc<ExportItem>>,
+    closed: bool,
 }
 
 /// How long handed-back items may wait for new events to reuse their memory.

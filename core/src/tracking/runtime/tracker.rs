@@ -4,8 +4,7 @@
 
 use std::cell::RefCell;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -13,7 +12,7 @@ use serde::Serialize;
 
 use super::exporter::run_exporter;
 use super::jsonl::JsonlExporter;
-use super::shared::{lock, Recycle, Shared, Signal, Slot, StagingState};
+use super::shared::{lock, Shared, Slot};
 use super::worker::run_builder;
 use crate::tracking::pipeline::build::{
     BuildConfig, EventBuilder, Operation, Payload, SessionInfo, SessionKey, StringHook,
@@ -25,7 +24,7 @@ use crate::tracking::pipeline::event::{Identity, Method, PeerInfo, Transport};
 use crate::tracking::pipeline::export::{Batch, CallbackExporter, ExportPolicy, Exporter};
 use crate::tracking::pipeline::ids::IdGen;
 use crate::tracking::pipeline::queue::{encode, encoded_len, Bytes, Parts, Staging};
-use crate::tracking::pipeline::sessions::{IdentifyState, Sessions};
+use crate::tracking::pipeline::sessions::IdentifyState;
 use crate::tracking::EventHook;
 use crate::tracking::{ExportError, TrackingError};
 
@@ -140,8 +139,8 @@ struct Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        if self.shared.enabled {
-            let _ = shutdown(&self.shared, &self.threads, self.shared.config.drop_timeout);
+        if self.shared.enabled() {
+            let _ = shutdown(&self.shared, &self.threads, self.shared.config().drop_timeout);
         }
     }
 }
@@ -167,7 +166,7 @@ pub struct Tracker {
 
 impl fmt::Debug for Tracker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Tracker").field("enabled", &self.inner.shared.enabled).finish_non_exhaustive()
+        f.debug_struct("Tracker").field("enabled", &self.inner.shared.enabled()).finish_non_exhaustive()
     }
 }
 
@@ -197,51 +196,9 @@ impl Tracker {
         Tracker::disabled_for(TrackerConfig { enable_tracing: false, ..TrackerConfig::default() }, Vec::new())
     }
 
-    fn new_shared(config: TrackerConfig, names: Vec<String>, slots: Vec<Arc<Slot>>, seed: u64) -> Shared {
-        let enabled = config.enable_tracing;
-        let policy = config.export;
-        Shared {
-            enabled,
-            capture_responses: config.capture_responses,
-            staging: Mutex::new(StagingState {
-                staging: if enabled {
-                    Staging::new(config.queue_capacity, config.queue_bytes)
-                } else {
-                    Staging::new(1, 4096)
-                },
-                closed: !enabled,
-                in_worker: 0,
-            }),
-            wake_pending: AtomicBool::new(false),
-            signal: Mutex::new(Signal::default()),
-            signal_cv: Condvar::new(),
-            sessions: Mutex::new(Sessions::default()),
-            recycle_max: (policy.max_queued.max(1) + policy.max_events.max(1)).saturating_mul(slots.len()),
-            slots,
-            progress: Mutex::new(()),
-            progress_cv: Condvar::new(),
-            filtered: AtomicU64::new(0),
-            redaction_failed: AtomicU64::new(0),
-            unidentified: AtomicU64::new(0),
-            held: AtomicU64::new(0),
-            min_held: AtomicU64::new(u64::MAX),
-            recycle: Mutex::new(Recycle::default()),
-            recycled: AtomicUsize::new(0),
-            built_upto: AtomicU64::new(0),
-            builder_exited: AtomicBool::new(!enabled),
-            next_session: AtomicU64::new(1),
-            session_salt: IdGen::seeded(seed ^ 0x5E55_1011).next_u64(),
-            payload_budget: config.queue_bytes / 2,
-            names,
-            config,
-            exit_flushed: AtomicU64::new(0),
-            host_hooks: false,
-        }
-    }
-
     fn disabled_for(config: TrackerConfig, names: Vec<String>) -> Tracker {
         let seed = config.seed.unwrap_or_else(|| super::entropy(0));
-        let shared = Arc::new(Tracker::new_shared(config, names, Vec::new(), seed));
+        let shared = Arc::new(Shared::new(config, names, Vec::new(), seed, false));
         Tracker { inner: Arc::new(Handle { shared, threads: Mutex::new(Vec::new()) }) }
     }
 
@@ -311,7 +268,7 @@ impl Tracker {
             estimate_tokens: exporters.iter().any(|e| e.needs_tokens()),
         };
         let initial = Staging::initial_capacity(config.queue_bytes);
-        let shared = Arc::new(Shared { host_hooks, ..Tracker::new_shared(config, names, slots.clone(), seed) });
+        let shared = Arc::new(Shared::new(config, names, slots.clone(), seed, host_hooks));
         let builder = EventBuilder::new(build, IdGen::seeded(seed));
         let mut threads = Vec::new();
         let spawn_err = |e| TrackingError::Io { what: "starting a tracking thread".to_owned(), source: e };
@@ -338,17 +295,17 @@ impl Tracker {
 
     /// Whether this tracker records anything.
     pub fn is_enabled(&self) -> bool {
-        self.inner.shared.enabled
+        self.inner.shared.enabled()
     }
 
     /// The configuration it runs with (every default filled in).
     pub fn config(&self) -> &TrackerConfig {
-        &self.inner.shared.config
+        self.inner.shared.config()
     }
 
     /// Its exporters' names, in order (as in [`Stats::exporters`]).
     pub fn exporter_names(&self) -> &[String] {
-        &self.inner.shared.names
+        self.inner.shared.names()
     }
 
     /// Record one operation (the request path). Returns whether it was queued (false when the
@@ -356,13 +313,13 @@ impl Tracker {
     /// oldest operation waiting is dropped and counted.
     pub fn record(&self, op: &Operation<'_>) -> bool {
         let s = &*self.inner.shared;
-        if !s.enabled {
+        if !s.enabled() {
             return false;
         }
         // Responses not captured: a `tools/call` result given as JSON text still goes on (hosts
         // pass its `isError` member alone; the builder reads it and keeps no response).
         let result = match op.result {
-            _ if s.capture_responses => op.result,
+            _ if s.capture_responses() => op.result,
             Payload::Json(_) if op.method == Method::ToolsCall => op.result,
             _ => Payload::None,
         };
@@ -418,7 +375,7 @@ impl Tracker {
     fn push(&self, op: &Operation<'_>, mut parts: Parts<'_>) {
         let s = &*self.inner.shared;
         // Keep one record within half the queue: payloads past the budget are left out (and listed).
-        let mut budget = s.payload_budget;
+        let mut budget = s.payload_budget();
         for b in [&mut parts.params, &mut parts.meta, &mut parts.result] {
             if let Bytes::Json(j) = *b {
                 if j.len() > budget {
@@ -429,19 +386,7 @@ impl Tracker {
             }
         }
         let len = encoded_len(op, &parts);
-        let wake = {
-            let mut st = lock(&s.staging);
-            if st.closed {
-                st.staging.reject();
-                false
-            } else {
-                st.staging.push(len, |out| encode(out, len, op, &parts));
-                st.staging.past_half()
-            }
-        };
-        if wake && !s.wake_pending.swap(true, Ordering::AcqRel) {
-            s.wake_worker(|sig| sig.wake = true);
-        }
+        s.push_record(len, |out| encode(out, len, op, &parts));
     }
 
     /// Open a session for a new connection. With the transport's session id (`Mcp-Session-Id`),
@@ -450,15 +395,15 @@ impl Tracker {
     /// the configuration has one).
     pub fn open_session(&self, transport_session_id: Option<&str>, transport: Option<Transport>) -> Session {
         let s = &*self.inner.shared;
-        let key = s.next_session.fetch_add(1, Ordering::Relaxed);
-        let id = match (transport_session_id, s.config.seed) {
-            (Some(t), _) => s.config.session_id_for(t),
+        let key = s.next_session_key();
+        let id = match (transport_session_id, s.config().seed) {
+            (Some(t), _) => s.config().session_id_for(t),
             (None, Some(seed)) => IdGen::seeded(seed ^ key.wrapping_mul(0x9E37_79B9_7F4A_7C15)).session_id(),
             (None, None) => IdGen::seeded(super::entropy(key)).session_id(),
         };
-        if s.enabled {
+        if s.enabled() {
             let info = SessionInfo { id: id.clone(), transport, ..SessionInfo::default() };
-            lock(&s.sessions).open(key, info);
+            s.sessions().open(key, info);
         }
         Session { key: SessionKey(key), id: id.into() }
     }
@@ -466,16 +411,16 @@ impl Tracker {
     /// The open session with this key (for hosts that pass only keys across their boundary, as
     /// Node does); `None` once it is forgotten, and on a disabled tracker.
     pub fn session(&self, key: SessionKey) -> Option<Session> {
-        let sessions = lock(&self.inner.shared.sessions);
+        let sessions = self.inner.shared.sessions();
         sessions.map.get(&key.0).map(|e| Session { key, id: e.info.id.as_str().into() })
     }
 
     fn update_session(&self, session: &Session, f: impl FnOnce(&mut SessionInfo, &mut IdentifyState)) {
         let s = &*self.inner.shared;
-        if !s.enabled {
+        if !s.enabled() {
             return;
         }
-        let mut sessions = lock(&s.sessions);
+        let mut sessions = s.sessions();
         if let Some(e) = sessions.map.get_mut(&session.key.0) {
             f(Arc::make_mut(&mut e.info), &mut e.identify);
         }
@@ -511,7 +456,7 @@ impl Tracker {
             }
             *state = IdentifyState::Settled;
         });
-        self.inner.shared.wake_worker(|sig| sig.identified = true);
+        self.inner.shared.identify_answered();
     }
 
     /// Who is behind the session: [`resolve_identity`](Tracker::resolve_identity) with `identity`.
@@ -532,17 +477,17 @@ impl Tracker {
     /// `unidentified`).
     pub fn identify_failed(&self, session: &Session) {
         self.update_session(session, |_, state| *state = IdentifyState::Failed);
-        self.inner.shared.wake_worker(|sig| sig.identified = true);
+        self.inner.shared.identify_answered();
     }
 
     /// The connection closed. Operations already recorded keep its details.
     pub fn close_session(&self, session: &Session) {
         let s = &*self.inner.shared;
-        if !s.enabled {
+        if !s.enabled() {
             return;
         }
-        let upto = lock(&s.staging).staging.seq();
-        let mut sessions = lock(&s.sessions);
+        let upto = s.next_seq();
+        let mut sessions = s.sessions();
         if let Some(e) = sessions.map.get_mut(&session.key.0) {
             e.closed_at = Some(upto);
         }
@@ -554,12 +499,12 @@ impl Tracker {
     /// (within its bounds). `Err(Timeout)` says how many events are still pending.
     pub fn flush(&self, timeout: Duration) -> Result<(), TrackingError> {
         let s = &self.inner.shared;
-        if !s.enabled {
+        if !s.enabled() {
             return Ok(());
         }
         let deadline = deadline_after(timeout);
-        let target = lock(&s.staging).staging.seq();
-        s.wake_worker(|sig| sig.flush_gen += 1);
+        let target = s.next_seq();
+        s.request_flush();
         if s.wait_progress(deadline, || s.settled(target)) {
             Ok(())
         } else {
@@ -578,15 +523,13 @@ impl Tracker {
     /// The counters (a disabled tracker's: all zero, its exporters listed).
     pub fn stats(&self) -> Stats {
         let s = &self.inner.shared;
-        if !s.enabled {
-            return Stats::zero(&s.names);
+        if !s.enabled() {
+            return Stats::zero(s.names());
         }
-        let (recorded, dropped) = {
-            let st = lock(&s.staging);
-            (st.staging.recorded(), st.staging.dropped())
-        };
+        let (recorded, dropped) = s.recorded_and_dropped();
+        let (filtered, redaction_failed, unidentified) = s.build_counts();
         let exporters = s
-            .slots
+            .slots()
             .iter()
             .map(|slot| {
                 let st = lock(&slot.state);
@@ -601,15 +544,7 @@ impl Tracker {
                 }
             })
             .collect();
-        Stats {
-            recorded,
-            dropped,
-            filtered: s.filtered.load(Ordering::Acquire),
-            redaction_failed: s.redaction_failed.load(Ordering::Acquire),
-            unidentified: s.unidentified.load(Ordering::Acquire),
-            queued: s.queued(),
-            exporters,
-        }
+        Stats { recorded, dropped, filtered, redaction_failed, unidentified, queued: s.queued(), exporters }
     }
 }
 
@@ -619,9 +554,7 @@ static LIVE: Mutex<Vec<std::sync::Weak<Handle>>> = Mutex::new(Vec::new());
 /// The live trackers that recorded something since the last [`flush_at_exit`].
 fn exit_pending() -> Vec<Tracker> {
     let live = lock(&LIVE).iter().filter_map(std::sync::Weak::upgrade).collect::<Vec<_>>();
-    let recorded = |h: &Handle| lock(&h.shared.staging).staging.recorded();
-    let new = |h: &Arc<Handle>| h.shared.exit_flushed.load(Ordering::Acquire) != recorded(h);
-    live.into_iter().filter(new).map(|inner| Tracker { inner }).collect()
+    live.into_iter().filter(|h| h.shared.exit_pending()).map(|inner| Tracker { inner }).collect()
 }
 
 /// Whether [`flush_at_exit`] has anything to deliver (a host whose exit hook may fire more than
@@ -654,10 +587,10 @@ fn exit_flush(blocking: bool) {
     let deadline = deadline_after(crate::tracking::EXIT_TIMEOUT);
     for t in exit_pending() {
         let s = &t.inner.shared;
-        if blocking && s.host_hooks {
+        if blocking && s.host_hooks() {
             continue;
         }
-        s.exit_flushed.store(lock(&s.staging).staging.recorded(), Ordering::Release);
+        s.mark_exit_flushed();
         let _ = t.flush(deadline.saturating_duration_since(Instant::now()));
     }
 }
@@ -673,20 +606,13 @@ fn shutdown(
     threads: &Mutex<Vec<JoinHandle<()>>>,
     timeout: Duration,
 ) -> Result<(), TrackingError> {
-    if !shared.enabled {
+    if !shared.enabled() {
         return Ok(());
     }
     let deadline = deadline_after(timeout);
-    let abandoned_before: u64 = shared.slots.iter().map(|s| lock(&s.state).queue.counts().abandoned).sum();
-    lock(&shared.staging).closed = true;
-    for slot in &shared.slots {
-        lock(&slot.state).queue.stop(deadline);
-        slot.cv.notify_all();
-    }
-    shared.wake_worker(|sig| sig.stop = true);
-    let finished = shared.wait_progress(deadline, || {
-        shared.builder_exited.load(Ordering::Acquire) && shared.slots.iter().all(|slot| lock(&slot.state).exited)
-    });
+    let abandoned_before = shared.abandoned();
+    shared.close(deadline);
+    let finished = shared.wait_progress(deadline, || shared.all_exited());
     // Join the threads that are done; the others (stuck in a long request) end on their own.
     let mut ts = lock(threads);
     let mut still = Vec::new();
@@ -698,8 +624,7 @@ fn shutdown(
         }
     }
     *ts = still;
-    let abandoned: u64 =
-        shared.slots.iter().map(|s| lock(&s.state).queue.counts().abandoned).sum::<u64>() - abandoned_before;
+    let abandoned = shared.abandoned() - abandoned_before;
     let left = shared.pending();
     if finished && left == 0 && abandoned == 0 {
         Ok(())

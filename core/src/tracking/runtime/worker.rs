@@ -1,9 +1,8 @@
 //! The worker thread: takes the request-path queue's records in one swap, builds their events
 //! (holding a session's records while its identify hook runs, see `sessions.rs`), and hands them
-//! to every exporter's queue. It also frees exported events (see [`Recycle`]).
+//! to every exporter's queue. It also frees exported events (see `Recycle` in `shared.rs`).
 
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -42,7 +41,7 @@ impl Worker {
         if let Some(s) = self.cache.get(&key) {
             return s.clone();
         }
-        let s = lock(&self.shared.sessions).get(key).unwrap_or_else(|| {
+        let s = self.shared.sessions().get(key).unwrap_or_else(|| {
             (
                 Arc::new(SessionInfo { id: self.shared.session_id_for_key(key), ..SessionInfo::default() }),
                 IdentifyState::Settled,
@@ -59,7 +58,7 @@ impl Worker {
         take_back(&self.shared, &mut self.dead);
         free_one(&mut self.dead);
         if unidentified {
-            self.shared.unidentified.fetch_add(1, Ordering::AcqRel);
+            self.shared.count_unidentified();
         }
         match self.builder.build(&op, info) {
             Ok(built) => self.items.push((
@@ -73,10 +72,10 @@ impl Worker {
                 }),
             )),
             Err(NotBuilt::Filtered) => {
-                self.shared.filtered.fetch_add(1, Ordering::AcqRel);
+                self.shared.count_filtered();
             }
             Err(NotBuilt::HookFailed(_)) => {
-                self.shared.redaction_failed.fetch_add(1, Ordering::AcqRel);
+                self.shared.count_redaction_failed();
             }
         }
     }
@@ -105,13 +104,12 @@ impl Worker {
 
     /// Publish what the hold keeps (read by `stats` and `flush`).
     fn publish_holds(&self) {
-        self.shared.held.store(self.holds.len() as u64, Ordering::Release);
-        self.shared.min_held.store(self.holds.min_seq().unwrap_or(u64::MAX), Ordering::Release);
+        self.shared.publish_holds(self.holds.len(), self.holds.min_seq());
     }
 
     /// Hand the built events to every exporter queue.
     fn dispatch(&mut self, end_seq: u64, flushing: bool, now: Instant) {
-        for slot in &self.shared.slots {
+        for slot in self.shared.slots() {
             let mut st = lock(&slot.state);
             let was_empty = st.queue.pending() == 0;
             let mut pushed = false;
@@ -127,7 +125,7 @@ impl Worker {
             if flushing {
                 st.queue.flush(end_seq, now);
             }
-            let full = st.queue.pending() >= self.shared.config.export.max_events as u64;
+            let full = st.queue.pending() >= self.shared.config().export.max_events as u64;
             drop(st);
             if flushing || (was_empty && pushed) || full {
                 slot.cv.notify_all();
@@ -138,8 +136,8 @@ impl Worker {
 }
 
 pub(crate) fn run_builder(shared: Arc<Shared>, builder: EventBuilder, initial_capacity: usize) {
-    let limits = shared.config.identify_limits();
-    let max_held = shared.config.queue_capacity;
+    let limits = shared.config().identify_limits();
+    let max_held = shared.config().queue_capacity;
     let mut w = Worker {
         shared: shared.clone(),
         builder,
@@ -157,30 +155,16 @@ pub(crate) fn run_builder(shared: Arc<Shared>, builder: EventBuilder, initial_ca
             Some(at) => idle.min(at.saturating_duration_since(Instant::now())),
             None => idle,
         };
-        let (stop, flush_gen, identified) = {
-            let mut sig = lock(&shared.signal);
-            if !sig.wake && !sig.stop && !sig.identified && sig.flush_gen == seen_flush {
-                sig = shared.signal_cv.wait_timeout(sig, wait).unwrap_or_else(std::sync::PoisonError::into_inner).0;
-            }
-            sig.wake = false;
-            let identified = std::mem::take(&mut sig.identified);
-            (sig.stop, sig.flush_gen, identified)
-        };
-        shared.wake_pending.store(false, Ordering::Release);
+        let (stop, flush_gen, identified) = shared.wait_for_work(wait, seen_flush);
         let flushing = flush_gen != seen_flush;
         seen_flush = flush_gen;
 
-        let drained: Drained = {
-            let mut st = lock(&shared.staging);
-            let d = st.staging.swap(std::mem::take(&mut spare));
-            st.in_worker = d.count as u64;
-            d
-        };
+        let drained: Drained = shared.take_staged(std::mem::take(&mut spare));
         let now = Instant::now();
         w.cache.clear();
         // Sessions whose identify answered or whose wait ran out, first (their records are older).
         if identified || w.holds.poll_timeout().is_some_and(|t| t <= now) || stop {
-            let sessions = lock(&shared.sessions);
+            let sessions = shared.sessions();
             let state_of = |k: u64| sessions.get(k).map_or(IdentifyState::Settled, |(_, s)| s);
             let released = w.holds.poll(now, state_of);
             drop(sessions);
@@ -194,7 +178,7 @@ pub(crate) fn run_builder(shared: Arc<Shared>, builder: EventBuilder, initial_ca
                 w.offer(first_seq + i as u64, rec, now);
             }
         }
-        if stop && lock(&shared.staging).staging.live() == 0 {
+        if stop && shared.staged() == 0 {
             // Shutting down: nothing waits for identify any more.
             for (key, records, unidentified) in w.holds.release_all() {
                 w.build_released(key, records, unidentified);
@@ -203,12 +187,11 @@ pub(crate) fn run_builder(shared: Arc<Shared>, builder: EventBuilder, initial_ca
         // Exporters first, then the hold's watermark, then the builder's (see `Shared::settled`).
         w.dispatch(drained.end_seq, flushing, now);
         w.publish_holds();
-        lock(&shared.staging).in_worker = 0;
-        shared.built_upto.store(drained.end_seq, Ordering::Release);
+        shared.built_upto(drained.end_seq);
         // Forget closed sessions once all their records are built.
         if drained.count > 0 {
             let holds = &w.holds;
-            lock(&shared.sessions).forget_closed(drained.end_seq, |k| holds.holds(k));
+            shared.sessions().forget_closed(drained.end_seq, |k| holds.holds(k));
         }
         shared.notify_progress();
 
@@ -228,20 +211,10 @@ pub(crate) fn run_builder(shared: Arc<Shared>, builder: EventBuilder, initial_ca
         spare = buf;
         idle = if drained.count > 0 { MIN_IDLE } else { (idle * 2).min(MAX_IDLE) };
 
-        if stop && lock(&shared.staging).staging.live() == 0 && w.holds.len() == 0 {
+        if stop && shared.staged() == 0 && w.holds.len() == 0 {
             break;
         }
     }
-    {
-        let mut r = lock(&shared.recycle);
-        r.closed = true;
-        w.dead.append(&mut r.items);
-    }
+    shared.builder_exits(&mut w.dead);
     w.dead.clear();
-    for slot in &shared.slots {
-        lock(&slot.state).closed = true;
-        slot.cv.notify_all();
-    }
-    shared.builder_exited.store(true, Ordering::Release);
-    shared.notify_progress();
 }
