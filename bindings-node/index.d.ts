@@ -236,6 +236,9 @@ export declare function matchTemplate(template: string, uri: string): string | n
  */
 export declare function misuseMessage(misuse: string, server: string): string
 
+/** The method code of a request the core does not know: the text's first part is its name. */
+export declare const OTHER_METHOD: number
+
 /** The request the host must send next. */
 export interface Request {
   /** The JSON-RPC method. */

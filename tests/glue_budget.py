@@ -26,8 +26,10 @@ BUDGET = 0.20
 # tracking host contract moved into the core, with the read tool and the five agent-framework
 # adapters counted: Python 25.5 %, Node 22.1 %. Lowered again when the core grew by the proxy's
 # rules (801 lines; the glue itself did not shrink): Python 23.8 %, Node 20.6 %; and when the
-# proxy's 2026-07-28 rules joined (163 lines): Python 23.6 %, Node 20.4 %.
-CEILING = {"python": 0.236, "node": 0.204}
+# proxy's 2026-07-28 rules joined (163 lines): Python 23.6 %, Node 20.4 %; and when the core took
+# one retry rule, the tracking runtime split and request methods it does not know (Python 23.1 %,
+# Node 20.1 %).
+CEILING = {"python": 0.232, "node": 0.202}
 GLUE = {
     "python": ["bindings-python/src/**/*.rs", "bindings-python/build.rs", "bindings-python/python/mcplens/**/*.py"],
     "node": ["bindings-node/src/**/*.rs", "bindings-node/build.rs", "bindings-node/lib/**/*.ts", "bindings-node/lib/**/*.mts"],

@@ -233,6 +233,35 @@ test('redaction: built-in rules, the redact hook, and a failing hook drops the e
   await strict.shutdown(5_000);
 });
 
+test('a server’s own request methods are recorded by their names (registered before and after track())', async () => {
+  const { events, exporter } = collector();
+  const tracker = new Tracker({ exporters: [exporter] });
+  const server = new Server({ name: 'acme', version: '1.0.0' }, { capabilities: {} });
+  const Search = z.object({ method: z.literal('acme/search'), params: z.object({ query: z.string() }) });
+  server.setRequestHandler(Search, async (request) => ({ hits: [request.params.query] }));
+  track(server, tracker);
+  const Fail = z.object({ method: z.literal('acme/fail'), params: z.optional(z.object({})) });
+  server.setRequestHandler(Fail, async () => {
+    throw new McpError(-32000, 'index offline');
+  });
+  const { client, close } = await connectMemory(server);
+  const hits = await client.request({ method: 'acme/search', params: { query: 'q3' } }, z.object({ hits: z.array(z.string()) }));
+  assert.deepEqual(hits, { hits: ['q3'] });
+  await assert.rejects(client.request({ method: 'acme/fail', params: {} }, z.object({})), /index offline/);
+  await close();
+  await tracker.flush(5_000);
+  const own = events.filter((e) => e.type !== 'mcp:initialize');
+  assert.deepEqual(
+    own.map((e) => [e.type, e.isError, e.error?.code ?? null, e.error?.type ?? null]),
+    [
+      ['mcp:acme/search', false, null, null],
+      ['mcp:acme/fail', true, -32000, '-32000'],
+    ],
+  );
+  assert.deepEqual([own[0].parameters, own[0].response, own[0].resourceName], [{ query: 'q3' }, { hits: ['q3'] }, undefined]);
+  await tracker.shutdown(5_000);
+});
+
 test('enableTracing: false leaves the server untouched and records nothing', async () => {
   const dir = tempDir();
   const path = join(dir, 'events.jsonl');

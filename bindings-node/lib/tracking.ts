@@ -26,13 +26,14 @@ const SLOTS = native.trackingScratch();
 const TEXT = native.trackingTextBuffer();
 const ENCODER = new TextEncoder();
 const { S_HANDLE, S_SESSION, S_METHOD, S_ID, S_STARTED_MS, S_DURATION_MS, S_FLAGS, S_CODE, S_TEXT_LEN } = native;
-const { F_ERROR, F_ID_TEXT } = native;
+const { F_ERROR, F_ID_TEXT, OTHER_METHOD } = native;
 
 /** Hands one request's raw parts to the core (see `trackingRecord` in `src/tracking.rs`). */
 function put(
   handle: number,
   key: number,
   code: number,
+  method: string,
   id: unknown,
   started: number,
   duration: number,
@@ -58,14 +59,18 @@ function put(
   SLOTS[S_CODE] = rpcCode;
   SLOTS[S_FLAGS] = flags;
   // Each part encoded in place (no joined string to build and flatten); -1 once one does not fit.
-  let at = into(params ?? '', 0);
+  // Another method than the core's own goes first by its name (a NUL in it would cut the parts).
+  const name = code === OTHER_METHOD ? method.replaceAll('\0', '') : undefined;
+  let at = name === undefined ? 0 : into(name, 0);
+  if (name !== undefined) at = at >= 0 && at < TEXT.length ? ((TEXT[at] = 0), at + 1) : -1;
+  at = at >= 0 ? into(params ?? '', at) : -1;
   at = at >= 0 && at < TEXT.length ? into(idText, ((TEXT[at] = 0), at + 1)) : -1;
   at = at >= 0 && at < TEXT.length ? into(rest, ((TEXT[at] = 0), at + 1)) : -1;
   if (at >= 0) {
     SLOTS[S_TEXT_LEN] = at;
     record();
   } else {
-    recordText(`${params ?? ''}\0${idText}\0${rest}`); // over 64 KiB
+    recordText(`${name === undefined ? '' : `${name}\0`}${params ?? ''}\0${idText}\0${rest}`); // over 64 KiB
   }
 }
 
@@ -415,17 +420,18 @@ export class TrackingSession {
   }
 
   /**
-   * Records one request: its method (a tracked one, else nothing is recorded), the JSON-RPC
+   * Records one request: its method (any request method; one the core does not know is recorded
+   * by its name, `mcp:<method>`), the JSON-RPC
    * request (`id`, `params`), how it ended, when it started (ms since the epoch) and how long it
    * took (ms). Never throws.
    */
   record(method: string, request: { id?: unknown; params?: unknown }, outcome: Outcome, startedAtMs: number, durationMs: number): void {
-    const code = CODES.get(method);
-    if (code === undefined || !this.#core.enabled) return;
+    if (!this.#core.enabled) return;
+    const code = CODES.get(method) ?? OTHER_METHOD;
     try {
       const params = request.params === undefined ? undefined : JSON.stringify(request.params);
       if ('error' in outcome) {
-        put(this.#core.handle, this.#key, code, request.id, startedAtMs, durationMs, params, F_ERROR, outcome.error.code, outcome.error.message);
+        put(this.#core.handle, this.#key, code, method, request.id, startedAtMs, durationMs, params, F_ERROR, outcome.error.code, outcome.error.message);
         return;
       }
       let text: string | undefined;
@@ -438,7 +444,7 @@ export class TrackingSession {
           // Not JSON (a cycle, a BigInt): the event goes without a response.
         }
       }
-      put(this.#core.handle, this.#key, code, request.id, startedAtMs, durationMs, params, 0, 0, text ?? '');
+      put(this.#core.handle, this.#key, code, method, request.id, startedAtMs, durationMs, params, 0, 0, text ?? '');
     } catch {
       // Tracking never breaks the server.
     }
@@ -651,7 +657,7 @@ function errorOutcome(error: unknown): Outcome {
 
 /** `handler` wrapped when `method` is tracked; the same function otherwise. */
 function wrap(state: ServerState, method: string, handler: Handler): Handler {
-  if (!CODES.has(method) || typeof handler !== 'function' || ORIGINAL in handler) return handler;
+  if (typeof handler !== 'function' || ORIGINAL in handler) return handler;
   const tracked: Handler = async (request, extra) => {
     const t0 = performance.now();
     let result: unknown;

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use mcplens::tracking::{
     host, Hooks, Method, Operation, Payload, PeerInfo, RequestId, RpcError, Session, SessionKey, Stats, Tracker,
-    TrackerConfig, TrackingError, Transport,
+    TrackerConfig, TrackingError, Transport, OTHER_METHOD_CODE,
 };
 use napi::bindgen_prelude::{AsyncTask, Env, Error, Float64Array, FnArgs, Task, Uint8Array, Unknown};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -284,6 +284,9 @@ pub const S_CODE: u32 = 7;
 /// Slot: the length in bytes of the text in `trackingTextBuffer()`.
 #[napi]
 pub const S_TEXT_LEN: u32 = 8;
+/// The method code of a request the core does not know: the text's first part is its name.
+#[napi]
+pub const OTHER_METHOD: u32 = OTHER_METHOD_CODE as u32;
 /// Flag: the request failed; the text's rest is the error message.
 #[napi]
 pub const F_ERROR: u32 = 2;
@@ -368,8 +371,19 @@ pub fn tracking_record_text(text: String) {
 fn record_parts(slots: &Slots, text: &[u8]) {
     let n = |i: u32| f64::from_bits(slots[i as usize].load(Ordering::Relaxed));
     let flags = n(S_FLAGS) as u32;
-    let Some(method) = u8::try_from(n(S_METHOD) as u32).ok().and_then(Method::from_code) else { return };
-    let Ok(text) = std::str::from_utf8(text) else { return };
+    let Ok(mut text) = std::str::from_utf8(text) else { return };
+    let method = match u8::try_from(n(S_METHOD) as u32) {
+        Ok(OTHER_METHOD_CODE) => {
+            let (name, rest) = text.split_once('\0').unwrap_or((text, ""));
+            text = rest;
+            Method::from_name(name)
+        }
+        Ok(code) => match Method::from_code(code) {
+            Some(m) => m,
+            None => return,
+        },
+        Err(_) => return,
+    };
     let mut parts = text.splitn(3, '\0');
     let (params, id_text, rest) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
     let id = n(S_ID);

@@ -472,12 +472,19 @@ fn session_of<'a>(session: &'a Bound<'_, PySession>) -> &'a Session {
     &session.get().inner
 }
 
+/// A request's method as the glue passes it: a known method's code, or any method's name.
+#[derive(FromPyObject)]
+enum MethodArg {
+    Code(u8),
+    Name(String),
+}
+
 impl PyTrackerCore {
     #[allow(clippy::too_many_arguments)]
     fn record_parts(
         &self,
         py: Python<'_>,
-        method: u8,
+        method: MethodArg,
         session: &Bound<'_, PySession>,
         t0_ns: u64,
         rid: &Bound<'_, PyAny>,
@@ -486,8 +493,11 @@ impl PyTrackerCore {
         error: Option<(i64, String)>,
     ) -> PyResult<()> {
         let (started_at, duration) = self.clock.since(t0_ns);
-        let Some(method) = Method::from_code(method) else {
-            return Err(tracking_error(py, &CoreError::invalid("method", format!("unknown method code {method}"))));
+        let method = match method {
+            MethodArg::Name(name) => Method::from_name(&name),
+            MethodArg::Code(code) => Method::from_code(code).ok_or_else(|| {
+                tracking_error(py, &CoreError::invalid("method", format!("unknown method code {code}")))
+            })?,
         };
         let key = session_of(session).key();
         let config = self.inner.config();
@@ -502,7 +512,7 @@ impl PyTrackerCore {
             // Responses not captured: a `tools/call` result's `isError` alone (the core reads it).
             let only: &[&str] = &["isError"];
             if let Some(r) = result.filter(|r| !r.is_none()) {
-                if capture_responses || method == Method::ToolsCall {
+                if capture_responses || matches!(method, Method::ToolsCall) {
                     write_value(py, buf, r, 0, (!capture_responses).then_some(only));
                 }
             }
@@ -516,7 +526,7 @@ impl PyTrackerCore {
                     params: Payload::text(params_text),
                     result: Payload::text(result_text),
                     error: error.as_ref().map(|(code, message)| RpcError { code: *code, message }),
-                    ..Operation::new(key, method, started_at, duration)
+                    ..Operation::new(key, method.clone(), started_at, duration)
                 })
             };
             if params_text.len() + result_text.len() >= DETACH_BYTES {
@@ -638,7 +648,7 @@ impl PyTrackerCore {
     fn record(
         &self,
         py: Python<'_>,
-        method: u8,
+        method: MethodArg,
         session: &Bound<'_, PySession>,
         t0_ns: u64,
         request_id: &Bound<'_, PyAny>,

@@ -490,8 +490,8 @@ async def test_traced_decorator(events: Events) -> None:
     assert event["resourceName"] == "note://1"
     assert isinstance(event["requestId"], int)
     assert event["client"]["name"] == "mcp"
-    with pytest.raises(ValueError, match="method must be one of"):
-        events.tracker.traced("sampling/createMessage")
+    with pytest.raises(ValueError, match="method must be a request method's name"):
+        events.tracker.traced("")
 
 
 def test_options_are_checked(tmp_path: Any) -> None:

@@ -444,7 +444,7 @@ impl Tracking {
             params: r.params.as_deref().map_or(Payload::None, Payload::text),
             result: r.result.as_deref().map_or(Payload::None, Payload::text),
             error: r.error.as_ref().map(|(code, message)| RpcError { code: *code, message }),
-            ..Operation::new(session.key(), r.method, self.wall0 + r.started, r.duration)
+            ..Operation::new(session.key(), r.method.clone(), self.wall0 + r.started, r.duration)
         };
         tracker.record(&op);
     }

@@ -1709,8 +1709,8 @@ fn to_text(b: &mut Bytes<'_>, v: &Value) -> String {
     }
 }
 
-fn gen_pay(b: &mut Bytes<'_>, p: &mut Planter, method: Method, result: bool, long: usize) -> Pay {
-    let v = if result && method == Method::ResourcesRead && b.bool() {
+fn gen_pay(b: &mut Bytes<'_>, p: &mut Planter, method: &Method, result: bool, long: usize) -> Pay {
+    let v = if result && *method == Method::ResourcesRead && b.bool() {
         gen_read_result(b, p, long)
     } else if !result && method.resource_name_key().is_some() && b.bool() {
         let key = method.resource_name_key().expect("checked");
@@ -1723,7 +1723,7 @@ fn gen_pay(b: &mut Bytes<'_>, p: &mut Planter, method: Method, result: bool, lon
             m.insert("_meta".into(), serde_json::json!({"traceparent": gen_string(b, p, 0)}));
         }
         Value::Object(m)
-    } else if result && method == Method::ToolsCall && b.bool() {
+    } else if result && *method == Method::ToolsCall && b.bool() {
         serde_json::json!({
             "content": [{"type": "text", "text": gen_string(b, p, long)}, {"type": "image", "data": "QUJD", "mimeType": "image/png"}],
             "isError": b.bool(),
@@ -1767,7 +1767,7 @@ pub fn gen_track(b: &mut Bytes<'_>) -> TrackCase {
             "capabilities": gen_value(b, &mut p, 8, 0),
         }))
     } else {
-        gen_pay(b, &mut p, method, false, long)
+        gen_pay(b, &mut p, &method, false, long)
     };
     let meta = if b.one_in(4) {
         Pay::Value(
@@ -1776,7 +1776,7 @@ pub fn gen_track(b: &mut Bytes<'_>) -> TrackCase {
     } else {
         Pay::None
     };
-    let result = gen_pay(b, &mut p, method, true, long);
+    let result = gen_pay(b, &mut p, &method, true, long);
     let error = b.one_in(4).then(|| (i64::from(b.u16() as i16), gen_string(b, &mut p, long)));
     let tool_error = b.one_in(8);
     let client = b.one_in(3).then(|| (free_text(b, 12, 0), b.bool().then(|| free_text(b, 6, 0))));
@@ -1873,7 +1873,7 @@ fn operation<'a>(case: &'a TrackCase, params: Payload<'a>) -> Operation<'a> {
         tool_error: case.tool_error,
         ..Operation::new(
             SessionKey(1),
-            case.method,
+            case.method.clone(),
             UNIX_EPOCH + Duration::from_millis(1_767_323_045_678),
             Duration::from_micros(2_345),
         )

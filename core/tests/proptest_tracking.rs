@@ -104,7 +104,10 @@ fn value() -> impl Strategy<Value = Value> {
 }
 
 fn method() -> impl Strategy<Value = Method> {
-    (0u8..10).prop_map(|c| Method::from_code(c).expect("ten methods"))
+    prop_oneof![
+        10 => (0u8..10).prop_map(|c| Method::from_code(c).expect("ten methods")),
+        1 => "[a-z/_.\\-]{1,24}".prop_map(|n| Method::from_name(&n)),
+    ]
 }
 
 /// Params shaped for the method (the resource name key, `_meta.traceparent`) or any value.
@@ -185,13 +188,13 @@ fn case() -> impl Strategy<Value = TrackCase> {
         );
         (
             (
-                Just(method),
+                Just(method.clone()),
                 (any::<[bool; 3]>(), proptest::bool::weighted(0.9)).prop_map(|([a, b, c], d)| [a, b, c, d]),
                 limits(),
                 ids,
             ),
             (
-                pay(params(method)),
+                pay(params(method.clone())),
                 prop_oneof![3 => Just(Pay::None), 1 => pay(value())],
                 pay(result(method)),
                 proptest::option::of((any::<i16>().prop_map(i64::from), string())),

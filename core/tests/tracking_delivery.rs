@@ -145,7 +145,7 @@ fn serde_values_and_serializable_results_are_recorded() {
     let events = sink.lock().unwrap().clone();
     assert_eq!(events.len(), 1);
     assert_eq!(*events[0].parameters.as_ref().unwrap().value(), params);
-    assert_eq!(events[0].error.as_ref().unwrap().kind, "tool_error");
+    assert_eq!(events[0].error.as_ref().unwrap().kind, mcplens::tracking::ErrorKind::Tool);
     assert_eq!(events[0].error.as_ref().unwrap().message, "division by zero");
     t.shutdown(LONG).unwrap();
 }
@@ -479,7 +479,7 @@ fn hook_failures_and_filtered_events_are_counted() {
         Tracker::builder()
             .export_policy(fast_policy())
             .redact_strings(|s| if s.contains("fail") { Err(TrackingError::hook("bad")) } else { Ok(s.to_owned()) })
-            .redact_events(|e| Ok((e.event_type != "mcp:tools/list").then_some(e))),
+            .redact_events(|e| Ok((e.method != Method::ToolsList).then_some(e))),
         "cb",
     );
     let t = b.build().unwrap();
@@ -495,7 +495,7 @@ fn hook_failures_and_filtered_events_are_counted() {
     let st = t.stats();
     assert_eq!((st.redaction_failed, st.filtered, st.exporters[0].exported), (10, 10, 10));
     assert_accounted(&st);
-    assert!(sink.lock().unwrap().iter().all(|e| e.event_type == "mcp:prompts/list"));
+    assert!(sink.lock().unwrap().iter().all(|e| e.method == Method::PromptsList));
     t.shutdown(LONG).unwrap();
 }
 

@@ -7,9 +7,9 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use mcplens::tracking::ids::IdGen;
 use mcplens::tracking::{
-    string_hook, BuildConfig, ErrorInfo, Event, EventBuilder, ExportError, Identity, Method, NotBuilt, Operation,
-    Payload, PayloadLimits, PeerInfo, RequestId, RpcError, SessionInfo, SessionKey, TrackingError, Transport,
-    Truncation, TruncationReason,
+    string_hook, BuildConfig, ErrorInfo, ErrorKind, Event, EventBuilder, ExportError, Identity, Method, NotBuilt,
+    Operation, Payload, PayloadLimits, PeerInfo, RequestId, RpcError, SessionInfo, SessionKey, TrackingError,
+    Transport, Truncation, TruncationReason,
 };
 use serde_json::{json, Value};
 
@@ -92,7 +92,7 @@ fn golden_tools_call_tool_error() {
         )
         .unwrap();
     assert!(e.event.is_error);
-    assert_eq!(e.event.error.as_ref().unwrap().kind, "tool_error");
+    assert_eq!(e.event.error.as_ref().unwrap().kind, ErrorKind::Tool);
     golden("tools_call_tool_error", &e.event);
 }
 
@@ -119,8 +119,7 @@ fn golden_resources_read_error() {
     assert_eq!(
         e.event.error,
         Some(ErrorInfo {
-            code: Some(-32002),
-            kind: "-32002".into(),
+            kind: ErrorKind::Rpc(-32002),
             message: "Resource not found: https://files.example/r?sig=[REDACTED]&v=2".into()
         })
     );
@@ -177,7 +176,7 @@ fn full_event() -> Event {
     Event {
         schema: 1,
         id: "evt_x".into(),
-        event_type: "mcp:tools/call".into(),
+        method: Method::ToolsCall,
         timestamp: "2026-01-02T03:04:05.678Z".into(),
         duration_ms: 1.0,
         session_id: Some("ses_x".into()),
@@ -191,7 +190,7 @@ fn full_event() -> Event {
         parameters: Some(json!({}).into()),
         response: Some(json!({}).into()),
         is_error: true,
-        error: Some(ErrorInfo { code: Some(-1), kind: "-1".into(), message: "m".into() }),
+        error: Some(ErrorInfo { kind: ErrorKind::Rpc(-1), message: "m".into() }),
         identity: Some(Identity { id: Some("u".into()), name: Some("n".into()), data: Some(json!({})) }),
         trace_id: "0".repeat(32),
         span_id: "0".repeat(16),
@@ -330,7 +329,7 @@ fn user_hooks() {
     assert!(matches!(r, Err(NotBuilt::HookFailed(_))));
 
     let dropping = BuildConfig {
-        redact_event: Some(std::sync::Arc::new(|e: Event| Ok((e.event_type != "mcp:tools/list").then_some(e)))),
+        redact_event: Some(std::sync::Arc::new(|e: Event| Ok((e.method != Method::ToolsList).then_some(e)))),
         ..config()
     };
     let mut b = EventBuilder::new(dropping, IdGen::seeded(1));
@@ -488,10 +487,10 @@ fn payloads_kept_as_text_match_the_parsed_path() {
     let slow_cfg = BuildConfig { redact_string: Some(string_hook(|s: &str| Ok(s.to_owned()))), ..config() };
     let wide = format!("[{}]", (0..150).map(|i| i.to_string()).collect::<Vec<_>>().join(","));
     let mut all: Vec<(Method, String, String)> =
-        cases.iter().map(|(m, p, r)| (*m, p.to_string(), r.to_string())).collect();
+        cases.iter().map(|(m, p, r)| (m.clone(), p.to_string(), r.to_string())).collect();
     all.push((Method::ToolsList, format!(r#"{{"list":{wide}}}"#), wide.clone()));
     for (method, params, result) in &all {
-        let o = op(*method, Payload::Json(params), Payload::Json(result));
+        let o = op(method.clone(), Payload::Json(params), Payload::Json(result));
         let fast = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap();
         let slow = EventBuilder::new(slow_cfg.clone(), IdGen::seeded(9)).build(&o, &session()).unwrap();
         assert_eq!(
@@ -565,7 +564,7 @@ fn payloads_kept_as_text_match_the_parsed_path_at_the_edges() {
     ];
     let slow_cfg = BuildConfig { redact_string: Some(string_hook(|s: &str| Ok(s.to_owned()))), ..config() };
     for (method, params, result, kept) in &cases {
-        let o = op(*method, Payload::Json(params), Payload::Json(result));
+        let o = op(method.clone(), Payload::Json(params), Payload::Json(result));
         let fast = EventBuilder::new(config(), IdGen::seeded(9)).build(&o, &session()).unwrap();
         let slow = EventBuilder::new(slow_cfg.clone(), IdGen::seeded(9)).build(&o, &session()).unwrap();
         assert_eq!(

@@ -191,7 +191,7 @@ async fn one_event_per_request_through_a_real_client() {
 
     t.flush(LONG).unwrap();
     let events = sink.lock().unwrap().clone();
-    let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
+    let types: Vec<String> = events.iter().map(|e| e.method.event_type().into_owned()).collect();
     assert_eq!(
         types,
         vec![
@@ -234,11 +234,11 @@ async fn one_event_per_request_through_a_real_client() {
 
     let divide = &events[3];
     assert!(divide.is_error);
-    assert_eq!(divide.error.as_ref().unwrap().kind, "tool_error");
+    assert_eq!(divide.error.as_ref().unwrap().kind, mcplens::tracking::ErrorKind::Tool);
     assert_eq!(divide.error.as_ref().unwrap().message, "division by zero");
 
     let nope = &events[4];
-    assert_eq!(nope.error.as_ref().unwrap().code, Some(-32602));
+    assert_eq!(nope.error.as_ref().unwrap().kind.code(), Some(-32602));
 
     let read1 = &events[7];
     assert_eq!(read1.resource_name.as_deref(), Some("note://1"));
@@ -247,7 +247,7 @@ async fn one_event_per_request_through_a_real_client() {
     assert_eq!(read2.response.as_ref().unwrap().value()["contents"][0]["blobBytes"], 5);
     let missing = &events[9];
     assert_eq!(missing.resource_name.as_deref(), Some("note://9"));
-    assert_eq!(missing.error.as_ref().unwrap().code, Some(-32002));
+    assert_eq!(missing.error.as_ref().unwrap().kind.code(), Some(-32002));
     assert_eq!(events[10].resource_name.as_deref(), Some("note://1"));
     assert_eq!(events[13].resource_name.as_deref(), Some("summarize"));
     let ids: std::collections::BTreeSet<&str> = events.iter().map(|e| e.id.as_str()).collect();
@@ -316,12 +316,12 @@ async fn responses_are_byte_identical_with_and_without_tracking() {
     t.flush(LONG).unwrap();
     let events = sink.lock().unwrap().clone();
     assert_eq!(events.len(), 10, "ping is tracked too");
-    assert!(events.iter().any(|e| e.event_type == "mcp:ping" && e.request_id == Some(json!(10))));
+    assert!(events.iter().any(|e| e.method == mcplens::tracking::Method::Ping && e.request_id == Some(json!(10))));
     let read = events.iter().find(|e| e.request_id == Some(json!(6))).unwrap();
     assert_eq!(read.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
     assert_eq!(read.parent_span_id.as_deref(), Some("00f067aa0ba902b7"));
     let missing = events.iter().find(|e| e.request_id == Some(json!(7))).unwrap();
-    assert_eq!(missing.error.as_ref().unwrap().code, Some(-32002));
+    assert_eq!(missing.error.as_ref().unwrap().kind.code(), Some(-32002));
     assert_eq!(missing.resource_name.as_deref(), Some("note://404"));
     t.shutdown(LONG).unwrap();
 }

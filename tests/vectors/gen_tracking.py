@@ -215,6 +215,19 @@ case("modern_redact_hook", "the redact hook sees the resource URIs too", "subscr
      fields={"resourceUris": ["note://##"]})
 
 
+# --- request methods the core does not know: recorded by name, the name bounded ---------------
+case("other_method", "a server's own request method is recorded by its name", "acme/search",
+     params={"query": "notes about q3", "limit": 5}, result={"hits": [{"uri": "note://7"}]},
+     fields={"type": "mcp:acme/search", "resourceName": None, "parameters": {"query": "notes about q3", "limit": 5}})
+case("other_method_error", "a server's own request method that failed", "acme/search",
+     params={"query": "q"}, error={"code": -32000, "message": "index offline"},
+     fields={"type": "mcp:acme/search", "isError": True,
+             "error": {"code": -32000, "type": "-32000", "message": "index offline"}})
+case("other_method_name_too_long", "a method name over 128 bytes is not carried: (invalid)", "acme/" + "x" * 124,
+     params={}, result={}, fields={"type": "mcp:(invalid)"})
+case("other_method_name_with_a_space", "a method name outside printable ASCII is not carried: (invalid)",
+     "acme/search now", params={}, result={}, fields={"type": "mcp:(invalid)"})
+
 def main() -> None:
     OUT.mkdir(exist_ok=True)
     names = set()

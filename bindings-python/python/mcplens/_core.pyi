@@ -565,7 +565,7 @@ class TrackerCore:
     def close_session(self, session: TrackingSession) -> None: ...
     def record(
         self,
-        method: int,
+        method: int | str,
         session: TrackingSession,
         t0_ns: int,
         request_id: int | str | None,

@@ -294,7 +294,8 @@ class Tracker:
         return cast(TrackerStats, json.loads(text))
 
     def traced(self, method: str) -> Callable[[F], F]:
-        """Decorator: record each call of an `async` handler as a `method` request.
+        """Decorator: record each call of an `async` handler as a `method` request (any request
+        method: a server's own is recorded under its name, `mcp:<method>`).
 
         For handlers registered some other way than through `track()`. The request is read from the
         arguments: an SDK request object (`h(request)`; a `None` request is an SDK-internal call and
@@ -303,9 +304,9 @@ class Tracker:
         unsubscribe). The handler's result is returned as is; exceptions propagate after being
         recorded.
         """
-        code = _CODES.get(method)
-        if code is None:
-            raise ValueError(f"method must be one of {', '.join(TRACKED_METHODS)}; got {method!r}")
+        if not isinstance(method, str) or not method:
+            raise ValueError(f"method must be a request method's name; got {method!r}")
+        code: int | str = _CODES.get(method, method)
 
         def decorate(fn: F) -> F:
             is_async = inspect.iscoroutinefunction(fn)  # (not narrowing `fn`: it stays an F)
@@ -445,7 +446,7 @@ def _error_of(exc: BaseException) -> tuple[int, str]:
     return 0, str(exc)
 
 
-def _record_failure(core: TrackerCore, code: int, t0: int, exc: BaseException, parts: Callable[[], Any]) -> None:
+def _record_failure(core: TrackerCore, code: int | str, t0: int, exc: BaseException, parts: Callable[[], Any]) -> None:
     """Records a handler's exception as the JSON-RPC error the SDK sends for it (`parts()`: the
     request's session, id and params); never raises."""
     try:

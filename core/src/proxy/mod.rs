@@ -527,7 +527,7 @@ impl Proxy {
             self.answer_tools_list(id, params, now);
             return Verdict::Consumed;
         }
-        let tracked = self.config.tracking && Method::from_name(method).is_some();
+        let tracked = self.config.tracking;
         let first_tools_page = method == "tools/list" && !params.is_some_and(has_cursor);
         let mut request = HostRequest {
             method: method.to_owned(),
@@ -773,17 +773,15 @@ impl Proxy {
             }
         }
         if self.config.tracking {
-            if let Some(method) = Method::from_name(&request.method) {
-                self.actions.push_back(ProxyAction::Track(TrackRecord {
-                    method,
-                    request_id: tracked_id(&request.id),
-                    started: request.started,
-                    duration: now.saturating_sub(request.started),
-                    params: request.params.clone(),
-                    result: msg.result.map(|r| r.get().to_owned()),
-                    error: msg.error.as_ref().map(|e| (e.code, e.message.clone())),
-                }));
-            }
+            self.actions.push_back(ProxyAction::Track(TrackRecord {
+                method: Method::from_name(&request.method),
+                request_id: tracked_id(&request.id),
+                started: request.started,
+                duration: now.saturating_sub(request.started),
+                params: request.params.clone(),
+                result: msg.result.map(|r| r.get().to_owned()),
+                error: msg.error.as_ref().map(|e| (e.code, e.message.clone())),
+            }));
         }
         if request.remapped {
             let text = rewritten.as_deref().map_or(line, str::as_bytes);

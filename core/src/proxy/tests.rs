@@ -76,7 +76,7 @@ fn initialize_result_gains_the_tools_capability_and_keeps_every_other_byte() {
     );
     let track = tracks(&out);
     assert_eq!(track.len(), 1);
-    assert_eq!((track[0].method, &track[0].request_id), (Method::Initialize, &TrackedId::Number(0)));
+    assert_eq!((&track[0].method, &track[0].request_id), (&Method::Initialize, &TrackedId::Number(0)));
     assert_eq!(track[0].duration, t(5));
     // The answer goes to the host before anything else is done with it.
     assert!(matches!(out[0], ProxyAction::ToHost(_)));
@@ -123,12 +123,20 @@ fn results_the_proxy_does_not_own_are_forwarded_and_tracked() {
     assert_eq!(p.handle_upstream(err, t(21)), Verdict::Forward);
     let track = tracks(&actions(&mut p));
     assert_eq!(track[0].error, Some((-32002, "nope".to_owned())));
-    // Untracked methods, notifications and garbage are forwarded without a record.
-    for line in [&br#"{"jsonrpc":"2.0","id":8,"method":"x/custom"}"#[..], b"not json", b"[1,2]", b""] {
+    // A method the core does not know is tracked by its name; notifications and garbage are
+    // forwarded without a record.
+    for line in [
+        &br#"{"jsonrpc":"2.0","id":8,"method":"x/custom"}"#[..],
+        br#"{"jsonrpc":"2.0","method":"notifications/x"}"#,
+        b"not json",
+        b"[1,2]",
+        b"",
+    ] {
         assert_eq!(p.handle_host(line, t(30)), Verdict::Forward);
     }
     assert_eq!(p.handle_upstream(br#"{"jsonrpc":"2.0","id":8,"result":{}}"#, t(31)), Verdict::Forward);
-    assert!(tracks(&actions(&mut p)).is_empty());
+    let track = tracks(&actions(&mut p));
+    assert_eq!(track.iter().map(|r| &r.method).collect::<Vec<_>>(), [&Method::Other("x/custom".into())]);
     let off = ProxyConfig { tracking: false, ..ProxyConfig::default() };
     let (mut p, out) = ready(off);
     assert!(tracks(&out).is_empty());
@@ -222,7 +230,7 @@ fn listing_calls_traverse_through_the_proxy_and_answer_from_the_catalog() {
         json!({"resourceTemplates": [{"uriTemplate": "note://{id}", "name": "note", "server": "docs"}], "failures": [], "total": 1})
     );
     let track = tracks(&out);
-    assert_eq!((track[0].method, track[0].duration), (Method::ToolsCall, t(3)));
+    assert_eq!((&track[0].method, track[0].duration), (&Method::ToolsCall, t(3)));
     // Now current: the resources tool answers at once, from the catalog.
     let call = br#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
     assert_eq!(p.handle_host(call, t(104)), Verdict::Consumed);

@@ -137,10 +137,10 @@ impl<S: Service<RoleServer>> Service<RoleServer> for Tracked<S> {
         request: ClientRequest,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, ErrorData> {
-        let method = Method::from_name(request.method());
-        let Some(method) = method.filter(|_| self.tracker.is_enabled()) else {
+        if !self.tracker.is_enabled() {
             return self.inner.handle_request(request, context).await;
-        };
+        }
+        let method = Method::from_name(request.method());
         let session = self.session_for(&context).clone();
         if method != Method::Initialize {
             self.note_client(&session, &context);

@@ -15,7 +15,7 @@ use super::caps::{
     PayloadLimits,
 };
 use super::event::{
-    is_sessionless, ErrorInfo, Event, Identity, Json, Method, NameSource, PeerInfo, Transport, Truncation,
+    is_sessionless, ErrorInfo, ErrorKind, Event, Identity, Json, Method, NameSource, PeerInfo, Transport, Truncation,
     TruncationReason,
 };
 use super::ids::{duration_ms, hex, rfc3339_millis, IdGen, TraceParent};
@@ -108,7 +108,7 @@ pub struct RpcError<'a> {
 pub struct SessionKey(pub u64);
 
 /// One tracked request, as raw parts: what `Tracker::record` takes on the request path.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Operation<'a> {
     /// The session (connection) it arrived on.
     pub session: SessionKey,
@@ -528,8 +528,7 @@ impl EventBuilder {
         }
 
         // Result or error.
-        let mut error =
-            op.error.map(|e| ErrorInfo { code: Some(e.code), kind: e.code.to_string(), message: e.message.to_owned() });
+        let mut error = op.error.map(|e| ErrorInfo { kind: ErrorKind::Rpc(e.code), message: e.message.to_owned() });
         let mut response = None;
         let mut fast_result = None;
         if error.is_none() && cfg.capture_responses && !op.tool_error {
@@ -551,7 +550,7 @@ impl EventBuilder {
                     .filter(|_| cfg.capture_responses)
                     .map(tool_error_message)
                     .unwrap_or_else(|| "tool error".to_owned());
-                error = Some(ErrorInfo { code: None, kind: "tool_error".to_owned(), message });
+                error = Some(ErrorInfo { kind: ErrorKind::Tool, message });
             }
             if op.method == Method::Initialize {
                 if let Some(v) = result.as_ref().and_then(|r| r.get("protocolVersion")).and_then(Value::as_str) {
@@ -658,7 +657,7 @@ impl EventBuilder {
         let mut event = Event {
             schema: super::event::SCHEMA_VERSION,
             id: self.ids.event_id(),
-            event_type: op.method.event_type().to_owned(),
+            method: op.method.clone(),
             timestamp: rfc3339_millis(op.started_at),
             duration_ms: duration_ms(op.duration),
             // A sessionless revision's request belongs to no session.
@@ -692,7 +691,7 @@ impl EventBuilder {
             let keep = (
                 event.schema,
                 event.id.clone(),
-                event.event_type.clone(),
+                event.method.clone(),
                 event.timestamp.clone(),
                 event.session_id.clone(),
                 event.trace_id.clone(),
@@ -700,7 +699,7 @@ impl EventBuilder {
             );
             match call_guarded(|| hook(event)) {
                 Ok(Some(mut e)) => {
-                    (e.schema, e.id, e.event_type, e.timestamp, e.session_id, e.trace_id, e.span_id) = keep;
+                    (e.schema, e.id, e.method, e.timestamp, e.session_id, e.trace_id, e.span_id) = keep;
                     event = e;
                 }
                 Ok(None) => return Err(NotBuilt::Filtered),
@@ -767,9 +766,6 @@ fn for_each_text(e: &mut Event, mut f: impl FnMut(Cow<'static, str>, &mut String
     // One pointer for all of them: the list is short and `truncated` says which part was cut.
     for u in e.resource_uris.iter_mut() {
         f("/resourceUris", u);
-    }
-    if let Some(er) = &mut e.error {
-        f("/error/kind", &mut er.kind);
     }
     if let Some(Value::String(id)) = &mut e.request_id {
         f("/requestId", id);
@@ -953,7 +949,7 @@ mod tests {
             b.build(&op(Method::ToolsCall, Payload::Json(r#"{"name":"echo"}"#), Payload::Json(r)), &session()).unwrap();
         let e = built.event;
         assert!(e.is_error);
-        assert_eq!(e.error.unwrap(), ErrorInfo { code: None, kind: "tool_error".into(), message: "boom".into() });
+        assert_eq!(e.error.unwrap(), ErrorInfo { kind: ErrorKind::Tool, message: "boom".into() });
         assert_eq!(e.resource_name.as_deref(), Some("echo"));
         assert_eq!(e.duration_ms, 1.5);
     }
@@ -965,8 +961,8 @@ mod tests {
         o.error = Some(RpcError { code: -32002, message: "Resource not found: https://x/y?token=abc" });
         let e = b.build(&o, &session()).unwrap().event;
         let err = e.error.unwrap();
-        assert_eq!(err.code, Some(-32002));
-        assert_eq!(err.kind, "-32002");
+        assert_eq!(err.kind, ErrorKind::Rpc(-32002));
+        assert_eq!((err.kind.code(), err.kind.type_name().as_ref()), (Some(-32002), "-32002"));
         assert_eq!(err.message, "Resource not found: https://x/y?token=[REDACTED]");
         assert_eq!(e.truncated[0].reason, TruncationReason::InvalidJson);
         assert!(e.resource_name.is_none());

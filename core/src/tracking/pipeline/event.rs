@@ -11,77 +11,93 @@ use serde_json::Value;
 /// The version of the event schema written in every event's `schema` field.
 pub const SCHEMA_VERSION: u32 = 1;
 
-/// The MCP requests that become events. Codes (`method as u8`) are stable: bindings pass them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
+/// The MCP request an event records: one of the methods this crate knows (codes, [`Method::code`],
+/// are stable: bindings pass them), or any other request method by its JSON-RPC name
+/// ([`Method::Other`]), so a server's own methods and newer revisions' still make events.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Method {
     /// `initialize`
-    Initialize = 0,
+    Initialize,
     /// `tools/list`
-    ToolsList = 1,
+    ToolsList,
     /// `tools/call`
-    ToolsCall = 2,
+    ToolsCall,
     /// `resources/list`
-    ResourcesList = 3,
+    ResourcesList,
     /// `resources/read`
-    ResourcesRead = 4,
+    ResourcesRead,
     /// `resources/subscribe`
-    ResourcesSubscribe = 5,
+    ResourcesSubscribe,
     /// `resources/unsubscribe`
-    ResourcesUnsubscribe = 6,
+    ResourcesUnsubscribe,
     /// `resources/templates/list`
-    ResourcesTemplatesList = 7,
+    ResourcesTemplatesList,
     /// `prompts/list`
-    PromptsList = 8,
+    PromptsList,
     /// `prompts/get`
-    PromptsGet = 9,
+    PromptsGet,
     /// `ping`
-    Ping = 10,
+    Ping,
     /// `completion/complete`
-    CompletionComplete = 11,
+    CompletionComplete,
     /// `logging/setLevel`
-    LoggingSetLevel = 12,
+    LoggingSetLevel,
     /// `tasks/get`
-    TasksGet = 13,
+    TasksGet,
     /// `tasks/result`
-    TasksResult = 14,
+    TasksResult,
     /// `tasks/list`
-    TasksList = 15,
+    TasksList,
     /// `tasks/cancel`
-    TasksCancel = 16,
+    TasksCancel,
     /// `tasks/update` (2026-07-28)
-    TasksUpdate = 17,
+    TasksUpdate,
     /// `subscriptions/listen` (2026-07-28; replaces `resources/subscribe`)
-    SubscriptionsListen = 18,
+    SubscriptionsListen,
     /// `server/discover` (2026-07-28; replaces the `initialize` handshake)
-    ServerDiscover = 19,
+    ServerDiscover,
     /// `resources/directory/read` (2026-07-28)
-    ResourcesDirectoryRead = 20,
+    ResourcesDirectoryRead,
+    /// Any other request method, by its name as [`Method::from_name`] keeps it (a name outside
+    /// [`MAX_METHOD_NAME`] bytes of printable ASCII is [`INVALID_METHOD_NAME`]).
+    Other(Box<str>),
 }
 
-/// `(method, JSON-RPC name, event type)` in code order: the one table every lookup reads.
-const METHODS: [(Method, &str, &str); 21] = [
-    (Method::Initialize, "initialize", "mcp:initialize"),
-    (Method::ToolsList, "tools/list", "mcp:tools/list"),
-    (Method::ToolsCall, "tools/call", "mcp:tools/call"),
-    (Method::ResourcesList, "resources/list", "mcp:resources/list"),
-    (Method::ResourcesRead, "resources/read", "mcp:resources/read"),
-    (Method::ResourcesSubscribe, "resources/subscribe", "mcp:resources/subscribe"),
-    (Method::ResourcesUnsubscribe, "resources/unsubscribe", "mcp:resources/unsubscribe"),
-    (Method::ResourcesTemplatesList, "resources/templates/list", "mcp:resources/templates/list"),
-    (Method::PromptsList, "prompts/list", "mcp:prompts/list"),
-    (Method::PromptsGet, "prompts/get", "mcp:prompts/get"),
-    (Method::Ping, "ping", "mcp:ping"),
-    (Method::CompletionComplete, "completion/complete", "mcp:completion/complete"),
-    (Method::LoggingSetLevel, "logging/setLevel", "mcp:logging/setLevel"),
-    (Method::TasksGet, "tasks/get", "mcp:tasks/get"),
-    (Method::TasksResult, "tasks/result", "mcp:tasks/result"),
-    (Method::TasksList, "tasks/list", "mcp:tasks/list"),
-    (Method::TasksCancel, "tasks/cancel", "mcp:tasks/cancel"),
-    (Method::TasksUpdate, "tasks/update", "mcp:tasks/update"),
-    (Method::SubscriptionsListen, "subscriptions/listen", "mcp:subscriptions/listen"),
-    (Method::ServerDiscover, "server/discover", "mcp:server/discover"),
-    (Method::ResourcesDirectoryRead, "resources/directory/read", "mcp:resources/directory/read"),
+/// The longest method name an event keeps.
+pub const MAX_METHOD_NAME: usize = 128;
+
+/// What [`Method::Other`] holds for a name that is empty, longer than [`MAX_METHOD_NAME`] bytes,
+/// or has a character outside printable ASCII (or `"`, `\`): the client chose it, the event
+/// does not carry it.
+pub const INVALID_METHOD_NAME: &str = "(invalid)";
+
+/// The code [`Method::Other`] travels under where bindings pass a number (its name beside it).
+pub const OTHER_METHOD_CODE: u8 = u8::MAX;
+
+/// `(JSON-RPC name, event type)` of the known methods, in code order: the one table every lookup
+/// reads.
+const METHODS: [(&str, &str); 21] = [
+    ("initialize", "mcp:initialize"),
+    ("tools/list", "mcp:tools/list"),
+    ("tools/call", "mcp:tools/call"),
+    ("resources/list", "mcp:resources/list"),
+    ("resources/read", "mcp:resources/read"),
+    ("resources/subscribe", "mcp:resources/subscribe"),
+    ("resources/unsubscribe", "mcp:resources/unsubscribe"),
+    ("resources/templates/list", "mcp:resources/templates/list"),
+    ("prompts/list", "mcp:prompts/list"),
+    ("prompts/get", "mcp:prompts/get"),
+    ("ping", "mcp:ping"),
+    ("completion/complete", "mcp:completion/complete"),
+    ("logging/setLevel", "mcp:logging/setLevel"),
+    ("tasks/get", "mcp:tasks/get"),
+    ("tasks/result", "mcp:tasks/result"),
+    ("tasks/list", "mcp:tasks/list"),
+    ("tasks/cancel", "mcp:tasks/cancel"),
+    ("tasks/update", "mcp:tasks/update"),
+    ("subscriptions/listen", "mcp:subscriptions/listen"),
+    ("server/discover", "mcp:server/discover"),
+    ("resources/directory/read", "mcp:resources/directory/read"),
 ];
 
 /// Where an event's `resourceName` comes from in the request `params`.
@@ -100,46 +116,106 @@ pub(crate) enum NameSource {
 }
 
 impl Method {
-    /// Every tracked method, in code order.
-    pub const ALL: [Method; 21] = {
-        let mut all = [Method::Initialize; 21];
-        let mut i = 0;
-        while i < METHODS.len() {
-            all[i] = METHODS[i].0;
-            i += 1;
-        }
-        all
-    };
+    /// Every known method, in code order.
+    pub const ALL: [Method; 21] = [
+        Method::Initialize,
+        Method::ToolsList,
+        Method::ToolsCall,
+        Method::ResourcesList,
+        Method::ResourcesRead,
+        Method::ResourcesSubscribe,
+        Method::ResourcesUnsubscribe,
+        Method::ResourcesTemplatesList,
+        Method::PromptsList,
+        Method::PromptsGet,
+        Method::Ping,
+        Method::CompletionComplete,
+        Method::LoggingSetLevel,
+        Method::TasksGet,
+        Method::TasksResult,
+        Method::TasksList,
+        Method::TasksCancel,
+        Method::TasksUpdate,
+        Method::SubscriptionsListen,
+        Method::ServerDiscover,
+        Method::ResourcesDirectoryRead,
+    ];
 
-    /// The tracked method with this JSON-RPC name; `None` for any other method (not tracked).
-    pub fn from_name(name: &str) -> Option<Method> {
-        METHODS.iter().find(|(_, n, _)| *n == name).map(|(m, _, _)| *m)
+    /// The method of a request with this JSON-RPC name: a known one, or [`Method::Other`] (with
+    /// [`INVALID_METHOD_NAME`] for a name an event cannot carry).
+    pub fn from_name(name: &str) -> Method {
+        Method::known(name).unwrap_or_else(|| {
+            let fits = !name.is_empty()
+                && name.len() <= MAX_METHOD_NAME
+                && name.bytes().all(|b| (0x21..=0x7e).contains(&b) && b != b'"' && b != b'\\');
+            Method::Other(if fits { name } else { INVALID_METHOD_NAME }.into())
+        })
     }
 
-    /// The method with this numeric code (`method as u8`), for bindings that pass a number.
+    /// The known method with this JSON-RPC name.
+    pub fn known(name: &str) -> Option<Method> {
+        METHODS.iter().position(|(n, _)| *n == name).map(|i| Method::ALL[i].clone())
+    }
+
+    /// The known method with this numeric code ([`Method::code`]), for bindings that pass a number.
     pub fn from_code(code: u8) -> Option<Method> {
-        METHODS.get(usize::from(code)).map(|(m, _, _)| *m)
+        Method::ALL.get(usize::from(code)).cloned()
+    }
+
+    /// Its stable code; [`OTHER_METHOD_CODE`] for [`Method::Other`].
+    pub fn code(&self) -> u8 {
+        match self {
+            Method::Initialize => 0,
+            Method::ToolsList => 1,
+            Method::ToolsCall => 2,
+            Method::ResourcesList => 3,
+            Method::ResourcesRead => 4,
+            Method::ResourcesSubscribe => 5,
+            Method::ResourcesUnsubscribe => 6,
+            Method::ResourcesTemplatesList => 7,
+            Method::PromptsList => 8,
+            Method::PromptsGet => 9,
+            Method::Ping => 10,
+            Method::CompletionComplete => 11,
+            Method::LoggingSetLevel => 12,
+            Method::TasksGet => 13,
+            Method::TasksResult => 14,
+            Method::TasksList => 15,
+            Method::TasksCancel => 16,
+            Method::TasksUpdate => 17,
+            Method::SubscriptionsListen => 18,
+            Method::ServerDiscover => 19,
+            Method::ResourcesDirectoryRead => 20,
+            Method::Other(_) => OTHER_METHOD_CODE,
+        }
     }
 
     /// The JSON-RPC method name.
-    pub fn name(self) -> &'static str {
-        METHODS[self as usize].1
+    pub fn name(&self) -> &str {
+        match self {
+            Method::Other(name) => name,
+            known => METHODS[usize::from(known.code())].0,
+        }
     }
 
     /// The event `type`: `mcp:` followed by the method name.
-    pub fn event_type(self) -> &'static str {
-        METHODS[self as usize].2
+    pub fn event_type(&self) -> Cow<'static, str> {
+        match self {
+            Method::Other(name) => Cow::Owned(format!("mcp:{name}")),
+            known => Cow::Borrowed(METHODS[usize::from(known.code())].1),
+        }
     }
 
-    /// The method of an event `type` (`mcp:tools/call` → `tools/call`).
+    /// The method of an event `type` (`mcp:tools/call` → `tools/call`); `None` without the `mcp:`
+    /// prefix.
     pub fn from_event_type(event_type: &str) -> Option<Method> {
-        METHODS.iter().find(|(_, _, t)| *t == event_type).map(|(m, _, _)| *m)
+        event_type.strip_prefix("mcp:").map(Method::from_name)
     }
 
     /// Which top-level `params` key names the event's `resourceName`, when it is one: the URI for
     /// read/subscribe/unsubscribe/directory read, the tool name for `tools/call`, the prompt name
     /// for `prompts/get`. (`completion/complete` and `subscriptions/listen` name theirs deeper.)
-    pub fn resource_name_key(self) -> Option<&'static str> {
+    pub fn resource_name_key(&self) -> Option<&'static str> {
         match self.name_source() {
             NameSource::Uri => Some("uri"),
             NameSource::Name => Some("name"),
@@ -147,7 +223,7 @@ impl Method {
         }
     }
 
-    pub(crate) fn name_source(self) -> NameSource {
+    pub(crate) fn name_source(&self) -> NameSource {
         match self {
             Method::ResourcesRead
             | Method::ResourcesSubscribe
@@ -162,7 +238,7 @@ impl Method {
 
     /// The top-level `params` keys the event reads when parameters are not captured (the resource
     /// name's source and `_meta`): a host may pass only these then.
-    pub fn params_read(self) -> &'static [&'static str] {
+    pub fn params_read(&self) -> &'static [&'static str] {
         match self.name_source() {
             NameSource::Uri => &["uri", "_meta"],
             NameSource::Name => &["name", "_meta"],
@@ -173,8 +249,24 @@ impl Method {
     }
 
     /// Whether `resourceName` is a resource URI (`mcp.resource.uri` in OpenTelemetry).
-    pub fn names_a_uri(self) -> bool {
+    pub fn names_a_uri(&self) -> bool {
         self.name_source() == NameSource::Uri
+    }
+}
+
+/// An event's `type`, `mcp:<method>`, as its [`Method`].
+mod event_type {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    use super::Method;
+
+    pub fn serialize<S: Serializer>(m: &Method, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&m.event_type())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Method, D::Error> {
+        let t = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Method::from_event_type(&t).ok_or_else(|| serde::de::Error::custom("type does not start with mcp:"))
     }
 }
 
@@ -363,19 +455,74 @@ pub struct Identity {
     pub data: Option<Value>,
 }
 
-/// Why an operation failed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// What kind of failure an event records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// A `tools/call` result with `isError: true`: `"type": "tool_error"`, no `code`.
+    Tool,
+    /// A JSON-RPC error with this code: `"code"`, and `"type"` the code as a decimal string (the
+    /// OpenTelemetry `error.type`).
+    Rpc(i64),
+}
+
+impl ErrorKind {
+    /// The JSON-RPC error code; `None` for a tool error.
+    pub fn code(self) -> Option<i64> {
+        match self {
+            ErrorKind::Tool => None,
+            ErrorKind::Rpc(code) => Some(code),
+        }
+    }
+
+    /// The event's `error.type` (and OpenTelemetry's `error.type`).
+    pub fn type_name(self) -> Cow<'static, str> {
+        match self {
+            ErrorKind::Tool => Cow::Borrowed("tool_error"),
+            ErrorKind::Rpc(code) => Cow::Owned(code.to_string()),
+        }
+    }
+}
+
+/// Why an operation failed: `{"code"?, "type", "message"}` in the event.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorInfo {
-    /// The JSON-RPC error code; absent for a tool error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub code: Option<i64>,
-    /// `tool_error` for a `tools/call` result with `isError: true`; otherwise the JSON-RPC code as a
-    /// decimal string (the OpenTelemetry `error.type`).
-    #[serde(rename = "type")]
-    pub kind: String,
+    /// A tool error or a JSON-RPC error (its code).
+    pub kind: ErrorKind,
     /// The error message (redacted; for a tool error, the result's first text block).
     pub message: String,
+}
+
+/// `ErrorInfo` as the event writes it.
+#[derive(Serialize, Deserialize)]
+struct ErrorWire<'a> {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    code: Option<i64>,
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow)]
+    message: Cow<'a, str>,
+}
+
+impl Serialize for ErrorInfo {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let wire =
+            ErrorWire { code: self.kind.code(), kind: self.kind.type_name(), message: Cow::Borrowed(&self.message) };
+        wire.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ErrorInfo {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ErrorInfo, D::Error> {
+        let w = ErrorWire::deserialize(d)?;
+        let kind = match (w.kind.as_ref(), w.code) {
+            ("tool_error", None) => ErrorKind::Tool,
+            (t, code) => match t.parse::<i64>() {
+                Ok(n) if code.is_none_or(|c| c == n) => ErrorKind::Rpc(n),
+                _ => return Err(serde::de::Error::custom("error.type is neither tool_error nor its code")),
+            },
+        };
+        Ok(ErrorInfo { kind, message: w.message.into_owned() })
+    }
 }
 
 /// Why a part of an event was cut.
@@ -417,9 +564,9 @@ pub struct Event {
     pub schema: u32,
     /// `evt_` + 27 base62 characters, unique per event.
     pub id: String,
-    /// `mcp:<method>`, e.g. `mcp:resources/read`.
-    #[serde(rename = "type")]
-    pub event_type: String,
+    /// The request's method: `type` in the event, `mcp:<method>` (`mcp:resources/read`).
+    #[serde(rename = "type", with = "event_type")]
+    pub method: Method,
     /// When the request started: RFC 3339, UTC, milliseconds (`2026-01-02T03:04:05.678Z`).
     pub timestamp: String,
     /// How long the request took, in milliseconds (microsecond resolution).
@@ -476,11 +623,6 @@ pub struct Event {
 }
 
 impl Event {
-    /// The tracked method, from `type`.
-    pub fn method(&self) -> Option<Method> {
-        Method::from_event_type(&self.event_type)
-    }
-
     /// Its compact JSON: the bytes `serde_json::to_string` gives (a test checks it), written
     /// directly (constant keys, payloads kept as text copied as they are).
     pub(crate) fn to_json(&self) -> String {
@@ -510,7 +652,7 @@ impl Event {
         out.push_str(",\"id\":");
         write_str(out, &self.id);
         out.push_str(",\"type\":");
-        write_str(out, &self.event_type);
+        write_str(out, &self.method.event_type());
         out.push_str(",\"timestamp\":");
         write_str(out, &self.timestamp);
         out.push_str(",\"durationMs\":");
@@ -572,13 +714,13 @@ impl Event {
         out.push_str(if self.is_error { ",\"isError\":true" } else { ",\"isError\":false" });
         if let Some(e) = &self.error {
             out.push_str(",\"error\":{");
-            if let Some(code) = e.code {
+            if let Some(code) = e.kind.code() {
                 out.push_str("\"code\":");
                 write_num(out, &code);
                 out.push(',');
             }
             out.push_str("\"type\":");
-            write_str(out, &e.kind);
+            write_str(out, &e.kind.type_name());
             out.push_str(",\"message\":");
             write_str(out, &e.message);
             out.push('}');
@@ -772,7 +914,7 @@ mod tests {
         Event {
             schema: SCHEMA_VERSION,
             id: "evt_3b8uVMqyfTKMm6bsqsIbjuT0x8y".into(),
-            event_type: "mcp:tools/call".into(),
+            method: Method::ToolsCall,
             timestamp: "2026-01-02T03:04:05.678Z".into(),
             duration_ms: 2.345,
             session_id: Some("ses_2fQzR0u6Yx6w1h6yH7rB1cP9aZk".into()),
@@ -809,7 +951,7 @@ mod tests {
         e.parameters = Some(Json::from_raw(r#"{"name":"x","arguments":{"a":[1, 2]}}"#));
         e.response = Some(Json::from(json!({"k": all_bytes, "n": 1.5, "z": null})));
         e.is_error = true;
-        e.error = Some(ErrorInfo { code: Some(-32002), kind: "-32002".into(), message: "line\nbreak\t\u{1}".into() });
+        e.error = Some(ErrorInfo { kind: ErrorKind::Rpc(-32002), message: "line\nbreak\t\u{1}".into() });
         e.identity = Some(Identity { id: Some("u1".into()), name: None, data: Some(json!({"plan": "pro"})) });
         e.parent_span_id = Some("00f067aa0ba902b7".into());
         e.truncated = vec![
@@ -842,10 +984,7 @@ mod tests {
             identity: Some(Identity { name: Some("n".into()), ..Identity::default() }),
             ..sample()
         });
-        events.push(Event {
-            error: Some(ErrorInfo { code: None, kind: "tool_error".into(), message: String::new() }),
-            ..sample()
-        });
+        events.push(Event { error: Some(ErrorInfo { kind: ErrorKind::Tool, message: String::new() }), ..sample() });
         for e in &events {
             assert_eq!(e.to_json(), serde_json::to_string(e).unwrap());
         }
@@ -863,12 +1002,17 @@ mod tests {
     #[test]
     fn method_names_round_trip() {
         for (i, m) in Method::ALL.iter().enumerate() {
-            assert_eq!(Method::from_name(m.name()), Some(*m));
-            assert_eq!(Method::from_event_type(m.event_type()), Some(*m));
-            assert_eq!(Method::from_code(i as u8), Some(*m));
-            assert_eq!(*m as u8 as usize, i);
+            assert_eq!(Method::from_name(m.name()), *m);
+            assert_eq!(Method::known(m.name()).as_ref(), Some(m));
+            assert_eq!(Method::from_event_type(&m.event_type()).as_ref(), Some(m));
+            assert_eq!(Method::from_code(i as u8).as_ref(), Some(m));
+            assert_eq!(usize::from(m.code()), i);
         }
-        assert_eq!(Method::from_name("notifications/initialized"), None);
+        assert_eq!(Method::known("notifications/initialized"), None);
+        let other = Method::from_name("acme/search");
+        assert_eq!((other.name(), other.event_type().as_ref()), ("acme/search", "mcp:acme/search"));
+        assert_eq!((other.code(), Method::from_event_type("mcp:acme/search")), (OTHER_METHOD_CODE, Some(other)));
+        assert_eq!(Method::from_event_type("acme/search"), None);
         assert_eq!(Method::from_code(Method::ALL.len() as u8), None);
     }
 }

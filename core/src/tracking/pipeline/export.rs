@@ -128,8 +128,9 @@ pub trait Exporter: Send + 'static {
     fn export(&mut self, batch: &Batch<'_>) -> Result<(), ExportError>;
 
     /// Whether events of this method go to this exporter (asked once per method when the tracker
-    /// starts); the others are counted as `skipped` (default: all go).
-    fn accepts(&self, method: Method) -> bool {
+    /// starts, and once for every [`Method::Other`], with an empty name); the others are counted
+    /// as `skipped` (default: all go).
+    fn accepts(&self, method: &Method) -> bool {
         let _ = method;
         true
     }

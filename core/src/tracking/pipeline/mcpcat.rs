@@ -43,7 +43,7 @@ pub(crate) struct PublishEvent<'a> {
     id: &'a str,
     project_id: &'a str,
     session_id: Option<&'a str>,
-    event_type: &'a str,
+    event_type: std::borrow::Cow<'a, str>,
     timestamp: &'a str,
     duration: u64,
     is_error: bool,
@@ -119,15 +119,15 @@ pub(crate) fn body<'a>(config: &'a McpcatConfig, item: &'a ExportItem) -> Publis
         id: &e.id,
         project_id: &config.project_id,
         session_id: e.session_id.as_deref(),
-        event_type: &e.event_type,
+        event_type: e.method.event_type(),
         timestamp: &e.timestamp,
         duration: e.duration_ms.round().max(0.0) as u64,
         is_error: e.is_error,
         error: e.error.as_ref().map(|err| {
             let mut m = Map::new();
             m.insert("message".to_owned(), Value::String(err.message.clone()));
-            m.insert("type".to_owned(), Value::String(err.kind.clone()));
-            if let Some(c) = err.code {
+            m.insert("type".to_owned(), Value::String(err.kind.type_name().into_owned()));
+            if let Some(c) = err.kind.code() {
                 m.insert("code".to_owned(), Value::from(c));
             }
             Value::Object(m)

@@ -58,7 +58,7 @@ fn resource(config: &OtlpConfig, event: &Event) -> Resource {
 }
 
 fn method_name(event: &Event) -> &str {
-    event.event_type.strip_prefix("mcp:").unwrap_or(&event.event_type)
+    event.method.name()
 }
 
 fn request_id_text(v: &Value) -> String {
@@ -71,9 +71,9 @@ fn request_id_text(v: &Value) -> String {
 /// The span name: `{mcp.method.name} {target}`, target = tool or prompt name (or, opted in, the URI).
 pub(crate) fn span_name(event: &Event, include_uri: bool) -> String {
     let method = method_name(event);
-    match (event.method(), &event.resource_name) {
-        (Some(Method::ToolsCall | Method::PromptsGet), Some(target)) => format!("{method} {target}"),
-        (Some(m), Some(uri)) if include_uri && m.names_a_uri() => format!("{method} {uri}"),
+    match (&event.method, &event.resource_name) {
+        (Method::ToolsCall | Method::PromptsGet, Some(target)) => format!("{method} {target}"),
+        (m, Some(uri)) if include_uri && m.names_a_uri() => format!("{method} {uri}"),
         _ => method.to_owned(),
     }
 }
@@ -84,17 +84,17 @@ fn common_attributes(event: &Event, out: &mut Vec<KeyValue>) {
     if let Some(v) = &event.protocol_version {
         out.push(kv("mcp.protocol.version", v.clone()));
     }
-    match (event.method(), &event.resource_name) {
-        (Some(Method::ToolsCall), Some(t)) => {
+    match (&event.method, &event.resource_name) {
+        (Method::ToolsCall, Some(t)) => {
             out.push(kv("gen_ai.tool.name", t.clone()));
             out.push(kv("gen_ai.operation.name", "execute_tool"));
         }
-        (Some(Method::PromptsGet), Some(p)) => out.push(kv("gen_ai.prompt.name", p.clone())),
+        (Method::PromptsGet, Some(p)) => out.push(kv("gen_ai.prompt.name", p.clone())),
         _ => {}
     }
     if let Some(e) = &event.error {
-        out.push(kv("error.type", e.kind.clone()));
-        if let Some(code) = e.code {
+        out.push(kv("error.type", e.kind.type_name()));
+        if let Some(code) = e.kind.code() {
             out.push(kv("rpc.response.status_code", code.to_string()));
         }
     }
@@ -115,8 +115,8 @@ pub(crate) fn span_of(item: &ExportItem, include_uri: bool) -> Span {
     if let Some(id) = &e.request_id {
         attributes.push(kv("jsonrpc.request.id", request_id_text(id)));
     }
-    if let (Some(m), Some(uri)) = (e.method(), &e.resource_name) {
-        if m.names_a_uri() {
+    if let Some(uri) = &e.resource_name {
+        if e.method.names_a_uri() {
             attributes.push(kv("mcp.resource.uri", uri.clone()));
         }
     }

@@ -9,7 +9,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::build::{Operation, Payload, RequestId, RpcError, SessionKey};
-use super::event::Method;
+use super::event::{Method, OTHER_METHOD_CODE};
 
 const HEADER: usize = 48;
 const PAYLOAD_HEADER: usize = 9;
@@ -56,6 +56,14 @@ fn err_msg<'a>(op: &Operation<'a>) -> &'a str {
     op.error.map(|e| e.message).unwrap_or("")
 }
 
+/// The name a [`Method::Other`] record carries (empty for a known method: its code says it).
+fn other_name<'a>(op: &'a Operation<'_>) -> &'a str {
+    match &op.method {
+        Method::Other(name) => name,
+        _ => "",
+    }
+}
+
 /// The size of the encoded record.
 pub(crate) fn encoded_len(op: &Operation<'_>, parts: &Parts<'_>) -> usize {
     HEADER
@@ -63,6 +71,8 @@ pub(crate) fn encoded_len(op: &Operation<'_>, parts: &Parts<'_>) -> usize {
         + rid_text(op).len()
         + 4
         + err_msg(op).len()
+        + 4
+        + other_name(op).len()
         + parts.params.encoded_len()
         + parts.meta.encoded_len()
         + parts.result.encoded_len()
@@ -109,7 +119,7 @@ pub(crate) fn encode(out: &mut Vec<u8>, len: usize, op: &Operation<'_>, parts: &
     let started = op.started_at.duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
     let duration = op.duration.as_nanos().min(u128::from(u64::MAX)) as u64;
     out.extend_from_slice(&(len as u32).to_le_bytes());
-    out.push(op.method as u8);
+    out.push(op.method.code());
     out.push(flags);
     out.extend_from_slice(&[0, 0]);
     out.extend_from_slice(&op.session.0.to_le_bytes());
@@ -123,6 +133,9 @@ pub(crate) fn encode(out: &mut Vec<u8>, len: usize, op: &Operation<'_>, parts: &
     let msg = err_msg(op).as_bytes();
     out.extend_from_slice(&(msg.len() as u32).to_le_bytes());
     out.extend_from_slice(msg);
+    let name = other_name(op).as_bytes();
+    out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+    out.extend_from_slice(name);
     put_bytes(out, parts.params);
     put_bytes(out, parts.meta);
     put_bytes(out, parts.result);
@@ -166,19 +179,25 @@ fn take_payload<'a>(rec: &'a [u8], at: &mut usize) -> Payload<'a> {
 
 /// Read one record back (the inverse of [`encode`]).
 pub(crate) fn decode(rec: &[u8]) -> Option<Operation<'_>> {
-    let method = Method::from_code(rec[4])?;
+    let code = rec[4];
     let flags = rec[5];
     let session = SessionKey(u64_at(rec, 8));
     let started = UNIX_EPOCH + Duration::from_nanos(u64_at(rec, 16));
     let duration = Duration::from_nanos(u64_at(rec, 24));
     let rid_num = u64_at(rec, 32) as i64;
-    let code = u64_at(rec, 40) as i64;
+    let error_code = u64_at(rec, 40) as i64;
     let mut at = HEADER;
     let n = u32_at(rec, at);
     let rid = text(&rec[at + 4..at + 4 + n]);
     at += 4 + n;
     let n = u32_at(rec, at);
     let msg = text(&rec[at + 4..at + 4 + n]);
+    at += 4 + n;
+    let n = u32_at(rec, at);
+    let method = match code {
+        OTHER_METHOD_CODE => Method::Other(text(&rec[at + 4..at + 4 + n]).into()),
+        known => Method::from_code(known)?,
+    };
     at += 4 + n;
     let params = take_payload(rec, &mut at);
     let meta = take_payload(rec, &mut at);
@@ -198,7 +217,7 @@ pub(crate) fn decode(rec: &[u8]) -> Option<Operation<'_>> {
         params,
         meta,
         result,
-        error: (flags & F_ERROR != 0).then_some(RpcError { code, message: msg }),
+        error: (flags & F_ERROR != 0).then_some(RpcError { code: error_code, message: msg }),
         tool_error: flags & F_TOOL_ERROR != 0,
     })
 }

@@ -41,8 +41,8 @@ impl Exporter for McpcatExporter {
         Ok(())
     }
 
-    fn accepts(&self, method: Method) -> bool {
-        ACCEPTED_EVENT_TYPES.contains(&method.event_type())
+    fn accepts(&self, method: &Method) -> bool {
+        ACCEPTED_EVENT_TYPES.contains(&method.event_type().as_ref())
     }
 
     fn needs_tokens(&self) -> bool {

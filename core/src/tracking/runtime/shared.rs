@@ -390,7 +390,8 @@ pub(crate) struct SlotState {
 /// One exporter as the worker and the tracker see it.
 pub(crate) struct Slot {
     pub name: String,
-    /// Bit `m` set: events of method code `m` go to this exporter (else they are skipped).
+    /// Bit `m` set: events of method code `m` go to this exporter (else they are skipped); bit 63:
+    /// events of every [`Method::Other`].
     accepts: u64,
     pub state: Mutex<SlotState>,
     pub cv: Condvar,
@@ -398,7 +399,12 @@ pub(crate) struct Slot {
 
 impl Slot {
     pub fn new(name: &str, exporter: &dyn Exporter, policy: ExportPolicy, rng: &mut IdGen) -> Slot {
-        let accepts = Method::ALL.iter().filter(|m| exporter.accepts(**m)).fold(0u64, |acc, m| acc | 1 << (*m as u8));
+        let other = Method::Other(Box::from(""));
+        let accepts = Method::ALL
+            .iter()
+            .chain([&other])
+            .filter(|m| exporter.accepts(m))
+            .fold(0u64, |acc, m| acc | 1 << Slot::bit(m));
         Slot {
             name: name.to_owned(),
             accepts,
@@ -412,8 +418,12 @@ impl Slot {
     }
 
     /// Whether events of this method go to this exporter.
-    pub fn accepts(&self, method: Option<Method>) -> bool {
-        method.is_none_or(|m| self.accepts & (1 << (m as u8)) != 0)
+    pub fn accepts(&self, method: &Method) -> bool {
+        self.accepts & (1 << Slot::bit(method)) != 0
+    }
+
+    fn bit(method: &Method) -> u32 {
+        u32::from(method.code()).min(63)
     }
 }
 

@@ -114,7 +114,7 @@ impl Worker {
             let was_empty = st.queue.pending() == 0;
             let mut pushed = false;
             for (seq, item) in &self.items {
-                if slot.accepts(item.event.method()) {
+                if slot.accepts(&item.event.method) {
                     st.queue.push(*seq, Arc::clone(item), now);
                     pushed = true;
                 } else {
