@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { McplensError, Tracker } from 'mcplens';
+import { McplensError, Tracker, callbackExporter } from 'mcplens';
 
 import { collector } from './tracking-helpers.mjs';
 
@@ -55,3 +55,26 @@ for (const c of CONTRACT.timeouts) {
     await tracker.shutdown(5_000);
   });
 }
+
+for (const c of CONTRACT.hookTimeouts) {
+  test(`a ${c.hook} hook ${c.lateMs} ms late under ${JSON.stringify(c.options)}`, async () => {
+    const late = () => new Promise((resolve) => setTimeout(resolve, c.lateMs));
+    const { events, exporter } = collector();
+    const hooks =
+      c.hook === 'redact'
+        ? { exporters: [exporter], redact: async (text) => (await late(), text) }
+        : { exporters: [callbackExporter(async (batch) => (await late(), void events.push(...batch)))] };
+    const tracker = new Tracker({ ...hooks, ...c.options });
+    const session = tracker.openSession({ transport: 'memory' });
+    for (let i = 0; i < c.requests; i++) {
+      session.record('tools/call', { id: i, params: { name: 'echo' } }, { result: { content: [] } }, Date.now(), 1);
+    }
+    await tracker.flush(10_000);
+    const s = tracker.stats();
+    const seen = { recorded: s.recorded, redactionFailed: s.redactionFailed, failed: s.exporters[0].failed };
+    assert.deepEqual(Object.fromEntries(Object.keys(c.stats).map((k) => [k, seen[k]])), c.stats);
+    await tracker.shutdown(5_000);
+    await late(); // the late call ends before the test does
+  });
+}
+

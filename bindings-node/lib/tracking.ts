@@ -189,8 +189,8 @@ export interface TrackerOptions {
   /**
    * Applied to every string of every event after the built-in redaction, on the JS thread off the
    * request path (one call into JS per event for all its strings; the core's event builder waits
-   * for it, at most 5 s). A throw, a rejection, a non-string or the timeout drops the event
-   * (counted `redactionFailed`).
+   * for it, at most `hookTimeoutMs`). A throw, a rejection, a non-string or the timeout drops the
+   * event (counted `redactionFailed`).
    */
   redact?: (text: string) => string | Promise<string>;
   /**
@@ -206,6 +206,10 @@ export interface TrackerOptions {
   identifyMaxRecords?: number;
   /** Longest they wait (default 5,000 ms). */
   identifyTimeoutMs?: number;
+  /** Longest `redact` may take on one event (default 5,000 ms); then the event is dropped, counted. */
+  hookTimeoutMs?: number;
+  /** Longest a callback exporter may take on one batch (default 30,000 ms); then the batch fails. */
+  callbackTimeoutMs?: number;
   /** The server's `serverInfo`, for hosts that open sessions themselves (`track()` reads it from the server). */
   server?: { name: string; version?: string };
 }

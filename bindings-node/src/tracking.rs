@@ -32,10 +32,9 @@ use napi_derive::napi;
 
 use crate::{Code, Result};
 
-/// How long a core thread waits for a JS callback exporter to settle one batch.
-const EXPORT_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long the event builder waits for the JS `redact` hook on one event (then drops it, counted).
-const REDACT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How much longer than the core's hook and callback timeouts (which decide) a hook thread waits
+/// for JS before it gives the call up, so that a JS function that never settles frees it.
+const JS_GRACE: u32 = 2;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -166,13 +165,14 @@ pub fn tracking_create(
     let mut hooks = Hooks::default();
     if redact {
         let d = dispatch.clone().ok_or_else(needs_js)?;
-        hooks.redact_strings = Some(host::json_string_hook(move |p| ask_js(&d, "redact", 0, p, REDACT_TIMEOUT)));
+        let wait = config.hook_timeout.saturating_mul(JS_GRACE);
+        hooks.redact_strings = Some(host::json_string_hook(move |p| ask_js(&d, "redact", 0, p, wait)));
     }
     let callbacks = config.exporters.iter().filter(|e| e.kind() == "callback").count();
     for index in 0..callbacks {
         let d = dispatch.clone().ok_or_else(needs_js)?;
         hooks.callbacks.push(host::json_callback(move |batch| {
-            ask_js(&d, "export", index as u32, batch, EXPORT_TIMEOUT).map(|_| ())
+            ask_js(&d, "export", index as u32, batch, config.callback_timeout.saturating_mul(JS_GRACE)).map(|_| ())
         }));
     }
     let tracker = Tracker::start(config, hooks).map_err(tracking_error)?;

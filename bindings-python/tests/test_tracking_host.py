@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import pathlib
+import time
 from typing import Any
 
 import pytest
@@ -70,3 +71,43 @@ async def test_flush_timeout(case: dict[str, Any]) -> None:
             call(case["value"])
         assert (info.value.code, info.value.option) == (want["code"], want["option"]["python"])
     tracker.shutdown(5)
+
+
+@pytest.mark.parametrize("case", CONTRACT["hookTimeouts"], ids=lambda c: f"{c['hook']}-{c['lateMs']}ms")
+async def test_hook_timeouts(case: dict[str, Any]) -> None:
+    late = case["lateMs"] / 1000
+    got: list[dict[str, Any]] = []
+
+    def slow_redact(text: str) -> str:
+        time.sleep(late)
+        return text
+
+    def slow_export(events: list[dict[str, Any]]) -> None:
+        time.sleep(late)
+        got.extend(events)
+
+    if case["hook"] == "redact":
+        tracker = mcplens.Tracker(
+            exporters=[mcplens.CallbackExporter(got.extend)],
+            redact=slow_redact,
+            hook_timeout_seconds=case["options"]["hookTimeoutMs"] / 1000,
+        )
+    else:
+        tracker = mcplens.Tracker(
+            exporters=[mcplens.CallbackExporter(slow_export)],
+            callback_timeout_seconds=case["options"]["callbackTimeoutMs"] / 1000,
+        )
+
+    @tracker.traced("tools/call")
+    async def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return {"content": []}
+
+    for _ in range(case["requests"]):
+        await call("echo", {})
+    tracker.flush(10)
+    stats = tracker.stats()
+    failed = stats["exporters"][0]["failed"]
+    seen = {"recorded": stats["recorded"], "redactionFailed": stats["redactionFailed"], "failed": failed}
+    assert {k: seen[k] for k in case["stats"]} == case["stats"]
+    tracker.shutdown(5)
+    await asyncio.sleep(late)  # the late call ends before the test does

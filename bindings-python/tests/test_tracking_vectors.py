@@ -51,13 +51,20 @@ def exporter(spec: dict[str, Any], tmp: pathlib.Path) -> Any:
     return mcplens.CallbackExporter(lambda events: None)
 
 
+SECONDS = {
+    "identifyTimeoutMs": "identify_timeout_seconds",
+    "hookTimeoutMs": "hook_timeout_seconds",
+    "callbackTimeoutMs": "callback_timeout_seconds",
+}
+
+
 def tracker_kwargs(options: dict[str, Any], tmp: pathlib.Path) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
     for key, value in options.items():
         if key == "exporters":
             kwargs["exporters"] = [exporter(e, tmp) for e in value]
-        elif key == "identifyTimeoutMs":
-            kwargs["identify_timeout_seconds"] = value / 1000
+        elif key in SECONDS:
+            kwargs[SECONDS[key]] = value / 1000
         else:
             kwargs[KWARGS[key]] = value
     return kwargs

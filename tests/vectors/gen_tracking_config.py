@@ -52,6 +52,7 @@ def err(name, description, options, option):
 ok("defaults", "no options: one JSONL exporter and the documented defaults", {}, ["jsonl"],
    config={"enableTracing": True, "captureParameters": True, "captureResponses": True, "captureResourceText": False,
            "queueCapacity": 10000, "queueBytes": 67108864, "identifyMaxRecords": 1000, "identifyTimeoutMs": 5000,
+           "hookTimeoutMs": 5000, "callbackTimeoutMs": 30000,
            "export": {"maxEvents": 512, "maxDelayMs": 1000, "maxQueued": 10000, "initialBackoffMs": 200,
                       "maxBackoffMs": 30000, "maxAttempts": 8},
            "limits": {"maxStringBytes": 32768, "maxDepth": 10, "maxBreadth": 100, "maxEventBytes": 102400}})
@@ -83,11 +84,15 @@ ok("capture_options", "capture options are kept as given", {"captureParameters":
    config={"captureParameters": False, "captureResponses": False, "captureResourceText": True})
 ok("identify_bounds", "identify bounds are configurable", {"identifyMaxRecords": 10, "identifyTimeoutMs": 250}, ["jsonl"],
    config={"identifyMaxRecords": 10, "identifyTimeoutMs": 250})
+ok("hook_timeouts", "the redact hook's and a callback exporter's timeouts are configurable",
+   {"hookTimeoutMs": 250, "callbackTimeoutMs": 1500}, ["jsonl"], config={"hookTimeoutMs": 250, "callbackTimeoutMs": 1500})
 ok("queue_capacity", "the request-path queue bound", {"queueCapacity": 5}, ["jsonl"], config={"queueCapacity": 5, "queueBytes": 67108864})
 err("queue_capacity_zero", "a queue of 0 operations", {"queueCapacity": 0}, "queueCapacity")
 err("queue_capacity_negative", "a negative queue bound", {"queueCapacity": -1}, "queueCapacity")
 err("queue_capacity_not_a_number", "a queue bound that is not a number", {"queueCapacity": "many"}, "queueCapacity")
 err("checked_when_disabled", "options are checked even with tracing off", {"enableTracing": False, "queueCapacity": 0}, "queueCapacity")
+err("hook_timeout_zero", "a redact hook needs at least 1 ms", {"hookTimeoutMs": 0}, "hookTimeoutMs")
+err("callback_timeout_zero", "a callback exporter needs at least 1 ms", {"callbackTimeoutMs": 0}, "callbackTimeoutMs")
 err("identify_max_records_zero", "identify must hold at least one record", {"identifyMaxRecords": 0}, "identifyMaxRecords")
 err("otlp_endpoint_not_a_url", "an OTLP endpoint must be an http(s) URL", {"exporters": [{"type": "otlp", "endpoint": "not a url"}]},
     "exporters[0].endpoint")

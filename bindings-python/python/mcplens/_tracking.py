@@ -187,14 +187,21 @@ class TrackerStats(TypedDict):
     exporters: list[ExporterStats]
 
 
+def _ms(seconds: object) -> object:
+    """Seconds as the core's milliseconds; anything else as it is, for the core to refuse."""
+    return seconds if isinstance(seconds, bool) or not isinstance(seconds, int | float) else round(seconds * 1000)
+
+
 class Tracker:
     """Records every tracked MCP request of the servers given to `track()` as an event.
 
     Exporters default to `JsonlExporter()` (`./mcplens-events.jsonl`). Options left `None` take
     the core's defaults (docs/tracking.md); every option is checked by the core, here, and a bad
     one raises `TrackingError` (`invalid_argument`, `.option` names it). `redact(text) -> str`
-    runs on every string of every event after the built-in rules (on the core's thread, all strings
-    of one event under one GIL acquisition; if it raises, the event is dropped and counted).
+    runs on every string of every event after the built-in rules (on a core thread, all strings of
+    one event under one GIL acquisition; if it raises, or takes over `hook_timeout_seconds`, the
+    event is dropped and counted; a callback exporter over `callback_timeout_seconds` fails its
+    batch).
     `identify(request_context) -> dict | None` runs once per session (an `async` one off the
     request path, under asyncio or trio) and may return `{"id", "name", "data"}`; the session's
     events wait for it in the core (at most `identify_max_records` events and
@@ -216,11 +223,12 @@ class Tracker:
         queue_capacity: int | None = None,
         identify_max_records: int | None = None,
         identify_timeout_seconds: float | None = None,
+        hook_timeout_seconds: float | None = None,
+        callback_timeout_seconds: float | None = None,
     ) -> None:
         for name, fn in (("redact", redact), ("identify", identify)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable")
-        timeout = identify_timeout_seconds
         exporters = list(exporters or ())
         for e in exporters:
             if not isinstance(e, _Exporter):
@@ -237,9 +245,9 @@ class Tracker:
                 "captureResourceText": capture_resource_text,
                 "queueCapacity": queue_capacity,
                 "identifyMaxRecords": identify_max_records,
-                "identifyTimeoutMs": timeout
-                if isinstance(timeout, bool) or not isinstance(timeout, int | float)
-                else round(timeout * 1000),
+                "identifyTimeoutMs": _ms(identify_timeout_seconds),
+                "hookTimeoutMs": _ms(hook_timeout_seconds),
+                "callbackTimeoutMs": _ms(callback_timeout_seconds),
                 "exporters": [e._spec for e in exporters],
             },
             default=str,

@@ -12,6 +12,7 @@
 //!  "export": {"maxEvents": 512, "maxDelayMs": 1000, "maxQueued": 10000,
 //!  "initialBackoffMs": 200, "maxBackoffMs": 30000, "maxAttempts": 8},
 //!  "identifyMaxRecords": 1000, "identifyTimeoutMs": 5000, "dropTimeoutMs": 2000,
+//!  "hookTimeoutMs": 5000, "callbackTimeoutMs": 30000,
 //!  "sdkLanguage": "Rust", "seed": null,
 //!  "exporters": [{"type": "jsonl", "path": "mcplens-events.jsonl"}]}
 //! ```
@@ -314,6 +315,14 @@ pub struct TrackerConfig {
     /// How long dropping the last tracker handle waits for delivery (default 2 s).
     #[serde(rename = "dropTimeoutMs", with = "millis")]
     pub drop_timeout: Duration,
+    /// Longest a redact hook may take on one event (default 5 s): past it the event is dropped
+    /// (`redactionFailed`), and while that call still runs, later events are dropped at once.
+    #[serde(rename = "hookTimeoutMs", with = "millis")]
+    pub hook_timeout: Duration,
+    /// Longest a host callback exporter may take on one batch (default 30 s): past it the batch
+    /// counts as failed, and while that call still runs, later batches fail at once.
+    #[serde(rename = "callbackTimeoutMs", with = "millis")]
+    pub callback_timeout: Duration,
     /// What the agentcat exporter sends as `sdk_language` (default `Rust`; the bindings send what
     /// agentcat's own SDKs do: `Python 3.12`, `TypeScript`).
     pub sdk_language: String,
@@ -327,6 +336,11 @@ pub struct TrackerConfig {
 /// the bindings' flush at exit ([`flush_at_exit`](super::flush_at_exit): Python `atexit`, Node
 /// `beforeExit`), for all live trackers together.
 pub const EXIT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The default [`TrackerConfig::hook_timeout`].
+pub const HOOK_TIMEOUT: Duration = Duration::from_secs(5);
+/// The default [`TrackerConfig::callback_timeout`].
+pub const CALLBACK_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl Default for TrackerConfig {
     fn default() -> Self {
@@ -345,6 +359,8 @@ impl Default for TrackerConfig {
             identify_max_records: 1_000,
             identify_timeout: Duration::from_secs(5),
             drop_timeout: EXIT_TIMEOUT,
+            hook_timeout: HOOK_TIMEOUT,
+            callback_timeout: CALLBACK_TIMEOUT,
             sdk_language: "Rust".to_owned(),
             seed: None,
             exporters: Vec::new(),
@@ -434,6 +450,12 @@ impl TrackerConfig {
         }
         if self.identify_max_records == 0 {
             return bad("identifyMaxRecords", "must be at least 1");
+        }
+        if self.hook_timeout.is_zero() {
+            return bad("hookTimeoutMs", "must be at least 1 ms");
+        }
+        if self.callback_timeout.is_zero() {
+            return bad("callbackTimeoutMs", "must be at least 1 ms");
         }
         if self.project_id.as_deref() == Some("") {
             return bad("projectId", "must not be empty");

@@ -16,6 +16,7 @@ pub(crate) mod mcpcat;
 #[cfg(feature = "otlp")]
 pub(crate) mod otlp;
 pub(crate) mod shared;
+pub(crate) mod timed;
 pub(crate) mod tracker;
 pub(crate) mod worker;
 

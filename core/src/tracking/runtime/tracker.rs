@@ -242,7 +242,7 @@ impl Tracker {
                 ExporterConfig::Callback { .. } => {
                     // Counted above: one function per entry.
                     if let Some(f) = callbacks.next() {
-                        exporters.push(f);
+                        exporters.push(super::timed::exporter(f, config.callback_timeout)?);
                     }
                 }
             }
@@ -263,7 +263,11 @@ impl Tracker {
             builtin_redaction: config.builtin_redaction,
             limits: config.limits,
             server: config.server.clone(),
-            redact_string: hooks.redact_strings.take(),
+            redact_string: hooks
+                .redact_strings
+                .take()
+                .map(|h| super::timed::string_hook(h, config.hook_timeout))
+                .transpose()?,
             redact_event: hooks.redact_event.take(),
             estimate_tokens: exporters.iter().any(|e| e.needs_tokens()),
         };
