@@ -202,6 +202,9 @@ export declare function expandTemplate(template: string, valuesJson: string): st
 /** Flag: the request failed; the text's rest is the error message. */
 export declare const F_ERROR: number
 
+/** Flag: the text's first part is the host's active span (trace and span id, 48 hex digits). */
+export declare const F_HOST_SPAN: number
+
 /** Flag: the JSON-RPC id is a string (the text's second part). */
 export declare const F_ID_TEXT: number
 

@@ -847,6 +847,7 @@ module.exports.coreVersion = nativeBinding.coreVersion
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.expandTemplate = nativeBinding.expandTemplate
 module.exports.F_ERROR = nativeBinding.F_ERROR
+module.exports.F_HOST_SPAN = nativeBinding.F_HOST_SPAN
 module.exports.F_ID_TEXT = nativeBinding.F_ID_TEXT
 module.exports.hasResourcesCapability = nativeBinding.hasResourcesCapability
 module.exports.initialized = nativeBinding.initialized

@@ -26,7 +26,7 @@ const SLOTS = native.trackingScratch();
 const TEXT = native.trackingTextBuffer();
 const ENCODER = new TextEncoder();
 const { S_HANDLE, S_SESSION, S_METHOD, S_ID, S_STARTED_MS, S_DURATION_MS, S_FLAGS, S_CODE, S_TEXT_LEN } = native;
-const { F_ERROR, F_ID_TEXT, OTHER_METHOD } = native;
+const { F_ERROR, F_ID_TEXT, F_HOST_SPAN, OTHER_METHOD } = native;
 
 /** Hands one request's raw parts to the core (see `trackingRecord` in `src/tracking.rs`). */
 function put(
@@ -34,6 +34,7 @@ function put(
   key: number,
   code: number,
   method: string,
+  hostSpan: string | undefined,
   id: unknown,
   started: number,
   duration: number,
@@ -57,11 +58,19 @@ function put(
   SLOTS[S_STARTED_MS] = started;
   SLOTS[S_DURATION_MS] = duration;
   SLOTS[S_CODE] = rpcCode;
+  if (hostSpan !== undefined) flags |= F_HOST_SPAN;
   SLOTS[S_FLAGS] = flags;
   // Each part encoded in place (no joined string to build and flatten); -1 once one does not fit.
-  // Another method than the core's own goes first by its name (a NUL in it would cut the parts).
+  // The host's span goes first (48 hex digits), then another method than the core's own by its
+  // name (a NUL in it would cut the parts).
   const name = code === OTHER_METHOD ? method.replaceAll('\0', '') : undefined;
-  let at = name === undefined ? 0 : into(name, 0);
+  let at = 0;
+  if (hostSpan !== undefined) {
+    at = into(hostSpan, 0);
+    TEXT[at] = 0;
+    at += 1;
+  }
+  if (name !== undefined) at = into(name, at);
   if (name !== undefined) at = at >= 0 && at < TEXT.length ? ((TEXT[at] = 0), at + 1) : -1;
   at = at >= 0 ? into(params ?? '', at) : -1;
   at = at >= 0 && at < TEXT.length ? into(idText, ((TEXT[at] = 0), at + 1)) : -1;
@@ -70,7 +79,8 @@ function put(
     SLOTS[S_TEXT_LEN] = at;
     record();
   } else {
-    recordText(`${name === undefined ? '' : `${name}\0`}${params ?? ''}\0${idText}\0${rest}`); // over 64 KiB
+    const head = `${hostSpan === undefined ? '' : `${hostSpan}\0`}${name === undefined ? '' : `${name}\0`}`;
+    recordText(`${head}${params ?? ''}\0${idText}\0${rest}`); // over 64 KiB
   }
 }
 
@@ -260,6 +270,8 @@ interface Core {
   handle: number;
   enabled: boolean;
   captureResponses: boolean;
+  /** The host's active OpenTelemetry span (trace and span id, 48 hex digits): only with OTLP. */
+  hostSpan: (() => string | undefined) | undefined;
   identify: TrackerOptions['identify'];
   server: string;
 }
@@ -435,7 +447,7 @@ export class TrackingSession {
     try {
       const params = request.params === undefined ? undefined : JSON.stringify(request.params);
       if ('error' in outcome) {
-        put(this.#core.handle, this.#key, code, method, request.id, startedAtMs, durationMs, params, F_ERROR, outcome.error.code, outcome.error.message);
+        put(this.#core.handle, this.#key, code, method, this.#core.hostSpan?.(), request.id, startedAtMs, durationMs, params, F_ERROR, outcome.error.code, outcome.error.message);
         return;
       }
       let text: string | undefined;
@@ -448,7 +460,7 @@ export class TrackingSession {
           // Not JSON (a cycle, a BigInt): the event goes without a response.
         }
       }
-      put(this.#core.handle, this.#key, code, method, request.id, startedAtMs, durationMs, params, 0, 0, text ?? '');
+      put(this.#core.handle, this.#key, code, method, this.#core.hostSpan?.(), request.id, startedAtMs, durationMs, params, 0, 0, text ?? '');
     } catch {
       // Tracking never breaks the server.
     }
@@ -458,6 +470,31 @@ export class TrackingSession {
   close(): void {
     if (this.#core.enabled) native.trackingCloseSession(this.#core.handle, this.#key);
   }
+}
+
+type OtelApi = typeof import('@opentelemetry/api');
+let OTEL: OtelApi | null | undefined;
+
+/** `@opentelemetry/api`, when the app has it (an optional peer dependency, never required). */
+function otelApi(): OtelApi | null {
+  if (OTEL === undefined) {
+    try {
+      OTEL = require('@opentelemetry/api') as OtelApi;
+    } catch {
+      OTEL = null;
+    }
+  }
+  return OTEL;
+}
+
+/**
+ * The app's own active span (its trace and span id, 48 hex digits): mcplens' span goes under it. A
+ * remote context (a `traceparent` the app extracted) is not one: `_meta.traceparent` is read then.
+ */
+function activeSpan(): string | undefined {
+  const api = OTEL!;
+  const ctx = api.trace.getActiveSpan()?.spanContext();
+  return ctx !== undefined && api.isSpanContextValid(ctx) && ctx.isRemote !== true ? ctx.traceId + ctx.spanId : undefined;
 }
 
 /** Frees a native tracker once nothing can use it (no `Tracker`, session or tracked server). */
@@ -471,7 +508,7 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
   const info = serverInfo as { name?: unknown; version?: unknown } | undefined;
   const server = typeof info?.name === 'string' ? info.name : '';
   if (state.closed) {
-    state.core = { handle: -1, enabled: false, captureResponses: false, identify: undefined, server };
+    state.core = { handle: -1, enabled: false, captureResponses: false, hostSpan: undefined, identify: undefined, server };
     return state.core;
   }
   const callbacks = state.exporters.flatMap((e) => (e.fn === undefined ? [] : [e.fn]));
@@ -505,7 +542,9 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
   }
   // A disabled tracker starts nothing, but still derives session ids.
   const enabled = o.enableTracing !== false;
-  state.core = { handle, enabled, captureResponses: o.captureResponses !== false, identify: o.identify, server };
+  const otlp = state.exporters.some((e) => e.config.type === 'otlp');
+  const hostSpan = otlp && otelApi() !== null ? activeSpan : undefined;
+  state.core = { handle, enabled, captureResponses: o.captureResponses !== false, hostSpan, identify: o.identify, server };
   RELEASE.register(state.core, handle); // its sessions and tracked servers hold it
   if (!enabled) return state.core;
   if (!exitHooked) installExitHooks();

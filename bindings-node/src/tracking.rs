@@ -293,6 +293,9 @@ pub const F_ERROR: u32 = 2;
 /// Flag: the JSON-RPC id is a string (the text's second part).
 #[napi]
 pub const F_ID_TEXT: u32 = 8;
+/// Flag: the text's first part is the host's active span (trace and span id, 48 hex digits).
+#[napi]
+pub const F_HOST_SPAN: u32 = 16;
 
 /// Bytes of the per-thread text buffer; longer text goes as an argument (`trackingRecordText`).
 const TEXT_BUFFER: usize = 64 * 1024;
@@ -372,6 +375,12 @@ fn record_parts(slots: &Slots, text: &[u8]) {
     let n = |i: u32| f64::from_bits(slots[i as usize].load(Ordering::Relaxed));
     let flags = n(S_FLAGS) as u32;
     let Ok(mut text) = std::str::from_utf8(text) else { return };
+    let mut host_span = None;
+    if flags & F_HOST_SPAN != 0 {
+        let (span, rest) = text.split_once('\0').unwrap_or((text, ""));
+        text = rest;
+        host_span = host::span_context(span);
+    }
     let method = match u8::try_from(n(S_METHOD) as u32) {
         Ok(OTHER_METHOD_CODE) => {
             let (name, rest) = text.split_once('\0').unwrap_or((text, ""));
@@ -397,6 +406,7 @@ fn record_parts(slots: &Slots, text: &[u8]) {
     let mut op = Operation {
         request_id,
         params: Payload::text(params),
+        host_span,
         ..Operation::new(
             SessionKey(n(S_SESSION) as u64),
             method,

@@ -18,6 +18,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use mcplens::tracking::ids::TraceParent;
 use mcplens::tracking::{
     host, write_json_str as write_str, Exporter, Hooks, Method, Operation, Payload, PeerInfo, RequestId, RpcError,
     Session, Tracker, TrackerConfig, TrackingError as CoreError, Transport, WallClock,
@@ -491,8 +492,14 @@ impl PyTrackerCore {
         params: &Bound<'_, PyAny>,
         result: Option<&Bound<'_, PyAny>>,
         error: Option<(i64, String)>,
+        host_span: Option<(u128, u64)>,
     ) -> PyResult<()> {
         let (started_at, duration) = self.clock.since(t0_ns);
+        let host_span = host_span.map(|(trace, span)| TraceParent {
+            trace_id: trace.to_be_bytes(),
+            parent_span_id: span.to_be_bytes(),
+            flags: 1,
+        });
         let method = match method {
             MethodArg::Name(name) => Method::from_name(&name),
             MethodArg::Code(code) => Method::from_code(code).ok_or_else(|| {
@@ -526,6 +533,7 @@ impl PyTrackerCore {
                     params: Payload::text(params_text),
                     result: Payload::text(result_text),
                     error: error.as_ref().map(|(code, message)| RpcError { code: *code, message }),
+                    host_span,
                     ..Operation::new(key, method.clone(), started_at, duration)
                 })
             };
@@ -642,8 +650,10 @@ impl PyTrackerCore {
     }
 
     /// Record a request that returned `result`, or failed with `error` (`(code, message)`, the
-    /// JSON-RPC error the client got): the request path, see the module docs.
-    #[pyo3(signature = (method, session, t0_ns, request_id, params, result, error = None, /))]
+    /// JSON-RPC error the client got): the request path, see the module docs. `host_span`: the
+    /// process's active OpenTelemetry span for the request (`(trace_id, span_id)`), whose child the
+    /// event's span becomes.
+    #[pyo3(signature = (method, session, t0_ns, request_id, params, result, error = None, host_span = None, /))]
     #[allow(clippy::too_many_arguments)]
     fn record(
         &self,
@@ -655,9 +665,10 @@ impl PyTrackerCore {
         params: &Bound<'_, PyAny>,
         result: &Bound<'_, PyAny>,
         error: Option<(i64, String)>,
+        host_span: Option<(u128, u64)>,
     ) -> PyResult<()> {
         let result = error.is_none().then_some(result);
-        self.record_parts(py, method, session, t0_ns, request_id, params, result, error)
+        self.record_parts(py, method, session, t0_ns, request_id, params, result, error, host_span)
     }
 
     /// Deliver everything recorded so far, waiting at most `timeout_seconds`.

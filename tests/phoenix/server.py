@@ -3,7 +3,11 @@ server: FastMCP on mcp 1.x, MCPServer on 2.x) over streamable HTTP on 127.0.0.1,
 an `OtlpExporter` pointed at Phoenix and a `JsonlExporter` (the events the test compares the
 spans with).
 
-    python server.py PORT EVENTS.jsonl OTLP_ENDPOINT
+    python server.py PORT EVENTS.jsonl OTLP_ENDPOINT [--sdk-spans]
+
+With `--sdk-spans` (mcp 2.x, .build/venv-phoenix-mcp2) the process also installs an OpenTelemetry
+SDK exporting to the same endpoint, so the SDK's own SERVER span for each request reaches Phoenix
+beside mcplens' span for it.
 
 Runs until its standard input closes, then stops uvicorn, flushes and shuts the tracker down
 (uvicorn re-raises SIGTERM, so a signal would skip that), and prints the tracker's stats as JSON.
@@ -37,7 +41,20 @@ async def serve(server: uvicorn.Server) -> None:
         tg.cancel_scope.cancel()
 
 
-def main(port: int, events: str, endpoint: str) -> None:
+def sdk_spans(endpoint: str) -> None:
+    from opentelemetry import trace
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPSpanExporter(endpoint=f"{endpoint}/v1/traces")))
+    trace.set_tracer_provider(provider)
+
+
+def main(port: int, events: str, endpoint: str, *flags: str) -> None:
+    if "--sdk-spans" in flags:
+        sdk_spans(endpoint)
     server = tracked_server.build("fast")
     tracker = mcplens.Tracker(exporters=[mcplens.OtlpExporter(endpoint), mcplens.JsonlExporter(events)])
     mcplens.track(server, tracker)
@@ -49,4 +66,4 @@ def main(port: int, events: str, endpoint: str) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), sys.argv[2], sys.argv[3])
+    main(int(sys.argv[1]), sys.argv[2], sys.argv[3], *sys.argv[4:])

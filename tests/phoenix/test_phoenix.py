@@ -124,13 +124,14 @@ def attrs(span: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def test_spans_reach_phoenix_as_sent(phoenix: str, tmp_path: Path) -> None:
+def run_server(python: str, phoenix: str, tmp_path: Path, ops: Any, *flags: str) -> tuple[Path, Path]:
+    """server.py under `python`, `ops(url)` run against it, then stopped: (its events, its log)."""
     events_file = tmp_path / "events.jsonl"
     port = free_port()
     server_log = tmp_path / "server.log"
     with server_log.open("wb") as log:
         server = subprocess.Popen(
-            [sys.executable, str(HERE / "server.py"), str(port), str(events_file), phoenix],
+            [python, str(HERE / "server.py"), str(port), str(events_file), phoenix, *flags],
             stdin=subprocess.PIPE,
             stdout=log,
             stderr=log,
@@ -145,13 +146,17 @@ def test_spans_reach_phoenix_as_sent(phoenix: str, tmp_path: Path) -> None:
                 assert server.poll() is None, server_log.read_text()
                 assert time.monotonic() < deadline, "the tracked server did not start"
                 time.sleep(0.1)
-        anyio.run(operations, f"http://127.0.0.1:{port}/mcp")
+        anyio.run(ops, f"http://127.0.0.1:{port}/mcp")
     finally:
         assert server.stdin is not None
         server.stdin.close()  # the server stops, flushes and shuts its tracker down
         server.wait(60)
     assert server.returncode == 0, server_log.read_text()
+    return events_file, server_log
 
+
+def test_spans_reach_phoenix_as_sent(phoenix: str, tmp_path: Path) -> None:
+    events_file, server_log = run_server(sys.executable, phoenix, tmp_path, operations)
     events = [json.loads(line) for line in events_file.read_text().splitlines()]
     names = [e["type"] for e in events]
     assert names == [
@@ -221,3 +226,45 @@ def test_spans_reach_phoenix_as_sent(phoenix: str, tmp_path: Path) -> None:
     }, stats
     # Phoenix keeps traces only: the histogram's batches are refused and counted, never lost silently.
     assert exporters["otlp-metrics"]["failed"] == len(events), stats
+
+
+async def two_requests(url: str) -> None:
+    async with streamable_http_client(url) as streams, ClientSession(streams[0], streams[1]) as session:
+        await session.initialize()
+        await session.call_tool("echo", {"text": "hi"})
+        await session.read_resource("note://7")  # type: ignore[arg-type]
+
+
+def test_the_sdks_own_spans_and_mcplens_spans_are_one_trace_per_request(phoenix: str, tmp_path: Path) -> None:
+    """The host's OpenTelemetry context, against Phoenix: an mcp 2.x server (its own venv,
+    requirements-mcp2.txt) whose SDK opens a SERVER span per request and exports it with the
+    OpenTelemetry SDK; mcplens exports its own span for the request. In Phoenix each request is one
+    trace holding both, mcplens' the child of the SDK's."""
+    python = os.environ.get("PHOENIX_MCP2_PYTHON")
+    if not python:
+        pytest.fail("PHOENIX_MCP2_PYTHON must name the mcp 2.x server's venv python (make test-phoenix sets it)")
+    events_file, _ = run_server(python, phoenix, tmp_path, two_requests, "--sdk-spans")
+    events = [json.loads(line) for line in events_file.read_text().splitlines()]
+    events = [e for e in events if e["type"] in ("mcp:tools/call", "mcp:resources/read")]
+    assert len(events) == 2, events
+    traces = {e["traceId"] for e in events}
+    assert len(traces) == 2, "one trace per request"
+    spans: dict[str, dict[str, Any]] = {}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        page = get_json(f"{phoenix}/v1/projects/default/spans/otlpv1?limit=1000")
+        spans = {s["span_id"]: s for s in page["data"] if s["trace_id"] in traces}
+        if len(spans) >= 2 * len(events):
+            break
+        time.sleep(0.5)
+    (tmp_path / "spans.json").write_text(json.dumps(list(spans.values()), indent=1))  # for a look on failure
+    for e in events:
+        ours = spans[e["spanId"]]
+        assert "mcplens.event.id" in attrs(ours)
+        theirs = spans.get(ours.get("parent_span_id") or "")
+        assert theirs is not None, f"{e['type']}: its parent, the SDK's span, is in Phoenix"
+        assert (theirs["trace_id"], theirs["name"]) == (e["traceId"], ours["name"])
+        assert "mcplens.event.id" not in attrs(theirs), "the SDK's own span"
+        assert e["parentSpanId"] == theirs["span_id"]
+    assert len(spans) == 2 * len(events), "each trace holds the two spans and no other"
+

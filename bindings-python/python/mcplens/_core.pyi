@@ -572,6 +572,7 @@ class TrackerCore:
         params: object,
         result: object,
         error: tuple[int, str] | None = None,
+        host_span: tuple[int, int] | None = None,
         /,
     ) -> None: ...
     def flush(self, timeout_seconds: float) -> None: ...

@@ -261,6 +261,8 @@ class Tracker:
         self._core: TrackerCore | None = None
         self._lock = threading.Lock()
         self._sessions = _Sessions(self)
+        # The host's OpenTelemetry span is looked up only for OTLP (the hot path stays as it is).
+        self._host_span = _host_span if any(isinstance(e, OtlpExporter) for e in exporters) and _otel() else None
 
     @property
     def enabled(self) -> bool:
@@ -324,6 +326,7 @@ class Tracker:
                 return fn
             core = self._start()
             sessions = self._sessions
+            span = self._host_span
 
             @functools.wraps(fn)
             async def traced_handler(*args: Any, **kwargs: Any) -> Any:
@@ -333,11 +336,12 @@ class Tracker:
                 try:
                     result = await fn(*args, **kwargs)
                 except Exception as exc:
-                    _record_failure(core, code, t0, exc, lambda: _traced_parts(sessions, method, args, kwargs))
+                    _record_failure(core, code, t0, exc, lambda: _traced_parts(sessions, method, args, kwargs), span)
                     raise
                 try:
                     ctx, params = _call_parts(method, args, kwargs)
-                    core.record(code, sessions.of(ctx), t0, getattr(ctx, "request_id", None), params, result)
+                    rid = getattr(ctx, "request_id", None)
+                    core.record(code, sessions.of(ctx), t0, rid, params, result, None, span and span())
                 except Exception:
                     _log.debug("mcplens: recording failed", exc_info=True)
                 return result
@@ -454,12 +458,37 @@ def _error_of(exc: BaseException) -> tuple[int, str]:
     return 0, str(exc)
 
 
-def _record_failure(core: TrackerCore, code: int | str, t0: int, exc: BaseException, parts: Callable[[], Any]) -> None:
+@functools.cache
+def _otel() -> Any:
+    """`opentelemetry.trace`, when `opentelemetry-api` is installed (never a dependency)."""
+    try:
+        from opentelemetry import trace
+    except ImportError:
+        return None
+    return trace
+
+
+def _host_span() -> tuple[int, int] | None:
+    """The process's own active OpenTelemetry span (`(trace_id, span_id)`): mcplens' span goes
+    under it. A remote context (the client's `traceparent`, carried by a non-recording span when no
+    SDK is installed) is not one: `_meta.traceparent` is read for that as before."""
+    ctx = _otel().get_current_span().get_span_context()
+    return (ctx.trace_id, ctx.span_id) if ctx.is_valid and not ctx.is_remote else None
+
+
+def _record_failure(
+    core: TrackerCore,
+    code: int | str,
+    t0: int,
+    exc: BaseException,
+    parts: Callable[[], Any],
+    host_span: Callable[[], tuple[int, int] | None] | None,
+) -> None:
     """Records a handler's exception as the JSON-RPC error the SDK sends for it (`parts()`: the
     request's session, id and params); never raises."""
     try:
         s, rid, params = parts()
-        core.record(code, s, t0, rid, params, None, _error_of(exc))
+        core.record(code, s, t0, rid, params, None, _error_of(exc), host_span and host_span())
     except Exception:
         _log.debug("mcplens: recording failed", exc_info=True)
 
@@ -665,6 +694,7 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
     sessions = tracker._sessions
     by_id = sessions.by_id
     record = core.record
+    span = tracker._host_span
 
     def parts(ctx: Any) -> tuple[TrackingSession, Any]:
         return by_id.get(id(ctx.session)) or sessions.open_v1(ctx, transport), ctx.request_id
@@ -682,13 +712,13 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
             try:
                 result = await handler(req)
             except Exception as exc:
-                _record_failure(core, code, t0, exc, lambda: (*parts(request_ctx.get()), req.params))
+                _record_failure(core, code, t0, exc, lambda: (*parts(request_ctx.get()), req.params), span)
                 raise
             try:
                 ctx = request_ctx.get()
                 s = by_id.get(id(ctx.session)) or sessions.open_v1(ctx, transport)
                 error = (result.code, result.message) if result.__class__ is ErrorData else None
-                record(code, s, t0, ctx.request_id, req.params, result, error)
+                record(code, s, t0, ctx.request_id, req.params, result, error, span and span())
             except Exception:
                 _log.debug("mcplens: recording failed", exc_info=True)
             return result
@@ -713,31 +743,38 @@ def _install_v2(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
     key = sessions._key
     record = core.record
     codes = _CODES
+    span = tracker._host_span
+    handlers = getattr(low, "_request_handlers", {})
 
     def session(ctx: Any) -> Any:
         conn = ctx.session._connection
         return conn.state.get(key) or sessions.open_v2(ctx, conn, transport)
 
     async def mcplens_middleware(ctx: Any, call_next: Callable[[Any], Awaitable[Any]]) -> Any:
-        code = codes.get(ctx.method)
-        if code is None or ctx.request_id is None:  # not tracked, or a notification
+        code: int | str | None = codes.get(ctx.method)
+        if code is None and ctx.method in handlers:  # the server's own method: by its name
+            code = ctx.method
+        if code is None or ctx.request_id is None:  # no handler (the SDK answers -32601), or a notification
             return await call_next(ctx)
         t0 = perf_counter_ns()
         try:
             result = await call_next(ctx)
         except Exception as exc:
-            _record_failure(core, code, t0, exc, lambda: (session(ctx), ctx.request_id, ctx.params))
+            _record_failure(core, code, t0, exc, lambda: (session(ctx), ctx.request_id, ctx.params), span)
             raise
         try:
             conn = ctx.session._connection
             s = conn.state.get(key) or sessions.open_v2(ctx, conn, transport)
-            record(code, s, t0, ctx.request_id, ctx.params, result)
+            record(code, s, t0, ctx.request_id, ctx.params, result, None, span and span())
         except Exception:
             _log.debug("mcplens: recording failed", exc_info=True)
         return result
 
     mcplens_middleware._mcplens_tracker = tracker  # type: ignore[attr-defined]
-    low.middleware.insert(0, mcplens_middleware)
+    # Outermost, but inside the SDK's OpenTelemetry middleware (its span is the request's own: the
+    # host span mcplens' span goes under).
+    at = next((i + 1 for i, m in enumerate(low.middleware) if type(m).__name__ == "OpenTelemetryMiddleware"), 0)
+    low.middleware.insert(at, mcplens_middleware)
 
 
 # Exit: the core delivers what every live tracker recorded, within its exit timeout: at `atexit`,

@@ -133,6 +133,11 @@ pub struct Operation<'a> {
     /// The host already knows the `tools/call` result has `isError: true` (needed when the result
     /// itself is not passed).
     pub tool_error: bool,
+    /// The span the host process already has for this request (its OpenTelemetry active span; the
+    /// bindings look it up only when an OTLP exporter is configured): the event's span is its child
+    /// in the same trace, and `INTERNAL` in OTLP. `params._meta.traceparent` is then not read (the
+    /// host's span is the request's own, already under it).
+    pub host_span: Option<TraceParent>,
 }
 
 impl<'a> Operation<'a> {
@@ -149,6 +154,7 @@ impl<'a> Operation<'a> {
             result: Payload::None,
             error: None,
             tool_error: false,
+            host_span: None,
         }
     }
 }
@@ -290,6 +296,8 @@ pub struct Built {
     pub json: String,
     /// The token estimate, for `tools/call` when [`BuildConfig::estimate_tokens`] is on.
     pub tokens: Option<Tokens>,
+    /// The event's span is a child of the host's own span ([`Operation::host_span`]).
+    pub under_host_span: bool,
 }
 
 /// Why an operation produced no event.
@@ -652,6 +660,7 @@ impl EventBuilder {
             run_string_hook(hook, slots).map_err(NotBuilt::HookFailed)?;
         }
 
+        let trace_parent = op.host_span.or(trace_parent);
         let trace_id = trace_parent.map(|t| t.trace_id).unwrap_or_else(|| self.ids.trace_id());
         let span_id = self.ids.span_id();
         let mut event = Event {
@@ -723,7 +732,7 @@ impl EventBuilder {
         cuts.extend(hook_cuts.into_iter().map(|c| Truncation { path: cut_path(&c.path), ..c }));
         event.truncated = cuts;
         let json = fit_event(&mut event, &limits);
-        Ok(Built { event, json, tokens })
+        Ok(Built { event, json, tokens, under_host_span: op.host_span.is_some() })
     }
 }
 

@@ -611,11 +611,12 @@ pub struct Event {
     /// Who is behind the session, when the host identified it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<Identity>,
-    /// W3C trace id (32 lowercase hex): the caller's from `params._meta.traceparent`, else fresh.
+    /// W3C trace id (32 lowercase hex): the host span's ([`Operation::host_span`](crate::tracking::Operation::host_span)),
+    /// else the caller's from `params._meta.traceparent`, else fresh.
     pub trace_id: String,
     /// W3C span id of this operation (16 lowercase hex).
     pub span_id: String,
-    /// The caller's span id from `params._meta.traceparent`.
+    /// The host span's id, else the caller's span id from `params._meta.traceparent`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_span_id: Option<String>,
     /// Every cut made to fit the caps (empty when nothing was cut).

@@ -24,6 +24,8 @@ pub struct ExportItem {
     pub(crate) event: Event,
     pub(crate) json: String,
     pub(crate) tokens: Option<Tokens>,
+    /// Its span is a child of the host's own span (`INTERNAL` in OTLP).
+    pub(crate) under_host_span: bool,
 }
 
 impl ExportItem {
@@ -55,7 +57,18 @@ impl ExportItem {
     /// An item for tests of custom exporters.
     pub fn new(event: Event, started_unix_nanos: u64, duration: Duration) -> ExportItem {
         let json = serde_json::to_string(&event).unwrap_or_default();
-        ExportItem { started_unix_nanos, duration, event, json, tokens: None }
+        ExportItem { started_unix_nanos, duration, event, json, tokens: None, under_host_span: false }
+    }
+
+    /// Whether its span is a child of the host's own span ([`Operation::host_span`](crate::tracking::Operation::host_span)).
+    pub fn under_host_span(&self) -> bool {
+        self.under_host_span
+    }
+
+    /// The item as a child of the host's own span (tests of custom exporters).
+    pub fn with_host_span(mut self) -> ExportItem {
+        self.under_host_span = true;
+        self
     }
 
     /// An item with a token estimate, for tests of custom exporters.

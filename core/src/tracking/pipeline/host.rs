@@ -32,6 +32,7 @@ use super::build::StringHook;
 use super::config::TrackerConfig;
 use super::event::{Identity, PeerInfo};
 use super::export::{Batch, CallbackExporter, Exporter};
+use super::ids::{parse_hex, TraceParent};
 use crate::tracking::{ExportError, TrackingError};
 
 /// A callback exporter from a host function of the batch's JSON text (the array of its events):
@@ -83,6 +84,16 @@ pub fn timeout(value: f64, per_second: f64, option: &str) -> Result<Duration, Tr
 /// error): NaN or negative reads as zero.
 pub fn span(ms: f64) -> Duration {
     duration(ms, 1000.0).unwrap_or_default()
+}
+
+/// The host's active span as a binding passes it: its trace id and span id in lowercase or
+/// uppercase hex, 32 and 16 digits, one after the other. `None` for anything else, or an all-zero
+/// id (an invalid span context).
+pub fn span_context(hex: &str) -> Option<TraceParent> {
+    let (trace, span) = (hex.get(..32)?, hex.get(32..)?);
+    let trace_id = parse_hex::<16>(trace)?;
+    let parent_span_id = parse_hex::<8>(span)?;
+    (trace_id != [0; 16] && parent_span_id != [0; 8]).then_some(TraceParent { trace_id, parent_span_id, flags: 1 })
 }
 
 /// A wall-clock time the host passes as milliseconds since the Unix epoch (NaN or negative: the
@@ -157,6 +168,24 @@ impl TrackingError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_span_is_two_non_zero_hex_ids() {
+        let ok = span_context("4bf92f3577b34da6a3ce929d0e0e4736");
+        assert!(ok.is_none(), "a trace id alone is not a span");
+        let s = span_context("4BF92F3577B34DA6A3CE929D0E0E473600f067aa0ba902b7").unwrap();
+        assert_eq!((s.trace_id[0], s.parent_span_id[7]), (0x4b, 0xb7));
+        for bad in [
+            "00000000000000000000000000000000", /* zero trace */
+            "4bf92f3577b34da6a3ce929d0e0e4736zzf067aa0ba902b7",
+            "4bf92f3577b34da6a3ce929d0e0e47360000000000000000",
+            "4bf92f3577b34da6a3ce929d0e0e473600f067aa0ba902b7ff",
+            "",
+        ] {
+            let bad = if bad.len() == 32 { format!("{bad}00f067aa0ba902b7") } else { bad.to_owned() };
+            assert!(span_context(&bad).is_none(), "{bad}");
+        }
+    }
 
     #[test]
     fn durations_never_overflow_and_refuse_nan_and_negatives() {

@@ -125,10 +125,13 @@ pub(crate) fn span_of(item: &ExportItem, include_uri: bool) -> Span {
     }
     attributes.push(kv("mcplens.event.id", e.id.clone()));
     let parent = e.parent_span_id.as_deref().and_then(parse_hex::<8>);
+    // A parent from `_meta.traceparent` is the client's (remote; this span is the SERVER span). A
+    // host span is this process's own SERVER span for the request: this one is INTERNAL under it.
     let mut flags = SpanFlags::ContextHasIsRemoteMask as u32;
-    if parent.is_some() {
+    if parent.is_some() && !item.under_host_span {
         flags |= SpanFlags::ContextIsRemoteMask as u32;
     }
+    let kind = if item.under_host_span { span::SpanKind::Internal } else { span::SpanKind::Server };
     let status = match &e.error {
         Some(err) => {
             Status { code: status::StatusCode::Error as i32, message: err.message.chars().take(256).collect() }
@@ -142,7 +145,7 @@ pub(crate) fn span_of(item: &ExportItem, include_uri: bool) -> Span {
         parent_span_id: parent.map(|p| p.to_vec()).unwrap_or_default(),
         flags,
         name: span_name(e, include_uri),
-        kind: span::SpanKind::Server as i32,
+        kind: kind as i32,
         start_time_unix_nano: start,
         end_time_unix_nano: start.saturating_add(item.duration.as_nanos().min(u128::from(u64::MAX)) as u64),
         attributes,
@@ -265,8 +268,42 @@ pub fn metrics_request(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tracking::pipeline::ids::hex;
     use crate::tracking::{BuildConfig, EventBuilder, Operation, Payload, SessionInfo, SessionKey};
     use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn under_a_host_span_the_span_is_internal_and_its_child() {
+        use crate::tracking::pipeline::ids::TraceParent;
+        let host = TraceParent { trace_id: [0xab; 16], parent_span_id: [0xcd; 8], flags: 1 };
+        let caller =
+            r#"{"uri":"note://1","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}"#;
+        let session = SessionInfo { id: "ses_1".into(), ..SessionInfo::default() };
+        let mut b = EventBuilder::new(BuildConfig::default(), crate::tracking::pipeline::ids::IdGen::seeded(1));
+        for (host_span, trace, parent, kind, remote) in [
+            (None, "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7", span::SpanKind::Server, true),
+            (Some(host), &"ab".repeat(16)[..], &"cd".repeat(8)[..], span::SpanKind::Internal, false),
+        ] {
+            let op = Operation {
+                params: Payload::Json(caller),
+                host_span,
+                ..Operation::new(SessionKey(1), Method::ResourcesRead, UNIX_EPOCH, Duration::from_millis(1))
+            };
+            let built = b.build(&op, &session).unwrap();
+            assert_eq!(built.under_host_span, host_span.is_some());
+            assert_eq!((built.event.trace_id.as_str(), built.event.parent_span_id.as_deref()), (trace, Some(parent)));
+            let mut item = ExportItem::new(built.event, 0, Duration::from_millis(1));
+            if built.under_host_span {
+                item = item.with_host_span();
+            }
+            let s = span_of(&item, false);
+            assert_eq!(
+                (s.kind, hex(&s.trace_id), hex(&s.parent_span_id)),
+                (kind as i32, trace.to_owned(), parent.to_owned())
+            );
+            assert_eq!(s.flags & SpanFlags::ContextIsRemoteMask as u32 != 0, remote);
+        }
+    }
 
     fn span_attributes(params: &str) -> Vec<String> {
         let op = Operation {

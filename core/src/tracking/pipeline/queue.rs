@@ -10,14 +10,18 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::build::{Operation, Payload, RequestId, RpcError, SessionKey};
 use super::event::{Method, OTHER_METHOD_CODE};
+use super::ids::TraceParent;
 
-const HEADER: usize = 48;
+/// Fixed part: length, method, flags, session, times, ids, error code, then the host span (24
+/// bytes, zero without one).
+const HEADER: usize = 72;
 const PAYLOAD_HEADER: usize = 9;
 
 const F_TOOL_ERROR: u8 = 1;
 const F_ERROR: u8 = 2;
 const F_RID_NUM: u8 = 4;
 const F_RID_TEXT: u8 = 8;
+const F_HOST_SPAN: u8 = 16;
 
 const K_NONE: u8 = 0;
 const K_JSON: u8 = 1;
@@ -105,6 +109,9 @@ pub(crate) fn encode(out: &mut Vec<u8>, len: usize, op: &Operation<'_>, parts: &
     if op.error.is_some() {
         flags |= F_ERROR;
     }
+    if op.host_span.is_some() {
+        flags |= F_HOST_SPAN;
+    }
     let rid_num = match op.request_id {
         RequestId::Number(n) => {
             flags |= F_RID_NUM;
@@ -127,6 +134,9 @@ pub(crate) fn encode(out: &mut Vec<u8>, len: usize, op: &Operation<'_>, parts: &
     out.extend_from_slice(&duration.to_le_bytes());
     out.extend_from_slice(&rid_num.to_le_bytes());
     out.extend_from_slice(&op.error.map(|e| e.code).unwrap_or(0).to_le_bytes());
+    let host = op.host_span.map_or(([0; 16], [0; 8]), |h| (h.trace_id, h.parent_span_id));
+    out.extend_from_slice(&host.0);
+    out.extend_from_slice(&host.1);
     let rid = rid_text(op).as_bytes();
     out.extend_from_slice(&(rid.len() as u32).to_le_bytes());
     out.extend_from_slice(rid);
@@ -219,6 +229,13 @@ pub(crate) fn decode(rec: &[u8]) -> Option<Operation<'_>> {
         result,
         error: (flags & F_ERROR != 0).then_some(RpcError { code: error_code, message: msg }),
         tool_error: flags & F_TOOL_ERROR != 0,
+        host_span: (flags & F_HOST_SPAN != 0).then(|| {
+            let mut trace_id = [0u8; 16];
+            let mut parent_span_id = [0u8; 8];
+            trace_id.copy_from_slice(&rec[48..64]);
+            parent_span_id.copy_from_slice(&rec[64..72]);
+            TraceParent { trace_id, parent_span_id, flags: 1 }
+        }),
     })
 }
 
@@ -361,6 +378,12 @@ mod tests {
             params: Payload::Json(r#"{"uri":"file:///x"}"#),
             error: (i % 3 == 0).then_some(RpcError { code: -32002, message: "nope" }),
             tool_error: i % 5 == 0,
+            host_span: (i % 2 == 1).then_some(TraceParent {
+                trace_id: [i as u8 + 1; 16],
+                parent_span_id: [7; 8],
+                flags: 1,
+            }),
+            method: if i == 4 { Method::Other("acme/search".into()) } else { Method::ResourcesRead },
             ..Operation::new(
                 SessionKey(42),
                 Method::ResourcesRead,
@@ -393,6 +416,7 @@ mod tests {
             assert_eq!(op.request_id, want.request_id);
             assert_eq!(op.error, want.error);
             assert_eq!(op.tool_error, want.tool_error);
+            assert_eq!((op.host_span, &op.method), (want.host_span, &want.method));
             assert_eq!(op.started_at, want.started_at);
             assert_eq!(op.duration, want.duration);
             assert_eq!(op.session, SessionKey(42));

@@ -69,6 +69,7 @@ impl Worker {
                     event: built.event,
                     json: built.json,
                     tokens: built.tokens,
+                    under_host_span: built.under_host_span,
                 }),
             )),
             Err(NotBuilt::Filtered) => {
