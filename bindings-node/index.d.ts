@@ -390,3 +390,9 @@ export declare function trackingStats(handle: number): string
  * text into (`TextEncoder.encodeInto`) before `trackingRecord`; call it once per thread.
  */
 export declare function trackingTextBuffer(): Uint8Array
+
+/**
+ * The transport a server's transport object is, by its constructor's name (the core's rule:
+ * `Transport::from_type_name`): `stdio`, `http`, `memory`, or `null`.
+ */
+export declare function trackingTransportOf(typeName: string): string | null

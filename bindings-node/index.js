@@ -886,3 +886,4 @@ module.exports.trackingSessionClient = nativeBinding.trackingSessionClient
 module.exports.trackingSettle = nativeBinding.trackingSettle
 module.exports.trackingStats = nativeBinding.trackingStats
 module.exports.trackingTextBuffer = nativeBinding.trackingTextBuffer
+module.exports.trackingTransportOf = nativeBinding.trackingTransportOf

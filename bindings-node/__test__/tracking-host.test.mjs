@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { McplensError, Tracker, callbackExporter } from 'mcplens';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { McplensError, Tracker, callbackExporter, track } from 'mcplens';
 
 import { collector } from './tracking-helpers.mjs';
 
@@ -75,6 +76,32 @@ for (const c of CONTRACT.hookTimeouts) {
     assert.deepEqual(Object.fromEntries(Object.keys(c.stats).map((k) => [k, seen[k]])), c.stats);
     await tracker.shutdown(5_000);
     await late(); // the late call ends before the test does
+  });
+}
+
+for (const c of CONTRACT.transportNames) {
+  test(`a server on a transport named ${JSON.stringify(c.typeName)}: its events say ${c.transport}`, async () => {
+    const { events, exporter } = collector();
+    const tracker = new Tracker({ exporters: [exporter] });
+    const server = new Server({ name: 'named', version: '1.0.0' }, { capabilities: {} });
+    track(server, tracker);
+    const sent = [];
+    const Named = {
+      [c.typeName]: class {
+        async start() {}
+        async send(message) {
+          sent.push(message);
+        }
+        async close() {}
+      },
+    }[c.typeName];
+    const transport = new Named();
+    await server.connect(transport);
+    transport.onmessage({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    while (sent.length === 0) await new Promise((resolve) => setImmediate(resolve));
+    await tracker.flush(10_000);
+    assert.deepEqual(events.map((e) => e.transport ?? null), [c.transport]);
+    await tracker.shutdown(5_000);
   });
 }
 

@@ -633,10 +633,7 @@ function isLowLevel(x: unknown): x is LowLevelServer {
 function transportOf(server: LowLevelServer, extra: Extra | undefined): 'stdio' | 'http' | 'memory' | undefined {
   if (extra?.requestInfo !== undefined || extra?.http !== undefined) return 'http';
   const name = (server.transport as { constructor?: { name?: string } } | undefined)?.constructor?.name ?? '';
-  if (/stdio/i.test(name)) return 'stdio';
-  if (/memory/i.test(name)) return 'memory';
-  if (/http|sse/i.test(name)) return 'http';
-  return undefined;
+  return (native.trackingTransportOf(name) as 'stdio' | 'http' | 'memory' | null) ?? undefined;
 }
 
 /** The session of this request: one per transport session id, else one per server instance. */

@@ -181,6 +181,13 @@ pub fn tracking_create(
     Ok((all.len() - 1) as u32)
 }
 
+/// The transport a server's transport object is, by its constructor's name (the core's rule:
+/// `Transport::from_type_name`): `stdio`, `http`, `memory`, or `null`.
+#[napi]
+pub fn tracking_transport_of(type_name: String) -> Option<&'static str> {
+    Transport::from_type_name(&type_name).map(Transport::name)
+}
+
 /// The tracked methods' names, in the order of their numeric codes (what `trackingRecord` takes).
 #[napi]
 pub fn tracking_methods() -> Vec<&'static str> {

@@ -555,6 +555,24 @@ impl Transport {
             Transport::Memory => "memory",
         }
     }
+
+    /// The transport a host's transport object is, by its type's name, for a host that has the
+    /// object but no better word for it (Node: the server's `transport.constructor.name`; an HTTP
+    /// request says `http` itself): `stdio` in the name (any case) is stdio, then `memory` is
+    /// memory, then `http` or `sse` is HTTP; anything else is not known (`None`: the events say
+    /// no transport). Pinned by `tests/vectors/tracking-host/contract.json` (`transportNames`).
+    pub fn from_type_name(type_name: &str) -> Option<Transport> {
+        let name = type_name.to_ascii_lowercase();
+        if name.contains("stdio") {
+            Some(Transport::Stdio)
+        } else if name.contains("memory") {
+            Some(Transport::Memory)
+        } else if name.contains("http") || name.contains("sse") {
+            Some(Transport::Http)
+        } else {
+            None
+        }
+    }
 }
 
 /// Where and how the JSONL exporter writes. In [`TrackerConfig`](crate::tracking::TrackerConfig)
@@ -743,6 +761,18 @@ pub(crate) fn check_url(at: &str, key: &str, url: &str) -> Result<(), TrackingEr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transport_by_type_name_as_the_host_contract_says() {
+        let contract: Value =
+            serde_json::from_str(include_str!("../../../../tests/vectors/tracking-host/contract.json")).unwrap();
+        let cases = contract["transportNames"].as_array().unwrap();
+        assert!(cases.len() >= 6);
+        for c in cases {
+            let got = Transport::from_type_name(c["typeName"].as_str().unwrap()).map(Transport::name);
+            assert_eq!(got, c["transport"].as_str(), "{c}");
+        }
+    }
 
     fn names(json: &str) -> Result<Vec<String>, String> {
         TrackerConfig::from_json(json).and_then(|c| c.names()).map_err(|e| e.option().unwrap_or("").to_owned())
