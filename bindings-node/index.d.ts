@@ -373,6 +373,12 @@ export declare function trackingResolveIdentity(handle: number, key: number, ide
  */
 export declare function trackingScratch(): Float64Array
 
+/**
+ * How many per-thread scratches are alive (each JS thread that loaded the facade has one until
+ * it ends and its arrays are collected).
+ */
+export declare function trackingScratches(): number
+
 /** The client's `clientInfo` and the negotiated protocol version, for the session's later events. */
 export declare function trackingSessionClient(handle: number, key: number, name?: string | undefined | null, version?: string | undefined | null, protocolVersion?: string | undefined | null): void
 

@@ -882,6 +882,7 @@ module.exports.trackingRelease = nativeBinding.trackingRelease
 module.exports.trackingReply = nativeBinding.trackingReply
 module.exports.trackingResolveIdentity = nativeBinding.trackingResolveIdentity
 module.exports.trackingScratch = nativeBinding.trackingScratch
+module.exports.trackingScratches = nativeBinding.trackingScratches
 module.exports.trackingSessionClient = nativeBinding.trackingSessionClient
 module.exports.trackingSettle = nativeBinding.trackingSettle
 module.exports.trackingStats = nativeBinding.trackingStats

@@ -74,3 +74,37 @@ test('300 trackers dropped without shutdown: once collected, their threads are g
   assert.ok(started >= before + 600, `each tracker runs a worker and an exporter thread (${before} → ${started})`);
   assert.ok(after <= before + 4, `${after - before} more threads than before the trackers`);
 });
+
+test('each JS worker thread’s request-path scratch is freed with the thread', async () => {
+  const { before, during, after } = await child(`
+    const { Worker } = await import('node:worker_threads');
+    const work = \`
+      const { Tracker, jsonlExporter } = await import('mcplens');
+      const t = new Tracker({ exporters: [jsonlExporter({ path: \${JSON.stringify(path)} })] });
+      t.openSession().record('tools/call', { id: 1, params: { name: 'echo' } }, { result: {} }, Date.now(), 1);
+      const { parentPort } = await import('node:worker_threads');
+      parentPort.postMessage('recorded');
+      await new Promise((resolve) => parentPort.once('message', resolve));
+      await t.shutdown(5000);
+    \`;
+    await settle();
+    const before = native.trackingScratches();
+    let during = 0;
+    for (let i = 0; i < 40; i++) {
+      const w = new Worker(work, { eval: true });
+      await new Promise((resolve) => w.once('message', resolve));
+      during = Math.max(during, native.trackingScratches()); // the worker's own, while it runs
+      w.postMessage('go');
+      await new Promise((resolve, reject) => w.once('exit', resolve).once('error', reject));
+    }
+    let after = native.trackingScratches();
+    for (let round = 0; round < 50 && after > before; round++) {
+      await settle();
+      after = native.trackingScratches();
+    }
+    console.log(JSON.stringify({ before, during, after }));
+  `);
+  assert.ok(before >= 1, 'this thread has its own');
+  assert.ok(during > before, `the workers made their own (${JSON.stringify({ before, during, after })})`);
+  assert.ok(after <= before, `${after - before} worker scratches left after 40 workers (${JSON.stringify({ before, during, after })})`);
+});

@@ -64,17 +64,11 @@ function put(
   // The host's span goes first (48 hex digits), then another method than the core's own by its
   // name (a NUL in it would cut the parts).
   const name = code === OTHER_METHOD ? method.replaceAll('\0', '') : undefined;
-  let at = 0;
-  if (hostSpan !== undefined) {
-    at = into(hostSpan, 0);
-    TEXT[at] = 0;
-    at += 1;
-  }
-  if (name !== undefined) at = into(name, at);
-  if (name !== undefined) at = at >= 0 && at < TEXT.length ? ((TEXT[at] = 0), at + 1) : -1;
-  at = at >= 0 ? into(params ?? '', at) : -1;
-  at = at >= 0 && at < TEXT.length ? into(idText, ((TEXT[at] = 0), at + 1)) : -1;
-  at = at >= 0 && at < TEXT.length ? into(rest, ((TEXT[at] = 0), at + 1)) : -1;
+  let at = hostSpan === undefined ? 0 : part(hostSpan, 0);
+  if (name !== undefined && at >= 0) at = part(name, at);
+  at = at >= 0 ? part(params ?? '', at) : -1;
+  at = at >= 0 ? part(idText, at) : -1;
+  at = at >= 0 ? into(rest, at) : -1;
   if (at >= 0) {
     SLOTS[S_TEXT_LEN] = at;
     record();
@@ -82,6 +76,12 @@ function put(
     const head = `${hostSpan === undefined ? '' : `${hostSpan}\0`}${name === undefined ? '' : `${name}\0`}`;
     recordText(`${head}${params ?? ''}\0${idText}\0${rest}`); // over 64 KiB
   }
+}
+
+/** Encodes `s` and a NUL after it at byte `at`: the offset after both, or -1 if they do not fit. */
+function part(s: string, at: number): number {
+  const end = into(s, at);
+  return end >= 0 && end < TEXT.length ? ((TEXT[end] = 0), end + 1) : -1;
 }
 
 /** Encodes `s` into the text buffer at byte `at`: the offset after it, or -1 if it does not fit. */
@@ -473,26 +473,21 @@ export class TrackingSession {
 }
 
 type OtelApi = typeof import('@opentelemetry/api');
-let OTEL: OtelApi | null | undefined;
 
 /** `@opentelemetry/api`, when the app has it (an optional peer dependency, never required). */
 function otelApi(): OtelApi | null {
-  if (OTEL === undefined) {
-    try {
-      OTEL = require('@opentelemetry/api') as OtelApi;
-    } catch {
-      OTEL = null;
-    }
+  try {
+    return require('@opentelemetry/api') as OtelApi;
+  } catch {
+    return null;
   }
-  return OTEL;
 }
 
 /**
  * The app's own active span (its trace and span id, 48 hex digits): mcplens' span goes under it. A
  * remote context (a `traceparent` the app extracted) is not one: `_meta.traceparent` is read then.
  */
-function activeSpan(): string | undefined {
-  const api = OTEL!;
+function activeSpan(api: OtelApi): string | undefined {
   const ctx = api.trace.getActiveSpan()?.spanContext();
   return ctx !== undefined && api.isSpanContextValid(ctx) && ctx.isRemote !== true ? ctx.traceId + ctx.spanId : undefined;
 }
@@ -543,7 +538,8 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
   // A disabled tracker starts nothing, but still derives session ids.
   const enabled = o.enableTracing !== false;
   const otlp = state.exporters.some((e) => e.config.type === 'otlp');
-  const hostSpan = otlp && otelApi() !== null ? activeSpan : undefined;
+  const api = otlp ? otelApi() : null;
+  const hostSpan = api === null ? undefined : () => activeSpan(api);
   state.core = { handle, enabled, captureResponses: o.captureResponses !== false, hostSpan, identify: o.identify, server };
   RELEASE.register(state.core, handle); // its sessions and tracked servers hold it
   if (!enabled) return state.core;

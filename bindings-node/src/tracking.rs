@@ -14,8 +14,8 @@
 //! core thread (`flush` and `shutdown` run on the libuv pool and resolve a Promise). The core hands
 //! `redact` all strings of one event at once: one round trip per event.
 
-use std::cell::Cell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
@@ -309,11 +309,48 @@ const TEXT_BUFFER: usize = 64 * 1024;
 
 type Slots = [AtomicU64; SLOT_COUNT];
 
+/// One JS thread's scratch: the numbers and the text buffer its facade writes a request into. Held
+/// by the thread (its thread-local) and by each JS array over it (their finalizers, which run on
+/// that thread): it is freed
+/// once the thread has ended and its arrays are collected (a JS worker thread's with it), not kept
+/// for the process's life.
+struct Scratch {
+    slots: Slots,
+    /// `TEXT_BUFFER` bytes, written by JS through a `Uint8Array`, read here between JS calls.
+    text: *mut u8,
+}
+
+/// Scratches alive in this process (`trackingScratches`, for the lifecycle test).
+static SCRATCHES: AtomicU64 = AtomicU64::new(0);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        // SAFETY: `text` came from `Box::into_raw` of a TEXT_BUFFER-byte slice, freed once, here.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(self.text, TEXT_BUFFER)) });
+        SCRATCHES.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 thread_local! {
-    /// This JS thread's scratch (each worker thread has its own).
-    static SCRATCH: Cell<Option<&'static Slots>> = const { Cell::new(None) };
-    /// This JS thread's text buffer (leaked: it lives as long as the process).
-    static TEXT_IN: Cell<*mut u8> = const { Cell::new(std::ptr::null_mut()) };
+    /// This JS thread's scratch (each worker thread has its own), made on first use.
+    static SCRATCH: std::cell::RefCell<Option<Rc<Scratch>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// This thread's scratch, made if needed.
+fn scratch() -> Rc<Scratch> {
+    let new = || {
+        SCRATCHES.fetch_add(1, Ordering::Relaxed);
+        let text = Box::into_raw(vec![0u8; TEXT_BUFFER].into_boxed_slice()).cast::<u8>();
+        Rc::new(Scratch { slots: std::array::from_fn(|_| AtomicU64::new(0)), text })
+    };
+    SCRATCH.with_borrow_mut(|s| s.get_or_insert_with(new).clone())
+}
+
+/// How many per-thread scratches are alive (each JS thread that loaded the facade has one until
+/// it ends and its arrays are collected).
+#[napi]
+pub fn tracking_scratches() -> u32 {
+    SCRATCHES.load(Ordering::Relaxed) as u32
 }
 
 /// The scratch of this JS thread, as a `Float64Array` of 9 numbers the facade writes before each
@@ -323,31 +360,24 @@ thread_local! {
 /// because each napi argument costs a conversion; call it once per thread.
 #[napi]
 pub fn tracking_scratch() -> Float64Array {
-    let slots: &'static Slots = match SCRATCH.get() {
-        Some(s) => s,
-        None => {
-            let s: &'static Slots = Box::leak(Box::new(std::array::from_fn(|_| AtomicU64::new(0))));
-            SCRATCH.set(Some(s));
-            s
-        }
-    };
-    // SAFETY: the slots are leaked (they live as long as the process) and every Rust read of them
-    // is an atomic load; JS writes them on this thread only, between calls.
-    unsafe { Float64Array::with_external_data(slots.as_ptr() as *mut f64, SLOT_COUNT, |_, _| {}) }
+    let held = scratch();
+    let ptr = held.slots.as_ptr() as *mut f64;
+    // SAFETY: the array holds the scratch (`held`, dropped by its finalizer), so the slots outlive
+    // it; every Rust read of them is an atomic load; JS writes them on this thread only, between
+    // calls.
+    unsafe { Float64Array::with_external_data(ptr, SLOT_COUNT, move |_, _| drop(held)) }
 }
 
 /// The text buffer of this JS thread, as a `Uint8Array` of 64 KiB the facade writes a request's
 /// text into (`TextEncoder.encodeInto`) before `trackingRecord`; call it once per thread.
 #[napi]
 pub fn tracking_text_buffer() -> Uint8Array {
-    let mut ptr = TEXT_IN.get();
-    if ptr.is_null() {
-        ptr = Box::leak(vec![0u8; TEXT_BUFFER].into_boxed_slice()).as_mut_ptr();
-        TEXT_IN.set(ptr);
-    }
-    // SAFETY: the buffer is leaked (it lives as long as the process); only this thread uses it:
-    // JS writes it, then `trackingRecord` reads it, never at the same time.
-    unsafe { Uint8Array::with_external_data(ptr, TEXT_BUFFER, |_, _| {}) }
+    let held = scratch();
+    let ptr = held.text;
+    // SAFETY: the array holds the scratch (`held`, dropped by its finalizer), so the buffer
+    // outlives it; only this thread uses it: JS writes it, then `trackingRecord` reads it, never at
+    // the same time.
+    unsafe { Uint8Array::with_external_data(ptr, TEXT_BUFFER, move |_, _| drop(held)) }
 }
 
 /// Records one request: its numbers in the scratch (see `trackingScratch`), its text (as many bytes
@@ -357,43 +387,41 @@ pub fn tracking_text_buffer() -> Uint8Array {
 /// never holds a raw NUL.
 #[napi]
 pub fn tracking_record() {
-    let ptr = TEXT_IN.get();
-    let Some(slots) = SCRATCH.get() else { return };
-    let len = (f64::from_bits(slots[S_TEXT_LEN as usize].load(Ordering::Relaxed)) as usize).min(TEXT_BUFFER);
-    if ptr.is_null() {
-        return;
-    }
-    // SAFETY: `ptr` is this thread's leaked buffer of TEXT_BUFFER bytes; JS is not running while
-    // this call reads it.
-    let text = unsafe { std::slice::from_raw_parts(ptr, len) };
-    record_parts(slots, text);
+    SCRATCH.with_borrow(|s| {
+        let Some(s) = s else { return };
+        let len = (f64::from_bits(s.slots[S_TEXT_LEN as usize].load(Ordering::Relaxed)) as usize).min(TEXT_BUFFER);
+        // SAFETY: `text` is this thread's buffer of TEXT_BUFFER bytes, alive while the thread-local
+        // holds it; JS is not running while this call reads it.
+        let text = unsafe { std::slice::from_raw_parts(s.text, len) };
+        record_parts(&s.slots, text);
+    });
 }
 
 /// `trackingRecord` with the text as an argument (when it does not fit the text buffer: over
 /// 64 KiB, where napi's own string conversion costs little beside the copy).
 #[napi]
 pub fn tracking_record_text(text: String) {
-    if let Some(slots) = SCRATCH.get() {
-        record_parts(slots, text.as_bytes());
-    }
+    SCRATCH.with_borrow(|s| {
+        if let Some(s) = s {
+            record_parts(&s.slots, text.as_bytes());
+        }
+    });
+}
+
+/// The text's next part (up to its NUL), the rest left in `text`.
+fn take_part<'a>(text: &mut &'a str) -> &'a str {
+    let (part, rest) = text.split_once('\0').unwrap_or((text, ""));
+    *text = rest;
+    part
 }
 
 fn record_parts(slots: &Slots, text: &[u8]) {
     let n = |i: u32| f64::from_bits(slots[i as usize].load(Ordering::Relaxed));
     let flags = n(S_FLAGS) as u32;
     let Ok(mut text) = std::str::from_utf8(text) else { return };
-    let mut host_span = None;
-    if flags & F_HOST_SPAN != 0 {
-        let (span, rest) = text.split_once('\0').unwrap_or((text, ""));
-        text = rest;
-        host_span = host::span_context(span);
-    }
+    let host_span = (flags & F_HOST_SPAN != 0).then(|| take_part(&mut text)).and_then(host::span_context);
     let method = match u8::try_from(n(S_METHOD) as u32) {
-        Ok(OTHER_METHOD_CODE) => {
-            let (name, rest) = text.split_once('\0').unwrap_or((text, ""));
-            text = rest;
-            Method::from_name(name)
-        }
+        Ok(OTHER_METHOD_CODE) => Method::from_name(take_part(&mut text)),
         Ok(code) => match Method::from_code(code) {
             Some(m) => m,
             None => return,
