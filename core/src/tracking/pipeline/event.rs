@@ -74,6 +74,10 @@ pub const INVALID_METHOD_NAME: &str = "(invalid)";
 /// The code [`Method::Other`] travels under where bindings pass a number (its name beside it).
 pub const OTHER_METHOD_CODE: u8 = u8::MAX;
 
+/// [`Method::ALL`] in one place: indexing the `const` would build (and drop) all 21 on every
+/// lookup, and lookups are on the request path.
+static KNOWN: [Method; 21] = Method::ALL;
+
 /// `(JSON-RPC name, event type)` of the known methods, in code order: the one table every lookup
 /// reads.
 const METHODS: [(&str, &str); 21] = [
@@ -154,12 +158,12 @@ impl Method {
 
     /// The known method with this JSON-RPC name.
     pub fn known(name: &str) -> Option<Method> {
-        METHODS.iter().position(|(n, _)| *n == name).map(|i| Method::ALL[i].clone())
+        METHODS.iter().position(|(n, _)| *n == name).map(|i| KNOWN[i].clone())
     }
 
     /// The known method with this numeric code ([`Method::code`]), for bindings that pass a number.
     pub fn from_code(code: u8) -> Option<Method> {
-        Method::ALL.get(usize::from(code)).cloned()
+        KNOWN.get(usize::from(code)).cloned()
     }
 
     /// Its stable code; [`OTHER_METHOD_CODE`] for [`Method::Other`].

@@ -16,6 +16,31 @@ use super::build::Tokens;
 use super::event::{Event, Method};
 use crate::tracking::ExportError;
 
+/// Which methods' events an exporter takes ([`Exporter::accepts`], asked once per known method and
+/// once for every [`Method::Other`], with an empty name): what the runtime keeps of the answers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Accepts(u64);
+
+impl Accepts {
+    /// The exporter's answers, asked now.
+    pub fn of(exporter: &dyn Exporter) -> Accepts {
+        let other = Method::Other(Box::from(""));
+        let bits =
+            Method::ALL.iter().chain([&other]).filter(|m| exporter.accepts(m)).fold(0, |acc, m| acc | Accepts::bit(m));
+        Accepts(bits)
+    }
+
+    /// Whether the exporter takes events of this method.
+    pub fn contains(self, method: &Method) -> bool {
+        self.0 & Accepts::bit(method) != 0
+    }
+
+    /// Bit `code` for a known method, bit 63 for every [`Method::Other`].
+    fn bit(method: &Method) -> u64 {
+        1 << u32::from(method.code()).min(63)
+    }
+}
+
 /// One built event as exporters see it.
 #[derive(Debug)]
 pub struct ExportItem {

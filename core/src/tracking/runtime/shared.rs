@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use crate::backoff::SplitMix64;
 use crate::tracking::pipeline::config::TrackerConfig;
 use crate::tracking::pipeline::event::Method;
-use crate::tracking::pipeline::export::{ExportItem, ExportPolicy, Exporter};
+use crate::tracking::pipeline::export::{Accepts, ExportItem, ExportPolicy, Exporter};
 use crate::tracking::pipeline::export_queue::ExportQueue;
 use crate::tracking::pipeline::ids::IdGen;
 use crate::tracking::pipeline::queue::{Drained, Staging};
@@ -390,21 +390,15 @@ pub(crate) struct SlotState {
 /// One exporter as the worker and the tracker see it.
 pub(crate) struct Slot {
     pub name: String,
-    /// Bit `m` set: events of method code `m` go to this exporter (else they are skipped); bit 63:
-    /// events of every [`Method::Other`].
-    accepts: u64,
+    /// The methods whose events go to this exporter (the others are skipped).
+    accepts: Accepts,
     pub state: Mutex<SlotState>,
     pub cv: Condvar,
 }
 
 impl Slot {
     pub fn new(name: &str, exporter: &dyn Exporter, policy: ExportPolicy, rng: &mut IdGen) -> Slot {
-        let other = Method::Other(Box::from(""));
-        let accepts = Method::ALL
-            .iter()
-            .chain([&other])
-            .filter(|m| exporter.accepts(m))
-            .fold(0u64, |acc, m| acc | 1 << Slot::bit(m));
+        let accepts = Accepts::of(exporter);
         Slot {
             name: name.to_owned(),
             accepts,
@@ -419,11 +413,7 @@ impl Slot {
 
     /// Whether events of this method go to this exporter.
     pub fn accepts(&self, method: &Method) -> bool {
-        self.accepts & (1 << Slot::bit(method)) != 0
-    }
-
-    fn bit(method: &Method) -> u32 {
-        u32::from(method.code()).min(63)
+        self.accepts.contains(method)
     }
 }
 

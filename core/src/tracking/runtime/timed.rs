@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::tracking::pipeline::build::StringHook;
 use crate::tracking::pipeline::event::Method;
-use crate::tracking::pipeline::export::{Batch, ExportItem, Exporter};
+use crate::tracking::pipeline::export::{Accepts, Batch, ExportItem, Exporter};
 use crate::tracking::{ExportError, TrackingError};
 
 type Job<I, O> = (I, SyncSender<Result<O, String>>);
@@ -89,8 +89,7 @@ pub(crate) fn string_hook(hook: StringHook, timeout: Duration) -> Result<StringH
 
 /// `exporter` run under `timeout` per batch.
 pub(crate) fn exporter(mut exporter: Box<dyn Exporter>, timeout: Duration) -> Result<Box<dyn Exporter>, TrackingError> {
-    let other = Method::Other(Box::from(""));
-    let accepts: Vec<bool> = Method::ALL.iter().chain([&other]).map(|m| exporter.accepts(m)).collect();
+    let accepts = Accepts::of(exporter.as_ref());
     let needs_tokens = exporter.needs_tokens();
     let runner = Runner::start("mcplens-callback", timeout, move |items: Vec<Arc<ExportItem>>| {
         exporter.export(&Batch::new(&items))
@@ -100,8 +99,7 @@ pub(crate) fn exporter(mut exporter: Box<dyn Exporter>, timeout: Duration) -> Re
 
 struct Timed {
     runner: Runner<Vec<Arc<ExportItem>>, Result<(), ExportError>>,
-    /// Per method code, then [`Method::Other`].
-    accepts: Vec<bool>,
+    accepts: Accepts,
     needs_tokens: bool,
 }
 
@@ -115,8 +113,7 @@ impl Exporter for Timed {
     }
 
     fn accepts(&self, method: &Method) -> bool {
-        let i = usize::from(method.code()).min(Method::ALL.len());
-        self.accepts.get(i).copied().unwrap_or(true)
+        self.accepts.contains(method)
     }
 
     fn needs_tokens(&self) -> bool {
