@@ -36,6 +36,7 @@ import anyio
 import anyio.lowlevel
 import mcp
 from mcp import ClientSession, types
+from pydantic_core import to_json
 
 import mcplens
 
@@ -180,14 +181,23 @@ class NoopCore:
         pass
 
 
+class PydanticCore(NoopCore):
+    """The same glue with pydantic's serializer instead of the core's (what the request-path
+    serializer in src/tracking.rs saves): params and result to JSON with `pydantic_core.to_json`."""
+
+    def record(self, code: Any, session: Any, t0: Any, rid: Any, params: Any, result: Any, *rest: Any) -> None:
+        to_json(params, by_alias=True, exclude_none=True)
+        to_json(result, by_alias=True, exclude_none=True)
+
+
 def install(server: Any, tracker: mcplens.Tracker, mode: str) -> None:
-    if mode != "floor":
+    if mode not in ("floor", "pydantic"):
         mcplens.track(server, tracker)
         return
     from mcplens import _tracking
 
     install_glue = _tracking._install_v2 if V2 else _tracking._install_v1
-    install_glue(server, tracker, NoopCore(), None)  # type: ignore[arg-type]
+    install_glue(server, tracker, NoopCore() if mode == "floor" else PydanticCore(), None)  # type: ignore[arg-type]
 
 
 def pair_v1(op: str, mode: str) -> tuple[Callable[[], Awaitable[Any]], Callable[[], Awaitable[Any]], Any]:
@@ -230,7 +240,8 @@ def pair_v2(op: str, mode: str) -> tuple[Callable[[], Awaitable[Any]], Callable[
     server = Server("bench-a")
     tracker = mcplens.Tracker(exporters=jsonl(), capture_responses=mode == "responses")
     install(server, tracker, mode)
-    middleware = server.middleware[0]
+    # mcplens' own entry (it sits inside the SDK's OpenTelemetry middleware, not first).
+    middleware = next(m for m in server.middleware if getattr(m, "_mcplens_tracker", None) is tracker)
     return (lambda: call_next(ctx)), (lambda: middleware(ctx, call_next)), tracker
 
 
@@ -238,7 +249,8 @@ async def hot_path() -> None:
     n, runs = 20_000, 7
     print("(a) hot path at the handler: ns per call (median of 7 runs x 20,000 calls); wall clock, and")
     print("    the CPU time of the calling thread (without the core's threads competing for the cores).")
-    print("    capture: (floor) = the same glue with a Python no-op record; no / responses = mcplens")
+    print("    capture: (floor) = the same glue with a Python no-op record; (pydantic) = the same glue")
+    print("    serializing params and result with pydantic_core.to_json instead; no / responses = mcplens")
     print(
         f"    {'operation':<16} {'capture':<10} {'bare':>6} {'wrapped':>8} {'added':>7}   "
         f"{'bare cpu':>8} {'wrapped cpu':>11} {'added cpu':>9}"
@@ -247,7 +259,7 @@ async def hot_path() -> None:
     added: dict[tuple[str, str], float] = {}
     try:
         for op in ("tools/call", "resources/read"):
-            for mode in ("floor", "no", "responses"):
+            for mode in ("floor", "pydantic", "no", "responses"):
                 bare, wrapped, tracker = (pair_v2 if V2 else pair_v1)(op, mode)
                 b, w = [], []
                 for _ in range(runs):
@@ -257,7 +269,7 @@ async def hot_path() -> None:
                 mb, mw = statistics.median(x[0] for x in b), statistics.median(x[0] for x in w)
                 cb, cw = statistics.median(x[1] for x in b), statistics.median(x[1] for x in w)
                 added[op, mode] = cw - cb
-                label = {"floor": "(floor)"}.get(mode, mode)
+                label = {"floor": "(floor)", "pydantic": "(pydantic)"}.get(mode, mode)
                 print(
                     f"    {op:<16} {label:<10} {mb:>6.0f} {mw:>8.0f} {mw - mb:>7.0f}   "
                     f"{cb:>8.0f} {cw:>11.0f} {cw - cb:>9.0f}"
