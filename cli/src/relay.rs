@@ -121,6 +121,9 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
     let t0 = Instant::now();
     let wall0 = SystemTime::now();
     let mut tracking = Tracking { config: options.tracker, tracker: None, wall0 };
+    // Requests to record once this turn's lines are written: the tracker's worker then wakes
+    // after the host (or the server) has its bytes, not in between on a busy machine.
+    let mut answered: Vec<TrackRecord> = Vec::new();
 
     let end = loop {
         let timer = proxy.poll_timeout().map(|d| tokio::time::Instant::from_std(t0 + d));
@@ -156,12 +159,15 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
                     }
                     tracking.start(server, client, protocol_version.as_deref())
                 }
-                ProxyAction::Track(record) => tracking.record(&record),
+                ProxyAction::Track(record) => answered.push(record),
                 ProxyAction::Notice(message) => eprintln!("mcplens proxy: {message}"),
             }
         }
         host_gone |= host_out.flush().await.is_err();
         upstream.flush().await;
+        for record in answered.drain(..) {
+            tracking.record(&record);
+        }
         if host_gone {
             break End::Host;
         }
