@@ -132,6 +132,7 @@ BENCH_EXTRA += bench-python-tracking
 .PHONY: bench-proxy
 bench-proxy: build-python $(PY_OUT)/venv-mcp2/.requirements ## mcplens proxy: added p50 per relayed tools/call over stdio (vs direct, one run), peak RSS
 	@$(PY_OUT)/venv-mcp2/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL)
-	$(PY_OUT)/venv-mcp2/bin/python $(PY_DIR)/bench/bench_proxy.py
+	cargo build --release --quiet -p mcplens-cli --example bare-relay
+	MCPLENS_BENCH_BARE_RELAY=$(CARGO_TARGET_DIR)/release/examples/bare-relay $(PY_OUT)/venv-mcp2/bin/python $(PY_DIR)/bench/bench_proxy.py
 
 BENCH_EXTRA += bench-proxy

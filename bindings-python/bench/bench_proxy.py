@@ -8,6 +8,10 @@ gives it), with tracking (the default JSONL exporter, into a temporary file) and
 per connection. Printed: p50/p99 per connection, the p50 each proxy adds to the direct one, and each
 proxy process's peak RSS (VmHWM; the Python interpreter the command runs in included).
 
+`MCPLENS_BENCH_BARE_RELAY=/path/to/bare-relay` (`make bench-proxy` builds it: cli/bench/bare_relay.rs)
+adds the floor in the same run: one more process that relays lines and does nothing else; each
+proxy's p50 over that floor is printed too (what the proxy's own work adds, apart from the hop).
+
 `MCPLENS_BENCH_PROXY_EXTRA="label=/path/to/mcplens;…"` adds, in the same run, a tracked proxy
 connection through each of those `mcplens` executables (e.g. an earlier build, to compare).
 """
@@ -27,6 +31,7 @@ from typing import IO, Any
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "tracked_server.py"
 TMP = tempfile.mkdtemp(prefix="mcplens-bench-proxy-")
 WARMUP, ROUND, TOTAL = 200, 200, 4_000
+FLOOR = "bare relay (floor)"
 
 
 class Connection:
@@ -80,6 +85,8 @@ def main() -> None:
         Connection("proxy", [*proxy, "--events", os.path.join(TMP, "events.jsonl"), "--", *server]),
         Connection("proxy --no-tracking", [*proxy, "--no-tracking", "--", *server]),
     ]
+    if bare := os.environ.get("MCPLENS_BENCH_BARE_RELAY"):
+        conns.append(Connection(FLOOR, [bare, "--", *server]))
     for i, extra in enumerate(filter(None, os.environ.get("MCPLENS_BENCH_PROXY_EXTRA", "").split(";"))):
         label, exe = extra.split("=", 1)
         events = os.path.join(TMP, f"extra-{i}.jsonl")
@@ -95,13 +102,18 @@ def main() -> None:
     print(f"mcplens proxy over stdio, tools/call echo, {TOTAL} calls per connection, interleaved")
     for c in conns:
         p99 = statistics.quantiles(c.times, n=100)[98] / 1000
-        added = "" if c.name == "direct" else f"  added p50 {p50[c.name] - p50['direct']:+.1f} µs"
-        print(f"  {c.name:<28} p50 {p50[c.name]:8.1f} µs  p99 {p99:8.1f} µs{added}  peak RSS {rss[c.name]:.1f} MB")
+        more = "" if c.name == "direct" else f"  added p50 {p50[c.name] - p50['direct']:+.1f} µs"
+        if FLOOR in p50 and c.name not in ("direct", FLOOR):
+            more += f" ({p50[c.name] - p50[FLOOR]:+.1f} µs over the floor)"
+        print(f"  {c.name:<28} p50 {p50[c.name]:8.1f} µs  p99 {p99:8.1f} µs{more}  peak RSS {rss[c.name]:.1f} MB")
     for c in conns:
         c.close()
     added = p50["proxy"] - p50["direct"]
     if results := os.environ.get("MCPLENS_BENCH_RESULTS"):
         detail = f"direct p50 {p50['direct']:.0f} µs; proxy peak RSS {rss['proxy']:.1f} MB (with Python)"
+        if FLOOR in p50:
+            floor = p50[FLOOR] - p50["direct"]
+            detail += f"; {FLOOR} {floor:+.1f} µs, the proxy {added - floor:+.1f} µs over it"
         row = {"row": "proxy_latency", "figure": round(added, 1), "detail": detail}
         Path(results).mkdir(parents=True, exist_ok=True)
         (Path(results) / "proxy_latency.json").write_text(json.dumps(row))
