@@ -54,7 +54,7 @@ bench-node-addon: $(NODE_STAMP)
 bench-node: bench-node-addon ## Node benchmark: bounded traversal vs the SDK's listResourceTemplates loop (memory, stdio)
 	cd bindings-node && node bench/discovery.mjs
 
-bench-node-tracking: bench-node-addon ## Node tracking benchmark: hot-path cost wrapped vs bare; tools/call, resources/read p50/p99 untracked vs mcplens vs mcpcat
+bench-node-tracking: bench-node-addon ## Node tracking benchmark: hot-path cost wrapped vs bare; tools/call, resources/read p50/p99 untracked vs mcplens vs agentcat, mcpcat and @posthog/mcp
 	cd bindings-node && node bench/tracking.mjs
 
 BUILD_EXTRA += build-node

@@ -2,10 +2,11 @@
 //  (a) the hot path at the handler: the wrapped handler vs the bare one (a trivial async handler put
 //      in the SDK's request-handler map), with and without response capture;
 //  (b) end to end: tools/call and resources/read p50/p99 through an SDK Client ↔ McpServer in
-//      memory, untracked vs mcplens vs the `agentcat` and `mcpcat` npm packages, same server, same
-//      process, interleaved; under `make bench` the tools/call row (mcplens' added p50) is written.
-// Network off: mcplens exports to a JSONL file; agentcat and mcpcat post to a loopback sink in a
-// child process.
+//      memory, untracked vs mcplens vs the `agentcat`, `mcpcat` and `@posthog/mcp` npm packages,
+//      same server, same process, interleaved; under `make bench` the tools/call row (mcplens'
+//      added p50) is written.
+// Network off: mcplens exports to a JSONL file; agentcat, mcpcat and @posthog/mcp (its posthog-node
+// client) post to a loopback sink in a child process.
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -26,6 +27,8 @@ const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
 const { Tracker, coreVersion, jsonlExporter, track } = await import('mcplens');
 const agentcat = await import('agentcat');
 const mcpcat = await import('mcpcat');
+const posthogMcp = await import('@posthog/mcp');
+const { PostHog } = await import('posthog-node');
 const z = await import('zod');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
@@ -150,6 +153,12 @@ const OPS = {
 /** agentcat / mcpcat: events to the loopback sink, nothing added to the server's tools. */
 const CAT_OPTIONS = (apiBaseUrl) => ({ apiBaseUrl, disableDiagnostics: true, enableReportMissing: false, enableToolCallContext: false });
 
+/** @posthog/mcp: `instrument` with a posthog-node client whose host is the loopback sink. */
+function posthogTracked(server, sinkUrl) {
+  posthogMcp.instrument(server, new PostHog('phc_bench', { host: sinkUrl }), { reportMissing: false, context: false });
+  return server;
+}
+
 async function endToEnd(sinkUrl) {
   const tracker = new Tracker({ exporters: [jsonlExporter({ path: join(SCRATCH, 'e2e.jsonl') })] });
   const variants = {
@@ -157,6 +166,7 @@ async function endToEnd(sinkUrl) {
     mcplens: await connected(track(notesServer(), tracker)),
     agentcat: await connected(agentcat.track(notesServer(), 'proj_bench', CAT_OPTIONS(sinkUrl))),
     mcpcat: await connected(mcpcat.track(notesServer(), 'proj_bench', CAT_OPTIONS(sinkUrl))),
+    '@posthog/mcp': await connected(posthogTracked(notesServer(), sinkUrl)),
   };
   const samples = {};
   let n = 0;
@@ -204,8 +214,9 @@ function version(name, entry) {
 }
 const agentcatVersion = version('agentcat', 'agentcat');
 const mcpcatVersion = version('mcpcat', 'mcpcat');
+const posthogVersion = version('@posthog/mcp', '@posthog/mcp');
 const sdkVersion = version('@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/server/index.js');
-console.log(`mcplens ${coreVersion} · @modelcontextprotocol/sdk ${sdkVersion} · agentcat ${agentcatVersion} · mcpcat ${mcpcatVersion} · Node ${process.versions.node}`);
+console.log(`mcplens ${coreVersion} · @modelcontextprotocol/sdk ${sdkVersion} · agentcat ${agentcatVersion} · mcpcat ${mcpcatVersion} · @posthog/mcp ${posthogVersion} · Node ${process.versions.node}`);
 
 console.log(
   `\n(a) hot path at the handler: ns per request (median of ${RUNS} runs × ${CALLS.toLocaleString('en')} calls in bursts of ${BURST.toLocaleString('en')}, ABBA)`,
@@ -225,33 +236,36 @@ let catFailures = 0;
 process.on('unhandledRejection', () => void (catFailures += 1));
 const sink = await startSink();
 const { samples, stats } = await endToEnd(sink.url);
-await new Promise((resolve) => setTimeout(resolve, 2_000)); // let agentcat's and mcpcat's queues drain into the sink
+await new Promise((resolve) => setTimeout(resolve, 2_000)); // let the incumbents' queues drain into the sink
 console.log(
   `\n(b) end to end, SDK Client ↔ McpServer in memory: µs per request (${ROUNDS} interleaved rounds × ${PER_ROUND} = ${ROUNDS * PER_ROUND} each)`,
 );
-console.log('    method            tracker        p50       p99   added p50');
+console.log('    method            tracker           p50       p99   added p50');
 let added;
 for (const op of Object.keys(OPS)) {
   const base = quantile(
     [...samples[`${op}|untracked`]].sort((a, b) => a - b),
     0.5,
   );
-  for (const name of ['untracked', 'mcplens', 'agentcat', 'mcpcat']) {
+  for (const name of ['untracked', 'mcplens', 'agentcat', 'mcpcat', '@posthog/mcp']) {
     const xs = [...samples[`${op}|${name}`]].sort((a, b) => a - b);
     const p50 = quantile(xs, 0.5);
     if (op === 'tools/call' && name === 'mcplens') added = { mcplens: p50 - base, base };
     if (op === 'tools/call' && name === 'agentcat') added.agentcat = p50 - base;
-    console.log(`    ${op.padEnd(16)}  ${name.padEnd(10)}${fmt(p50, 1)}  ${fmt(quantile(xs, 0.99), 1)}  ${name === 'untracked' ? '' : fmt(p50 - base, 1)}`);
+    if (op === 'tools/call' && name === '@posthog/mcp') added.posthog = p50 - base;
+    console.log(`    ${op.padEnd(16)}  ${name.padEnd(13)}${fmt(p50, 1)}  ${fmt(quantile(xs, 0.99), 1)}  ${name === 'untracked' ? '' : fmt(p50 - base, 1)}`);
   }
 }
 const ex = stats.exporters[0];
 console.log(`    mcplens events: recorded ${stats.recorded}, exported ${ex.exported}, dropped ${stats.dropped + ex.dropped}`);
-console.log('    (agentcat and mcpcat track tools/call only and post to a loopback sink; mcplens records every request and writes JSONL)');
+console.log(
+  '    (agentcat and mcpcat track tools/call only, @posthog/mcp tools and resources; they post to a loopback sink; mcplens records every request and writes JSONL)',
+);
 if (catFailures > 0) console.log(`    agentcat/mcpcat: ${catFailures} failed posts`);
 const results = process.env.MCPLENS_BENCH_RESULTS;
 if (results !== undefined) {
   mkdirSync(results, { recursive: true });
-  const detail = `p50 ${added.base.toFixed(1)} µs untracked; agentcat +${added.agentcat.toFixed(1)} µs; hot path ${hot.toFixed(0)} ns at the handler`;
+  const detail = `p50 ${added.base.toFixed(1)} µs untracked; agentcat +${added.agentcat.toFixed(1)} µs; @posthog/mcp +${added.posthog.toFixed(1)} µs; hot path ${hot.toFixed(0)} ns at the handler`;
   writeFileSync(join(results, 'node_tracking.json'), JSON.stringify({ row: 'node_tracking', figure: Number(added.mcplens.toFixed(2)), detail }));
 }
 sink.child.kill();
