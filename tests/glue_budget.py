@@ -28,8 +28,10 @@ BUDGET = 0.20
 # rules (801 lines; the glue itself did not shrink): Python 23.8 %, Node 20.6 %; and when the
 # proxy's 2026-07-28 rules joined (163 lines): Python 23.6 %, Node 20.4 %; and when the core took
 # one retry rule, the tracking runtime split and request methods it does not know (Python 23.1 %,
-# Node 20.1 %).
-CEILING = {"python": 0.232, "node": 0.202}
+# Node 20.1 %). Node came under the budget when the names a caller passes (a reason, a want, a kind)
+# became one core rule (error::parse_wire_name) and its facade's two error wrappers one: Python
+# 22.9 %, Node 19.96 % (no ceiling: the budget is its limit from then on).
+CEILING = {"python": 0.230}
 GLUE = {
     "python": ["bindings-python/src/**/*.rs", "bindings-python/build.rs", "bindings-python/python/mcplens/**/*.py"],
     "node": ["bindings-node/src/**/*.rs", "bindings-node/build.rs", "bindings-node/lib/**/*.ts", "bindings-node/lib/**/*.mts"],
@@ -141,7 +143,7 @@ def main() -> int:
             print(f"{name}: {share:.1%} is well under its ceiling {limit:.1%}: lower CEILING (the ratchet)")
             failed = True
         detail = ", ".join(f"{p.relative_to(ROOT)} {code_lines(p)}" for p in files)
-        print(f"{name}: {total} code lines = {share:.1%} of the core, {verdict} ({detail})")
+        print(f"{name}: {total} code lines = {share:.2%} of the core, {verdict} ({detail})")
         failed |= share >= limit
     if failed:
         print("a binding's glue grew past its limit: move rules to the core, remove glue")

@@ -10,7 +10,7 @@ import { test } from 'node:test';
 
 import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
-import { Catalog, McplensError, Refresher, listResourceTemplates, listResources } from 'mcplens';
+import { Catalog, McplensError, Pager, Refresher, listResourceTemplates, listResources } from 'mcplens';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'host');
 const files = readdirSync(DIR)
@@ -26,6 +26,12 @@ async function perform(call, catalog, Client) {
     case 'second_refresher':
       new Refresher(catalog);
       return new Refresher(catalog);
+    case 'catalog_invalidate':
+      return catalog.invalidate(server, call.reason);
+    case 'refresher_request':
+      return new Refresher(catalog).request(server, call.want);
+    case 'pager':
+      return new Pager({ kind: call.kind, server, resourcesCapability: true, now: 0 });
   }
   assert.equal(call.client, 'uninitialized');
   // A real client that never connected: no initialize (or server/discover) result.
@@ -45,7 +51,7 @@ async function perform(call, catalog, Client) {
 }
 
 test('the shared host vectors are there', () => {
-  assert.ok(files.length >= 6, `only ${files.length} host vectors in ${DIR}`);
+  assert.ok(files.length >= 9, `only ${files.length} host vectors in ${DIR}`);
 });
 
 for (const file of files) {

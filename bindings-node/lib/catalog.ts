@@ -14,6 +14,7 @@ import { performance } from 'node:perf_hooks';
 import * as native from '../index.js';
 import {
   McplensError,
+  call,
   initialized,
   nativeOf,
   rethrow,
@@ -202,14 +203,6 @@ let nativeCatalog: (catalog: Catalog) => native.NativeCatalog;
 /** The core's `invalid_argument` error of a misuse. */
 function misuse(kind: 'not_an_sdk_client' | 'foreign_listing', server?: string): McplensError {
   return new McplensError('invalid_argument', server, native.misuseMessage(kind, server ?? ''));
-}
-
-function call<T>(server: string | undefined, f: () => T, rpcCode?: number): T {
-  try {
-    return f();
-  } catch (e) {
-    rethrow(e, server, rpcCode);
-  }
 }
 
 /**

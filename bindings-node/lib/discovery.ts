@@ -170,6 +170,15 @@ export function rethrow(e: unknown, server: string | undefined, rpcCode?: number
   throw new McplensError('invalid_argument', named, `${named ? `server "${named}": ` : ''}invalid argument: ${message}`);
 }
 
+/** `f()`, its error rethrown as a `McplensError` about `server`. */
+export function call<T>(server: string | undefined, f: () => T, rpcCode?: number): T {
+  try {
+    return f();
+  } catch (e) {
+    rethrow(e, server, rpcCode);
+  }
+}
+
 /** The request a `Pager` wants sent. Page 1 has no `params` at all. */
 export interface PagerRequest {
   method: string;
@@ -232,7 +241,7 @@ export class Pager {
 
   /** Milliseconds left for the whole traversal at `now`: the in-flight request's timeout. */
   remaining(now: number): number {
-    return this.#call(() => this.#native.remaining(now));
+    return call(this.server, () => this.#native.remaining(now));
   }
 
   /** True once the traversal has finished or failed. */
@@ -242,27 +251,27 @@ export class Pager {
 
   /** The JSON-RPC `result`, as JSON text, received at `now`. */
   acceptPage(page: string, now: number): void {
-    this.#call(() => this.#native.acceptPage(page, now));
+    call(this.server, () => this.#native.acceptPage(page, now));
   }
 
   /** A JSON-RPC error answer (only the code is used; the message is server text). */
   acceptRpcError(code: number, now: number): void {
-    this.#call(() => this.#native.acceptRpcError(code, now), code);
+    call(this.server, () => this.#native.acceptRpcError(code, now), code);
   }
 
   /** The host's client refused the result's shape. */
   acceptMalformed(now: number): void {
-    this.#call(() => this.#native.acceptMalformed(now));
+    call(this.server, () => this.#native.acceptMalformed(now));
   }
 
   /** The transport failed. */
   acceptTransportError(now: number): void {
-    this.#call(() => this.#native.acceptTransportError(now));
+    call(this.server, () => this.#native.acceptTransportError(now));
   }
 
   /** The host's timeout for the in-flight request (`remaining(now)`) fired. */
   acceptTimeout(now: number): void {
-    this.#call(() => this.#native.acceptTimeout(now));
+    call(this.server, () => this.#native.acceptTimeout(now));
   }
 
   /**
@@ -270,24 +279,16 @@ export class Pager {
    * committed to a `Catalog` as is.
    */
   finish(): Listing {
-    return fromNative(this.#call(() => this.#native.finish()));
+    return fromNative(call(this.server, () => this.#native.finish()));
   }
 
   /** What the traversal counted so far (also after a failure). */
   diagnostics(): Diagnostics {
-    return JSON.parse(this.#call(() => this.#native.diagnostics())) as Diagnostics;
+    return JSON.parse(call(this.server, () => this.#native.diagnostics())) as Diagnostics;
   }
 
   static {
-    finishNative = (pager) => pager.#call(() => pager.#native.finish());
-  }
-
-  #call<T>(f: () => T, rpcCode?: number): T {
-    try {
-      return f();
-    } catch (e) {
-      rethrow(e, this.server, rpcCode);
-    }
+    finishNative = (pager) => call(pager.server, () => pager.#native.finish());
   }
 }
 

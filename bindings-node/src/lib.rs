@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use mcplens::catalog::{self, CatalogError};
 use mcplens::discovery::{self, DiscoveryError, Limits, ListKind, Outcome};
+use mcplens::error::{parse_wire_name, InvalidArgument};
 use mcplens::tool::{self, ToolError};
 use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, ValueType};
 use napi::sys;
@@ -44,7 +45,11 @@ fn discovery_error(e: DiscoveryError) -> Error<Code> {
 }
 
 fn invalid_argument(server: &str, reason: &str) -> Error<Code> {
-    Error::new(Code("invalid_argument"), mcplens::error::InvalidArgument::new(server, reason).to_string())
+    invalid(InvalidArgument::new(server, reason))
+}
+
+fn invalid(e: InvalidArgument) -> Error<Code> {
+    Error::new(Code("invalid_argument"), e.to_string())
 }
 
 /// Host milliseconds (any epoch) → the core's monotonic `Duration`. Negative, NaN and
@@ -128,8 +133,7 @@ impl Pager {
         now_ms: f64,
         protocol_version: Option<String>,
     ) -> Result<Self> {
-        let kind: ListKind = serde_json::from_value(serde_json::Value::String(kind))
-            .map_err(|_| invalid_argument(&server, "`kind` must be \"resources\" or \"resource_templates\""))?;
+        let kind: ListKind = parse_wire_name(&server, "kind", &kind).map_err(invalid)?;
         let limits = match limits_json.as_deref() {
             None => Limits::default(),
             Some(text) => serde_json::from_str::<Limits>(text).map_err(|_| {
@@ -272,13 +276,6 @@ pub fn error_codes() -> Vec<&'static str> {
     mcplens::ErrorCode::ALL.iter().map(|c| c.as_str()).collect()
 }
 
-fn wire_name(value: impl serde::Serialize) -> String {
-    match serde_json::to_value(value) {
-        Ok(serde_json::Value::String(s)) => s,
-        _ => unreachable!("core enums serialize as strings"),
-    }
-}
-
 /// The core's per-server catalog (see `mcplens::catalog`): the state its refresh machine keeps
 /// (one [`refresher::NativeRefresher`] per catalog) and the reads every host answers from.
 #[napi]
@@ -389,9 +386,8 @@ pub fn initialized(server: String, capabilities_json: String) -> Result<bool> {
 /// `server` (`''`: none): the core's `invalid_argument` text.
 #[napi]
 pub fn misuse_message(misuse: String, server: String) -> Result<String> {
-    let m: mcplens::error::Misuse =
-        serde_json::from_value(serde_json::Value::String(misuse)).map_err(|_| invalid_argument("", "not a misuse"))?;
-    Ok(mcplens::error::InvalidArgument::misuse(&server, m).to_string())
+    let m = parse_wire_name(&server, "misuse", &misuse).map_err(invalid)?;
+    Ok(InvalidArgument::misuse(&server, m).to_string())
 }
 
 /// The version of the core (one version for every mcplens package).

@@ -6,22 +6,17 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use mcplens::catalog::{CatalogError, Epoch, Failure, Refresher, TraversalError, TraversalId, Want};
+use mcplens::error::{parse_wire_name, wire_name};
 use napi::bindgen_prelude::BigInt;
 use napi_derive::napi;
 
-use crate::{
-    catalog_error, error_code, instant, invalid_argument, wire_name, JsonText, NativeCatalog, NativeListing, Result,
-};
+use crate::{catalog_error, error_code, instant, invalid, JsonText, NativeCatalog, NativeListing, Result};
 
 /// The refresh state machine of a [`NativeCatalog`] (see `mcplens::catalog::Refresher`): one per
 /// catalog.
 #[napi]
 pub struct NativeRefresher {
     machine: Arc<Mutex<Refresher>>,
-}
-
-fn parse<T: serde::de::DeserializeOwned>(server: &str, value: &str, what: &str) -> Result<T> {
-    serde_json::from_value(serde_json::Value::String(value.to_owned())).map_err(|_| invalid_argument(server, what))
 }
 
 #[napi]
@@ -49,11 +44,7 @@ impl NativeRefresher {
     /// or another reason (both lists cleared, the connection kept).
     #[napi]
     pub fn invalidate(&mut self, server: String, reason: String, now_ms: f64) -> Result<()> {
-        let reason = parse(
-            &server,
-            &reason,
-            "`reason` must be list_changed, connection_closed, configuration_changed, disabled or other",
-        )?;
+        let reason = parse_wire_name(&server, "reason", &reason).map_err(invalid)?;
         let now = instant(&server, now_ms)?;
         self.inner().invalidate(&server, reason, now);
         Ok(())
@@ -68,8 +59,7 @@ impl NativeRefresher {
     /// Connection `epoch` of `server` ended: both lists cleared. False for an old epoch.
     #[napi]
     pub fn detach(&mut self, server: String, epoch: i64, reason: String) -> Result<bool> {
-        let reason =
-            parse(&server, &reason, "`reason` must be connection_closed, disabled, configuration_changed or other")?;
+        let reason = parse_wire_name(&server, "reason", &reason).map_err(invalid)?;
         Ok(self.inner().detach(&server, Epoch(epoch as u64), reason))
     }
 
@@ -126,7 +116,7 @@ impl NativeRefresher {
     /// A caller wants `server`'s listing (`want`: `current`, `refresh` or `force`): its id.
     #[napi]
     pub fn request(&mut self, server: String, want: String, now_ms: f64) -> Result<i64> {
-        let want: Want = parse(&server, &want, "`want` must be current, refresh or force")?;
+        let want: Want = parse_wire_name(&server, "want", &want).map_err(invalid)?;
         let now = instant(&server, now_ms)?;
         self.inner().request(&server, want, now).map(|id| id.0 as i64).map_err(catalog_error)
     }

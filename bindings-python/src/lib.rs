@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use mcplens::catalog::{self, Reason, Refresher, ServerStatus};
 use mcplens::discovery::{self, Annotations, Item, Limits, ListKind, Listing, Outcome, Pager};
+use mcplens::error::{parse_wire_name, wire_name, InvalidArgument};
 use mcplens::tool;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
@@ -144,14 +145,9 @@ fn error_code(py: Python<'_>, server: &str, code: &str) -> PyResult<mcplens::Err
     })
 }
 
-/// A core enum's wire name (`"resource_templates"`, `"no_capability"`, ...).
-fn name_of<T: serde::Serialize>(value: T) -> String {
-    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default()
-}
-
-/// A core enum from its wire name; `None` for any other text.
-fn from_name<T: serde::de::DeserializeOwned>(name: &str) -> Option<T> {
-    T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(name)).ok()
+/// The core's `invalid_argument` about a caller's argument, as an exception of class `T`.
+fn invalid<T: pyo3::PyTypeInfo>(py: Python<'_>, e: &InvalidArgument) -> PyErr {
+    error::<T>(py, e.to_string(), "invalid_argument", e.server.as_deref(), None)
 }
 
 /// Bounds on one traversal (defaults: 100 pages, 10,000 items, 1,000,000 bytes, 60 s; repeated
@@ -168,7 +164,7 @@ getters! { PyLimits, |s| {
     max_bytes: usize = s.inner.max_bytes;
     deadline_seconds: f64 = s.inner.deadline.as_secs_f64();
     /// `"by_era"` (default: fail before 2026-07-28, follow on it), `"fail"` or `"follow"`.
-    repeated_cursors: String = name_of(s.inner.repeated_cursors);
+    repeated_cursors: String = wire_name(s.inner.repeated_cursors);
     max_cursor_bytes: usize = s.inner.max_cursor_bytes;
 }}
 
@@ -193,8 +189,8 @@ impl PyLimits {
             |why: &str| error::<McplensError>(py, format!("invalid limits: {why}"), "invalid_argument", None, None);
         let deadline = duration(deadline_seconds)
             .ok_or_else(|| invalid("deadline_seconds must be a finite, non-negative number"))?;
-        let repeated_cursors = from_name(repeated_cursors)
-            .ok_or_else(|| invalid("repeated_cursors must be \"by_era\", \"fail\" or \"follow\""))?;
+        let repeated_cursors =
+            parse_wire_name("", "repeated_cursors", repeated_cursors).map_err(|e| invalid(&e.reason))?;
         let inner = Limits { max_pages, max_items, max_bytes, deadline, repeated_cursors, max_cursor_bytes };
         inner.validate().map_err(|why| invalid(&why.to_string()))?;
         Ok(PyLimits { inner })
@@ -208,7 +204,7 @@ impl PyLimits {
             self.inner.max_items,
             self.inner.max_bytes,
             self.inner.deadline.as_secs_f64(),
-            name_of(self.inner.repeated_cursors),
+            wire_name(self.inner.repeated_cursors),
             self.inner.max_cursor_bytes,
         )
     }
@@ -272,7 +268,7 @@ impl PyPager {
 
 getters! { PyPager, |s| {
     /// `"resources"` or `"resource_templates"`.
-    kind: String = name_of(s.inner.as_ref().map_or(ListKind::Resources, Pager::kind));
+    kind: String = wire_name(s.inner.as_ref().map_or(ListKind::Resources, Pager::kind));
     server: &str = &s.server;
     /// True once the traversal has finished or failed.
     is_done: bool = s.inner.as_ref().is_none_or(Pager::is_done);
@@ -291,10 +287,7 @@ impl PyPager {
         now: Option<f64>,
         protocol_version: &str,
     ) -> PyResult<Self> {
-        let kind = from_name(kind).ok_or_else(|| {
-            let message = "kind must be \"resources\" or \"resource_templates\"".into();
-            error::<McplensError>(py, message, "invalid_argument", None, None)
-        })?;
+        let kind = parse_wire_name(&server, "kind", kind).map_err(|e| invalid::<McplensError>(py, &e))?;
         let limits = limits.map(|l| l.inner).unwrap_or_default();
         let now = instant(py, now)?;
         let pager =
@@ -397,10 +390,10 @@ fn item_object<'py>(py: Python<'py>, item: &Item) -> PyResult<Bound<'py, PyAny>>
 
 getters! { PyListing, |s| {
     /// `"resources"` or `"resource_templates"`.
-    kind: String = name_of(s.inner.kind);
+    kind: String = wire_name(s.inner.kind);
     server: &str = &s.inner.server;
     /// `"listed"`, `"no_capability"` or `"method_not_found"`.
-    support: String = name_of(s.inner.support);
+    support: String = wire_name(s.inner.support);
     ttl_ms: Option<u64> = s.inner.ttl_ms;
     cache_scope: Option<&str> = s.inner.cache_scope.as_deref();
 }}
@@ -460,7 +453,7 @@ impl PyAnnotations {
     /// `("user", "assistant")` subset, or None.
     #[getter]
     fn audience<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        self.inner.audience.as_ref().map(|a| PyTuple::new(py, a.iter().map(name_of))).transpose()
+        self.inner.audience.as_ref().map(|a| PyTuple::new(py, a.iter().map(wire_name))).transpose()
     }
 
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -564,7 +557,7 @@ struct PyServerStatus {
 getters! { PyServerStatus, |s| {
     server: &str = &s.inner.server;
     /// `"unknown"`, `"ok"`, `"unsupported"`, `"outdated"`, `"failed"` or `"stale"`.
-    status: String = name_of(s.inner.status);
+    status: String = wire_name(s.inner.status);
     /// Commits so far (0 = never).
     generation: u64 = s.inner.generation;
     /// The last failure, kept until the next successful commit.
@@ -590,11 +583,7 @@ impl PyServerStatus {
 }
 
 fn parse_reason(py: Python<'_>, server: &str, reason: &str) -> PyResult<Reason> {
-    from_name(reason).ok_or_else(|| {
-        let reason = "invalid argument: reason must be \"list_changed\", \"connection_closed\", \
-                      \"configuration_changed\", \"disabled\" or \"other\"";
-        catalog_error(py, &catalog::CatalogError::InvalidArgument { server: server.into(), reason })
-    })
+    parse_wire_name(server, "reason", reason).map_err(|e| invalid::<CatalogError>(py, &e))
 }
 
 /// The per-server catalog: what its refresh machine (`mcplens._core.Refresher`, one per catalog)
@@ -793,13 +782,9 @@ fn initialized(py: Python<'_>, server: &str, capabilities_json: Option<&str>) ->
 #[pyfunction]
 #[pyo3(signature = (misuse, server = None))]
 fn misuse(py: Python<'_>, misuse: &str, server: Option<&str>) -> PyResult<Py<PyAny>> {
-    let Some(m) = from_name::<mcplens::error::Misuse>(misuse) else {
-        return Err(error::<McplensError>(py, "invalid argument: not a misuse".into(), "invalid_argument", None, None));
-    };
-    let e = mcplens::error::InvalidArgument::misuse(server.unwrap_or(""), m);
-    Ok(error::<CatalogError>(py, e.to_string(), "invalid_argument", e.server.as_deref(), None)
-        .into_value(py)
-        .into_any())
+    let m = parse_wire_name(server.unwrap_or(""), "misuse", misuse).map_err(|e| invalid::<McplensError>(py, &e))?;
+    let e = InvalidArgument::misuse(server.unwrap_or(""), m);
+    Ok(invalid::<CatalogError>(py, &e).into_value(py).into_any())
 }
 
 /// The native module `mcplens._core`.

@@ -9,12 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use mcplens::catalog::{self, Epoch, Failure, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
+use mcplens::error::{parse_wire_name, wire_name};
 use pyo3::prelude::*;
 
-use crate::{
-    catalog_error, duration, error, from_name, instant, name_of, parse_reason, pythonize, McplensError, PyCatalog,
-    PyListing,
-};
+use crate::{catalog_error, duration, error, instant, parse_reason, pythonize, McplensError, PyCatalog, PyListing};
 
 /// The refresher's settings (defaults: retries from 1 s doubling to 5 min, `ttlMs` honoured down to
 /// 10 s, the shrink guard from 10 items).
@@ -150,12 +148,12 @@ impl PyRefresher {
     /// `subscriptions/listen`) or `"not_offered"` (2026-07-28 without `resources.listChanged`: no
     /// stream, no change notifications); `None` for an old epoch.
     fn watch(&self, server: &str, epoch: u64, protocol_version: &str, capabilities: &str) -> Option<String> {
-        self.lock().watch(server, Epoch(epoch), protocol_version, capabilities).map(name_of)
+        self.lock().watch(server, Epoch(epoch), protocol_version, capabilities).map(wire_name)
     }
 
     /// How the watch of `server`'s current connection learns of changes; `None` when unwatched.
     fn notifications(&self, server: &str) -> Option<String> {
-        self.lock().notifications(server).map(name_of)
+        self.lock().notifications(server).map(wire_name)
     }
 
     /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
@@ -165,7 +163,7 @@ impl PyRefresher {
     #[pyo3(signature = (server, epoch, rpc_code = None))]
     fn listen_failed(&self, py: Python<'_>, server: &str, epoch: u64, rpc_code: Option<i64>) -> Option<Py<PyAny>> {
         match self.lock().listen_failed(server, Epoch(epoch), rpc_code) {
-            Ok(n) => n.map(|n| name_of(n).into_pyobject(py).expect("a str").into_any().unbind()),
+            Ok(n) => n.map(|n| wire_name(n).into_pyobject(py).expect("a str").into_any().unbind()),
             Err(e) => Some(catalog_error(py, &e).into_value(py).into_any()),
         }
     }
@@ -193,10 +191,8 @@ impl PyRefresher {
     /// answered by a `resolve` action.
     #[pyo3(signature = (server, want = "refresh", now = None))]
     fn request(&self, py: Python<'_>, server: &str, want: &str, now: Option<f64>) -> PyResult<u64> {
-        let want: Want = from_name(want).ok_or_else(|| {
-            let reason = "invalid argument: want must be \"current\", \"refresh\" or \"force\"";
-            catalog_error(py, &catalog::CatalogError::InvalidArgument { server: server.into(), reason })
-        })?;
+        let want: Want =
+            parse_wire_name(server, "want", want).map_err(|e| crate::invalid::<crate::CatalogError>(py, &e))?;
         let now = instant(py, now)?;
         let id = self.lock().request(server, want, now).map_err(|e| catalog_error(py, &e))?;
         Ok(id.0)

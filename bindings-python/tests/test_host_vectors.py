@@ -19,6 +19,7 @@ import pytest
 from mcp import ClientSession
 
 import mcplens
+from mcplens import _core
 
 pytestmark = pytest.mark.anyio
 
@@ -44,6 +45,13 @@ async def perform(call: dict[str, Any], catalog: mcplens.Catalog) -> None:
         catalog.call_list_templates_tool(call["input"])
     elif op == "second_refresher":
         mcplens.Refresher(catalog)
+    elif op == "catalog_invalidate":
+        catalog.invalidate(server, call["reason"])
+    elif op == "refresher_request":
+        # `mcplens.Catalog` drives its own refresher: hosts on other SDKs drive one over the core's catalog.
+        mcplens.Refresher(_core.Catalog()).request(server, call["want"])
+    elif op == "pager":
+        mcplens.Pager(call["kind"], server)
     else:
         assert call["client"] == "uninitialized"
         raised: mcplens.McplensError | None = None
@@ -66,7 +74,7 @@ async def perform(call: dict[str, Any], catalog: mcplens.Catalog) -> None:
 
 
 def test_vectors_present() -> None:
-    assert len(FILES) >= 6, f"only {len(FILES)} host vectors under {VECTORS}"
+    assert len(FILES) >= 9, f"only {len(FILES)} host vectors under {VECTORS}"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

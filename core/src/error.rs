@@ -171,6 +171,37 @@ impl InvalidArgument {
     }
 }
 
+/// A core enum a host passes by its wire name (`"list_changed"`, `"refresh"`, `"resources"`): every
+/// value, so that a refusal can list them. Parsed by [`parse_wire_name`], shown by [`wire_name`].
+pub trait WireName: Serialize + serde::de::DeserializeOwned + Copy + 'static {
+    /// Every value, in the order a refusal lists them.
+    const ALL: &'static [Self];
+}
+
+impl WireName for Misuse {
+    const ALL: &'static [Misuse] = &[Misuse::SessionNotEntered, Misuse::NotAnSdkClient, Misuse::ForeignListing];
+}
+
+/// A value's wire name: its serde name (`"resource_templates"`, `"no_capability"`, ...).
+pub fn wire_name<T: Serialize>(value: T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => String::new(),
+    }
+}
+
+/// The value a host named by `text` for its argument `argument` in a call about `server` (`""`: the
+/// call names none); else the `invalid_argument` that lists every name — the same message in every
+/// language, never the host's text: `` `reason` must be "list_changed", ... or "other" ``.
+pub fn parse_wire_name<T: WireName>(server: &str, argument: &str, text: &str) -> Result<T, InvalidArgument> {
+    T::deserialize(serde::de::value::StrDeserializer::<serde::de::value::Error>::new(text)).map_err(|_| {
+        let names: Vec<String> = T::ALL.iter().map(|v| format!("\"{}\"", wire_name(*v))).collect();
+        let (last, rest) = names.split_last().expect("an enum has a value");
+        let list = if rest.is_empty() { last.clone() } else { format!("{} or {last}", rest.join(", ")) };
+        InvalidArgument::new(server, format!("`{argument}` must be {list}"))
+    })
+}
+
 impl fmt::Display for InvalidArgument {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.server {
@@ -189,7 +220,36 @@ pub struct UnknownCode;
 
 #[cfg(test)]
 mod tests {
-    use super::ErrorCode;
+    use super::{parse_wire_name, wire_name, ErrorCode, Misuse, WireName};
+    use crate::catalog::{Reason, Want};
+    use crate::ListKind;
+
+    fn round_trips<T: WireName + PartialEq + std::fmt::Debug>() {
+        let mut seen = std::collections::HashSet::new();
+        for &v in T::ALL {
+            let name = wire_name(v);
+            assert!(seen.insert(name.clone()), "{name} twice");
+            assert_eq!(parse_wire_name::<T>("", "x", &name), Ok(v));
+        }
+    }
+
+    #[test]
+    fn wire_names_parse_back_and_a_refusal_lists_them_without_the_text() {
+        round_trips::<Reason>();
+        round_trips::<Want>();
+        round_trips::<ListKind>();
+        round_trips::<Misuse>();
+        round_trips::<crate::discovery::RepeatedCursors>();
+        let e = parse_wire_name::<Reason>("docs", "reason", "Other\u{202e}").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "server \"docs\": invalid argument: `reason` must be \"list_changed\", \"connection_closed\", \
+             \"configuration_changed\", \"disabled\" or \"other\""
+        );
+        let e = parse_wire_name::<ListKind>("", "kind", "tools").unwrap_err();
+        assert_eq!(e.to_string(), "invalid argument: `kind` must be \"resources\" or \"resource_templates\"");
+        assert_eq!(e.server, None);
+    }
 
     #[test]
     fn every_code_round_trips_through_its_text_and_serde() {

@@ -56,6 +56,33 @@ case(
 )
 
 
+
+def refused_name(op: str, argument: str, value: str, names: list[str], server: str | None, **call) -> None:
+    """A core enum the caller names by text (a reason, a want, a kind): a name it does not have is
+    refused with the one message that lists every name (never the caller's text)."""
+    quoted = [f'"{n}"' for n in names]
+    listed = f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    prefix = f'server "{server}": ' if server else ""
+    case(
+        f"{op}_with_an_unknown_{argument}",
+        f"{op}: a {argument} the core does not name is the caller's mistake, refused with the core's "
+        "message listing every name, the same in every language",
+        {"op": op, "server": server, argument: value, **call},
+        {"code": "invalid_argument", "server": server, "message": f"{prefix}invalid argument: `{argument}` must be {listed}"},
+    )
+
+
+refused_name(
+    "catalog_invalidate",
+    "reason",
+    "expired\u202e",
+    ["list_changed", "connection_closed", "configuration_changed", "disabled", "other"],
+    "docs",
+)
+refused_name("refresher_request", "want", "stale", ["current", "refresh", "force"], "docs")
+refused_name("pager", "kind", "tools", ["resources", "resource_templates"], "docs")
+
+
 def main() -> None:
     if OUT.exists():
         shutil.rmtree(OUT)

@@ -75,6 +75,11 @@ pub enum Reason {
     Other,
 }
 
+impl crate::error::WireName for Reason {
+    const ALL: &'static [Reason] =
+        &[Reason::ListChanged, Reason::ConnectionClosed, Reason::ConfigurationChanged, Reason::Disabled, Reason::Other];
+}
+
 /// A failed refresh, as the catalog keeps it: a stable code and our own message (never server text).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Failure {

@@ -168,6 +168,10 @@ pub enum Want {
     Force,
 }
 
+impl crate::error::WireName for Want {
+    const ALL: &'static [Want] = &[Want::Current, Want::Refresh, Want::Force];
+}
+
 /// What became of a caller's request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", rename_all_fields = "camelCase")]

@@ -242,6 +242,10 @@ pub enum ListKind {
     ResourceTemplates,
 }
 
+impl crate::error::WireName for ListKind {
+    const ALL: &'static [ListKind] = &[ListKind::Resources, ListKind::ResourceTemplates];
+}
+
 impl ListKind {
     /// The JSON-RPC method.
     pub fn method(self) -> &'static str {

@@ -81,6 +81,10 @@ pub enum RepeatedCursors {
     Follow,
 }
 
+impl crate::error::WireName for RepeatedCursors {
+    const ALL: &'static [RepeatedCursors] = &[RepeatedCursors::ByEra, RepeatedCursors::Fail, RepeatedCursors::Follow];
+}
+
 /// How many of the most recent cursors repeat detection compares with (exactly, never a hash).
 pub const KEPT_CURSORS: usize = 100;
 
