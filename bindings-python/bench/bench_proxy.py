@@ -5,8 +5,10 @@ reached directly and through `python -m mcplens proxy` (the wheel's command, as 
 gives it), with tracking (the default JSONL exporter, into a temporary file) and with
 `--no-tracking`. A raw JSON-RPC client writes one `tools/call` (`echo`) at a time and reads its answer:
 200 warm-up calls per connection, then rounds of 200 calls per connection, interleaved, 4,000 in all
-per connection. Printed: p50/p99 per connection, the p50 each proxy adds to the direct one, and each
-proxy process's peak RSS (VmHWM; the Python interpreter the command runs in included).
+per connection. Printed: p50/p99 per connection, the p50 each proxy adds to the direct one, the CPU
+time each process took per call (all its threads, from /proc; the direct connection's is the
+server's), and each proxy process's peak RSS (VmHWM; the Python interpreter the command runs in
+included).
 
 `MCPLENS_BENCH_BARE_RELAY=/path/to/bare-relay` (`make bench-proxy` builds it: cli/bench/bare_relay.rs)
 adds the floor in the same run: one more process that relays lines and does nothing else; each
@@ -38,7 +40,7 @@ class Connection:
     """A process spoken to in newline-delimited JSON-RPC over its stdin/stdout."""
 
     def __init__(self, name: str, argv: list[str]) -> None:
-        self.name, self.times = name, list[int]()
+        self.name, self.times, self.cpu = name, list[int](), 0.0
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.stdin: IO[bytes] = self.proc.stdin  # type: ignore[assignment]
         self.stdout: IO[bytes] = self.proc.stdout  # type: ignore[assignment]
@@ -60,11 +62,19 @@ class Connection:
                 return message
 
     def echo(self, n: int, record: bool) -> None:
+        cpu0 = self.cpu_seconds()
         for _ in range(n):
             t0 = perf_counter_ns()
             self.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
             if record:
                 self.times.append(perf_counter_ns() - t0)
+        if record:
+            self.cpu += self.cpu_seconds() - cpu0
+
+    def cpu_seconds(self) -> float:
+        """The process's own CPU time (user + system, all its threads; not its children's)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def peak_rss_mb(self) -> float:
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
@@ -105,7 +115,11 @@ def main() -> None:
         more = "" if c.name == "direct" else f"  added p50 {p50[c.name] - p50['direct']:+.1f} µs"
         if FLOOR in p50 and c.name not in ("direct", FLOOR):
             more += f" ({p50[c.name] - p50[FLOOR]:+.1f} µs over the floor)"
-        print(f"  {c.name:<28} p50 {p50[c.name]:8.1f} µs  p99 {p99:8.1f} µs{more}  peak RSS {rss[c.name]:.1f} MB")
+        cpu = c.cpu / len(c.times) * 1e6
+        print(
+            f"  {c.name:<28} p50 {p50[c.name]:8.1f} µs  p99 {p99:8.1f} µs{more}  "
+            f"CPU {cpu:5.1f} µs/call  peak RSS {rss[c.name]:.1f} MB"
+        )
     for c in conns:
         c.close()
     added = p50["proxy"] - p50["direct"]
