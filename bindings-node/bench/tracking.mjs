@@ -3,8 +3,9 @@
 //      in the SDK's request-handler map), with and without response capture;
 //  (b) end to end: tools/call and resources/read p50/p99 through an SDK Client ↔ McpServer in
 //      memory, untracked vs mcplens vs the `agentcat`, `mcpcat` and `@posthog/mcp` npm packages,
-//      same server, same process, interleaved; under `make bench` the tools/call row (mcplens'
-//      added p50) is written.
+//      same server (bench/tracking-server.mjs), same process, interleaved; under `make bench` the
+//      tools/call row (mcplens' added p50) is written;
+//  (c) the same over stdio, each variant's server in a process of its own (the client here).
 // Network off: mcplens exports to a JSONL file; agentcat, mcpcat and @posthog/mcp (its posthog-node
 // client) post to a loopback sink in a child process.
 import { spawn } from 'node:child_process';
@@ -22,14 +23,10 @@ process.env.DISABLE_DIAGNOSTICS = 'true';
 
 const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
 const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
-const { McpServer, ResourceTemplate } = await import('@modelcontextprotocol/sdk/server/mcp.js');
 const { Server } = await import('@modelcontextprotocol/sdk/server/index.js');
 const { Tracker, coreVersion, jsonlExporter, track } = await import('mcplens');
-const agentcat = await import('agentcat');
-const mcpcat = await import('mcpcat');
-const posthogMcp = await import('@posthog/mcp');
-const { PostHog } = await import('posthog-node');
-const z = await import('zod');
+const { VARIANTS, trackedServer } = await import('./tracking-server.mjs');
+const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -129,15 +126,6 @@ function startSink() {
   });
 }
 
-function notesServer() {
-  const mcp = new McpServer({ name: 'bench-notes', version: '1.0.0' });
-  mcp.registerTool('echo', { inputSchema: { text: z.string() } }, async ({ text }) => ({ content: [{ type: 'text', text }] }));
-  mcp.registerResource('note', new ResourceTemplate('note://{id}', { list: undefined }), { mimeType: 'text/plain' }, async (uri, { id }) => ({
-    contents: [{ uri: uri.href, mimeType: 'text/plain', text: `note ${id} `.padEnd(1024, '.') }],
-  }));
-  return mcp;
-}
-
 async function connected(mcp) {
   const [ct, st] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'bench-client', version: '1.0.0' });
@@ -150,33 +138,17 @@ const OPS = {
   'resources/read': (c, i) => c.readResource({ uri: `note://${i}` }),
 };
 
-/** agentcat / mcpcat: events to the loopback sink, nothing added to the server's tools. */
-const CAT_OPTIONS = (apiBaseUrl) => ({ apiBaseUrl, disableDiagnostics: true, enableReportMissing: false, enableToolCallContext: false });
-
-/** @posthog/mcp: `instrument` with a posthog-node client whose host is the loopback sink. */
-function posthogTracked(server, sinkUrl) {
-  posthogMcp.instrument(server, new PostHog('phc_bench', { host: sinkUrl }), { reportMissing: false, context: false });
-  return server;
-}
-
-async function endToEnd(sinkUrl) {
-  const tracker = new Tracker({ exporters: [jsonlExporter({ path: join(SCRATCH, 'e2e.jsonl') })] });
-  const variants = {
-    untracked: await connected(notesServer()),
-    mcplens: await connected(track(notesServer(), tracker)),
-    agentcat: await connected(agentcat.track(notesServer(), 'proj_bench', CAT_OPTIONS(sinkUrl))),
-    mcpcat: await connected(mcpcat.track(notesServer(), 'proj_bench', CAT_OPTIONS(sinkUrl))),
-    '@posthog/mcp': await connected(posthogTracked(notesServer(), sinkUrl)),
-  };
+/** p50/p99 samples (µs) per `op|variant`: warmed, then interleaved rounds (ABBA by variant). */
+async function sample(clients) {
   const samples = {};
   let n = 0;
-  for (const [name, client] of Object.entries(variants)) {
+  for (const [name, client] of Object.entries(clients)) {
     for (const [op, call] of Object.entries(OPS)) {
       for (let i = 0; i < WARMUP; i++) await call(client, n++);
       samples[`${op}|${name}`] = [];
     }
   }
-  const names = Object.keys(variants);
+  const names = Object.keys(clients);
   for (let r = 0; r < ROUNDS; r++) {
     const order = r % 2 === 0 ? names : [...names].reverse();
     for (const name of order) {
@@ -184,17 +156,57 @@ async function endToEnd(sinkUrl) {
         const xs = samples[`${op}|${name}`];
         for (let i = 0; i < PER_ROUND; i++) {
           const t0 = performance.now();
-          await call(variants[name], n++);
+          await call(clients[name], n++);
           xs.push((performance.now() - t0) * 1000);
         }
       }
     }
   }
-  for (const client of Object.values(variants)) await client.close();
+  for (const client of Object.values(clients)) await client.close();
+  return samples;
+}
+
+/** (b): every variant's server in this process, over the SDK's in-memory transport. */
+async function inMemory(sinkUrl) {
+  const tracker = new Tracker({ exporters: [jsonlExporter({ path: join(SCRATCH, 'e2e.jsonl') })] });
+  const clients = {};
+  for (const name of VARIANTS) clients[name] = await connected(await trackedServer(name, { sinkUrl, tracker }));
+  const samples = await sample(clients);
   await tracker.flush(30_000).catch(() => {});
   const stats = tracker.stats();
   await tracker.shutdown(30_000).catch(() => {});
   return { samples, stats };
+}
+
+/** (c): every variant's server in a process of its own (bench/tracking-server.mjs), over stdio. */
+async function overStdio(sinkUrl) {
+  const clients = {};
+  for (const name of VARIANTS) {
+    const events = join(SCRATCH, `stdio-${name.replace(/\W/g, '')}.jsonl`);
+    const args = [join(import.meta.dirname, 'tracking-server.mjs'), name, sinkUrl, events];
+    const transport = new StdioClientTransport({ command: process.execPath, args, env: { ...process.env }, stderr: 'inherit' });
+    clients[name] = new Client({ name: 'bench-client', version: '1.0.0' });
+    await clients[name].connect(transport);
+  }
+  return sample(clients);
+}
+
+/** Prints one section's rows; returns the tools/call p50s added over untracked, by variant. */
+function report(title, samples) {
+  console.log(`\n${title}: µs per request (${ROUNDS} interleaved rounds × ${PER_ROUND} = ${ROUNDS * PER_ROUND} each)`);
+  console.log('    method            tracker           p50       p99   added p50');
+  const added = {};
+  for (const op of Object.keys(OPS)) {
+    const base = quantile([...samples[`${op}|untracked`]].sort((a, b) => a - b), 0.5);
+    if (op === 'tools/call') added.base = base;
+    for (const name of VARIANTS) {
+      const xs = [...samples[`${op}|${name}`]].sort((a, b) => a - b);
+      const p50 = quantile(xs, 0.5);
+      if (op === 'tools/call') added[name] = p50 - base;
+      console.log(`    ${op.padEnd(16)}  ${name.padEnd(13)}${fmt(p50, 1)}  ${fmt(quantile(xs, 0.99), 1)}  ${name === 'untracked' ? '' : fmt(p50 - base, 1)}`);
+    }
+  }
+  return added;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,29 +247,12 @@ for (const r of await hotPath()) {
 let catFailures = 0;
 process.on('unhandledRejection', () => void (catFailures += 1));
 const sink = await startSink();
-const { samples, stats } = await endToEnd(sink.url);
-await new Promise((resolve) => setTimeout(resolve, 2_000)); // let the incumbents' queues drain into the sink
-console.log(
-  `\n(b) end to end, SDK Client ↔ McpServer in memory: µs per request (${ROUNDS} interleaved rounds × ${PER_ROUND} = ${ROUNDS * PER_ROUND} each)`,
-);
-console.log('    method            tracker           p50       p99   added p50');
-let added;
-for (const op of Object.keys(OPS)) {
-  const base = quantile(
-    [...samples[`${op}|untracked`]].sort((a, b) => a - b),
-    0.5,
-  );
-  for (const name of ['untracked', 'mcplens', 'agentcat', 'mcpcat', '@posthog/mcp']) {
-    const xs = [...samples[`${op}|${name}`]].sort((a, b) => a - b);
-    const p50 = quantile(xs, 0.5);
-    if (op === 'tools/call' && name === 'mcplens') added = { mcplens: p50 - base, base };
-    if (op === 'tools/call' && name === 'agentcat') added.agentcat = p50 - base;
-    if (op === 'tools/call' && name === '@posthog/mcp') added.posthog = p50 - base;
-    console.log(`    ${op.padEnd(16)}  ${name.padEnd(13)}${fmt(p50, 1)}  ${fmt(quantile(xs, 0.99), 1)}  ${name === 'untracked' ? '' : fmt(p50 - base, 1)}`);
-  }
-}
+const { samples, stats } = await inMemory(sink.url);
+const added = report('(b) end to end, SDK Client ↔ McpServer in memory', samples);
 const ex = stats.exporters[0];
 console.log(`    mcplens events: recorded ${stats.recorded}, exported ${ex.exported}, dropped ${stats.dropped + ex.dropped}`);
+const stdio = report('(c) end to end over stdio, the server in a process of its own', await overStdio(sink.url));
+await new Promise((resolve) => setTimeout(resolve, 2_000)); // let the incumbents' queues drain into the sink
 console.log(
   '    (agentcat and mcpcat track tools/call only, @posthog/mcp tools and resources; they post to a loopback sink; mcplens records every request and writes JSONL)',
 );
@@ -265,7 +260,10 @@ if (catFailures > 0) console.log(`    agentcat/mcpcat: ${catFailures} failed pos
 const results = process.env.MCPLENS_BENCH_RESULTS;
 if (results !== undefined) {
   mkdirSync(results, { recursive: true });
-  const detail = `p50 ${added.base.toFixed(1)} µs untracked; agentcat +${added.agentcat.toFixed(1)} µs; @posthog/mcp +${added.posthog.toFixed(1)} µs; hot path ${hot.toFixed(0)} ns at the handler`;
+  const others = (a) => `agentcat +${a.agentcat.toFixed(1)} µs, @posthog/mcp +${a['@posthog/mcp'].toFixed(1)} µs`;
+  const detail =
+    `in memory: p50 ${added.base.toFixed(1)} µs untracked, ${others(added)}; over stdio: mcplens +${stdio.mcplens.toFixed(1)} µs ` +
+    `of ${stdio.base.toFixed(1)} µs, ${others(stdio)}; hot path ${hot.toFixed(0)} ns at the handler`;
   writeFileSync(join(results, 'node_tracking.json'), JSON.stringify({ row: 'node_tracking', figure: Number(added.mcplens.toFixed(2)), detail }));
 }
 sink.child.kill();
