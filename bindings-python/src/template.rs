@@ -74,9 +74,9 @@ pub(crate) fn match_uri<'py>(py: Python<'py>, machine: &Mutex<Refresher>, uri: &
     let matches = PyList::empty(py);
     for m in &found.matches {
         let d = PyDict::new(py);
-        d.set_item("server", &m.server)?;
-        d.set_item("uri_template", &m.uri_template)?;
-        d.set_item("name", &m.name)?;
+        d.set_item("server", &*m.server)?;
+        d.set_item("uri_template", &*m.uri_template)?;
+        d.set_item("name", &*m.name)?;
         d.set_item("values", pythonize(py, &m.values)?)?;
         matches.append(d)?;
     }

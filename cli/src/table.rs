@@ -29,11 +29,11 @@ pub fn templates(listing: &Listing, width: usize) -> String {
         .templates()
         .map(|t| {
             vec![
-                t.server.clone(),
-                t.uri_template.clone(),
-                t.name.clone(),
-                t.mime_type.clone().unwrap_or_default(),
-                t.description.clone().unwrap_or_default(),
+                t.server.to_string(),
+                t.uri_template.to_string(),
+                t.name.to_string(),
+                t.mime_type.as_deref().unwrap_or_default().to_owned(),
+                t.description.as_deref().unwrap_or_default().to_owned(),
             ]
         })
         .collect();
@@ -51,12 +51,12 @@ pub fn resources(listing: &Listing, width: usize) -> String {
         .resources()
         .map(|r| {
             vec![
-                r.server.clone(),
-                r.uri.clone(),
-                r.name.clone(),
-                r.mime_type.clone().unwrap_or_default(),
+                r.server.to_string(),
+                r.uri.to_string(),
+                r.name.to_string(),
+                r.mime_type.as_deref().unwrap_or_default().to_owned(),
                 r.size.map(|s| s.to_string()).unwrap_or_default(),
-                r.description.clone().unwrap_or_default(),
+                r.description.as_deref().unwrap_or_default().to_owned(),
             ]
         })
         .collect();

@@ -12,8 +12,9 @@
 //!
 //! Three floors are measured the same way and printed beside the pager, so the distance to the
 //! goal can be read off each run: validation only (`IgnoredAny`), a typed parse into borrowed
-//! structs (serde derive, no rule applied), and that parse plus building the public `Item`s with
-//! their owned strings (the allocations any projection into the public types must make).
+//! structs (serde derive, no rule applied), and that parse plus one copy of every string a
+//! listing keeps into one buffer (what any projection that keeps the text must do; the public
+//! `Item`s' strings are ranges of such a buffer, [`mcplens::discovery::Text`]).
 //!
 //! The callgrind files stay in cargo's bench tmp dir for `callgrind_annotate` (paths printed).
 //! When `MCPLENS_BENCH_RESULTS` names a directory the ratio is written there as `core_page.json`
@@ -26,13 +27,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
 
-use mcplens::discovery::{Annotations, Item, Limits, ListKind, Outcome, Pager, ResourceTemplate, Role};
+use mcplens::discovery::{Limits, ListKind, Outcome, Pager, Role};
 use serde::Deserialize;
 
 mod common;
 
-/// The goal of issue 19's first row: pager instructions ≤ 0.40 × the `Value` parse's.
-const GOAL: f64 = 0.40;
+/// The goal (issue 31, after issue 19's 0.40 was found below what the rules allow): pager
+/// instructions ≤ 0.45 × the `Value` parse's.
+const GOAL: f64 = 0.45;
 /// Measured calls per child run; the figures printed are per call.
 const ROUNDS: u64 = 10;
 /// Set in the child runs: `<contestant>:<page>`.
@@ -62,6 +64,7 @@ struct Str<'a>(#[serde(borrow)] Cow<'a, str>);
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // parsed (the floor's work), not read
 struct TypedAnnotations<'a> {
     audience: Option<Vec<Role>>,
     priority: Option<f64>,
@@ -98,28 +101,29 @@ fn typed(text: &str) -> usize {
 }
 
 fn owned(text: &str) -> usize {
-    let own = |s: Option<Str<'_>>| s.map(|s| s.0.into_owned());
     let page: TypedPage = serde_json::from_str(text).unwrap();
-    let items: Vec<Item> = page
+    let mut buf = String::from("bench");
+    let mut keep = |s: &str| {
+        let start = buf.len();
+        buf.push_str(s);
+        start..buf.len()
+    };
+    let ranges: Vec<_> = page
         .resource_templates
-        .into_iter()
+        .iter()
         .map(|t| {
-            Item::Template(ResourceTemplate {
-                uri_template: t.uri_template.0.into_owned(),
-                name: t.name.0.into_owned(),
-                title: own(t.title),
-                description: own(t.description),
-                mime_type: own(t.mime_type),
-                annotations: t.annotations.map(|a| Annotations {
-                    audience: a.audience,
-                    priority: a.priority,
-                    last_modified: own(a.last_modified),
-                }),
-                server: "bench".to_owned(),
-            })
+            let opt = |s: &Option<Str<'_>>, keep: &mut dyn FnMut(&str) -> std::ops::Range<usize>| {
+                s.as_ref().map(|s| keep(&s.0))
+            };
+            let id = keep(&t.uri_template.0);
+            let name = keep(&t.name.0);
+            let rest = [&t.title, &t.description, &t.mime_type].map(|s| opt(s, &mut keep));
+            let lm = t.annotations.as_ref().and_then(|a| opt(&a.last_modified, &mut keep));
+            (id, name, rest, lm)
         })
         .collect();
-    items.len()
+    black_box(std::sync::Arc::<str>::from(buf));
+    ranges.len()
 }
 
 // The measured functions: callgrind collects only while one of them is on the stack.
@@ -150,7 +154,7 @@ const CONTESTANTS: [(&str, &str, Run, Run); 5] = [
     ("pager", "pager: new, accept, finish, drop", pager, mcplens_measured_pager),
     ("ignored", "floor: IgnoredAny (validation only)", ignored, mcplens_measured_ignored),
     ("typed", "floor: typed borrowed structs", typed, mcplens_measured_typed),
-    ("owned", "floor: typed + the public Items", owned, mcplens_measured_owned),
+    ("owned", "floor: typed + one copy of the kept text", owned, mcplens_measured_owned),
 ];
 
 fn child(spec: &str) -> ExitCode {
@@ -235,7 +239,7 @@ fn main() -> ExitCode {
                 }
                 _ => String::new(),
             };
-            println!("    {label:<38} {:>10}  {ratio:.3}{verdict}", grouped(n));
+            println!("    {label:<42} {:>10}  {ratio:.3}{verdict}", grouped(n));
         }
     }
     println!("  callgrind files: {}/callgrind.page_*.out (callgrind_annotate <file>)", dir.display());

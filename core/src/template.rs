@@ -432,6 +432,12 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
                     start = self.pos;
                 }
                 b'%' => self.pct()?,
+                _ if b.is_ascii() => {
+                    if !is_ascii_literal(b) {
+                        return Err(self.pos);
+                    }
+                    self.pos += 1;
+                }
                 _ => {
                     let c = self.text[self.pos..].chars().next().expect("not at the end");
                     if !is_literal(c) {
@@ -537,18 +543,26 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
 /// RFC 6570 §2.1 literals (outside `%`, which starts a pct-encoded triplet), plus `'` (see the
 /// module docs).
 fn is_literal(c: char) -> bool {
-    match c {
-        '\u{21}'
-        | '\u{23}'..='\u{24}'
-        | '\u{26}'..='\u{3B}'
-        | '\u{3D}'
-        | '\u{3F}'..='\u{5B}'
-        | '\u{5D}'
-        | '\u{5F}'
-        | '\u{61}'..='\u{7A}'
-        | '\u{7E}' => true,
-        c => is_ucschar(c) || is_iprivate(c),
+    match u8::try_from(c) {
+        Ok(b) if b.is_ascii() => is_ascii_literal(b),
+        _ => is_ucschar(c) || is_iprivate(c),
     }
+}
+
+/// The ASCII literals (one table lookup).
+#[inline(always)]
+fn is_ascii_literal(b: u8) -> bool {
+    static LITERALS: [bool; 128] = {
+        let mut set = [false; 128];
+        let mut b = 0;
+        while b < 128 {
+            set[b] =
+                matches!(b, 0x21 | 0x23..=0x24 | 0x26..=0x3B | 0x3D | 0x3F..=0x5B | 0x5D | 0x5F | 0x61..=0x7A | 0x7E);
+            b += 1;
+        }
+        set
+    };
+    LITERALS.get(usize::from(b)).copied().unwrap_or(false)
 }
 
 fn is_ucschar(c: char) -> bool {

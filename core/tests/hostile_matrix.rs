@@ -120,7 +120,7 @@ async fn run_case(table: &Value, case: &Value) -> Row {
     check(elapsed <= deadline + slack, format!("took {} ms", elapsed.as_millis()));
     let max_growth = setting("maxRssGrowthMb").as_f64().expect("maxRssGrowthMb");
     check(growth_mb <= max_growth, format!("peak RSS grew {growth_mb:.0} MB"));
-    let uris: Vec<String> = templates.iter().map(|t| t.uri_template.clone()).collect();
+    let uris: Vec<String> = templates.iter().map(|t| t.uri_template.to_string()).collect();
     if let Some(e) = &error {
         if let (RefreshError::Discovery(d), Some(code)) = (e, case.get("rpcCode").and_then(Value::as_i64)) {
             check(d.rpc_code() == Some(code), format!("rpc code {:?}", d.rpc_code()));

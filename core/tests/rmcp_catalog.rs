@@ -276,11 +276,11 @@ async fn next_event(events: &mut broadcast::Receiver<DriverEvent>, pred: impl Fn
 }
 
 fn template_names(driver: &CatalogDriver, server: &str) -> Vec<String> {
-    driver.read(|c| c.templates(Some(server))).unwrap().into_iter().map(|t| t.name).collect()
+    driver.read(|c| c.templates(Some(server))).unwrap().into_iter().map(|t| String::from(t.name)).collect()
 }
 
 fn resource_names(driver: &CatalogDriver, server: &str) -> Vec<String> {
-    driver.read(|c| c.resources(Some(server))).unwrap().into_iter().map(|r| r.name).collect()
+    driver.read(|c| c.resources(Some(server))).unwrap().into_iter().map(|r| String::from(r.name)).collect()
 }
 
 fn names(prefix: &str, n: usize) -> Vec<String> {

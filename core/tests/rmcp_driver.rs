@@ -244,11 +244,11 @@ fn templates_page(range: std::ops::Range<usize>, next: Option<&str>) -> Value {
 }
 
 fn template_names(listing: &mcplens::Listing) -> Vec<String> {
-    listing.templates().map(|t| t.name.clone()).collect()
+    listing.templates().map(|t| t.name.to_string()).collect()
 }
 
 fn template_uris(listing: &mcplens::Listing) -> Vec<String> {
-    listing.templates().map(|t| t.uri_template.clone()).collect()
+    listing.templates().map(|t| t.uri_template.to_string()).collect()
 }
 
 fn peer(client: &RunningService<RoleClient, ()>) -> &Peer<RoleClient> {

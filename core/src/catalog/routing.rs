@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use super::Catalog;
+use crate::discovery::Text;
 use crate::template::{Template, TemplateError, Values, MATCH_STEPS, MAX_URI_BYTES};
 
 /// One template of the catalog that a URI fits.
@@ -10,11 +11,11 @@ use crate::template::{Template, TemplateError, Values, MATCH_STEPS, MAX_URI_BYTE
 #[serde(rename_all = "camelCase")]
 pub struct TemplateMatch {
     /// The server the template came from: route the read there.
-    pub server: String,
+    pub server: Text,
     /// The template, exactly as the server sent it.
-    pub uri_template: String,
+    pub uri_template: Text,
     /// The template's (sanitized) name.
-    pub name: String,
+    pub name: Text,
     /// The values under which the template expands to the URI.
     pub values: Values,
 }

@@ -4,6 +4,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::text::Text;
+
 /// Who an item is meant for (`annotations.audience`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -36,7 +38,7 @@ pub struct Annotations {
     pub priority: Option<f64>,
     /// An ISO 8601 date-time with a time zone (RFC 3339), as the server sent it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub last_modified: Option<String>,
+    pub last_modified: Option<Text>,
 }
 
 impl Annotations {
@@ -51,23 +53,23 @@ impl Annotations {
 #[serde(rename_all = "camelCase")]
 pub struct ResourceTemplate {
     /// The RFC 6570 URI template, exactly as the server sent it (never altered).
-    pub uri_template: String,
+    pub uri_template: Text,
     /// Sanitized name.
-    pub name: String,
+    pub name: Text,
     /// Sanitized title.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub title: Option<String>,
+    pub title: Option<Text>,
     /// Sanitized description (keeps `\n` and `\t`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub description: Option<String>,
+    pub description: Option<Text>,
     /// Sanitized MIME type.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub mime_type: Option<String>,
+    pub mime_type: Option<Text>,
     /// Kept annotations; absent when none survived.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub annotations: Option<Annotations>,
     /// The host's name for the server this item came from.
-    pub server: String,
+    pub server: Text,
 }
 
 /// A projected concrete resource (`resources/list`).
@@ -75,18 +77,18 @@ pub struct ResourceTemplate {
 #[serde(rename_all = "camelCase")]
 pub struct Resource {
     /// The resource URI, exactly as the server sent it (never altered).
-    pub uri: String,
+    pub uri: Text,
     /// Sanitized name.
-    pub name: String,
+    pub name: Text,
     /// Sanitized title.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub title: Option<String>,
+    pub title: Option<Text>,
     /// Sanitized description (keeps `\n` and `\t`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub description: Option<String>,
+    pub description: Option<Text>,
     /// Sanitized MIME type.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub mime_type: Option<String>,
+    pub mime_type: Option<Text>,
     /// Size in bytes, when the server gave a non-negative integer.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub size: Option<u64>,
@@ -94,7 +96,7 @@ pub struct Resource {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub annotations: Option<Annotations>,
     /// The host's name for the server this item came from.
-    pub server: String,
+    pub server: Text,
 }
 
 /// One projected item of a listing.
@@ -124,9 +126,54 @@ impl Item {
         }
     }
 
+    /// Moves every string of the item onto `buf`, the listing's buffer (the pager builds items
+    /// on [`Text::pending`] ranges while the buffer still grows).
+    pub(crate) fn rebase(&mut self, buf: &std::sync::Arc<String>) {
+        let on = |t: &mut Text| *t = Text::shared(buf, t.range());
+        let (id, name, title, description, mime_type, annotations, server) = match self {
+            Item::Template(t) => (
+                &mut t.uri_template,
+                &mut t.name,
+                &mut t.title,
+                &mut t.description,
+                &mut t.mime_type,
+                &mut t.annotations,
+                &mut t.server,
+            ),
+            Item::Resource(r) => (
+                &mut r.uri,
+                &mut r.name,
+                &mut r.title,
+                &mut r.description,
+                &mut r.mime_type,
+                &mut r.annotations,
+                &mut r.server,
+            ),
+        };
+        on(id);
+        on(name);
+        on(server);
+        title.iter_mut().chain(description.iter_mut()).chain(mime_type.iter_mut()).for_each(on);
+        if let Some(lm) = annotations.as_mut().and_then(|a| a.last_modified.as_mut()) {
+            on(lm);
+        }
+    }
+
     /// The UTF-8 length of this item's compact JSON (`serde_json::to_string(item).len()`),
     /// computed without serializing: the unit of the byte budget.
     pub fn json_len(&self) -> usize {
+        self.json_len_on(None)
+    }
+
+    /// [`Item::json_len`] with the strings read from `text` when given (an item the pager is
+    /// still building: its strings are ranges of the listing's growing text).
+    pub(crate) fn json_len_on(&self, text: Option<&str>) -> usize {
+        let s = |t: &Text| -> usize {
+            json_str_len(match text {
+                Some(text) => &text[t.range()],
+                None => t,
+            })
+        };
         let mut n = 2; // {}
         let mut fields = 0usize;
         let mut field = |key: &str, value_len: usize| {
@@ -135,19 +182,19 @@ impl Item {
         };
         let (a, server) = match self {
             Item::Template(t) => {
-                field("uriTemplate", json_str_len(&t.uri_template));
-                field("name", json_str_len(&t.name));
-                opt_str(&mut field, "title", &t.title);
-                opt_str(&mut field, "description", &t.description);
-                opt_str(&mut field, "mimeType", &t.mime_type);
+                field("uriTemplate", s(&t.uri_template));
+                field("name", s(&t.name));
+                opt_str(&mut field, "title", t.title.as_ref().map(s));
+                opt_str(&mut field, "description", t.description.as_ref().map(s));
+                opt_str(&mut field, "mimeType", t.mime_type.as_ref().map(s));
                 (&t.annotations, &t.server)
             }
             Item::Resource(r) => {
-                field("uri", json_str_len(&r.uri));
-                field("name", json_str_len(&r.name));
-                opt_str(&mut field, "title", &r.title);
-                opt_str(&mut field, "description", &r.description);
-                opt_str(&mut field, "mimeType", &r.mime_type);
+                field("uri", s(&r.uri));
+                field("name", s(&r.name));
+                opt_str(&mut field, "title", r.title.as_ref().map(s));
+                opt_str(&mut field, "description", r.description.as_ref().map(s));
+                opt_str(&mut field, "mimeType", r.mime_type.as_ref().map(s));
                 if let Some(size) = r.size {
                     field("size", decimal_len(size));
                 }
@@ -155,20 +202,21 @@ impl Item {
             }
         };
         if let Some(a) = a {
-            field("annotations", annotations_len(a));
+            field("annotations", annotations_len(a, a.last_modified.as_ref().map(s)));
         }
-        field("server", json_str_len(server));
+        field("server", s(server));
         n + fields.saturating_sub(1) // commas
     }
 }
 
-fn opt_str(field: &mut impl FnMut(&str, usize), key: &str, v: &Option<String>) {
-    if let Some(v) = v {
-        field(key, json_str_len(v));
+fn opt_str(field: &mut impl FnMut(&str, usize), key: &str, len: Option<usize>) {
+    if let Some(len) = len {
+        field(key, len);
     }
 }
 
-fn annotations_len(a: &Annotations) -> usize {
+/// `last_modified`: the JSON length of `a.last_modified`.
+fn annotations_len(a: &Annotations, last_modified: Option<usize>) -> usize {
     let mut n = 2;
     let mut fields = 0;
     if let Some(aud) = &a.audience {
@@ -180,9 +228,9 @@ fn annotations_len(a: &Annotations) -> usize {
         fields += 1;
         n += "priority".len() + 3 + f64_len(p);
     }
-    if let Some(lm) = &a.last_modified {
+    if let Some(lm) = last_modified {
         fields += 1;
-        n += "lastModified".len() + 3 + json_str_len(lm);
+        n += "lastModified".len() + 3 + lm;
     }
     n + if fields > 0 { fields - 1 } else { 0 }
 }

@@ -30,6 +30,7 @@
 
 mod item;
 mod page;
+mod text;
 
 pub(crate) use page::replace_lone_surrogates;
 
@@ -42,6 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub use item::{Annotations, Diagnostics, Item, ListKind, Resource, ResourceTemplate, Role};
 pub use page::is_rfc3339_date_time;
+pub use text::Text;
 
 /// Bounds on one traversal. Every bound fails the whole traversal when crossed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -534,6 +536,9 @@ pub struct Pager {
     /// Items counted against `max_items` (servers' array lengths).
     seen_items: usize,
     items: Vec<Item>,
+    /// The listing's text, every string of `items` in one buffer: the server's name, then each
+    /// kept string as it was projected ([`Text`]).
+    text: String,
     ttl_ms: Option<u64>,
     cache_scope: Option<String>,
     diagnostics: Diagnostics,
@@ -557,6 +562,7 @@ impl Pager {
         Ok(Pager {
             kind,
             server_len: item::json_str_len(&server),
+            text: server.clone(),
             server,
             limits,
             started: now,
@@ -626,8 +632,9 @@ impl Pager {
                 Ok(())
             }
             Err(e) => {
-                // Nothing half-applied: a failed traversal keeps no items.
+                // Nothing half-applied: a failed traversal keeps no items, nor their text.
                 self.items = Vec::new();
+                self.text = String::new();
                 self.state = State::Failed(e.clone());
                 Err(e)
             }
@@ -664,7 +671,9 @@ impl Pager {
         // traversal, and `accept` then drops every item.
         let before = self.items.len();
         let room = self.limits.max_items.saturating_sub(self.seen_items);
-        let mut sink = page::Sink::new(self.kind, &self.server, self.server_len, room, &mut self.items);
+        // The page's kept strings are never longer than the page, nor than the byte budget left.
+        self.text.reserve(text.len().min(self.limits.max_bytes.saturating_sub(self.diagnostics.bytes)));
+        let mut sink = page::Sink::new(self.kind, &self.server, self.server_len, room, &mut self.items, &mut self.text);
         let parsed = page::parse(text, &mut sink);
         let page::Sink { count, bytes, item_problem, counts, .. } = sink;
         let raw = parsed.map_err(|why| self.malformed(why))?;
@@ -772,7 +781,18 @@ impl Pager {
             State::Done => Ok(Listing {
                 kind: self.kind,
                 server: self.server,
-                items: self.items,
+                items: {
+                    let mut items = self.items;
+                    if !items.is_empty() {
+                        // The items' pending strings move onto the listing's one buffer, no
+                        // longer than its text.
+                        let mut text = self.text;
+                        text.shrink_to_fit();
+                        let buf = std::sync::Arc::new(text);
+                        items.iter_mut().for_each(|item| item.rebase(&buf));
+                    }
+                    items
+                },
                 support: self.support,
                 ttl_ms: self.ttl_ms,
                 cache_scope: self.cache_scope,

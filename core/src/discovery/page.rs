@@ -24,6 +24,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::item::{self, Annotations, Diagnostics, Item, ListKind, Resource, ResourceTemplate, Role};
+use super::text::Text;
 use crate::sanitize;
 
 /// A field as the rules see it.
@@ -161,26 +162,26 @@ impl<'de> de::Deserialize<'de> for Skip {
 }
 
 /// A string field: borrowed from the page when it has no escapes.
-struct Text<'a>(Field<Cow<'a, str>>);
+struct Str<'a>(Field<Cow<'a, str>>);
 
-impl<'de> de::Deserialize<'de> for Text<'de> {
+impl<'de> de::Deserialize<'de> for Str<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Text<'de>;
+            type Value = Str<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("any JSON value")
             }
             fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Text(Field::Valid(Cow::Borrowed(v))))
+                Ok(Str(Field::Valid(Cow::Borrowed(v))))
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Text(Field::Valid(Cow::Owned(v.to_owned()))))
+                Ok(Str(Field::Valid(Cow::Owned(v.to_owned()))))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Text(Field::Valid(Cow::Owned(v))))
+                Ok(Str(Field::Valid(Cow::Owned(v))))
             }
-            other_types!(Text(Field::Invalid); unit bool num seq map);
+            other_types!(Str(Field::Invalid); unit bool num seq map);
         }
         d.deserialize_any(V)
     }
@@ -303,7 +304,7 @@ impl<'de> de::Deserialize<'de> for Audience {
                 f.write_str("any JSON value")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut roles = Some(Vec::new());
+                let mut roles = Some(Vec::with_capacity(2)); // the two roles, the common case
                 while let Some(Element(role)) = seq.next_element::<Element>()? {
                     match (&mut roles, role) {
                         (Some(roles), Some(role)) => roles.push(role),
@@ -338,7 +339,7 @@ impl<'de> de::Deserialize<'de> for RawAnnotations<'de> {
                     let fresh = match &*key {
                         "audience" => read::<_, Audience>(&mut map, &mut audience)?,
                         "priority" => read::<_, Number>(&mut map, &mut priority)?,
-                        "lastModified" => read::<_, Text<'de>>(&mut map, &mut last_modified)?,
+                        "lastModified" => read::<_, Str<'de>>(&mut map, &mut last_modified)?,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
                             true
@@ -377,7 +378,7 @@ macro_rules! field_value {
     )*};
 }
 
-field_value!(Text<'de> => Cow<'de, str>, Cursor<'de> => Option<Cow<'de, str>>, Integer => i128, Number => f64, Audience => Vec<Role>);
+field_value!(Str<'de> => Cow<'de, str>, Cursor<'de> => Option<Cow<'de, str>>, Integer => i128, Number => f64, Audience => Vec<Role>);
 
 /// Reads the value of a key into `slot`. Returns false, reading nothing, when the key was
 /// already there (a duplicate key: the caller fails before looking at the value).
@@ -493,6 +494,9 @@ pub(crate) struct Sink<'p> {
     room: usize,
     /// The pager's items: this page's are appended (a failed traversal drops them all).
     items: &'p mut Vec<Item>,
+    /// The listing's text: every kept string is appended once (it starts with `server`); the
+    /// items' strings are pending ranges of it until the pager's `finish`.
+    text: &'p mut String,
     /// Items in the page's array (the server's count, dropped items included).
     pub count: usize,
     /// Projected bytes of this page's kept items.
@@ -514,13 +518,16 @@ impl<'p> Sink<'p> {
         server_len: usize,
         room: usize,
         items: &'p mut Vec<Item>,
+        text: &'p mut String,
     ) -> Sink<'p> {
+        debug_assert!(text.starts_with(server), "the listing's text starts with the server's name");
         Sink {
             kind,
             server,
             server_len,
             room,
             items,
+            text,
             count: 0,
             bytes: 0,
             item_problem: None,
@@ -536,41 +543,41 @@ impl<'p> Sink<'p> {
     }
 
     /// Applies the item rules to one parsed item and keeps it when it survives.
-    fn take(&mut self, r: RawItem<'_>) {
+    fn take(&mut self, r: &mut RawItem<'_>) {
         self.count += 1;
         // After a broken item, or past the item bound, the page fails whatever follows.
         if self.item_problem.is_some() || self.count > self.room {
             return;
         }
-        let Field::Valid(id) = r.id else {
+        let Field::Valid(id) = &r.id else {
             self.item_problem = Some(match self.kind {
                 ListKind::ResourceTemplates => "an item has no string \"uriTemplate\"",
                 ListKind::Resources => "an item has no string \"uri\"",
             });
             return;
         };
-        let Field::Valid(name) = r.name else {
+        let Field::Valid(name) = &r.name else {
             self.item_problem = Some("an item has no string \"name\"");
             return;
         };
         self.counts.ignored_keys += u64::from(r.ignored_keys);
         let id_ok = match self.kind {
-            ListKind::ResourceTemplates => crate::template::check_uri_template(&id).is_ok(),
-            ListKind::Resources => !id.is_empty() && sanitize::check_uri_chars(&id).is_ok(),
+            ListKind::ResourceTemplates => crate::template::check_uri_template(id).is_ok(),
+            ListKind::Resources => !id.is_empty() && sanitize::check_uri_chars(id).is_ok(),
         };
         if !id_ok {
             self.counts.invalid_ids += 1;
             return;
         }
         let mut len = ObjectLen::default();
-        len.field(self.kind.id_key(), raw_len(&id));
+        len.field(self.kind.id_key(), raw_len(id));
         let name = self.clean(name, sanitize::label, &mut len, "name");
-        let title = self.clean_opt(r.title, Lenient::Title, sanitize::label, &mut len, "title");
-        let description = self.clean_opt(r.description, Lenient::Description, sanitize::text, &mut len, "description");
-        let mime_type = self.clean_opt(r.mime_type, Lenient::MimeType, sanitize::label, &mut len, "mimeType");
-        let size = match (self.kind, r.size) {
+        let title = self.clean_opt(&r.title, Lenient::Title, sanitize::label, &mut len, "title");
+        let description = self.clean_opt(&r.description, Lenient::Description, sanitize::text, &mut len, "description");
+        let mime_type = self.clean_opt(&r.mime_type, Lenient::MimeType, sanitize::label, &mut len, "mimeType");
+        let size = match (self.kind, &r.size) {
             (ListKind::ResourceTemplates, _) | (_, Field::Absent) => None,
-            (_, Field::Valid(v)) if (0..=i128::from(u64::MAX)).contains(&v) => {
+            (_, &Field::Valid(v)) if (0..=i128::from(u64::MAX)).contains(&v) => {
                 len.field("size", decimal_len(v as u64));
                 Some(v as u64)
             }
@@ -579,72 +586,75 @@ impl<'p> Sink<'p> {
                 None
             }
         };
-        let annotations = r.annotations.and_then(|a| self.annotations(a));
+        let annotations = r.annotations.take().and_then(|a| self.annotations(a));
         if let Some((_, a_len)) = &annotations {
             len.field("annotations", *a_len);
         }
         len.field("server", self.server_len);
         let annotations = annotations.map(|(a, _)| a);
+        let id = self.keep(id);
+        let server = Text::pending(0..self.server.len());
         let item = match self.kind {
             ListKind::ResourceTemplates => Item::Template(ResourceTemplate {
-                uri_template: id.into_owned(),
+                uri_template: id,
                 name,
                 title,
                 description,
                 mime_type,
                 annotations,
-                server: self.server.to_owned(),
+                server,
             }),
-            ListKind::Resources => Item::Resource(Resource {
-                uri: id.into_owned(),
-                name,
-                title,
-                description,
-                mime_type,
-                size,
-                annotations,
-                server: self.server.to_owned(),
-            }),
+            ListKind::Resources => {
+                Item::Resource(Resource { uri: id, name, title, description, mime_type, size, annotations, server })
+            }
         };
-        debug_assert_eq!(len.total(), item.json_len(), "byte count without serializing");
+        debug_assert_eq!(len.total(), item.json_len_on(Some(self.text)), "byte count without serializing");
         self.bytes += len.total();
         self.items.push(item);
     }
 
-    /// Sanitizes a string and owns it (moved when the page's text was unescaped, copied once
-    /// otherwise), counting a change and its JSON length.
+    /// Appends `s` to the listing's text: its pending range there.
+    fn keep(&mut self, s: &str) -> Text {
+        let start = self.text.len();
+        self.text.push_str(s);
+        Text::pending(start..self.text.len())
+    }
+
+    /// Sanitizes a string and keeps it in the listing's text, counting a change and its JSON
+    /// length.
+    #[allow(clippy::ptr_arg)] // borrowed from the page or unescaped: `raw_len` reads which
     fn clean(
         &mut self,
-        s: Cow<'_, str>,
+        s: &Cow<'_, str>,
         sanitize: impl Fn(&str) -> Cow<'_, str>,
         len: &mut ObjectLen,
         key: &'static str,
-    ) -> String {
-        let changed = match sanitize(&s) {
+    ) -> Text {
+        let changed = match sanitize(s) {
             Cow::Borrowed(_) => None,
             Cow::Owned(o) => Some(o),
         };
         match changed {
             None => {
-                len.field(key, raw_len(&s));
-                s.into_owned()
+                len.field(key, raw_len(s));
+                self.keep(s)
             }
             Some(o) => {
                 self.counts.sanitized_strings += 1;
                 len.field(key, item::json_str_len(&o));
-                o
+                self.keep(&o)
             }
         }
     }
 
     fn clean_opt(
         &mut self,
-        v: Field<Cow<'_, str>>,
+        v: &Field<Cow<'_, str>>,
         field: Lenient,
         sanitize: impl Fn(&str) -> Cow<'_, str>,
         len: &mut ObjectLen,
         key: &'static str,
-    ) -> Option<String> {
+    ) -> Option<Text> {
         match v {
             Field::Absent => None,
             Field::Valid(s) => Some(self.clean(s, sanitize, len, key)),
@@ -691,7 +701,7 @@ impl<'p> Sink<'p> {
         match last_modified {
             Field::Valid(s) if is_rfc3339_date_time(&s) => {
                 len.field("lastModified", raw_len(&s));
-                out.last_modified = Some(s.into_owned());
+                out.last_modified = Some(self.keep(&s));
             }
             Field::Absent => {}
             _ => self.counts.drop_field(Lenient::LastModified),
@@ -732,6 +742,41 @@ impl ObjectLen {
     }
 }
 
+/// The keys an item's projection reads.
+#[derive(Clone, Copy)]
+enum ItemKey {
+    UriTemplate,
+    Uri,
+    Name,
+    Title,
+    Description,
+    MimeType,
+    Size,
+    Annotations,
+    Other,
+}
+
+impl ItemKey {
+    /// By length, then by text (one comparison per key, not one per candidate).
+    #[inline(always)]
+    fn of(key: &str) -> ItemKey {
+        let is = |name: &str, k: ItemKey| if key == name { k } else { ItemKey::Other };
+        match key.len() {
+            3 => is("uri", ItemKey::Uri),
+            4 if key.as_bytes()[0] == b'n' => is("name", ItemKey::Name),
+            4 => is("size", ItemKey::Size),
+            5 => is("title", ItemKey::Title),
+            8 => is("mimeType", ItemKey::MimeType),
+            11 => match key.as_bytes()[0] {
+                b'u' => is("uriTemplate", ItemKey::UriTemplate),
+                b'd' => is("description", ItemKey::Description),
+                _ => is("annotations", ItemKey::Annotations),
+            },
+            _ => ItemKey::Other,
+        }
+    }
+}
+
 /// One item: fields read by key, each value into the type its rule reads.
 struct ItemSeed<'s, 'p>(&'s mut Sink<'p>);
 
@@ -751,15 +796,17 @@ impl<'de> Visitor<'de> for ItemSeed<'_, '_> {
         let kind = self.0.kind;
         let mut item = RawItem::default();
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            let fresh = match &*key {
-                "uriTemplate" if kind == ListKind::ResourceTemplates => read::<_, Text<'de>>(&mut map, &mut item.id)?,
-                "uri" if kind == ListKind::Resources => read::<_, Text<'de>>(&mut map, &mut item.id)?,
-                "name" => read::<_, Text<'de>>(&mut map, &mut item.name)?,
-                "title" => read::<_, Text<'de>>(&mut map, &mut item.title)?,
-                "description" => read::<_, Text<'de>>(&mut map, &mut item.description)?,
-                "mimeType" => read::<_, Text<'de>>(&mut map, &mut item.mime_type)?,
-                "size" if kind == ListKind::Resources => read::<_, Integer>(&mut map, &mut item.size)?,
-                "annotations" => {
+            let fresh = match ItemKey::of(&key) {
+                ItemKey::UriTemplate if kind == ListKind::ResourceTemplates => {
+                    read::<_, Str<'de>>(&mut map, &mut item.id)?
+                }
+                ItemKey::Uri if kind == ListKind::Resources => read::<_, Str<'de>>(&mut map, &mut item.id)?,
+                ItemKey::Name => read::<_, Str<'de>>(&mut map, &mut item.name)?,
+                ItemKey::Title => read::<_, Str<'de>>(&mut map, &mut item.title)?,
+                ItemKey::Description => read::<_, Str<'de>>(&mut map, &mut item.description)?,
+                ItemKey::MimeType => read::<_, Str<'de>>(&mut map, &mut item.mime_type)?,
+                ItemKey::Size if kind == ListKind::Resources => read::<_, Integer>(&mut map, &mut item.size)?,
+                ItemKey::Annotations => {
                     if item.annotations.is_some() {
                         return Err(self.0.fail("an item has a duplicate key"));
                     }
@@ -776,7 +823,7 @@ impl<'de> Visitor<'de> for ItemSeed<'_, '_> {
                 return Err(self.0.fail("an item has a duplicate key"));
             }
         }
-        self.0.take(item);
+        self.0.take(&mut item);
         Ok(())
     }
     refuse_types!("an item is not an object"; str unit bool num seq);
@@ -846,9 +893,9 @@ impl<'de> Visitor<'de> for PageSeed<'_, '_> {
                     true
                 }
                 "nextCursor" => read::<_, Cursor<'de>>(&mut map, &mut page.next_cursor)?,
-                "resultType" => read::<_, Text<'de>>(&mut map, &mut page.result_type)?,
+                "resultType" => read::<_, Str<'de>>(&mut map, &mut page.result_type)?,
                 "ttlMs" => read::<_, Integer>(&mut map, &mut page.ttl_ms)?,
-                "cacheScope" => read::<_, Text<'de>>(&mut map, &mut page.cache_scope)?,
+                "cacheScope" => read::<_, Str<'de>>(&mut map, &mut page.cache_scope)?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                     true
@@ -936,21 +983,20 @@ fn hex_digit(d: u8) -> u16 {
 /// allowed as `:60`), days against the month and leap years.
 pub fn is_rfc3339_date_time(s: &str) -> bool {
     let b = s.as_bytes();
-    // Two ASCII digits at `i`, as a number; `None` past the end or on anything else.
-    let two = |i: usize| -> Option<u32> {
-        match *b.get(i..i + 2)? {
-            [x @ b'0'..=b'9', y @ b'0'..=b'9'] => Some(u32::from(x - b'0') * 10 + u32::from(y - b'0')),
-            _ => None,
-        }
+    // `YYYY-MM-DDTHH:MM:SS`, then the fraction and the offset.
+    let Some(&[c0, c1, y0, y1, b'-', m0, m1, b'-', d0, d1, t, h0, h1, b':', n0, n1, b':', s0, s1]) = b.get(..19) else {
+        return false;
     };
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't') || b[13] != b':' || b[16] != b':' {
+    if b.len() < 20 || !matches!(t, b'T' | b't') {
         return false;
     }
-    let (Some(century), Some(yy), Some(month), Some(day), Some(hour), Some(min), Some(sec)) =
-        (two(0), two(2), two(5), two(8), two(11), two(14), two(17))
-    else {
+    let digits = [c0, c1, y0, y1, m0, m1, d0, d1, h0, h1, n0, n1, s0, s1];
+    if !digits.iter().all(u8::is_ascii_digit) {
         return false;
-    };
+    }
+    let pair = |x: u8, y: u8| u32::from(x - b'0') * 10 + u32::from(y - b'0');
+    let (century, yy, month, day, hour, min, sec) =
+        (pair(c0, c1), pair(y0, y1), pair(m0, m1), pair(d0, d1), pair(h0, h1), pair(n0, n1), pair(s0, s1));
     let year = century * 100 + yy;
     let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
     let days = match month {
@@ -963,6 +1009,11 @@ pub fn is_rfc3339_date_time(s: &str) -> bool {
     if day == 0 || day > days || hour > 23 || min > 59 || sec > 60 {
         return false;
     }
+    // Two ASCII digits at `i`, as a number; `None` past the end or on anything else.
+    let two = |i: usize| match *b.get(i..i + 2)? {
+        [x @ b'0'..=b'9', y @ b'0'..=b'9'] => Some(pair(x, y)),
+        _ => None,
+    };
     let mut i = 19;
     if b.get(i) == Some(&b'.') {
         i += 1;
