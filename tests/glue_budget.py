@@ -30,8 +30,10 @@ BUDGET = 0.20
 # one retry rule, the tracking runtime split and request methods it does not know (Python 23.1 %,
 # Node 20.1 %). Node came under the budget when the names a caller passes (a reason, a want, a kind)
 # became one core rule (error::parse_wire_name) and its facade's two error wrappers one: Python
-# 22.9 %, Node 19.96 % (no ceiling: the budget is its limit from then on).
-CEILING = {"python": 0.230}
+# 22.9 %, Node 19.96 % (no ceiling: the budget is its limit from then on). Lowered again when the
+# core took the listing's string and audience types (discovery::Text, Roles: 348 lines of types,
+# not rules; the glue itself did not shrink): Python 22.25 %.
+CEILING = {"python": 0.223}
 GLUE = {
     "python": ["bindings-python/src/**/*.rs", "bindings-python/build.rs", "bindings-python/python/mcplens/**/*.py"],
     "node": ["bindings-node/src/**/*.rs", "bindings-node/build.rs", "bindings-node/lib/**/*.ts", "bindings-node/lib/**/*.mts"],

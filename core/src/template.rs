@@ -418,7 +418,13 @@ impl<'a, const BUILD: bool> Parser<'a, BUILD> {
     fn template(mut self) -> Result<Vec<Part<'a>>, usize> {
         let mut parts = Vec::new();
         let mut start = 0;
-        while let Some(b) = self.peek() {
+        let bytes = self.text.as_bytes();
+        loop {
+            // A run of ASCII literals, the bulk of a template, in a tight loop.
+            while bytes.get(self.pos).is_some_and(|&b| is_ascii_literal(b)) {
+                self.pos += 1;
+            }
+            let Some(b) = self.peek() else { break };
             match b {
                 b'{' => {
                     if BUILD && start < self.pos {

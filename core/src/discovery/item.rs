@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
+use smallvec::SmallVec;
 
 use super::text::Text;
 
@@ -26,13 +27,82 @@ impl Role {
     }
 }
 
+/// An item's audience (`annotations.audience`): its roles in the server's order, repeats kept,
+/// held inline up to 16 (no allocation per item; a longer list goes to the heap). Derefs to
+/// `[Role]`; serializes as the array.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Roles(SmallVec<[Role; 16]>);
+
+impl Roles {
+    pub(crate) fn push(&mut self, role: Role) {
+        self.0.push(role);
+    }
+}
+
+impl std::ops::Deref for Roles {
+    type Target = [Role];
+    fn deref(&self) -> &[Role] {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Roles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl From<Vec<Role>> for Roles {
+    fn from(roles: Vec<Role>) -> Roles {
+        Roles(SmallVec::from_vec(roles))
+    }
+}
+
+impl FromIterator<Role> for Roles {
+    fn from_iter<I: IntoIterator<Item = Role>>(roles: I) -> Roles {
+        Roles(roles.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a Roles {
+    type Item = &'a Role;
+    type IntoIter = std::slice::Iter<'a, Role>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl PartialEq<[Role]> for Roles {
+    fn eq(&self, other: &[Role]) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl<const N: usize> PartialEq<[Role; N]> for Roles {
+    fn eq(&self, other: &[Role; N]) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl Serialize for Roles {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.as_slice().serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Roles {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Roles, D::Error> {
+        Vec::<Role>::deserialize(d).map(Roles::from)
+    }
+}
+
 /// The kept annotations of an item; each field validated on its own.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Annotations {
     /// `"user"` / `"assistant"` only.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub audience: Option<Vec<Role>>,
+    pub audience: Option<Roles>,
     /// A number in `0..=1`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub priority: Option<f64>,

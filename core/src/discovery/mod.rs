@@ -41,7 +41,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use item::{Annotations, Diagnostics, Item, ListKind, Resource, ResourceTemplate, Role};
+pub use item::{Annotations, Diagnostics, Item, ListKind, Resource, ResourceTemplate, Role, Roles};
 pub use page::is_rfc3339_date_time;
 pub use text::Text;
 

@@ -23,7 +23,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::item::{self, Annotations, Diagnostics, Item, ListKind, Resource, ResourceTemplate, Role};
+use super::item::{self, Annotations, Diagnostics, Item, ListKind, Resource, ResourceTemplate, Role, Roles};
 use super::text::Text;
 use crate::sanitize;
 
@@ -268,7 +268,7 @@ impl<'de> de::Deserialize<'de> for Number {
 }
 
 /// `annotations.audience`: valid when it is an array of `"user"` / `"assistant"` only.
-struct Audience(Field<Vec<Role>>);
+struct Audience(Field<Roles>);
 
 impl<'de> de::Deserialize<'de> for Audience {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -304,7 +304,7 @@ impl<'de> de::Deserialize<'de> for Audience {
                 f.write_str("any JSON value")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-                let mut roles = Some(Vec::with_capacity(2)); // the two roles, the common case
+                let mut roles = Some(Roles::default());
                 while let Some(Element(role)) = seq.next_element::<Element>()? {
                     match (&mut roles, role) {
                         (Some(roles), Some(role)) => roles.push(role),
@@ -322,7 +322,7 @@ impl<'de> de::Deserialize<'de> for Audience {
 /// `annotations`: an object of lenient fields, or any other value (dropped whole).
 enum RawAnnotations<'a> {
     NotObject,
-    Object { audience: Field<Vec<Role>>, priority: Field<f64>, last_modified: Field<Cow<'a, str>> },
+    Object { audience: Field<Roles>, priority: Field<f64>, last_modified: Field<Cow<'a, str>> },
 }
 
 impl<'de> de::Deserialize<'de> for RawAnnotations<'de> {
@@ -378,7 +378,7 @@ macro_rules! field_value {
     )*};
 }
 
-field_value!(Str<'de> => Cow<'de, str>, Cursor<'de> => Option<Cow<'de, str>>, Integer => i128, Number => f64, Audience => Vec<Role>);
+field_value!(Str<'de> => Cow<'de, str>, Cursor<'de> => Option<Cow<'de, str>>, Integer => i128, Number => f64, Audience => Roles);
 
 /// Reads the value of a key into `slot`. Returns false, reading nothing, when the key was
 /// already there (a duplicate key: the caller fails before looking at the value).

@@ -47,6 +47,18 @@ impl Text {
         self.range.clone()
     }
 
+    /// The bytes its buffer holds (what this text keeps alive).
+    #[cfg(test)]
+    pub(crate) fn buffer_capacity(&self) -> usize {
+        self.buf.as_ref().map_or(0, |b| b.capacity())
+    }
+
+    /// True when both are ranges of one buffer.
+    #[cfg(test)]
+    pub(crate) fn same_buffer(&self, other: &Text) -> bool {
+        matches!((&self.buf, &other.buf), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
+    }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         debug_assert!(self.buf.is_some(), "a pending text never leaves the pager");
@@ -192,7 +204,45 @@ impl<'de> Deserialize<'de> for Text {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::discovery::{Item, Limits, ListKind, Outcome, Pager};
+
+    #[test]
+    fn a_listing_keeps_its_projected_text_never_its_pages() {
+        // Three pages of ten resources, each item carrying 64 KiB of `_meta`: about 2 MB of pages.
+        let meta = "m".repeat(64 * 1024);
+        let mut pager = Pager::new(ListKind::Resources, "srv", true, Limits::default(), Duration::ZERO).unwrap();
+        let mut page_bytes = 0;
+        for page in 0..3 {
+            pager.next_request().unwrap();
+            let items: Vec<String> = (0..10)
+                .map(|i| format!(r#"{{"uri":"file:///{page}/{i}","name":"n{i}","_meta":{{"junk":"{meta}"}}}}"#))
+                .collect();
+            let next = if page < 2 { format!(r#","nextCursor":"c{page}""#) } else { String::new() };
+            let text = format!(r#"{{"resources":[{}]{next}}}"#, items.join(","));
+            page_bytes += text.len();
+            pager.accept(Outcome::Page(&text), Duration::ZERO).unwrap();
+        }
+        let listing = pager.finish().unwrap();
+        assert_eq!(listing.items.len(), 30);
+        let Item::Resource(first) = &listing.items[0] else { panic!("a resource") };
+        let kept = first.uri.buffer_capacity();
+        // The server's name once, then each item's URI and name: nothing of the pages' `_meta`.
+        let strings: usize = listing
+            .resources()
+            .map(|r| {
+                assert!(
+                    r.uri.same_buffer(&first.uri) && r.name.same_buffer(&first.uri) && r.server.same_buffer(&first.uri)
+                );
+                r.uri.len() + r.name.len()
+            })
+            .sum();
+        assert_eq!(kept, "srv".len() + strings, "the buffer is exactly the kept strings");
+        assert!(kept <= listing.diagnostics.bytes, "within the projected bytes the byte budget bounds");
+        assert!(page_bytes > 30 * meta.len() && kept < 1_000);
+    }
 
     #[test]
     fn a_range_reads_compares_and_serializes_as_its_string() {
@@ -209,9 +259,9 @@ mod tests {
         let mut set = std::collections::HashSet::new();
         set.insert(t.clone());
         assert!(set.contains("name"));
+        assert_eq!(Arc::strong_count(&buf), 3, "clones share the buffer");
         let mut sorted = [t.clone(), Text::from("a")];
         sorted.sort();
         assert_eq!(sorted[0], "a");
-        assert_eq!(Arc::strong_count(&buf), 3, "clones share the buffer");
     }
 }
