@@ -245,6 +245,28 @@ mod tests {
     }
 
     #[test]
+    fn an_audience_keeps_order_and_repeats_inline_and_past_its_inline_capacity() {
+        use crate::discovery::Role;
+        for n in [2, 16, 17, 40] {
+            let roles: Vec<&str> = (0..n).map(|i| if i % 3 == 0 { "assistant" } else { "user" }).collect();
+            let audience = serde_json::to_string(&roles).unwrap();
+            let page = format!(
+                r#"{{"resources":[{{"uri":"file:///a","name":"a","annotations":{{"audience":{audience}}}}}]}}"#
+            );
+            let mut pager = Pager::new(ListKind::Resources, "srv", true, Limits::default(), Duration::ZERO).unwrap();
+            pager.next_request().unwrap();
+            pager.accept(Outcome::Page(&page), Duration::ZERO).unwrap();
+            let listing = pager.finish().unwrap();
+            let Item::Resource(r) = &listing.items[0] else { panic!("a resource") };
+            let kept = r.annotations.as_ref().unwrap().audience.as_ref().unwrap();
+            assert_eq!(kept.len(), n);
+            assert_eq!(kept[0], Role::Assistant);
+            assert_eq!(serde_json::to_string(kept).unwrap(), audience, "{n} roles serialize as the server's array");
+            assert_eq!(listing.items[0].json_len(), serde_json::to_string(&listing.items[0]).unwrap().len());
+        }
+    }
+
+    #[test]
     fn a_range_reads_compares_and_serializes_as_its_string() {
         let buf = Arc::new(String::from("srvname"));
         let t = Text::shared(&buf, 3..7);
