@@ -491,3 +491,41 @@ test('large payloads (over the 64 KiB text buffer) and string request ids reach 
   assert.equal(list.requestId, 'req-7');
   await tracker.shutdown(5_000);
 });
+
+test('a request is serialized and recorded after its response is sent; a loop that never yields records every request, in order', async () => {
+  const { events, exporter } = collector();
+  const tracker = new Tracker({ exporters: [exporter] });
+  const mcp = new McpServer(SERVER_INFO);
+  let answered = 0;
+  const readAt = [];
+  // toJSON runs when mcplens serializes the result (the in-memory transport hands objects over).
+  mcp.registerTool('probe', { inputSchema: { n: z.number() } }, async ({ n }) => ({
+    content: [{ type: 'text', text: String(n) }],
+    toJSON() {
+      readAt.push(answered);
+      return { content: this.content };
+    },
+  }));
+  const { client, close } = await connectMemory(track(mcp, tracker));
+  await client.callTool({ name: 'probe', arguments: { n: 0 } });
+  answered += 1;
+  await new Promise((resolve) => setImmediate(resolve));
+  // The transport (connectMemory's send) serializes it as it sends; mcplens once the client has it.
+  assert.deepEqual(readAt, [0, 1]);
+
+  // 200 calls in one chain of promises: held requests are recorded 64 at a time, in order.
+  for (let n = 1; n <= 200; n++) await client.callTool({ name: 'probe', arguments: { n } });
+  assert.equal(tracker.stats().recorded, 1 + 1 + 200, 'stats() counts what is held'); // initialize, then the calls
+  await tracker.flush(5_000);
+  const calls = events.filter((e) => e.type === 'mcp:tools/call');
+  assert.deepEqual(
+    calls.map((e) => e.parameters.arguments.n),
+    Array.from({ length: 201 }, (_, n) => n),
+  );
+  assert.deepEqual(
+    calls.map((e) => e.response.content[0].text),
+    calls.map((e) => String(e.parameters.arguments.n)),
+  );
+  await close();
+  await tracker.shutdown(5_000);
+});

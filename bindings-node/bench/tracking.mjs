@@ -194,16 +194,23 @@ async function overStdio(sinkUrl) {
 /** Prints one section's rows; returns the tools/call p50s added over untracked, by variant. */
 function report(title, samples) {
   console.log(`\n${title}: µs per request (${ROUNDS} interleaved rounds × ${PER_ROUND} = ${ROUNDS * PER_ROUND} each)`);
-  console.log('    method            tracker           p50       p99   added p50');
+  console.log('    method            tracker           p50       p99      mean   added p50  added mean');
   const added = {};
+  const mean = (xs) => xs.reduce((a, b) => a + b, 0) / xs.length;
   for (const op of Object.keys(OPS)) {
     const base = quantile([...samples[`${op}|untracked`]].sort((a, b) => a - b), 0.5);
+    const baseMean = mean(samples[`${op}|untracked`]);
     if (op === 'tools/call') added.base = base;
     for (const name of VARIANTS) {
       const xs = [...samples[`${op}|${name}`]].sort((a, b) => a - b);
       const p50 = quantile(xs, 0.5);
-      if (op === 'tools/call') added[name] = p50 - base;
-      console.log(`    ${op.padEnd(16)}  ${name.padEnd(13)}${fmt(p50, 1)}  ${fmt(quantile(xs, 0.99), 1)}  ${name === 'untracked' ? '' : fmt(p50 - base, 1)}`);
+      const m = mean(xs);
+      if (op === 'tools/call') {
+        added[name] = p50 - base;
+        added[`${name} mean`] = m - baseMean;
+      }
+      const extra = name === 'untracked' ? '' : `${fmt(p50 - base, 1)}    ${fmt(m - baseMean, 1)}`;
+      console.log(`    ${op.padEnd(16)}  ${name.padEnd(13)}${fmt(p50, 1)}  ${fmt(quantile(xs, 0.99), 1)}  ${fmt(m, 1)}    ${extra}`);
     }
   }
   return added;
@@ -261,9 +268,10 @@ const results = process.env.MCPLENS_BENCH_RESULTS;
 if (results !== undefined) {
   mkdirSync(results, { recursive: true });
   const others = (a) => `agentcat +${a.agentcat.toFixed(1)} µs, @posthog/mcp +${a['@posthog/mcp'].toFixed(1)} µs`;
+  const means = (a) => `mean added mcplens +${a['mcplens mean'].toFixed(1)}, agentcat +${a['agentcat mean'].toFixed(1)}, @posthog/mcp +${a['@posthog/mcp mean'].toFixed(1)} µs`;
   const detail =
-    `in memory: p50 ${added.base.toFixed(1)} µs untracked, ${others(added)}; over stdio: mcplens +${stdio.mcplens.toFixed(1)} µs ` +
-    `of ${stdio.base.toFixed(1)} µs, ${others(stdio)}; hot path ${hot.toFixed(0)} ns at the handler`;
+    `in memory: p50 ${added.base.toFixed(1)} µs untracked, ${others(added)} (${means(added)}); over stdio: mcplens +${stdio.mcplens.toFixed(1)} µs ` +
+    `of ${stdio.base.toFixed(1)} µs, ${others(stdio)} (${means(stdio)}); hot path ${hot.toFixed(0)} ns at the handler`;
   writeFileSync(join(results, 'node_tracking.json'), JSON.stringify({ row: 'node_tracking', figure: Number(added.mcplens.toFixed(2)), detail }));
 }
 sink.child.kill();

@@ -363,6 +363,7 @@ export class Tracker {
    * `timeoutMs` (default 5,000).
    */
   async flush(timeoutMs = 5_000): Promise<void> {
+    recordDeferred();
     await settle(STATES.get(this)!, (h) => native.trackingSettle(h, timeoutMs, false));
   }
 
@@ -372,6 +373,7 @@ export class Tracker {
    * pass-throughs.
    */
   async shutdown(timeoutMs = 5_000): Promise<void> {
+    recordDeferred();
     const state = STATES.get(this)!;
     state.closed = true;
     await settle(state, (h) => native.trackingSettle(h, timeoutMs, true));
@@ -379,10 +381,54 @@ export class Tracker {
 
   /** The counters: the core's `Stats` (all zero before the tracker starts). */
   stats(): TrackerStats {
+    recordDeferred();
     const state = STATES.get(this)!;
     const started = state.core !== undefined && state.core.enabled;
     return JSON.parse(started ? native.trackingStats(state.core!.handle) : state.zeroStats) as TrackerStats;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A tracked server's requests are recorded after their responses.
+
+/** A request `track()` saw answered: recorded once its response is on its way. */
+interface Answered {
+  session: TrackingSession;
+  method: string;
+  request: JsonRpcRequest;
+  outcome: Outcome;
+  started: number;
+  duration: number;
+  /** The host's span, read while the request's context was active. */
+  hostSpan: string | undefined;
+}
+
+let recordAs: (session: TrackingSession, a: Answered) => void;
+const ANSWERED: Answered[] = [];
+/** Answered requests held at most (their params and results are referenced, not copied). */
+const ANSWERED_MAX = 64;
+let recordScheduled = false;
+
+/**
+ * Holds a request `track()` saw answered, so that serializing its params and result and handing
+ * them to the core happen after the SDK has sent the response: in this turn's check phase
+ * (`setImmediate`), or at once when `ANSWERED_MAX` are held (a loop that never yields).
+ */
+function recordAfter(a: Answered): void {
+  ANSWERED.push(a);
+  if (ANSWERED.length >= ANSWERED_MAX) recordDeferred();
+  else if (!recordScheduled) {
+    recordScheduled = true;
+    setImmediate(recordDeferred);
+  }
+}
+
+/** Records every held request, in order: before anything that reads or ends what they feed. */
+function recordDeferred(): void {
+  recordScheduled = false;
+  // Recording runs no host code but a `toJSON`; whatever it adds is recorded in this same pass.
+  for (let i = 0; i < ANSWERED.length; i++) recordAs(ANSWERED[i]!.session, ANSWERED[i]!);
+  ANSWERED.length = 0;
 }
 
 /**
@@ -442,12 +488,20 @@ export class TrackingSession {
    * took (ms). Never throws.
    */
   record(method: string, request: { id?: unknown; params?: unknown }, outcome: Outcome, startedAtMs: number, durationMs: number): void {
+    this.#record(method, request, outcome, startedAtMs, durationMs, this.#core.hostSpan?.());
+  }
+
+  static {
+    recordAs = (session, d) => session.#record(d.method, d.request, d.outcome, d.started, d.duration, d.hostSpan);
+  }
+
+  #record(method: string, request: { id?: unknown; params?: unknown }, outcome: Outcome, startedAtMs: number, durationMs: number, hostSpan: string | undefined): void {
     if (!this.#core.enabled) return;
     const code = CODES.get(method) ?? OTHER_METHOD;
     try {
       const params = request.params === undefined ? undefined : JSON.stringify(request.params);
       if ('error' in outcome) {
-        put(this.#core.handle, this.#key, code, method, this.#core.hostSpan?.(), request.id, startedAtMs, durationMs, params, F_ERROR, outcome.error.code, outcome.error.message);
+        put(this.#core.handle, this.#key, code, method, hostSpan, request.id, startedAtMs, durationMs, params, F_ERROR, outcome.error.code, outcome.error.message);
         return;
       }
       let text: string | undefined;
@@ -460,7 +514,7 @@ export class TrackingSession {
           // Not JSON (a cycle, a BigInt): the event goes without a response.
         }
       }
-      put(this.#core.handle, this.#key, code, method, this.#core.hostSpan?.(), request.id, startedAtMs, durationMs, params, 0, 0, text ?? '');
+      put(this.#core.handle, this.#key, code, method, hostSpan, request.id, startedAtMs, durationMs, params, 0, 0, text ?? '');
     } catch {
       // Tracking never breaks the server.
     }
@@ -468,7 +522,9 @@ export class TrackingSession {
 
   /** The connection closed. */
   close(): void {
-    if (this.#core.enabled) native.trackingCloseSession(this.#core.handle, this.#key);
+    if (!this.#core.enabled) return;
+    recordDeferred(); // its requests first
+    native.trackingCloseSession(this.#core.handle, this.#key);
   }
 }
 
@@ -553,12 +609,19 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
  * thread, so trackers with a JS hook cannot be waited for — then the signal's default action. */
 function installExitHooks(): void {
   exitHooked = true;
-  process.on('beforeExit', () => native.trackingExitPending() && void native.trackingFlushAtExit());
-  process.on('exit', native.trackingFlushAtExitBlocking);
+  process.on('beforeExit', () => {
+    recordDeferred();
+    if (native.trackingExitPending()) void native.trackingFlushAtExit();
+  });
+  process.on('exit', () => {
+    recordDeferred();
+    native.trackingFlushAtExitBlocking();
+  });
   // SIGTERM and SIGINT end the process without `exit`; an app's own listener decides instead.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     const listener = (): void => {
       if (process.listenerCount(signal) > 1) return;
+      recordDeferred();
       native.trackingFlushAtExitBlocking();
       process.removeListener(signal, listener);
       process.kill(process.pid, signal);
@@ -674,7 +737,7 @@ function recorded(state: ServerState, method: string, raw: JsonRpcRequest, extra
       if (info !== undefined || version !== undefined) s.session.setClient(info, version);
       s.clientKnown = info !== undefined;
     }
-    s.session.record(method, request, outcome, TIME_ORIGIN + t0, t1 - t0);
+    recordAfter({ session: s.session, method, request, outcome, started: TIME_ORIGIN + t0, duration: t1 - t0, hostSpan: state.core.hostSpan?.() });
   } catch {
     // Tracking never breaks the server.
   }
@@ -805,7 +868,8 @@ function recordListen(t: Tracker, transport: 'stdio' | 'http', request: Message,
     const state = STATES.get(t)!;
     const session = (state.listen ??= {})[transport] ??= t.openSession({ transport });
     const outcome: Outcome = answer.error !== undefined ? { error: answer.error } : { result: {} };
-    session.record('subscriptions/listen', request, outcome, TIME_ORIGIN + t0, performance.now() - t0);
+    const hostSpan = state.core!.hostSpan?.();
+    recordAfter({ session, method: 'subscriptions/listen', request, outcome, started: TIME_ORIGIN + t0, duration: performance.now() - t0, hostSpan });
   } catch {
     // Tracking never breaks the server.
   }
