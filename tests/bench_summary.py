@@ -1,12 +1,13 @@
-"""The table that ends `make bench`: each figure of issue 19 against its goal.
+"""The table that ends `make bench`: each figure of issue 31 (performance) against its goal.
 
 A benchmark reports a row by writing `<row>.json` ({"row", "figure", "detail", "enforced"?}; a row
 measured more than once, per SDK line say, as `<row>.<which>.json`: the worst figure is shown) into
 the directory named by MCPLENS_BENCH_RESULTS (the Makefile empties it at the start of `make bench`).
 A row no benchmark reported in this run is shown as not measured, never guessed. A row marked
 `enforced` (a deterministic figure, such as callgrind's instruction ratio) fails `make bench` when it
-misses its goal, after the whole table is printed. To add a row: add it to ROWS here and have its
-benchmark write the file.
+misses its goal, after the whole table is printed. A row whose goal has a part measured in the same
+run (below the incumbents, say) carries it as `"also": [[what, met], ...]`: met only if all are. To
+add a row: add it to ROWS here and have its benchmark write the file.
 """
 
 import json
@@ -30,8 +31,8 @@ ROWS = [
     (
         "node_discovery_memory",
         "Node, 100 × 100 templates, mcplens ÷ the SDK's loop — in memory",
-        "≤ 1.0×",
-        1.0,
+        "≤ 1.5×",
+        1.5,
     ),
     (
         "node_discovery_long_stdio",
@@ -54,14 +55,20 @@ ROWS = [
     (
         "node_tracking",
         "Node track(): added p50 of tools/call in memory (µs)",
-        "≤ +3 µs",
+        "≤ +3 µs, below agentcat and @posthog/mcp",
         3.0,
     ),
     (
+        "node_tracking_stdio",
+        "Node track(): added p50 of tools/call over stdio ÷ the untracked p50",
+        "≤ 0.05 (noise), below agentcat and @posthog/mcp",
+        0.05,
+    ),
+    (
         "python_tracking",
-        "Python track(): cost at the handler on the request path (µs)",
-        "≤ 1 µs",
-        1.0,
+        "Python track(): added CPU at the handler ÷ the glue floor in the same run (worst major)",
+        "≤ 1.2×",
+        1.2,
     ),
     (
         "proxy_latency",
@@ -105,14 +112,17 @@ def main() -> int:
             table.append((figure, "not measured by make bench yet", goal, ""))
             continue
         value = float(row["figure"])
-        met = value <= bound
+        also = row.get("also", [])
+        met = value <= bound and all(ok for _, ok in also)
+        if also:
+            row = {**row, "detail": f"{row['detail']}; " + ", ".join(f"{what}: {'yes' if ok else 'NO'}" for what, ok in also)}
         table.append(
             (figure, f"{value:g} ({row['detail']})", goal, "met" if met else "NOT MET")
         )
         if row.get("enforced") and not met:
             missed.append(f"{key} ({value:g}, goal {goal})")
     widths = [max(len(r[i]) for r in table) for i in range(4)]
-    print("\n== make bench: summary against the goals of issue 19")
+    print("\n== make bench: summary against the goals of issue 31")
     for r in table:
         print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     if missed:

@@ -7,7 +7,9 @@ stdio. Workloads (`reference/baseline-discovery.md`):
   JSON; mcplens' limits raised to fit (10,000 items is the default cap, the bytes cap is raised);
 - M: a ~1 MB in-bounds workload: 440 templates in 5 pages, 2,000-character descriptions, default limits.
 
-Prints the median milliseconds per full traversal and the ratio mcplens / SDK (< 1: mcplens faster).
+Both contestants read every field of every template before the clock stops (mcplens' items make
+their Python strings when read). Prints the median milliseconds per full traversal and the ratio
+mcplens / SDK (< 1: mcplens faster).
 Under `make bench` (MCPLENS_BENCH_RESULTS set) the worst in-memory ratio of this SDK major is written
 as a `python_discovery` row for the summary, which keeps the worst of both majors.
 `python bench_discovery.py --serve WORKLOAD` is the stdio server.
@@ -90,12 +92,26 @@ def server(workload: str) -> Any:
     return low
 
 
+def touch(t: Any, uri_template: str, mime_type: str, last_modified: str) -> int:
+    """Reads every field of one template (a lazy listing is timed as used): its string lengths."""
+    n = len(t.name) + len(getattr(t, uri_template)) + len(t.title or "") + len(t.description or "")
+    n += len(getattr(t, mime_type) or "")
+    if (a := t.annotations) is not None:
+        n += len(a.audience or ()) + (a.priority is not None) + len(getattr(a, last_modified) or "")
+    return n
+
+
+SDK_NAMES = ("uri_template", "mime_type", "last_modified") if V2 else ("uriTemplate", "mimeType", "lastModified")
+OUR_NAMES = ("uri_template", "mime_type", "last_modified")
+
+
 async def sdk_loop(session: Any) -> int:
     """The SDK's own typed loop: one `list_resource_templates` per page until no cursor."""
     count, next_cursor = 0, None
     while True:
         page = await session.list_resource_templates(params=types.PaginatedRequestParams(cursor=next_cursor))
-        count += len(page.resource_templates if V2 else page.resourceTemplates)
+        for t in page.resource_templates if V2 else page.resourceTemplates:
+            count += touch(t, *SDK_NAMES) > 0
         next_cursor = page.next_cursor if V2 else page.nextCursor
         if next_cursor is None:
             return count
@@ -104,7 +120,7 @@ async def sdk_loop(session: Any) -> int:
 def contestants(workload: str) -> dict[str, Callable[[Any], Awaitable[int]]]:
     async def with_mcplens(session: Any) -> int:
         listing = await mcplens.list_resource_templates(session, server="bench", limits=LIMITS[workload])
-        return len(listing)
+        return sum(touch(t, *OUR_NAMES) + len(t.server) > 0 for t in listing)
 
     return {"sdk": sdk_loop, "mcplens": with_mcplens}
 

@@ -283,19 +283,21 @@ async def hot_path() -> None:
 
 
 def summary_row(added: dict[tuple[str, str], float]) -> None:
-    """The `python_tracking` row of `make bench`'s summary (tests/bench_summary.py): the worst added
-    CPU time per call without response capture, over both operations and every SDK major run."""
+    """The `python_tracking` row of `make bench`'s summary (tests/bench_summary.py): the added CPU time
+    per call without response capture ÷ the glue floor's, in this run, worst over both operations and
+    every SDK major run."""
     results = os.environ.get("MCPLENS_BENCH_RESULTS")
     if not results or not added:
         return
     path = os.path.join(results, "python_tracking.json")
-    figure = max(v for (_, mode), v in added.items() if mode == "no") / 1000
-    responses = max(v for (_, mode), v in added.items() if mode == "responses") / 1000
-    floor = max(v for (_, mode), v in added.items() if mode == "floor") / 1000
-    detail = (
-        f"mcp {importlib.metadata.version('mcp')}: {figure:.2f} µs, {responses:.2f} µs with responses, "
-        f"glue floor {floor:.2f} µs"
+    ops = sorted({op for op, _ in added})
+    figure = max(added[op, "no"] / added[op, "floor"] for op in ops)
+    us = ", ".join(
+        f"{op} {added[op, 'no'] / 1000:.2f} µs ({added[op, 'responses'] / 1000:.2f} with responses) "
+        f"on a floor of {added[op, 'floor'] / 1000:.2f}"
+        for op in ops
     )
+    detail = f"mcp {importlib.metadata.version('mcp')}: {us}"
     if os.path.exists(path):
         with open(path) as f:
             previous = json.load(f)
