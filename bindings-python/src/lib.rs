@@ -22,6 +22,7 @@ mod read;
 mod refresher;
 mod template;
 mod tracking;
+mod values;
 
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -318,6 +319,16 @@ impl PyPager {
             None => pager.accept(Outcome::Malformed, now),
         };
         result.map_err(|e| discovery_error(py, &e))
+    }
+
+    /// Feeds the JSON-RPC `result` as the host's SDK parsed it (dicts, lists, strings, numbers,
+    /// booleans, `None`), read in place by the same rules as its JSON text. `False`: nothing was
+    /// applied, as the page holds a value JSON text carries otherwise (a lone surrogate, an integer
+    /// past 64 bits, a non-finite float, another type): hand its text to `accept_page`.
+    #[pyo3(signature = (page, now = None))]
+    fn accept_page_parsed(&mut self, py: Python<'_>, page: &Bound<'_, PyAny>, now: Option<f64>) -> PyResult<bool> {
+        let now = instant(py, now)?;
+        self.pager(py)?.accept_parsed(values::Values::of(page), now).map_err(|e| discovery_error(py, &e))
     }
 
     /// Feeds a JSON-RPC error response (only the code is kept: the message is server text).

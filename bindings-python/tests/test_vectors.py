@@ -75,6 +75,7 @@ class Run:
         self.out_of_answers = False
         self.listing: mcplens.Listing | None = None
         self.error: mcplens.DiscoveryError | None = None
+        self.declined = 0
 
 
 def drive(
@@ -85,8 +86,12 @@ def drive(
     start_ms: float,
     answers: list[dict[str, Any]],
     protocol_version: str = "",
+    pages: str = "text",
 ) -> Run:
-    """Drives a pager over the canned answers (`core/tests/vectors.rs` `drive`)."""
+    """Drives a pager over the canned answers (`core/tests/vectors.rs` `drive`). `pages`: "text"
+    as the answers give them; else parsed first, as an SDK does (a page that is not JSON goes as
+    its text), then handed over as the parsed value's JSON text ("reserialized") or as the value
+    itself ("parsed": `accept_page_parsed`, its text when that declines)."""
     run = Run()
     now = start_ms
     try:
@@ -110,11 +115,20 @@ def drive(
             run.used += 1
             now = answer.get("atMs", now)
             at = now / 1000
+            text = answer["page"] if "page" in answer else synth(kind, answer["synth"]) if "synth" in answer else None
             try:
-                if "page" in answer:
-                    pager.accept_page(answer["page"], at)
-                elif "synth" in answer:
-                    pager.accept_page(synth(kind, answer["synth"]), at)
+                value = json.loads(text) if text is not None and pages != "text" else None
+            except (ValueError, RecursionError):
+                value = None
+            try:
+                if value is not None and pages == "reserialized":
+                    pager.accept_page(json.dumps(value, separators=(",", ":")), at)
+                elif value is not None and pages == "parsed":
+                    if not pager.accept_page_parsed(value, at):
+                        run.declined += 1
+                        pager.accept_page(json.dumps(value, separators=(",", ":")), at)
+                elif text is not None:
+                    pager.accept_page(text, at)
                 elif "rpcError" in answer:
                     pager.accept_rpc_error(answer["rpcError"]["code"], at)
                 elif "transport" in answer:
@@ -195,3 +209,54 @@ def test_discovery_vector(path: Path) -> None:
     case = json.loads(path.read_text(encoding="utf-8"))
     assert case["name"] == path.stem, "name must match the file"
     assert run_case(case) == []
+
+
+def outcome(run: Run) -> dict[str, Any]:
+    """What a traversal ended with, comparable across runs."""
+    listing = run.listing
+    return {
+        "requests": run.requests,
+        "used": run.used,
+        "error": None if run.error is None else (run.error.code, str(run.error)),
+        "listing": None
+        if listing is None
+        else (list(listing), listing.support, listing.ttl_ms, listing.cache_scope, listing.diagnostics),
+    }
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_discovery_vector_as_parsed_values(path: Path) -> None:
+    """A page handed over as the dict the SDK parsed (`accept_page_parsed`) ends every vector as its
+    JSON text does; a page holding what JSON text carries otherwise (a lone surrogate, an integer
+    past 64 bits) is declined with nothing applied, and goes as text."""
+    case = json.loads(path.read_text(encoding="utf-8"))
+    args = (
+        case["kind"],
+        case.get("server", "srv"),
+        case.get("capabilities", {"resources": {}}),
+        limits(case.get("limits", {})),
+        case.get("startMs", 0),
+        case.get("answers", []),
+        case.get("protocolVersion", ""),
+    )
+    as_text, parsed = drive(*args, pages="reserialized"), drive(*args, pages="parsed")
+    assert outcome(parsed) == outcome(as_text)
+    pages = [a.get("page", "") for a in case.get("answers", [])]
+    if not any("\\ud8" in p.lower() or "\\udc" in p.lower() or "99999999999999999999" in p for p in pages):
+        assert parsed.declined == 0
+
+
+def test_a_parsed_page_json_text_cannot_hold_is_declined_with_nothing_applied() -> None:
+    items = [{"uriTemplate": "a://{x}", "name": "a"}]
+    deep: Any = []
+    for _ in range(200):  # deeper than JSON text may nest (serde_json's 128)
+        deep = [deep]
+    for odd in ["lone \ud800", 2**70, float("nan"), float("inf"), ("a", "b"), b"bytes", {1: "key"}, deep]:
+        pager = mcplens.Pager("resource_templates", "srv", resources_capability=True, now=0)
+        pager.next_request()
+        page = {"resourceTemplates": [*items, {"uriTemplate": "b://{x}", "name": "b", "_meta": {"x": odd}}]}
+        assert pager.accept_page_parsed(page, 0) is False, odd
+        assert pager.diagnostics["pages"] == 0
+        assert not pager.is_done
+        pager.accept_page(json.dumps({"resourceTemplates": items}), 0)  # the same request, now as text
+        assert [t.name for t in pager.finish()] == ["a"]

@@ -42,6 +42,18 @@ struct Run {
     out_of_answers: bool,
 }
 
+/// How a page reaches the pager.
+#[derive(Clone, Copy, PartialEq)]
+enum Pages {
+    /// As the answer's text.
+    Text,
+    /// Parsed first, as a host's SDK does (a page that is not valid JSON goes as its text): as
+    /// the parsed value's JSON text (what a host that re-serializes hands over) ...
+    Reserialized,
+    /// ... or as the parsed value itself (`Pager::accept_parsed`).
+    Parsed,
+}
+
 /// Drives a pager over the canned `answers` (the shared answer format).
 /// One traversal over the answers; `version`: the negotiated protocol version (`""`: none).
 fn drive(
@@ -51,6 +63,18 @@ fn drive(
     limits: Limits,
     start: Duration,
     answers: &[Value],
+) -> Run {
+    drive_pages(kind, server, (caps, version), limits, start, answers, Pages::Text)
+}
+
+fn drive_pages(
+    kind: ListKind,
+    server: &str,
+    (caps, version): (&Value, &str),
+    limits: Limits,
+    start: Duration,
+    answers: &[Value],
+    pages: Pages,
 ) -> Run {
     let mut now = start;
     let texts: Vec<Option<String>> = answers.iter().map(|a| a.get("synth").map(|s| synth(kind, s))).collect();
@@ -72,10 +96,24 @@ fn drive(
             if let Some(ms) = a.get("atMs").and_then(Value::as_u64) {
                 now = Duration::from_millis(ms);
             }
-            let outcome = if let Some(page) = a.get("page") {
-                Outcome::Page(page.as_str().expect("page is JSON text"))
-            } else if a.get("synth").is_some() {
-                Outcome::Page(texts[used].as_deref().unwrap())
+            let text = match a.get("page") {
+                Some(page) => Some(page.as_str().expect("page is JSON text")),
+                None => texts[used].as_deref(),
+            };
+            let parsed = text.filter(|_| pages != Pages::Text).and_then(|t| serde_json::from_str::<Value>(t).ok());
+            if let Some(value) = &parsed {
+                used += 1;
+                let accepted = match pages {
+                    Pages::Parsed => p.accept_parsed(value, now).map(|applied| assert!(applied, "a Value is JSON")),
+                    _ => p.accept(Outcome::Page(&value.to_string()), now),
+                };
+                if accepted.is_err() {
+                    break;
+                }
+                continue;
+            }
+            let outcome = if let Some(text) = text {
+                Outcome::Page(text)
             } else if let Some(e) = a.get("rpcError") {
                 Outcome::RpcError { code: e["code"].as_i64().unwrap() }
             } else if a.get("transport").is_some() {
@@ -219,6 +257,35 @@ fn replay(sub: &str, minimum: usize, run: fn(&Value) -> Vec<String>) {
 #[test]
 fn discovery_vectors() {
     replay("discovery", 60, run_case);
+}
+
+/// A page handed over as the host's parsed values (`Pager::accept_parsed`) ends every discovery
+/// vector exactly as the same values' JSON text does: requests, items, diagnostics, errors.
+#[test]
+fn discovery_vectors_as_parsed_values() {
+    replay("discovery", 60, |case| {
+        let kind = kind_of(case["kind"].as_str().unwrap());
+        let server = case["server"].as_str().unwrap_or("srv");
+        let caps = case.get("capabilities").cloned().unwrap_or(json!({"resources": {}}));
+        let version = case["protocolVersion"].as_str().unwrap_or_default();
+        let start = Duration::from_millis(case["startMs"].as_u64().unwrap_or(0));
+        let answers = case["answers"].as_array().cloned().unwrap_or_default();
+        let run = |pages| {
+            let limits: Limits = serde_json::from_value(case.get("limits").cloned().unwrap_or(json!({}))).unwrap();
+            let r = drive_pages(kind, server, (&caps, version), limits, start, &answers, pages);
+            let result = match r.result {
+                Ok(listing) => serde_json::to_value(&listing).unwrap(),
+                Err(e) => json!({"error": e.code(), "message": e.to_string()}),
+            };
+            json!({"requests": r.requests, "used": r.used, "result": result})
+        };
+        let (text, parsed) = (run(Pages::Reserialized), run(Pages::Parsed));
+        if text == parsed {
+            Vec::new()
+        } else {
+            vec![format!("as text {text}\n  as parsed values {parsed}")]
+        }
+    });
 }
 
 /// One refresh's traversals from a catalog vector: `{"capabilities"?, "answers": [...]}` per list.

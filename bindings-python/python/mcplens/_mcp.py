@@ -66,12 +66,13 @@ async def _traverse(
     )
     while (request := pager.next_request()) is not None:
         with sdk.anyio.move_on_after(pager.remaining(time.monotonic())) as scope:
-            outcome, value = await sdk.fetch(session, request)
+            outcome, value = await sdk.fetch(session, request, parsed=True)
         now = time.monotonic()
         if scope.cancelled_caught:
             pager.accept_timeout(now)
         elif outcome == "page":
-            pager.accept_page(value, now)
+            if not pager.accept_page_parsed(value, now):
+                pager.accept_page(sdk.json(value), now)
         elif outcome == "rpc":
             pager.accept_rpc_error(value, now)
         elif outcome == "malformed":
@@ -177,8 +178,9 @@ class _Sdk:
         """The negotiated protocol version ("" on 1.x, which has only versions before 2026-07-28)."""
         return (getattr(session, "protocol_version", None) if self.v2 else None) or ""
 
-    async def fetch(self, session: Any, request: Request | ReadCall) -> tuple[str, Any]:
-        """One request: ("page", JSON text) | ("rpc", code) | ("malformed", None) | ("transport", None)."""
+    async def fetch(self, session: Any, request: Request | ReadCall, parsed: bool = False) -> tuple[str, Any]:
+        """One request: ("page", JSON text, or with `parsed` the result as parsed) | ("rpc", code) |
+        ("malformed", None) | ("transport", None)."""
         data: dict[str, Any] = {"method": request.method}
         if (params := request.params) is not None:
             data["params"] = params
@@ -191,7 +193,7 @@ class _Sdk:
             return "malformed", None
         except self.transport_errors:
             return "transport", None
-        return "page", self._json(raw)
+        return "page", raw if parsed else self.json(raw)
 
     def rpc_code(self, e: BaseException) -> int | None:
         """The JSON-RPC code of an error the server answered; None for anything else (the SDK's
@@ -209,7 +211,7 @@ class _Sdk:
         request = self.request_adapter.validate_python(data)
         return (await session.send_request(request, self.raw_result)).root
 
-    def _json(self, raw: Any) -> bytes | str:
+    def json(self, raw: Any) -> bytes | str:
         try:
             return self.to_json(raw)
         except (self.serialization_error, ValueError):

@@ -345,7 +345,13 @@ impl Listing {
 
     /// The listing as compact JSON text (what bindings hand across their boundary).
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).expect("a listing always serializes")
+        // One allocation for the usual listing: the items' projected bytes, each item's `server`
+        // member and separator, and the envelope (growing by doubling copied a 4 MB listing
+        // about twice over).
+        let per_item = self.server.len() + 16;
+        let mut out = Vec::with_capacity(self.diagnostics.bytes + self.items.len() * per_item + 1024);
+        serde_json::to_writer(&mut out, self).expect("a listing always serializes");
+        String::from_utf8(out).expect("serde_json writes UTF-8")
     }
 }
 
@@ -620,12 +626,55 @@ impl Pager {
 
     /// Feeds the answer to the request from [`Pager::next_request`], received at `now`.
     pub fn accept(&mut self, outcome: Outcome<'_>, now: Duration) -> Result<(), DiscoveryError> {
-        match self.state {
-            State::Awaiting => {}
-            State::Failed(ref e) => return Err(e.clone()),
-            _ => return Err(self.error_state("accept without a request in flight")),
-        }
+        self.expect_answer()?;
         let result = self.accept_inner(outcome, now);
+        self.settle(result)
+    }
+
+    /// [`Pager::accept`] with a page the host holds as its own parsed values instead of JSON text
+    /// (Python's dicts, lists and strings, say), read through the serde deserializer `page`: the
+    /// same rules, with the same outcome, as the page's JSON text. Returns `Ok(false)`, having
+    /// applied nothing, when `page` meets a value it cannot present as a JSON value (a string with
+    /// a lone surrogate, an integer past 64 bits): the host then hands the page's JSON text to
+    /// [`Pager::accept`].
+    pub fn accept_parsed<'de, D: serde::Deserializer<'de>>(
+        &mut self,
+        page: D,
+        now: Duration,
+    ) -> Result<bool, DiscoveryError> {
+        self.expect_answer()?;
+        if now.saturating_sub(self.started) > self.limits.deadline {
+            let e = self.deadline();
+            return self.settle(Err(e)).map(|()| true);
+        }
+        let (before, text_before) = (self.items.len(), self.text.len());
+        let room = self.limits.max_items.saturating_sub(self.seen_items);
+        let mut sink = page::Sink::new(self.kind, &self.server, self.server_len, room, &mut self.items, &mut self.text);
+        let parsed = page::parse_from(page, &mut sink);
+        let tally = sink.tally();
+        let result = match parsed {
+            Err(None) => {
+                // Nothing applied: the host hands the text instead.
+                self.items.truncate(before);
+                self.text.truncate(text_before);
+                return Ok(false);
+            }
+            Err(Some(why)) => Err(self.malformed(why)),
+            Ok(raw) => self.apply_page(raw, tally, before, room, false),
+        };
+        self.settle(result).map(|()| true)
+    }
+
+    fn expect_answer(&self) -> Result<(), DiscoveryError> {
+        match self.state {
+            State::Awaiting => Ok(()),
+            State::Failed(ref e) => Err(e.clone()),
+            _ => Err(self.error_state("accept without a request in flight")),
+        }
+    }
+
+    /// The state after an answer: ready for the next request, done, or failed.
+    fn settle(&mut self, result: Result<bool, DiscoveryError>) -> Result<(), DiscoveryError> {
         match result {
             Ok(done) => {
                 self.state = if done { State::Done } else { State::Ready };
@@ -675,8 +724,23 @@ impl Pager {
         self.text.reserve(text.len().min(self.limits.max_bytes.saturating_sub(self.diagnostics.bytes)));
         let mut sink = page::Sink::new(self.kind, &self.server, self.server_len, room, &mut self.items, &mut self.text);
         let parsed = page::parse(text, &mut sink);
-        let page::Sink { count, bytes, item_problem, counts, .. } = sink;
+        let tally = sink.tally();
         let raw = parsed.map_err(|why| self.malformed(why))?;
+        self.apply_page(raw, tally, before, room, fixed.is_some())
+    }
+
+    /// The rules after a page's items are projected: the item bound, the result's own fields, the
+    /// items' structure and byte budget, the cursor. `fixed`: the page's text had lone surrogates
+    /// replaced. Returns `Ok(true)` when the traversal is complete.
+    fn apply_page(
+        &mut self,
+        raw: page::Page<'_>,
+        tally: page::Tally,
+        before: usize,
+        room: usize,
+        fixed: bool,
+    ) -> Result<bool, DiscoveryError> {
+        let page::Tally { count, bytes, item_problem, counts } = tally;
 
         // 1. Item bound, on the server's array length, before anything else.
         if count > room {
@@ -697,7 +761,7 @@ impl Pager {
         let next = match raw.next_cursor {
             page::Field::Absent | page::Field::Valid(None) => None,
             page::Field::Valid(Some(s)) => {
-                if fixed.is_some() && s.contains('\u{FFFD}') {
+                if fixed && s.contains('\u{FFFD}') {
                     return Err(self.malformed("nextCursor cannot be sent back exactly"));
                 }
                 Some(s.into_owned())

@@ -394,6 +394,34 @@ fn read<'de, A: MapAccess<'de>, V: FieldValue<'de>>(map: &mut A, slot: &mut Fiel
 /// A map key, borrowed when it has no escapes.
 struct Key<'a>(Cow<'a, str>);
 
+/// A key lent only for the call (a host's parsed values; JSON text's keys with escapes): the keys
+/// the rules read need no copy. Out of line, so that the text path's key visitor stays small.
+#[inline(never)]
+fn lent_key(v: &str) -> Cow<'static, str> {
+    KEYS.iter().find(|k| **k == v).map_or_else(|| Cow::Owned(v.to_owned()), |k| Cow::Borrowed(*k))
+}
+
+/// Every key a rule reads (page, item, annotations).
+const KEYS: [&str; 17] = [
+    "uri",
+    "uriTemplate",
+    "name",
+    "title",
+    "description",
+    "mimeType",
+    "size",
+    "annotations",
+    "audience",
+    "priority",
+    "lastModified",
+    "resourceTemplates",
+    "resources",
+    "nextCursor",
+    "resultType",
+    "ttlMs",
+    "cacheScope",
+];
+
 impl<'de> de::Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -406,7 +434,7 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
                 Ok(Key(Cow::Borrowed(v)))
             }
             fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
+                Ok(Key(lent_key(v)))
             }
         }
         d.deserialize_str(V)
@@ -509,6 +537,17 @@ pub(crate) struct Sink<'p> {
     problem: Option<&'static str>,
     /// The last kept `priority` (its bits) and its JSON length: pages tend to repeat one value.
     priority_len: Option<(u64, usize)>,
+    /// A borrowed string is a slice of the page's JSON text (false: of a host's parsed values,
+    /// which may hold what JSON escapes).
+    text_slices: bool,
+}
+
+/// A page's items as the sink counted them (see [`Sink`]'s fields of the same names).
+pub(crate) struct Tally {
+    pub count: usize,
+    pub bytes: usize,
+    pub item_problem: Option<&'static str>,
+    pub counts: Counts,
 }
 
 impl<'p> Sink<'p> {
@@ -534,7 +573,23 @@ impl<'p> Sink<'p> {
             counts: Counts::default(),
             problem: None,
             priority_len: None,
+            text_slices: true,
         }
+    }
+
+    /// The compact JSON length of a string as parsed: a slice of the page's text (no escapes
+    /// there, so nothing to escape) is its bytes in quotes; any other is scanned.
+    #[allow(clippy::ptr_arg)] // which variant the `Cow` is, is the point
+    fn raw_len(&self, s: &Cow<'_, str>) -> usize {
+        match s {
+            Cow::Borrowed(b) if self.text_slices => b.len() + 2,
+            _ => item::json_str_len(s),
+        }
+    }
+
+    /// What the page's items counted, the sink given up (its borrows of the pager end).
+    pub(crate) fn tally(self) -> Tally {
+        Tally { count: self.count, bytes: self.bytes, item_problem: self.item_problem, counts: self.counts }
     }
 
     fn fail<E: de::Error>(&mut self, why: &'static str) -> E {
@@ -570,7 +625,7 @@ impl<'p> Sink<'p> {
             return;
         }
         let mut len = ObjectLen::default();
-        len.field(self.kind.id_key(), raw_len(id));
+        len.field(self.kind.id_key(), self.raw_len(id));
         let name = self.clean(name, sanitize::label, &mut len, "name");
         let title = self.clean_opt(&r.title, Lenient::Title, sanitize::label, &mut len, "title");
         let description = self.clean_opt(&r.description, Lenient::Description, sanitize::text, &mut len, "description");
@@ -636,7 +691,7 @@ impl<'p> Sink<'p> {
         };
         match changed {
             None => {
-                len.field(key, raw_len(s));
+                len.field(key, self.raw_len(s));
                 self.keep(s)
             }
             Some(o) => {
@@ -700,23 +755,13 @@ impl<'p> Sink<'p> {
         }
         match last_modified {
             Field::Valid(s) if is_rfc3339_date_time(&s) => {
-                len.field("lastModified", raw_len(&s));
+                len.field("lastModified", self.raw_len(&s));
                 out.last_modified = Some(self.keep(&s));
             }
             Field::Absent => {}
             _ => self.counts.drop_field(Lenient::LastModified),
         }
         (!out.is_empty()).then(|| (out, len.total()))
-    }
-}
-
-/// The compact JSON length of a string as parsed: a slice of the page (no escapes there, so
-/// nothing to escape) is its bytes in quotes; an unescaped one is scanned.
-#[allow(clippy::ptr_arg)] // which variant the `Cow` is, is the point
-fn raw_len(s: &Cow<'_, str>) -> usize {
-    match s {
-        Cow::Borrowed(b) => b.len() + 2,
-        Cow::Owned(o) => item::json_str_len(o),
     }
 }
 
@@ -919,6 +964,18 @@ pub(crate) fn parse<'a>(text: &'a str, sink: &mut Sink<'_>) -> Result<Page<'a>, 
     let mut de = serde_json::Deserializer::from_str(text);
     let page = PageSeed(&mut *sink).deserialize(&mut de).and_then(|p| de.end().map(|()| p));
     page.map_err(|_| sink.problem.unwrap_or("the page is not valid JSON"))
+}
+
+/// Parses a page the host holds as its own parsed values, read through `de` (any serde
+/// deserializer: Python's dicts and lists, say), with the same visitors as its JSON text.
+/// `Err(Some(why))`: the page breaks a rule, as its text would. `Err(None)`: `de` could not present
+/// a value as a JSON value (the host then hands the page's text instead).
+pub(crate) fn parse_from<'de, D: Deserializer<'de>>(
+    de: D,
+    sink: &mut Sink<'_>,
+) -> Result<Page<'de>, Option<&'static str>> {
+    sink.text_slices = false;
+    PageSeed(&mut *sink).deserialize(de).map_err(|_| sink.problem)
 }
 
 /// Replaces every lone UTF-16 surrogate escape (`\uD800`…`\uDFFF` not part of a valid pair) with

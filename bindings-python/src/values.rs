@@ -1,0 +1,139 @@
+//! A page as the host's SDK parsed it (dicts, lists, strings, numbers, booleans, `None`), read in
+//! place by the core's page rules through serde (`Pager::accept_parsed`). Only JSON's own values:
+//! anything else (a lone surrogate, an integer past 64 bits, a non-finite float, a tuple, a
+//! non-string key, any other type) is [`NotJson`], and the host hands the page's text instead.
+//!
+//! Not pythonize's `Depythonizer`: it looks every dict up for dataclass fields first, an
+//! AttributeError raised and cleared per object before Python 3.13, which made a 10,000-item page
+//! slower than its JSON text; it also reads sets, bytes and mappings that JSON text cannot hold.
+
+use std::fmt;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+/// A value JSON text cannot hold as it is.
+#[derive(Debug)]
+pub struct NotJson;
+
+impl fmt::Display for NotJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("not a JSON value")
+    }
+}
+
+impl std::error::Error for NotJson {}
+
+impl de::Error for NotJson {
+    fn custom<T: fmt::Display>(_: T) -> Self {
+        NotJson
+    }
+}
+
+/// Nesting past this is declined: JSON text may nest less deep (serde_json refuses past 128).
+const MAX_DEPTH: u32 = 120;
+
+/// One parsed value, `depth` containers deep.
+pub struct Values<'a, 'py> {
+    value: &'a Bound<'py, PyAny>,
+    depth: u32,
+}
+
+impl<'a, 'py> Values<'a, 'py> {
+    /// A page's top-level value.
+    pub fn of(value: &'a Bound<'py, PyAny>) -> Self {
+        Values { value, depth: 0 }
+    }
+}
+
+impl<'de> Deserializer<'de> for Values<'_, '_> {
+    type Error = NotJson;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, NotJson> {
+        let (o, depth) = (self.value, self.depth + 1);
+        if let Ok(s) = o.cast::<PyString>() {
+            visitor.visit_str(s.to_str().map_err(|_| NotJson)?)
+        } else if let Ok(d) = o.cast::<PyDict>() {
+            if depth > MAX_DEPTH {
+                return Err(NotJson);
+            }
+            visitor.visit_map(Map { entries: d.iter(), value: None, depth })
+        } else if let Ok(l) = o.cast::<PyList>() {
+            if depth > MAX_DEPTH {
+                return Err(NotJson);
+            }
+            visitor.visit_seq(Seq { list: l, at: 0, depth })
+        } else if o.is_none() {
+            visitor.visit_unit()
+        } else if let Ok(b) = o.cast::<PyBool>() {
+            visitor.visit_bool(b.is_true())
+        } else if let Ok(i) = o.cast::<PyInt>() {
+            // As JSON text reads: a non-negative integer unsigned, a negative one signed.
+            match i.extract::<i64>() {
+                Ok(n) if n >= 0 => visitor.visit_u64(n as u64),
+                Ok(n) => visitor.visit_i64(n),
+                Err(_) => visitor.visit_u64(i.extract::<u64>().map_err(|_| NotJson)?),
+            }
+        } else if let Ok(f) = o.cast::<PyFloat>() {
+            match f.value() {
+                v if v.is_finite() => visitor.visit_f64(v),
+                _ => Err(NotJson),
+            }
+        } else {
+            Err(NotJson)
+        }
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+struct Map<'py> {
+    entries: pyo3::types::dict::BoundDictIterator<'py>,
+    value: Option<Bound<'py, PyAny>>,
+    depth: u32,
+}
+
+impl<'de> MapAccess<'de> for Map<'_> {
+    type Error = NotJson;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, NotJson> {
+        let Some((key, value)) = self.entries.next() else { return Ok(None) };
+        if !key.is_instance_of::<PyString>() {
+            return Err(NotJson);
+        }
+        self.value = Some(value);
+        seed.deserialize(Values { value: &key, depth: self.depth }).map(Some)
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, NotJson> {
+        let value = self.value.take().ok_or(NotJson)?;
+        seed.deserialize(Values { value: &value, depth: self.depth })
+    }
+}
+
+struct Seq<'a, 'py> {
+    list: &'a Bound<'py, PyList>,
+    at: usize,
+    depth: u32,
+}
+
+impl<'de> SeqAccess<'de> for Seq<'_, '_> {
+    type Error = NotJson;
+
+    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, NotJson> {
+        if self.at >= self.list.len() {
+            return Ok(None);
+        }
+        let item = self.list.get_item(self.at).map_err(|_| NotJson)?;
+        self.at += 1;
+        seed.deserialize(Values { value: &item, depth: self.depth }).map(Some)
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.list.len().saturating_sub(self.at))
+    }
+}
