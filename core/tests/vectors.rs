@@ -63,17 +63,6 @@ fn drive(
     limits: Limits,
     start: Duration,
     answers: &[Value],
-) -> Run {
-    drive_pages(kind, server, (caps, version), limits, start, answers, Pages::Text)
-}
-
-fn drive_pages(
-    kind: ListKind,
-    server: &str,
-    (caps, version): (&Value, &str),
-    limits: Limits,
-    start: Duration,
-    answers: &[Value],
     pages: Pages,
 ) -> Run {
     let mut now = start;
@@ -155,7 +144,7 @@ fn run_case(case: &Value) -> Vec<String> {
     let answers = case["answers"].as_array().cloned().unwrap_or_default();
     let version = case["protocolVersion"].as_str().unwrap_or_default();
     let Run { requests, used, result, out_of_answers, .. } =
-        drive(kind, server, (&caps, version), limits, start, &answers);
+        drive(kind, server, (&caps, version), limits, start, &answers, Pages::Text);
     if out_of_answers {
         bad.push(format!("ran out of answers at request {}", used + 1));
     }
@@ -272,7 +261,7 @@ fn discovery_vectors_as_parsed_values() {
         let answers = case["answers"].as_array().cloned().unwrap_or_default();
         let run = |pages| {
             let limits: Limits = serde_json::from_value(case.get("limits").cloned().unwrap_or(json!({}))).unwrap();
-            let r = drive_pages(kind, server, (&caps, version), limits, start, &answers, pages);
+            let r = drive(kind, server, (&caps, version), limits, start, &answers, pages);
             let result = match r.result {
                 Ok(listing) => serde_json::to_value(&listing).unwrap(),
                 Err(e) => json!({"error": e.code(), "message": e.to_string()}),
@@ -292,7 +281,7 @@ fn discovery_vectors_as_parsed_values() {
 fn traverse(kind: ListKind, server: &str, spec: &Value, now: Duration) -> Result<Listing, DiscoveryError> {
     let caps = spec.get("capabilities").cloned().unwrap_or(json!({"resources": {}}));
     let answers = spec["answers"].as_array().cloned().unwrap_or_default();
-    let run = drive(kind, server, (&caps, ""), Limits::default(), now, &answers);
+    let run = drive(kind, server, (&caps, ""), Limits::default(), now, &answers, Pages::Text);
     assert!(!run.out_of_answers && run.used == run.answers, "{server}: answers do not match the requests");
     run.result
 }
