@@ -427,8 +427,13 @@ function recordAfter(a: Answered): void {
 function recordDeferred(): void {
   recordScheduled = false;
   // Recording runs no host code but a `toJSON`; whatever it adds is recorded in this same pass.
-  for (let i = 0; i < ANSWERED.length; i++) recordAs(ANSWERED[i]!.session, ANSWERED[i]!);
-  ANSWERED.length = 0;
+  try {
+    for (let i = 0; i < ANSWERED.length; i++) recordAs(ANSWERED[i]!.session, ANSWERED[i]!);
+  } catch {
+    // Tracking never breaks the server (recording catches its own errors; this is the backstop).
+  } finally {
+    ANSWERED.length = 0;
+  }
 }
 
 /**
