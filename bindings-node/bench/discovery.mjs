@@ -2,7 +2,8 @@
 // SDK lines: the 1.x `client.listResourceTemplates({cursor})` loop and the v2 client's own walk
 // (`listResourceTemplates()` without a cursor, cache bypassed), each against mcplens over that same
 // client; one server per client, every variant in every round (order rotated), in memory and
-// over stdio, on the baseline-discovery workloads. Prints the median ms per complete traversal,
+// over stdio, on the baseline-discovery workloads; every variant reads every field of every template
+// before its clock stops. Prints the median ms per complete traversal,
 // µs per page, and mcplens ÷ SDK; under `make bench` writes the summary rows (the worse line's ratio).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,26 +23,39 @@ const ROUNDS = { S: 30, M: 60 };
 /** Limits raised so the whole workload is in bounds (S is 10,000 items and ~4 MB projected). */
 const LIMITS = { maxPages: 1_000, maxItems: 1_000_000, maxBytes: 100_000_000, deadlineMs: 600_000 };
 
+/** Reads every field of every template (a lazy listing would be timed as used): how many have a name. */
+function touched(templates) {
+  let named = 0;
+  let chars = 0;
+  for (const t of templates) {
+    chars += t.uriTemplate.length + (t.title?.length ?? 0) + (t.description?.length ?? 0) + (t.mimeType?.length ?? 0) + (t.server?.length ?? 0);
+    const a = t.annotations;
+    if (a !== undefined) chars += (a.audience?.length ?? 0) + (a.priority ?? 0) + (a.lastModified?.length ?? 0);
+    if (t.name.length > 0) named += 1;
+  }
+  return chars > 0 ? named : -1;
+}
+
 async function sdkLoop(client) {
-  const items = [];
+  let count = 0;
   let cursor;
   do {
     const page = await client.listResourceTemplates(cursor === undefined ? {} : { cursor });
-    items.push(...page.resourceTemplates);
+    count += touched(page.resourceTemplates);
     cursor = page.nextCursor;
   } while (cursor !== undefined);
-  return items.length;
+  return count;
 }
 
 async function v2Walk(client) {
   const page = await client.listResourceTemplates(undefined, { cacheMode: 'bypass' });
   if (page.nextCursor !== undefined) throw new Error('the v2 walk stopped early');
-  return page.resourceTemplates.length;
+  return touched(page.resourceTemplates);
 }
 
 async function mcplens(client) {
   const listing = await listResourceTemplates(client, { server: 'bench', limits: LIMITS });
-  return listing.items.length;
+  return touched(listing.items);
 }
 
 async function connect(workload, transport, line) {
