@@ -115,7 +115,7 @@ async function hotPath() {
 // (b) End to end.
 
 const WARMUP = 300;
-const ROUNDS = 20;
+const ROUNDS = 100;
 const PER_ROUND = 150;
 
 function startSink() {
