@@ -31,7 +31,8 @@ impl de::Error for NotJson {
     }
 }
 
-/// Nesting past this is declined: JSON text may nest less deep (serde_json refuses past 128).
+/// A value nested deeper than this is declined: JSON text may nest less deep (serde_json refuses
+/// past 128), and declining early is safe (the page's text then decides).
 const MAX_DEPTH: u32 = 120;
 
 /// One parsed value, `depth` containers deep.
@@ -52,17 +53,14 @@ impl<'de> Deserializer<'de> for Values<'_, '_> {
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, NotJson> {
         let (o, depth) = (self.value, self.depth + 1);
+        if depth > MAX_DEPTH {
+            return Err(NotJson);
+        }
         if let Ok(s) = o.cast::<PyString>() {
             visitor.visit_str(s.to_str().map_err(|_| NotJson)?)
         } else if let Ok(d) = o.cast::<PyDict>() {
-            if depth > MAX_DEPTH {
-                return Err(NotJson);
-            }
             visitor.visit_map(Map { entries: d.iter(), value: None, depth })
         } else if let Ok(l) = o.cast::<PyList>() {
-            if depth > MAX_DEPTH {
-                return Err(NotJson);
-            }
             visitor.visit_seq(Seq { list: l, at: 0, depth })
         } else if o.is_none() {
             visitor.visit_unit()
@@ -131,9 +129,5 @@ impl<'de> SeqAccess<'de> for Seq<'_, '_> {
         let item = self.list.get_item(self.at).map_err(|_| NotJson)?;
         self.at += 1;
         seed.deserialize(Values { value: &item, depth: self.depth }).map(Some)
-    }
-
-    fn size_hint(&self) -> Option<usize> {
-        Some(self.list.len().saturating_sub(self.at))
     }
 }

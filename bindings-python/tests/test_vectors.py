@@ -211,6 +211,17 @@ def test_discovery_vector(path: Path) -> None:
     assert run_case(case) == []
 
 
+def lone_surrogate(text: str) -> bool:
+    """The page parses to a value holding a lone surrogate."""
+    try:
+        json.dumps(json.loads(text), ensure_ascii=False).encode()
+    except UnicodeEncodeError:
+        return True
+    except (ValueError, RecursionError):
+        return False  # not JSON an SDK could parse: it goes as text
+    return False
+
+
 def outcome(run: Run) -> dict[str, Any]:
     """What a traversal ended with, comparable across runs."""
     listing = run.listing
@@ -241,9 +252,10 @@ def test_discovery_vector_as_parsed_values(path: Path) -> None:
     )
     as_text, parsed = drive(*args, pages="reserialized"), drive(*args, pages="parsed")
     assert outcome(parsed) == outcome(as_text)
-    pages = [a.get("page", "") for a in case.get("answers", [])]
-    if not any("\\ud8" in p.lower() or "\\udc" in p.lower() or "99999999999999999999" in p for p in pages):
-        assert parsed.declined == 0
+    # Declined exactly the pages (of those handed over) holding a lone surrogate, which no UTF-8
+    # text can: the vectors' one kind of value JSON values carry otherwise.
+    handed = case.get("answers", [])[: parsed.used]
+    assert parsed.declined == sum(lone_surrogate(a["page"]) for a in handed if "page" in a)
 
 
 def test_a_parsed_page_json_text_cannot_hold_is_declined_with_nothing_applied() -> None:

@@ -277,6 +277,65 @@ fn discovery_vectors_as_parsed_values() {
     });
 }
 
+/// A host's values over a `Value`, declining (as a host's deserializer does with what JSON text
+/// carries otherwise) at the string `"<decline>"`.
+struct Declining<'a>(&'a Value);
+
+impl<'de> serde::Deserializer<'de> for Declining<'_> {
+    type Error = serde::de::value::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, v: V) -> Result<V::Value, Self::Error> {
+        use serde::de::value::{MapDeserializer, SeqDeserializer};
+        match self.0 {
+            Value::String(s) if s == "<decline>" => Err(serde::de::Error::custom("not JSON")),
+            Value::String(s) => v.visit_str(s),
+            Value::Null => v.visit_unit(),
+            Value::Bool(b) => v.visit_bool(*b),
+            Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+                (Some(u), _) => v.visit_u64(u),
+                (_, Some(i)) => v.visit_i64(i),
+                _ => v.visit_f64(n.as_f64().unwrap()),
+            },
+            Value::Array(a) => v.visit_seq(SeqDeserializer::new(a.iter().map(Declining))),
+            Value::Object(m) => v.visit_map(MapDeserializer::new(m.iter().map(|(k, x)| (k.as_str(), Declining(x))))),
+        }
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+        unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+impl<'de> serde::de::IntoDeserializer<'de, serde::de::value::Error> for Declining<'_> {
+    type Deserializer = Self;
+    fn into_deserializer(self) -> Self {
+        self
+    }
+}
+
+/// A page the host's deserializer cannot present as JSON values (past an item it already read) is
+/// declined with nothing applied: the same request then goes as text, and the listing holds that
+/// text's items only, once.
+#[test]
+fn a_declined_parsed_page_applies_nothing() {
+    let mut p = Pager::new(ListKind::ResourceTemplates, "srv", true, Limits::default(), Duration::ZERO).unwrap();
+    p.next_request().unwrap();
+    let declined = json!({"resourceTemplates": [
+        {"uriTemplate": "a://{x}", "name": "a", "description": "kept once"},
+        {"uriTemplate": "b://{x}", "name": "b", "_meta": {"x": "<decline>"}},
+    ]});
+    assert_eq!(p.accept_parsed(Declining(&declined), Duration::ZERO), Ok(false));
+    assert!(!p.is_done());
+    assert_eq!(p.diagnostics().pages, 0);
+    let text = r#"{"resourceTemplates": [{"uriTemplate": "c://{x}", "name": "c", "description": "as text"}]}"#;
+    p.accept(Outcome::Page(text), Duration::ZERO).unwrap();
+    let listing = p.finish().unwrap();
+    let got = serde_json::to_value(&listing.items).unwrap();
+    assert_eq!(got, json!([{"uriTemplate": "c://{x}", "name": "c", "description": "as text", "server": "srv"}]));
+    assert_eq!(listing.diagnostics.items, 1);
+}
+
 /// One refresh's traversals from a catalog vector: `{"capabilities"?, "answers": [...]}` per list.
 fn traverse(kind: ListKind, server: &str, spec: &Value, now: Duration) -> Result<Listing, DiscoveryError> {
     let caps = spec.get("capabilities").cloned().unwrap_or(json!({"resources": {}}));

@@ -643,15 +643,11 @@ impl Pager {
         now: Duration,
     ) -> Result<bool, DiscoveryError> {
         self.expect_answer()?;
-        if now.saturating_sub(self.started) > self.limits.deadline {
-            let e = self.deadline();
+        if let Err(e) = self.check_deadline(now) {
             return self.settle(Err(e)).map(|()| true);
         }
-        let (before, text_before) = (self.items.len(), self.text.len());
-        let room = self.limits.max_items.saturating_sub(self.seen_items);
-        let mut sink = page::Sink::new(self.kind, &self.server, self.server_len, room, &mut self.items, &mut self.text);
-        let parsed = page::parse_from(page, &mut sink);
-        let tally = sink.tally();
+        let text_before = self.text.len();
+        let (parsed, before, room, tally) = self.project(|sink| page::parse_from(page, sink));
         let result = match parsed {
             Err(None) => {
                 // Nothing applied: the host hands the text instead.
@@ -663,6 +659,24 @@ impl Pager {
             Ok(raw) => self.apply_page(raw, tally, before, room, false),
         };
         self.settle(result).map(|()| true)
+    }
+
+    fn check_deadline(&self, now: Duration) -> Result<(), DiscoveryError> {
+        if now.saturating_sub(self.started) > self.limits.deadline {
+            return Err(self.deadline());
+        }
+        Ok(())
+    }
+
+    /// Projects a page's items into the listing with `parse` (of its text, or of a host's values):
+    /// what `parse` returned, the item count before the page, the item room it had, and what its
+    /// items counted.
+    fn project<R>(&mut self, parse: impl FnOnce(&mut page::Sink<'_>) -> R) -> (R, usize, usize, page::Tally) {
+        let before = self.items.len();
+        let room = self.limits.max_items.saturating_sub(self.seen_items);
+        let mut sink = page::Sink::new(self.kind, &self.server, self.server_len, room, &mut self.items, &mut self.text);
+        let parsed = parse(&mut sink);
+        (parsed, before, room, sink.tally())
     }
 
     fn expect_answer(&self) -> Result<(), DiscoveryError> {
@@ -692,9 +706,7 @@ impl Pager {
 
     /// Returns `Ok(true)` when the traversal is complete.
     fn accept_inner(&mut self, outcome: Outcome<'_>, now: Duration) -> Result<bool, DiscoveryError> {
-        if now.saturating_sub(self.started) > self.limits.deadline {
-            return Err(self.deadline());
-        }
+        self.check_deadline(now)?;
         let text = match outcome {
             Outcome::Page(text) => text,
             Outcome::RpcError { code }
@@ -716,15 +728,11 @@ impl Pager {
         };
         let fixed = page::replace_lone_surrogates(text);
         let text = fixed.as_deref().unwrap_or(text);
-        // Parsing projects the items into `self.items` as it goes; a failure below fails the
-        // traversal, and `accept` then drops every item.
-        let before = self.items.len();
-        let room = self.limits.max_items.saturating_sub(self.seen_items);
         // The page's kept strings are never longer than the page, nor than the byte budget left.
         self.text.reserve(text.len().min(self.limits.max_bytes.saturating_sub(self.diagnostics.bytes)));
-        let mut sink = page::Sink::new(self.kind, &self.server, self.server_len, room, &mut self.items, &mut self.text);
-        let parsed = page::parse(text, &mut sink);
-        let tally = sink.tally();
+        // Parsing projects the items into `self.items` as it goes; a failure below fails the
+        // traversal, and `accept` then drops every item.
+        let (parsed, before, room, tally) = self.project(|sink| page::parse(text, sink));
         let raw = parsed.map_err(|why| self.malformed(why))?;
         self.apply_page(raw, tally, before, room, fixed.is_some())
     }

@@ -394,34 +394,6 @@ fn read<'de, A: MapAccess<'de>, V: FieldValue<'de>>(map: &mut A, slot: &mut Fiel
 /// A map key, borrowed when it has no escapes.
 struct Key<'a>(Cow<'a, str>);
 
-/// A key lent only for the call (a host's parsed values; JSON text's keys with escapes): the keys
-/// the rules read need no copy. Out of line, so that the text path's key visitor stays small.
-#[inline(never)]
-fn lent_key(v: &str) -> Cow<'static, str> {
-    KEYS.iter().find(|k| **k == v).map_or_else(|| Cow::Owned(v.to_owned()), |k| Cow::Borrowed(*k))
-}
-
-/// Every key a rule reads (page, item, annotations).
-const KEYS: [&str; 17] = [
-    "uri",
-    "uriTemplate",
-    "name",
-    "title",
-    "description",
-    "mimeType",
-    "size",
-    "annotations",
-    "audience",
-    "priority",
-    "lastModified",
-    "resourceTemplates",
-    "resources",
-    "nextCursor",
-    "resultType",
-    "ttlMs",
-    "cacheScope",
-];
-
 impl<'de> de::Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -434,7 +406,7 @@ impl<'de> de::Deserialize<'de> for Key<'de> {
                 Ok(Key(Cow::Borrowed(v)))
             }
             fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(lent_key(v)))
+                Ok(Key(Cow::Owned(v.to_owned())))
             }
         }
         d.deserialize_str(V)
