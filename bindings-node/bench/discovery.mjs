@@ -5,6 +5,11 @@
 // over stdio, on the baseline-discovery workloads; every variant reads every field of every template
 // before its clock stops. Prints the median ms per complete traversal,
 // µs per page, and mcplens ÷ SDK; under `make bench` writes the summary rows (the worse line's ratio).
+// Two floors, in the same rounds, ÷ the 1.x loop: what any traversal that applies the rules in the
+// core pays before its first rule, over the same 1.x client with the results passed through
+// unvalidated: (text) each page handed over as JSON text (JSON.stringify, as this package does), and
+// (bytes) each string of each template copied out of V8 as UTF-8 once (TextEncoder.encodeInto: what
+// a native reader walking the objects instead copies, node-api having no zero-copy string access).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -46,6 +51,38 @@ async function sdkLoop(client) {
   } while (cursor !== undefined);
   return count;
 }
+
+/** The 1.x client's request with the result passed through as the server sent it (no schema). */
+const RAW = { safeParse: (data) => ({ success: true, data }) };
+
+async function rawLoop(client, each) {
+  let count = 0;
+  let cursor;
+  do {
+    const page = await client.request({ method: 'resources/templates/list', params: cursor === undefined ? {} : { cursor } }, RAW);
+    each(page);
+    count += touched(page.resourceTemplates);
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return count;
+}
+
+let sink = 0;
+const textFloor = (client) => rawLoop(client, (page) => (sink += JSON.stringify(page).length));
+
+const scratch = new Uint8Array(1 << 16);
+const encoder = new TextEncoder();
+/** Every string of a template, copied out as UTF-8 (strings longer than the scratch are read in full by encode). */
+function copyOut(value) {
+  if (typeof value === 'string') {
+    sink += value.length * 3 <= scratch.length ? encoder.encodeInto(value, scratch).written : encoder.encode(value).length;
+  } else if (Array.isArray(value)) {
+    for (const v of value) copyOut(v);
+  } else if (value !== null && typeof value === 'object') {
+    for (const k in value) copyOut(value[k]);
+  }
+}
+const bytesFloor = (client) => rawLoop(client, (page) => copyOut(page.resourceTemplates));
 
 async function v2Walk(client) {
   const page = await client.listResourceTemplates(undefined, { cacheMode: 'bypass' });
@@ -93,6 +130,8 @@ const VARIANTS = [
   ['ours1', '1.x', mcplens],
   ['sdk2', 'v2', v2Walk],
   ['ours2', 'v2', mcplens],
+  ['text', '1.x', textFloor],
+  ['bytes', '1.x', bytesFloor],
 ];
 
 async function bench(workload, transport) {
@@ -111,7 +150,8 @@ async function bench(workload, transport) {
       }
     }
     const m = Object.fromEntries(Object.entries(times).map(([k, xs]) => [k, median(xs)]));
-    return { workload, transport, pages, rounds: times.sdk1.length, m, ratio1: m.ours1 / m.sdk1, ratio2: m.ours2 / m.sdk2 };
+    const floors = { text: m.text / m.sdk1, bytes: m.bytes / m.sdk1 };
+    return { workload, transport, pages, rounds: times.sdk1.length, m, ratio1: m.ours1 / m.sdk1, ratio2: m.ours2 / m.sdk2, floors };
   } finally {
     await clients['1.x'].close();
     await clients.v2.close();
@@ -122,7 +162,7 @@ const GOAL = { 'S|stdio': 1.1, 'S|memory': 1.5, 'M|stdio': 1.1, 'M|memory': 1.5 
 const ROW = { 'S|stdio': 'node_discovery_stdio', 'S|memory': 'node_discovery_memory', 'M|stdio': 'node_discovery_long_stdio', 'M|memory': 'node_discovery_long_memory' };
 const results = process.env.MCPLENS_BENCH_RESULTS;
 console.log(`bench-node: mcplens ${coreVersion} (Node ${process.version}); median ms per complete traversal (µs per page)`);
-console.log('workload  transport  rounds   1.x loop       mcplens/1.x        ÷  v2 walk        mcplens/v2         ÷  goal');
+console.log('workload  transport  rounds   1.x loop       mcplens/1.x        ÷  v2 walk        mcplens/v2         ÷  goal    floors ÷ 1.x: text  bytes');
 for (const workload of ['S', 'M']) {
   for (const transport of ['memory', 'stdio']) {
     const r = await bench(workload, transport);
@@ -130,14 +170,18 @@ for (const workload of ['S', 'M']) {
     const key = `${workload}|${transport}`;
     console.log(
       `${workload.padEnd(9)} ${transport.padEnd(10)} ${String(r.rounds).padStart(6)}   ${cell(r.m.sdk1)}${cell(r.m.ours1)}${r.ratio1.toFixed(2).padStart(5)}×  ` +
-        `${cell(r.m.sdk2)}${cell(r.m.ours2)}${r.ratio2.toFixed(2).padStart(5)}×  ≤ ${GOAL[key].toFixed(1)}×`,
+        `${cell(r.m.sdk2)}${cell(r.m.ours2)}${r.ratio2.toFixed(2).padStart(5)}×  ≤ ${GOAL[key].toFixed(1)}×` +
+        `${r.floors.text.toFixed(2).padStart(20)}× ${r.floors.bytes.toFixed(2).padStart(5)}×`,
     );
     if (results !== undefined) {
       mkdirSync(results, { recursive: true });
       const figure = Math.max(r.ratio1, r.ratio2);
-      const detail = `mcplens ÷ 1.x loop ${r.ratio1.toFixed(2)}×, ÷ v2 walk ${r.ratio2.toFixed(2)}×; medians of ${r.rounds} rounds`;
+      const detail =
+        `mcplens ÷ 1.x loop ${r.ratio1.toFixed(2)}×, ÷ v2 walk ${r.ratio2.toFixed(2)}×; medians of ${r.rounds} rounds; ` +
+        `floors ÷ 1.x loop: pages as text ${r.floors.text.toFixed(2)}×, strings copied out ${r.floors.bytes.toFixed(2)}×`;
       writeFileSync(join(results, `${ROW[key]}.json`), JSON.stringify({ row: ROW[key], figure: Number(figure.toFixed(3)), detail }));
     }
   }
 }
+console.log(`(checksum ${sink % 10})`);
 console.log('S = 100 pages × 100 templates, 200-char descriptions (4.1 MiB on the wire); M = 5 × 100, 2,000-char (1.06 MiB).');
