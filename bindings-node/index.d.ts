@@ -193,6 +193,12 @@ export declare function cliMain(argv: Array<string>): number
 /** The version of the core (one version for every mcplens package). */
 export declare function coreVersion(): string
 
+/**
+ * The servers a call of the resource tool `name` on the model's input (JSON text) must see current
+ * before it answers (`mcplens::tool::current_before`): `Catalog.callTool` makes them current first.
+ */
+export declare function currentBefore(catalog: NativeCatalog, name: string, inputJson: string): Array<string>
+
 /** Every stable error code, in the order of `docs/errors.md`. */
 export declare function errorCodes(): Array<string>
 

@@ -844,6 +844,7 @@ module.exports.callListingTool = nativeBinding.callListingTool
 module.exports.catalogMatchUri = nativeBinding.catalogMatchUri
 module.exports.cliMain = nativeBinding.cliMain
 module.exports.coreVersion = nativeBinding.coreVersion
+module.exports.currentBefore = nativeBinding.currentBefore
 module.exports.errorCodes = nativeBinding.errorCodes
 module.exports.expandTemplate = nativeBinding.expandTemplate
 module.exports.F_ERROR = nativeBinding.F_ERROR

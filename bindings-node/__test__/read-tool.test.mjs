@@ -77,6 +77,26 @@ describe('the read tool', () => {
     }
   });
 
+  test('a URI the model knows reads on the first call, before any listing (the read makes the server current)', async () => {
+    const { client, sent, close } = await connectStdio([EVERYTHING_SERVER, 'stdio']);
+    try {
+      const catalog = new Catalog();
+      catalog.watch('everything', client);
+      const out = JSON.parse(await catalog.callTool(READ, { server: 'everything', uri: 'demo://resource/dynamic/text/7' }));
+      assert.equal(out.contents[0].uri, 'demo://resource/dynamic/text/7');
+      assert.deepEqual(
+        sent.map((m) => m.method).filter((m) => m?.startsWith('resources/')),
+        ['resources/list', 'resources/templates/list', 'resources/read'],
+      );
+      const gone = new Catalog();
+      gone.addServer('gone');
+      const e = await rejects(gone.callTool(READ, { server: 'gone', uri: 'demo://x' }), 'unlisted_uri', 'gone');
+      assert.match(e.message, /^Server "gone"'s resources could not be listed, .* no connection is attached$/);
+    } finally {
+      await close();
+    }
+  });
+
   for (const line of ['1.x', 'v2']) {
     test(`the hostile server over an SDK ${line} client: text sanitized, 1 MiB capped, -32002 named`, async () => {
       const { client } = await hostile(line);

@@ -639,13 +639,15 @@ export class Catalog {
 
   /**
    * Answers the resource tool `name` (one of `visibleTools()`) with the model's `args` (an object,
-   * or its JSON text): a listing after `ensureFresh()`; a read over the server's client, bounded by
-   * the catalog's `read` options. Resolves with the compact JSON output; rejects with a
+   * or its JSON text) once the servers it reads are current (the core's `currentBefore`: a
+   * listing's, the read's server): a listing from the catalog; a read over the server's client,
+   * bounded by the catalog's `read` options. Resolves with the compact JSON output; rejects with a
    * `McplensError` whose message is meant for the model.
    */
   async callTool(name: string, args?: Readonly<Record<string, unknown>> | string | null): Promise<string> {
+    const { input } = modelInput(args ?? null);
+    await Promise.all(native.currentBefore(this.#native, name, input).map((server) => this.ensureFresh(server)));
     if (name !== readResourceTool.name) {
-      await this.ensureFresh();
       return this.#tool(args, (input) => native.callListingTool(this.#native, name, input));
     }
     const read = new ReadCall(this, args ?? null);

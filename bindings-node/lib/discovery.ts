@@ -111,6 +111,7 @@ export type ErrorCode =
   | 'deadline'
   | 'server_error'
   | 'transport_error'
+  | 'message_too_large'
   | 'invalid_argument'
   | 'invalid_state'
   | 'unknown_server'

@@ -172,7 +172,7 @@ export function mcpcatExporter(opts: { projectId: string; baseUrl?: string; apiK
 }
 
 /**
- * `fn(events)` on the JS thread, off the request path, one batch (≤ 512 events or 1 s) at a time;
+ * `fn(events)` on the JS thread, off the request path, one batch (≤ 512 events; 1 s under load, 20 ms after the last event) at a time;
  * the next batch waits until the returned promise settles. A throw or rejection counts the batch
  * as failed.
  */

@@ -104,3 +104,10 @@ pub fn call_listing_tool(catalog: &NativeCatalog, name: String, input_json: Stri
     let input = tool::Input::from_json(&input_json).map_err(tool_error)?;
     tool::render_listing(catalog.lock().catalog(), &name, &input).map_err(tool_error)
 }
+
+/// The servers a call of the resource tool `name` on the model's input (JSON text) must see current
+/// before it answers (`mcplens::tool::current_before`): `Catalog.callTool` makes them current first.
+#[napi]
+pub fn current_before(catalog: &NativeCatalog, name: String, input_json: String) -> Vec<String> {
+    tool::current_before(catalog.lock().catalog(), &name, &input_json)
+}

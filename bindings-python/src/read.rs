@@ -71,12 +71,7 @@ impl PyReadCall {
         now: Option<f64>,
     ) -> PyResult<Self> {
         let now = instant(py, now)?;
-        let json = match arguments.cast::<PyString>() {
-            Ok(text) => text.to_str()?.to_owned(),
-            Err(_) => {
-                pythonize::depythonize::<serde_json::Value>(arguments).map_or_else(|_| "0".into(), |v| v.to_string())
-            }
-        };
+        let json = model_json(arguments)?;
         let config = config.map_or(catalog.read, |c| c.inner);
         py.detach(|| ReadCall::from_json(catalog.lock().catalog(), &json, &config, now))
             .map(|inner| PyReadCall { inner })
@@ -129,7 +124,31 @@ fn tool_spec(name: &str) -> Option<PyToolSpec> {
     tool::spec_of(name).map(|inner| PyToolSpec { inner })
 }
 
+/// The model's arguments (a dict, its JSON text) as JSON text; `"0"` (refused by every tool) when
+/// they are not JSON.
+fn model_json(arguments: &Bound<'_, PyAny>) -> PyResult<String> {
+    Ok(match arguments.cast::<PyString>() {
+        Ok(text) => text.to_str()?.to_owned(),
+        Err(_) => pythonize::depythonize::<serde_json::Value>(arguments).map_or_else(|_| "0".into(), |v| v.to_string()),
+    })
+}
+
+/// The servers a call of the resource tool `name` with `arguments` must see current before it
+/// answers (`mcplens::tool::current_before`): `Catalog.call_tool` makes them current first.
+#[pyfunction]
+#[pyo3(signature = (catalog, name, arguments = None))]
+fn current_before(
+    py: Python<'_>,
+    catalog: &PyCatalog,
+    name: &str,
+    arguments: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<String>> {
+    let json = arguments.filter(|a| !a.is_none()).map_or_else(|| Ok("null".to_owned()), model_json)?;
+    Ok(py.detach(|| tool::current_before(catalog.lock().catalog(), name, &json)))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(current_before, m)?)?;
     m.add_class::<PyReadConfig>()?;
     m.add_class::<PyReadCall>()?;
     for (constant, name) in [

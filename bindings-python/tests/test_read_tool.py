@@ -61,6 +61,43 @@ async def test_a_filled_template_is_read_and_an_unlisted_uri_refused(transport: 
             await catalog.call_tool("Other", {})
 
 
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+async def test_a_listed_uri_reads_on_the_first_call_before_any_listing(transport: str) -> None:
+    """A model reads a URI it knows (from the user, an earlier turn) first: the read makes the
+    server current before it authorizes, as the listings do."""
+    catalog = mcplens.Catalog()
+    server, log = fast_server.build()
+    opened = in_memory(server) if transport == "memory" else over_stdio("fast_server.py")
+    async with opened as session:
+        catalog.watch("fast", session)
+        filled = json.loads(await catalog.call_tool(READ, {"server": "fast", "uri": "file:///notes.txt"}))
+        assert filled["contents"] == [{"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "notes.txt"}]
+        assert catalog.status("fast").status == "ok"
+        if transport == "memory":
+            assert log.count("resources/list") == 1 and log.count("resources/templates/list") == 1
+            assert log.count("resources/read") == 1
+        with pytest.raises(mcplens.ToolError) as refused:
+            await catalog.call_tool(READ, {"server": "fast", "uri": "https://example.com/x"})
+        assert refused.value.code == "unlisted_uri"
+        assert "not a resource server" in str(refused.value)
+
+
+async def test_a_read_on_a_server_with_no_listing_says_so() -> None:
+    """The refusal says what is true: no listing (the read tried one first: no connection) is not
+    "not listed"."""
+    catalog = mcplens.Catalog()
+    catalog.add_server("gone")
+    with pytest.raises(mcplens.ToolError) as refused:
+        await catalog.call_tool(READ, {"server": "gone", "uri": "file:///notes.txt"})
+    assert (refused.value.code, refused.value.server) == ("unlisted_uri", "gone")
+    assert str(refused.value).startswith('Server "gone"\'s resources could not be listed'), str(refused.value)
+    assert str(refused.value).endswith("no connection is attached"), str(refused.value)
+    assert mcplens._core.current_before(catalog, READ, {"server": "gone", "uri": "x"}) == ["gone"]
+    assert mcplens._core.current_before(catalog, READ, {"server": "other", "uri": "x"}) == []
+    assert mcplens._core.current_before(catalog, LIST, None) == ["gone"]
+    assert mcplens._core.current_before(catalog, LIST, '{"server": 1}') == []
+
+
 async def test_hostile_text_is_sanitized_and_a_large_one_capped() -> None:
     catalog = mcplens.Catalog(read=mcplens.ReadConfig(any_uri=False, max_output_chars=50_000, timeout=20))
     params = StdioServerParameters(command=sys.executable, args=[str(HOSTILE), "--case", "good"])

@@ -175,7 +175,7 @@ struct ProxyArgs {
     deadline_ms: u64,
     /// The longest message relayed, in bytes, either way (a longer line or HTTP message is
     /// dropped and said on stderr)
-    #[arg(long, value_name = "N", default_value_t = upstream::MAX_MESSAGE)]
+    #[arg(long, value_name = "N", default_value_t = mcplens::proxy::DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
     /// A streamable-HTTP server instead of a command
     #[arg(long, value_name = "URL", conflicts_with = "command")]
@@ -240,6 +240,11 @@ enum EventsCommand {
         /// message in the events
         #[arg(long)]
         allow_remote: bool,
+        /// Require the token in this file (at least 16 characters) as `Authorization: Bearer`
+        /// or in the first URL; with a non-loopback --bind and no file, a token is generated and
+        /// printed once in the URL
+        #[arg(long, value_name = "FILE")]
+        token_file: Option<std::path::PathBuf>,
         #[command(flatten)]
         view: ReportView,
     },
@@ -352,23 +357,32 @@ fn events_command(cmd: EventsCommand) -> Result<u8, Stop> {
 }
 
 fn serve_command(cmd: EventsCommand, runtime: &tokio::runtime::Runtime) -> Result<u8, Stop> {
-    let EventsCommand::Serve { files, port, bind, allow_remote, view } = cmd else { unreachable!() };
+    let EventsCommand::Serve { files, port, bind, allow_remote, token_file, view } = cmd else { unreachable!() };
     let (set, options, templates) = view.resolve(files)?;
     let stop = |e: serve::ServeError| Stop {
         code: e.code,
         exit: if e.code == "invalid_argument" { exit::USAGE } else { exit::FAILED },
         message: e.message,
     };
+    let token = serve::Token::new(token_file.as_deref(), !bind.is_loopback()).map_err(stop)?;
     let listener = serve::bind(bind, port, allow_remote).map_err(stop)?;
     let addr =
         listener.local_addr().map_err(|e| Stop { code: "io_error", message: e.to_string(), exit: exit::FAILED })?;
     if !bind.is_loopback() {
-        eprintln!("warning: serving on {addr}, which is not a loopback address: anyone who can reach it can read these events");
+        eprintln!(
+            "warning: serving on {addr}, which is not a loopback address: anyone who can reach it and holds the token \
+             can read these events"
+        );
     }
     let host = if addr.is_ipv6() { format!("[{}]", addr.ip()) } else { addr.ip().to_string() };
-    println!("serving http://{host}:{}/ (read-only; Ctrl-C to stop)", addr.port());
+    let query = match &token {
+        Some(t) if t.generated => format!("?token={}", t.reveal()),
+        _ => String::new(),
+    };
+    let note = if token.as_ref().is_some_and(|t| !t.generated) { "; the token in --token-file required" } else { "" };
+    println!("serving http://{host}:{}/{query} (read-only{note}; Ctrl-C to stop)", addr.port());
     let _ = std::io::stdout().flush();
-    serve::run(listener, set, options, templates, runtime).map_err(stop)?;
+    serve::run(listener, set, options, templates, token, runtime).map_err(stop)?;
     Ok(exit::OK)
 }
 
@@ -672,6 +686,7 @@ async fn proxy_command(args: ProxyArgs) -> Result<u8, Stop> {
             ..Limits::default()
         },
         seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
+        max_message_bytes: args.max_message_bytes,
         ..mcplens::proxy::ProxyConfig::default()
     };
     let target = match args.url {
@@ -679,8 +694,8 @@ async fn proxy_command(args: ProxyArgs) -> Result<u8, Stop> {
         None if !args.headers.is_empty() => return Err(Stop::usage("--header goes with --url")),
         None => relay::Target::Command(args.command),
     };
-    if args.max_message_bytes == 0 {
-        return Err(Stop::usage("--max-message-bytes must be at least 1"));
+    if args.max_message_bytes < 1024 {
+        return Err(Stop::usage("--max-message-bytes must be at least 1024"));
     }
     relay::run(relay::Options { target, config, tracker, max_message: args.max_message_bytes }).await
 }

@@ -8,17 +8,21 @@
 //! notices to stderr), reads the clock and arms the machine's timer. Every rule is the core's. The
 //! server's stderr is the proxy's (inherited).
 //!
-//! Ends: the host closing our stdin closes the server's stdin, and the server is killed if it has
-//! not exited within [`GRACE`]; exit code 0. SIGTERM and SIGINT end it the same way, with exit
-//! code 143 and 130. The server ending (its stdout closed) ends the proxy with the server's exit
-//! code (1 when it was killed by a signal). An HTTP upstream's end is described in
-//! [`crate::upstream`]; the proxy's end DELETEs its session.
+//! Ends, as hosts end their servers (`docs/proxy.md`): the host closing our stdin (exit code 0),
+//! SIGTERM (143) or SIGINT (130) first write the events queued (a host may SIGKILL the proxy
+//! 1.5 ms later), then answer the server's requests to the host still unanswered with an error
+//! (so a server waiting on one can exit), close the server's stdin, and end the server's process
+//! group: SIGTERM after [`STDIN_GRACE`], SIGKILL after [`TERM_GRACE`] more. The server runs in a
+//! process group of its own, with the proxy's stderr, and (Linux) a parent-death SIGKILL, so even
+//! a SIGKILLed proxy leaves no server behind. The server ending (its stdout closed) ends the proxy
+//! with the server's exit code (1 when it was killed by a signal). An HTTP upstream's end is
+//! described in [`crate::upstream`]; the proxy's end DELETEs its session.
 
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime};
 
-use mcplens::proxy::{Proxy, ProxyAction, ProxyConfig, TrackRecord, TrackedId, Verdict};
+use mcplens::proxy::{cut, Proxy, ProxyAction, ProxyConfig, TrackRecord, TrackedId, Verdict};
 use mcplens::tracking::{
     ExporterConfig, Hooks, JsonlConfig, Operation, OtlpConfig, Payload, RequestId, RpcError, Session, Tracker,
     TrackerConfig, Transport,
@@ -29,8 +33,16 @@ use tokio::sync::mpsc;
 use crate::upstream::{Ended, HttpUpstream};
 use crate::{exit, Stop};
 
-/// How long the server may take to exit after its stdin closed before it is killed.
-pub const GRACE: Duration = Duration::from_secs(2);
+/// How long the server may take to exit after its stdin closed before its process group gets
+/// SIGTERM.
+pub const STDIN_GRACE: Duration = Duration::from_millis(100);
+
+/// How long the server's process group may take to exit after SIGTERM before it gets SIGKILL.
+pub const TERM_GRACE: Duration = Duration::from_millis(200);
+
+/// How long the events queued may take to reach their exporters when the proxy is ended (before
+/// the server is ended).
+const TRACKER_FLUSH_AT_END: Duration = Duration::from_millis(250);
 
 /// How long the tracker may take to deliver what is queued when the proxy ends.
 const TRACKER_SHUTDOWN: Duration = Duration::from_secs(5);
@@ -93,29 +105,25 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
     let (mut upstream, mut upstream_lines, mut http_ended) = match options.target {
         Target::Command(command) => {
             let (program, args) = command.split_first().ok_or_else(|| Stop::usage("no server command after `--`"))?;
-            let mut child = tokio::process::Command::new(program)
-                .args(args)
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .kill_on_drop(true)
-                .spawn()
-                .map_err(|e| Stop {
-                    code: "transport_error",
-                    message: format!("could not start the server command: {}", e.kind()),
-                    exit: exit::CONNECT,
-                })?;
+            let mut command = tokio::process::Command::new(program);
+            command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(server_stderr()).kill_on_drop(true);
+            child_process::own_group(&mut command);
+            let mut child = command.spawn().map_err(|e| Stop {
+                code: "transport_error",
+                message: format!("could not start the server command: {}", e.kind()),
+                exit: exit::CONNECT,
+            })?;
             let stdin = BufWriter::new(child.stdin.take().expect("piped"));
-            let stdout = lines(child.stdout.take().expect("piped"), options.max_message, "server");
-            (Upstream::Stdio { child, stdin }, stdout, None)
+            let stdout = lines(child.stdout.take().expect("piped"), options.max_message);
+            (Upstream::Stdio { child, stdin }, UpstreamLines::Stdio(stdout), None)
         }
         Target::Url { url, headers } => {
             let (http, lines, ended) = HttpUpstream::connect(&url, headers, options.max_message)?;
-            (Upstream::Http(http), lines, Some(ended))
+            (Upstream::Http(http), UpstreamLines::Http(lines), Some(ended))
         }
     };
     let (host_in, host_out) = host_stdio();
-    let mut host_lines = lines(host_in, options.max_message, "host");
+    let mut host_lines = lines(host_in, options.max_message);
     let mut host_out = BufWriter::new(host_out);
 
     let t0 = Instant::now();
@@ -131,19 +139,21 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
         tokio::select! {
             code = signals.recv() => break End::Signal(code),
             line = host_lines.recv() => match line {
-                Some(line) => {
+                Some(Line::Message(line)) => {
                     if proxy.handle_host(&line, t0.elapsed()) == Verdict::Forward {
                         upstream.send(&line).await;
                     }
                 }
+                Some(Line::Dropped { head, tail }) => proxy.handle_host_oversize(&head, &tail, t0.elapsed()),
                 None => break End::Host,
             },
             line = upstream_lines.recv() => match line {
-                Some(line) => {
+                Some(Line::Message(line)) => {
                     if proxy.handle_upstream(&line, t0.elapsed()) == Verdict::Forward {
                         host_gone |= write_line(&mut host_out, &line).await.is_err();
                     }
                 }
+                Some(Line::Dropped { head, tail }) => proxy.handle_upstream_oversize(&head, &tail, t0.elapsed()),
                 None => break End::Upstream(None),
             },
             ended = recv_ended(&mut http_ended) => break End::Upstream(Some(ended)),
@@ -173,6 +183,19 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
         }
     };
     let _ = host_out.flush().await;
+    // What is queued is written before anything else: a host may SIGKILL the proxy at once.
+    tracking.flush();
+    if !matches!(end, End::Upstream(_)) {
+        // The server's requests to the host that will never be answered now are answered with
+        // an error, so a server waiting on one sees its stdin's end.
+        proxy.handle_host_end(t0.elapsed());
+        while let Some(action) = proxy.poll_action() {
+            if let ProxyAction::ToUpstream(line) = action {
+                upstream.send(line.as_bytes()).await;
+            }
+        }
+        upstream.flush().await;
+    }
     let status = upstream.close().await;
     tracking.stop();
     Ok(match end {
@@ -210,19 +233,23 @@ impl Upstream {
         }
     }
 
-    /// Ends the server: its stdin closed, killed after [`GRACE`] (its exit status, if it exited);
-    /// an HTTP session DELETEd.
+    /// Ends the server: its stdin closed; its process group SIGTERMed after [`STDIN_GRACE`] and
+    /// SIGKILLed after [`TERM_GRACE`] more (its exit status, if it exited by itself); an HTTP
+    /// session DELETEd.
     async fn close(self) -> Option<std::process::ExitStatus> {
         match self {
             Upstream::Stdio { mut child, stdin } => {
                 drop(stdin); // the server's stdin closes
-                match tokio::time::timeout(GRACE, child.wait()).await {
-                    Ok(status) => status.ok(),
-                    Err(_) => {
-                        let _ = child.kill().await;
-                        None
-                    }
+                if let Ok(status) = tokio::time::timeout(STDIN_GRACE, child.wait()).await {
+                    return status.ok();
                 }
+                child_process::signal_group(&child, child_process::Ending::Terminate);
+                if let Ok(status) = tokio::time::timeout(TERM_GRACE, child.wait()).await {
+                    return status.ok();
+                }
+                child_process::signal_group(&child, child_process::Ending::Kill);
+                let _ = child.kill().await;
+                None
             }
             Upstream::Http(http) => {
                 http.close().await;
@@ -268,6 +295,7 @@ impl Signals {
         #[cfg(unix)]
         {
             use tokio::signal::unix::{signal, SignalKind};
+            child_process::own_signals();
             Signals { term: signal(SignalKind::terminate()).ok(), int: signal(SignalKind::interrupt()).ok() }
         }
         #[cfg(not(unix))]
@@ -306,6 +334,20 @@ async fn sleep_until(at: Option<tokio::time::Instant>) {
 async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &[u8]) -> std::io::Result<()> {
     w.write_all(line).await?;
     w.write_all(b"\n").await
+}
+
+/// The server's stderr: a duplicate of ours, so the server writes where the proxy does even when
+/// our fd 2 is close-on-exec (Node marks fds 0–2 so: inherited as they are, the server of the npm
+/// command would start with no stderr, and a Python server print its logs to stdout).
+fn server_stderr() -> Stdio {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() {
+            return Stdio::from(fd);
+        }
+    }
+    Stdio::inherit()
 }
 
 /// Our stdin and stdout. A pipe or a socket (what hosts give: Node's `child_process` a socket pair,
@@ -366,46 +408,77 @@ mod unix_stdio {
     }
 }
 
+/// A line read: a message, or what was kept of one over the bound (its first and last bytes,
+/// at most [`cut::KEPT`] each), which the proxy answers for.
+pub enum Line {
+    Message(Vec<u8>),
+    Dropped { head: Vec<u8>, tail: Vec<u8> },
+}
+
+/// How many lines wait between a reader and the relay: past it the reader stops reading, and the
+/// writer on the other end of the pipe waits (backpressure, not memory).
+const LINES_WAITING: usize = 64;
+
+/// The upstream's lines: a stdio server's, or the HTTP upstream's messages.
+enum UpstreamLines {
+    Stdio(mpsc::Receiver<Line>),
+    Http(crate::upstream::Lines),
+}
+
+impl UpstreamLines {
+    async fn recv(&mut self) -> Option<Line> {
+        match self {
+            UpstreamLines::Stdio(rx) => rx.recv().await,
+            UpstreamLines::Http(rx) => rx.recv().await.map(Line::Message),
+        }
+    }
+}
+
 /// The lines of `r` (without their `\n`), read on a task of their own so neither side ever waits
-/// for the other. A line over `max` bytes is never held whole: it is read through and dropped,
-/// and said on stderr (`from`: whose it was).
-fn lines<R: AsyncRead + Unpin + Send + 'static>(
-    r: R,
-    max: usize,
-    from: &'static str,
-) -> mpsc::UnboundedReceiver<Vec<u8>> {
-    let (tx, rx) = mpsc::unbounded_channel();
+/// for the other (up to [`LINES_WAITING`] lines). A line over `max` bytes is never held whole: its
+/// first and last bytes are kept, the rest read through and dropped.
+fn lines<R: AsyncRead + Unpin + Send + 'static>(r: R, max: usize) -> mpsc::Receiver<Line> {
+    let (tx, rx) = mpsc::channel(LINES_WAITING);
     tokio::spawn(async move {
         let mut r = BufReader::new(r);
         let limit = max as u64 + 1;
-        let mut dropped = 0u64;
         loop {
             let mut buf = Vec::new();
-            match (&mut r).take(limit).read_until(b'\n', &mut buf).await {
+            let line = match (&mut r).take(limit).read_until(b'\n', &mut buf).await {
                 Ok(0) | Err(_) => break,
                 Ok(_) if buf.last() != Some(&b'\n') && buf.len() > max => {
-                    // Over the bound: the rest of the line is read in pieces of the bound, kept by none.
+                    // Over the bound: the rest of the line is read in pieces of the bound, kept by
+                    // none but its last bytes.
+                    let head = buf[..buf.len().min(cut::KEPT)].to_vec();
+                    let mut tail = buf[buf.len().saturating_sub(cut::KEPT)..].to_vec();
                     loop {
                         buf.clear();
                         match (&mut r).take(limit).read_until(b'\n', &mut buf).await {
                             Ok(0) | Err(_) => break,
-                            Ok(_) if buf.last() == Some(&b'\n') => break,
-                            Ok(_) => {}
+                            Ok(_) => {
+                                let ended = buf.last() == Some(&b'\n');
+                                if ended {
+                                    buf.pop();
+                                }
+                                tail.extend_from_slice(&buf);
+                                tail.drain(..tail.len().saturating_sub(cut::KEPT));
+                                if ended {
+                                    break;
+                                }
+                            }
                         }
                     }
-                    dropped += 1;
-                    eprintln!(
-                        "mcplens proxy: a message from the {from} over {max} bytes was dropped ({dropped} so far)"
-                    );
+                    Line::Dropped { head, tail }
                 }
                 Ok(_) => {
                     if buf.last() == Some(&b'\n') {
                         buf.pop();
                     }
-                    if tx.send(buf).is_err() {
-                        break;
-                    }
+                    Line::Message(buf)
                 }
+            };
+            if tx.send(line).await.is_err() {
+                break;
             }
         }
     });
@@ -455,11 +528,99 @@ impl Tracking {
         tracker.record(&op);
     }
 
+    /// Delivers what is queued (bounded by [`TRACKER_FLUSH_AT_END`]).
+    fn flush(&self) {
+        if let Some((tracker, _)) = &self.tracker {
+            if let Err(e) = tracker.flush(TRACKER_FLUSH_AT_END) {
+                eprintln!("mcplens proxy: {}: {e}", e.code());
+            }
+        }
+    }
+
     fn stop(&mut self) {
         if let Some((tracker, session)) = self.tracker.take() {
             tracker.close_session(&session);
             if let Err(e) = tracker.shutdown(TRACKER_SHUTDOWN) {
                 eprintln!("mcplens proxy: {}: {e}", e.code());
+            }
+        }
+    }
+}
+
+/// The server process's place in the OS: its own process group, a parent-death signal, and
+/// the signals that end the group.
+mod child_process {
+    /// How the server's process group is ended.
+    pub enum Ending {
+        Terminate,
+        Kill,
+    }
+
+    /// The server starts in a process group of its own (the proxy ends the whole group, so a
+    /// wrapper's children go too) and, on Linux, is SIGKILLed when the proxy dies (even by
+    /// SIGKILL, which the proxy cannot catch). macOS has no parent-death signal: there a killed
+    /// proxy's server sees its stdin's end. Windows: the server is killed with the proxy's handle
+    /// (`kill_on_drop`), its own children are not.
+    pub fn own_group(command: &mut tokio::process::Command) {
+        #[cfg(unix)]
+        command.process_group(0);
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: the closure runs in the child between fork and exec and calls only
+            // async-signal-safe functions (prctl, getppid).
+            let parent = std::process::id() as libc::pid_t;
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    // The proxy died before the signal was armed.
+                    if libc::getppid() != parent {
+                        return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+                    }
+                    Ok(())
+                });
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = command;
+    }
+
+    /// Sends SIGTERM or SIGKILL to the server's process group (it leads it).
+    pub fn signal_group(child: &tokio::process::Child, ending: Ending) {
+        #[cfg(unix)]
+        if let Some(pid) = child.id().and_then(|p| libc::pid_t::try_from(p).ok()) {
+            let sig = match ending {
+                Ending::Terminate => libc::SIGTERM,
+                Ending::Kill => libc::SIGKILL,
+            };
+            // SAFETY: kill(2) with a negative pid signals that process group; no memory involved.
+            unsafe {
+                libc::kill(-pid, sig);
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = (child, ending);
+    }
+
+    /// SIGTERM and SIGINT are the command's own: a handler the host runtime installed before us
+    /// is set back to the default before ours is installed. Node's handler resets the terminal
+    /// and re-raises the signal to itself, expecting the default action; chained behind ours (as
+    /// the signal registry chains the handler it finds) it re-raised the signal into our handler
+    /// forever, and the npm command never ended.
+    #[cfg(unix)]
+    pub fn own_signals() {
+        for sig in [libc::SIGTERM, libc::SIGINT] {
+            // SAFETY: sigaction(2) reads the current disposition into a zeroed struct; signal(2)
+            // sets the default; no handler of ours is involved.
+            unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(sig, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction != libc::SIG_DFL
+                    && old.sa_sigaction != libc::SIG_IGN
+                {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
             }
         }
     }

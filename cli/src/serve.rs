@@ -8,8 +8,15 @@
 //! Nothing else is served and nothing can be changed (other methods: 405). Requests whose `Host`
 //! is not a loopback name are refused while bound to loopback (so a web page elsewhere cannot
 //! read the events through DNS rebinding).
+//!
+//! Bound elsewhere (`--allow-remote`), every request needs the [`Token`]: 128 bits from the OS,
+//! printed once in the URL, or the content of `--token-file`. It is accepted as `Authorization:
+//! Bearer <token>`, as the cookie a first visit to `/?token=<token>` sets (`HttpOnly;
+//! SameSite=Strict`, with a redirect that takes the token out of the address bar), compared in
+//! constant time, and never logged; anything else is 401.
 
 use std::net::{IpAddr, SocketAddr, TcpListener};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -68,6 +75,100 @@ pub struct ServeError {
     pub message: String,
 }
 
+/// The cookie that carries the token after the first visit.
+const COOKIE: &str = "mcplens_token";
+
+/// The shortest token accepted from `--token-file`, in characters.
+pub const MIN_TOKEN_CHARS: usize = 16;
+
+/// The secret a remote reader must present.
+#[derive(Clone)]
+pub struct Token {
+    secret: Arc<str>,
+    /// Generated here (and printed once in the URL), not read from a file.
+    pub generated: bool,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Token(…)") // never logged
+    }
+}
+
+impl Token {
+    /// The token for serving: read from `file` (trimmed; at least [`MIN_TOKEN_CHARS`] visible
+    /// ASCII characters), else generated from 128 bits of the OS's randomness when `remote`; none
+    /// on loopback without a file.
+    pub fn new(file: Option<&Path>, remote: bool) -> Result<Option<Token>, ServeError> {
+        let invalid = |message: String| ServeError { code: "invalid_argument", message };
+        if let Some(file) = file {
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| invalid(format!("cannot read the token file {}: {}", file.display(), e.kind())))?;
+            let secret = text.trim();
+            if secret.chars().count() < MIN_TOKEN_CHARS || !secret.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(invalid(format!(
+                    "the token in {} must be at least {MIN_TOKEN_CHARS} visible ASCII characters with no spaces",
+                    file.display()
+                )));
+            }
+            return Ok(Some(Token { secret: Arc::from(secret), generated: false }));
+        }
+        if !remote {
+            return Ok(None);
+        }
+        let mut bits = [0u8; 16];
+        getrandom::fill(&mut bits).map_err(|e| ServeError {
+            code: "io_error",
+            message: format!("no randomness from the OS for the token: {e}"),
+        })?;
+        use base64::Engine as _;
+        let secret = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bits);
+        Ok(Some(Token { secret: Arc::from(secret), generated: true }))
+    }
+
+    /// The token, to print once in the URL.
+    pub fn reveal(&self) -> &str {
+        &self.secret
+    }
+
+    /// Compares in time independent of where `given` first differs.
+    fn matches(&self, given: &str) -> bool {
+        let (a, b) = (self.secret.as_bytes(), given.as_bytes());
+        let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+        std::hint::black_box(diff) == 0 && a.len() == b.len()
+    }
+}
+
+/// How a request presented the token.
+enum Presented {
+    /// As a bearer token or the cookie.
+    Held,
+    /// In the URL's query: set the cookie and send the reader to the URL without it.
+    InUrl,
+    /// Not at all, or a wrong one.
+    No,
+}
+
+fn presented<B>(req: &Request<B>, token: &Token) -> Presented {
+    let headers = req.headers();
+    let bearer = headers
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| token.matches(t.trim()));
+    let cookie = headers.get_all(hyper::header::COOKIE).iter().filter_map(|v| v.to_str().ok()).any(|v| {
+        v.split(';').filter_map(|c| c.trim().strip_prefix(COOKIE)?.strip_prefix('=')).any(|t| token.matches(t))
+    });
+    if bearer || cookie {
+        return Presented::Held;
+    }
+    let query = req.uri().query().unwrap_or("");
+    if url::form_urlencoded::parse(query.as_bytes()).any(|(k, v)| k == "token" && token.matches(&v)) {
+        return Presented::InUrl;
+    }
+    Presented::No
+}
+
 /// Binds `addr` (loopback unless `allow_remote`); the caller prints the URL, then calls [`run`].
 pub fn bind(ip: IpAddr, port: u16, allow_remote: bool) -> Result<TcpListener, ServeError> {
     if !ip.is_loopback() && !allow_remote {
@@ -95,6 +196,7 @@ pub fn run(
     set: FileSet,
     options: Options,
     templates: Templates,
+    token: Option<Token>,
     runtime: &tokio::runtime::Runtime,
 ) -> Result<(), ServeError> {
     let io = |e: std::io::Error| ServeError { code: "io_error", message: e.to_string() };
@@ -117,10 +219,12 @@ pub fn run(
         loop {
             let Ok((stream, _)) = listener.accept().await else { continue };
             let snapshot = snapshot.clone();
+            let token = token.clone();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |req| {
                     let snap = snapshot.lock().map(|s| s.clone()).ok();
-                    async move { Ok::<_, std::convert::Infallible>(respond(&req, snap, loopback)) }
+                    let answer = respond(&req, snap, loopback, token.as_ref());
+                    async move { Ok::<_, std::convert::Infallible>(answer) }
                 });
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
@@ -206,7 +310,12 @@ fn loopback_host(host: &str) -> bool {
     name.eq_ignore_ascii_case("localhost") || name.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-fn respond<B>(req: &Request<B>, snap: Option<Snapshot>, loopback: bool) -> Response<Full<Bytes>> {
+fn respond<B>(
+    req: &Request<B>,
+    snap: Option<Snapshot>,
+    loopback: bool,
+    token: Option<&Token>,
+) -> Response<Full<Bytes>> {
     let reply = |status: StatusCode, kind: &str, body: Bytes| {
         Response::builder()
             .status(status)
@@ -227,6 +336,31 @@ fn respond<B>(req: &Request<B>, snap: Option<Snapshot>, loopback: bool) -> Respo
                 StatusCode::FORBIDDEN,
                 "forbidden: this server answers only requests addressed to a loopback host\n",
             );
+        }
+    }
+    if let Some(token) = token {
+        match presented(req, token) {
+            Presented::Held => {}
+            Presented::InUrl => {
+                let mut r = text(StatusCode::SEE_OTHER, "see the same page without the token in its URL\n");
+                let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", token.reveal());
+                let location = req.uri().path().to_owned();
+                for (name, value) in [(hyper::header::SET_COOKIE, cookie), (hyper::header::LOCATION, location)] {
+                    if let Ok(v) = hyper::header::HeaderValue::from_str(&value) {
+                        r.headers_mut().insert(name, v);
+                    }
+                }
+                return r;
+            }
+            Presented::No => {
+                let mut r = text(
+                    StatusCode::UNAUTHORIZED,
+                    "unauthorized: open the URL with the token that `mcplens events serve` printed, or send \
+                     Authorization: Bearer <token>\n",
+                );
+                r.headers_mut().insert("www-authenticate", hyper::header::HeaderValue::from_static("Bearer"));
+                return r;
+            }
         }
     }
     if req.method() != hyper::Method::GET && req.method() != hyper::Method::HEAD {
@@ -261,6 +395,20 @@ mod tests {
         for bad in ["evil.example:8765", "10.0.0.1:80", "", "[2001:db8::1]:80", "localhost.evil.example"] {
             assert!(!loopback_host(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_token_compares_whole() {
+        let t = Token { secret: Arc::from("abcdefghijklmnop"), generated: false };
+        assert!(t.matches("abcdefghijklmnop"));
+        for wrong in ["", "abcdefghijklmno", "abcdefghijklmnopq", "abcdefghijklmnoq", "Abcdefghijklmnop"] {
+            assert!(!t.matches(wrong), "{wrong}");
+        }
+        assert_eq!(format!("{t:?}"), "Token(…)");
+        let generated = Token::new(None, true).unwrap().unwrap();
+        assert!(generated.generated && generated.reveal().len() == 22, "128 bits in base64url");
+        assert_ne!(generated.reveal(), Token::new(None, true).unwrap().unwrap().reveal());
+        assert!(Token::new(None, false).unwrap().is_none(), "loopback without a file: no token");
     }
 
     #[test]

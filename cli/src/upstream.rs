@@ -19,7 +19,7 @@
 //!
 //! A request the server answers with an HTTP error (other than the end of the session) is answered
 //! to the host as a JSON-RPC error naming the status; a message over `--max-message-bytes`
-//! ([`MAX_MESSAGE`] by default) is
+//! ([`mcplens::proxy::DEFAULT_MAX_MESSAGE_BYTES`] by default: a JSON body, one SSE event) is
 //! dropped and counted on stderr. The upstream ends — and with it the proxy — when the server
 //! cannot be reached (exit 3 before it ever answered, 1 after) or answers 404 for the session
 //! (exit 1). The proxy's end DELETEs the session.
@@ -40,10 +40,6 @@ use tokio::sync::mpsc;
 
 use crate::http::KeepAlive;
 use crate::{exit, Stop};
-
-/// The default bound of a message relayed (`--max-message-bytes`): a JSON body, one SSE event, a
-/// stdio line.
-pub const MAX_MESSAGE: usize = 16 * 1024 * 1024;
 
 /// How long the session's DELETE may take when the proxy ends.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);

@@ -332,7 +332,7 @@ fn bad_flags_and_commands_fail_with_stable_codes() {
         &["proxy", "--url", "ftp://127.0.0.1/mcp"],
         &["proxy", "--otlp", "ftp://collector", "--", "x"],
         &["proxy", "--otlp", "http://collector:4318", "--no-tracking", "--", "x"],
-        &["proxy", "--max-message-bytes", "0", "--", "x"],
+        &["proxy", "--max-message-bytes", "1023", "--", "x"],
         &["proxy", "--max-message-bytes", "-1", "--", "x"],
     ] {
         let out = Command::new(mcplens_bin()).args(args).output().unwrap();
@@ -550,37 +550,40 @@ fn a_hostile_upstream_never_breaks_the_proxy() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// A message over `--max-message-bytes`, either way, is never held whole: it is dropped and said
-/// on stderr, and the relay goes on.
+/// A message over `--max-message-bytes`, either way, is never held whole: it is dropped, and the
+/// request it belongs to is answered at once with an error naming the bound and the flag (before,
+/// the proxy's listing waited for its deadline and the host's request was never answered).
 #[test]
-fn a_message_over_the_bound_is_dropped_and_said() {
+fn a_message_over_the_bound_answers_its_request() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let server = root.join("tests/servers/hostile/server.py").to_string_lossy().into_owned();
     let dir = temp_dir("bound");
     let stderr = dir.join("stderr.txt");
-    let args = ["proxy", "--no-tracking", "--max-message-bytes", "100000", "--deadline-ms", "2000", "--"];
+    let args = ["proxy", "--no-tracking", "--max-message-bytes", "100000", "--deadline-ms", "60000", "--"];
     let upstream = ["python3", &server, "--case", "huge_string", "--good", "0"];
     let args: Vec<&str> = args.iter().chain(upstream.iter()).copied().collect();
     let mut host = Peer::spawn_with(mcplens_bin(), &args, &dir, std::fs::File::create(&stderr).unwrap().into());
     host.handshake();
-    // The server's 10 MB templates page never reaches the proxy: its listing ends at the deadline.
+    // The server's 10 MB templates page is dropped: the listing fails with message_too_large now,
+    // not at its (60 s) deadline.
     let result = host.call(1, "mcplens_ListMcpResourceTemplatesTool", json!({}));
     let text = result["result"]["content"][0]["text"].as_str().unwrap();
-    assert_eq!(serde_json::from_str::<Value>(text).unwrap()["failures"][0]["code"], "deadline", "{text}");
-    // A line of the host's over the bound never reaches the server: no answer comes for it.
-    host.send(
-        &json!({"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"pad": "x".repeat(200_000)}}).to_string(),
-    );
-    assert!(host.request(3, "ping", None).get("result").is_some());
-    assert!(
-        !host.others.iter().any(|l| serde_json::from_str::<Value>(l).is_ok_and(|v| v["id"] == 2)),
-        "{:?}",
-        host.others
-    );
+    let failure = &serde_json::from_str::<Value>(text).unwrap()["failures"][0];
+    assert_eq!(failure["code"], "message_too_large", "{text}");
+    assert!(failure["message"].as_str().unwrap().contains("--max-message-bytes"), "{text}");
+    // The host's own request for that page: its answer is dropped, and an error answers it.
+    let answer = host.request(2, "resources/templates/list", None);
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("100000 bytes") && message.contains("--max-message-bytes"), "{message}");
+    // A request of the host's over the bound never reaches the server; the proxy answers it.
+    let pad = "x".repeat(200_000);
+    let answer = host.request(3, "ping", Some(json!({"pad": pad})));
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert!(host.request(4, "ping", None).get("result").is_some());
     assert_eq!(host.close(), 0);
     let said = std::fs::read_to_string(&stderr).unwrap();
-    assert!(said.contains("a message from the server over 100000 bytes was dropped (1 so far)"), "{said}");
-    assert!(said.contains("a message from the host over 100000 bytes was dropped (1 so far)"), "{said}");
+    assert!(!said.contains("xxxx"), "{said}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

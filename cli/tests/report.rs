@@ -310,6 +310,109 @@ fn serve_is_live_read_only_and_loopback_only() {
     assert_eq!(http(s.port, "GET", "/", &format!("localhost:{}", s.port)).0, 200);
 }
 
+/// One HTTP/1.1 request with extra header lines; (status, headers, body).
+fn http_with(port: u16, path: &str, extra: &str) -> (u16, String, String) {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: reader.example\r\n{extra}Connection: close\r\n\r\n").unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+    (head[9..12].parse().unwrap(), head.to_owned(), body.to_owned())
+}
+
+/// Bound beyond loopback, the page is locked: no token or a wrong one is 401; the token printed
+/// once in the URL opens it and sets an HttpOnly, SameSite=Strict cookie the live page's polling
+/// carries; a bearer token works for scripts; the token is never written to stderr.
+#[test]
+fn serve_beyond_loopback_needs_the_token() {
+    let dir = scratch("serve-remote");
+    let f = dir.join("e.jsonl");
+    std::fs::write(&f, event("mcp:tools/list", 1.0, "ses_a", "")).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcplens"));
+    cmd.args(["events", "serve", "--port", "0", "--bind", "0.0.0.0", "--allow-remote"])
+        .arg(&f)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let rest = line.strip_prefix("serving http://0.0.0.0:").unwrap_or_else(|| panic!("{line}"));
+    let (port, rest) = rest.split_once("/?token=").unwrap_or_else(|| panic!("the token in the URL: {line}"));
+    let port: u16 = port.parse().unwrap();
+    let (token, tail) = rest.split_once(' ').unwrap();
+    assert_eq!((token.len(), tail), (22, "(read-only; Ctrl-C to stop)\n"), "{line}");
+    let served = Served { child, port };
+
+    for (path, extra) in [
+        ("/", String::new()),
+        ("/version", String::new()),
+        ("/?token=wrong", String::new()),
+        ("/", "Authorization: Bearer wrong\r\n".to_owned()),
+        ("/", format!("Authorization: Bearer {}x\r\n", token)),
+        ("/", format!("Cookie: mcplens_token={}\r\n", &token[..21])),
+    ] {
+        let (status, head, _) = http_with(port, path, &extra);
+        assert_eq!(status, 401, "{path} {extra}");
+        assert!(head.to_ascii_lowercase().contains("www-authenticate: bearer"), "{head}");
+    }
+    let (status, head, _) = http_with(port, &format!("/?token={token}"), "");
+    assert_eq!(status, 303, "{head}");
+    let lower = head.to_ascii_lowercase();
+    assert!(lower.contains("location: /\r\n"), "{head}");
+    let cookie = head.lines().find_map(|l| l.strip_prefix("set-cookie: ").or_else(|| l.strip_prefix("Set-Cookie: ")));
+    assert_eq!(cookie, Some(format!("mcplens_token={token}; HttpOnly; SameSite=Strict; Path=/").as_str()));
+    let with_cookie = format!("Cookie: theme=dark; mcplens_token={token}\r\n");
+    let (status, _, page) = http_with(port, "/", &with_cookie);
+    assert!(status == 200 && page.contains("<script src=\"live.js\"></script>"), "{status}");
+    // The live page's polling: the same-origin fetches carry the cookie.
+    eventually("the first reading", || http_with(port, "/version", &with_cookie).2.trim() != "0");
+    assert_eq!(http_with(port, "/main", &with_cookie).0, 200);
+    let bearer = format!("Authorization: Bearer {token}\r\n");
+    assert_eq!(http_with(port, "/version", &bearer).0, 200);
+
+    let mut served = served;
+    let _ = served.child.kill();
+    let _ = served.child.wait();
+    let mut err = String::new();
+    served.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(err.contains("holds the token") && !err.contains(token), "{err}");
+}
+
+/// `--token-file`: its token (not printed) is required, even on loopback; a short one is refused
+/// without echoing it.
+#[test]
+fn serve_takes_the_token_from_a_file() {
+    let dir = scratch("serve-token-file");
+    let f = dir.join("e.jsonl");
+    std::fs::write(&f, event("mcp:tools/list", 1.0, "ses_a", "")).unwrap();
+    let short = dir.join("short");
+    std::fs::write(&short, "tooshort\n").unwrap();
+    let (code, out, err) = mcplens(&["events", "serve", "--token-file", short.to_str().unwrap(), f.to_str().unwrap()]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(err.contains("at least 16 visible ASCII characters") && !err.contains("tooshort"), "{err}");
+
+    let file = dir.join("token");
+    std::fs::write(&file, "  correct-horse-battery-staple\n").unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mcplens"));
+    cmd.args(["events", "serve", "--port", "0", "--token-file", file.to_str().unwrap()])
+        .arg(&f)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(!line.contains("correct-horse") && line.contains("token in --token-file required"), "{line}");
+    let port: u16 = line["serving http://127.0.0.1:".len()..].split('/').next().unwrap().parse().unwrap();
+    let s = Served { child, port };
+    let host = format!("127.0.0.1:{}", s.port);
+    assert_eq!(http(s.port, "GET", "/", &host).0, 401);
+    let mut c = TcpStream::connect(("127.0.0.1", s.port)).unwrap();
+    write!(c, "GET / HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer correct-horse-battery-staple\r\nConnection: close\r\n\r\n").unwrap();
+    let mut raw = String::new();
+    c.read_to_string(&mut raw).unwrap();
+    assert!(raw.starts_with("HTTP/1.1 200"), "{raw}");
+}
+
 #[test]
 fn serve_says_when_the_port_is_taken() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();

@@ -59,6 +59,9 @@ codes! {
     ServerError = "server_error",
     /// The transport failed (or no connection is attached).
     TransportError = "transport_error",
+    /// A message (an answer, a request) was longer than the bound on one message (`mcplens proxy
+    /// --max-message-bytes`): dropped unread.
+    MessageTooLarge = "message_too_large",
     /// An argument the caller passed is not valid.
     InvalidArgument = "invalid_argument",
     /// A state machine was called out of order.
@@ -258,6 +261,6 @@ mod tests {
             assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{code}\""));
         }
         assert!("no_such_code".parse::<ErrorCode>().is_err());
-        assert_eq!(ErrorCode::ALL.len(), 22);
+        assert_eq!(ErrorCode::ALL.len(), 23);
     }
 }

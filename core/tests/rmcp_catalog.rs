@@ -858,6 +858,20 @@ async fn the_read_tool_reads_over_the_current_connection() {
     assert!(err.to_string().ends_with("JSON-RPC error -32002 (resource not found)."), "{err}");
 }
 
+/// The first call is a read of a URI the model knows: the read makes the server current before it
+/// authorizes (as the listings do), so a listed URI reads at once.
+#[tokio::test]
+async fn a_read_before_any_listing_makes_the_server_current_first() {
+    let book = Book::new(templates("t", 1), resources("r", 1), 10);
+    let driver = driver();
+    let (_conn, _server) = connect(&driver, "docs", &book).await;
+    let config = mcplens::tool::ReadConfig::default();
+    let output = driver.call_read_tool(r#"{"server":"docs","uri":"mem://r0"}"#, &config).await.unwrap();
+    assert!(output.contains("body of mem://r0"), "{output}");
+    assert_eq!(book.count("resources/read"), 1);
+    assert_eq!(driver.status("docs").unwrap().status, Status::Ok);
+}
+
 /// The tool's output is what the catalog holds, from a peer the caller manages.
 #[tokio::test]
 async fn add_server_with_a_caller_managed_peer_works_like_connect() {

@@ -72,6 +72,7 @@ const QUEUE_BYTES: usize = 4 << 20;
 const POLICY: ExportPolicy = ExportPolicy {
     max_events: 128,
     max_delay: Duration::from_millis(200),
+    max_idle: Duration::from_millis(200),
     max_queued: 500,
     initial_backoff: Duration::from_millis(50),
     max_backoff: Duration::from_secs(1),

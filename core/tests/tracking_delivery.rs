@@ -728,10 +728,14 @@ fn tools_call_is_error_is_read_from_the_result_text_when_responses_are_not_captu
 
 #[test]
 fn flush_at_exit_delivers_what_every_live_tracker_recorded() {
-    let (b1, sink1) =
-        collecting(Tracker::builder().export_policy(ExportPolicy { max_delay: LONG, ..fast_policy() }), "a");
-    let (b2, sink2) =
-        collecting(Tracker::builder().export_policy(ExportPolicy { max_delay: LONG, ..fast_policy() }), "b");
+    let (b1, sink1) = collecting(
+        Tracker::builder().export_policy(ExportPolicy { max_delay: LONG, max_idle: LONG, ..fast_policy() }),
+        "a",
+    );
+    let (b2, sink2) = collecting(
+        Tracker::builder().export_policy(ExportPolicy { max_delay: LONG, max_idle: LONG, ..fast_policy() }),
+        "b",
+    );
     let (t1, t2) = (b1.build().unwrap(), b2.build().unwrap());
     let (s1, s2) = (t1.open_session(None, None), t2.open_session(None, None));
     assert!(record(&t1, &s1, Method::ToolsList, 1, "{}"));
@@ -748,7 +752,7 @@ fn flush_at_exit_delivers_what_every_live_tracker_recorded() {
 fn the_blocking_exit_flush_skips_trackers_with_host_hooks() {
     let dir = TempDir::new("exit-blocking");
     let path = dir.path("events.jsonl");
-    let slow = ExportPolicy { max_delay: LONG, ..fast_policy() };
+    let slow = ExportPolicy { max_delay: LONG, max_idle: LONG, ..fast_policy() };
     let native = Tracker::builder().export_policy(slow).jsonl(JsonlConfig::new(&path)).build().unwrap();
     let (b, sink) = collecting(Tracker::builder().export_policy(slow), "cb");
     let hooked = b.build().unwrap();

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pathlib
 
-from gen_catalog import OK, compact, lists, tw
+from gen_catalog import OK, TL, compact, lists, rpc_msg, tw
 from vector_files import write_all
 
 OUT = pathlib.Path(__file__).parent / "read_tool"
@@ -107,6 +107,19 @@ case("read_unlisted_uri", "a URI neither listed nor fitting a template of that s
          outcome=result(text("file:///notes.txt", "notes")),
          expect=output("other", "file:///notes.txt", [text("file:///notes.txt", "notes")])),
     read({"server": "other", "uri": "file:///etc/passwd"}, error="unlisted_uri", message=unlisted("other")),
+])
+case("read_no_listing", "a server with no listing to check against (never listed, or its listing failed with "
+     "nothing kept) is refused saying so, not as an unlisted URI: the code stays unlisted_uri", [
+    {"op": "add", "server": "fresh"},
+    read({"server": "fresh", "uri": "file:///README.md"}, error="unlisted_uri",
+         message='Server "fresh" has no listing of its resources yet, so the URI cannot be checked against them. '
+                 "Try again once ListMcpResourcesTool lists the server."),
+    {"op": "refresh", "server": "broken",
+     **lists(resources=[README], tpl_answers=[{"rpcError": {"code": -32603, "message": "boom"}}]),
+     "expect": {"disposition": "failed", "failure": "server_error"}},
+    read({"server": "broken", "uri": "file:///README.md"}, error="unlisted_uri",
+         message='Server "broken"\'s resources could not be listed, so the URI cannot be checked against them. '
+                 f"The listing failed: {rpc_msg('broken', TL, -32603)}"),
 ])
 case("read_any_uri", "with anyUri any well-formed URI is read on a server of the catalog", [
     refresh("docs", [README]),

@@ -53,7 +53,7 @@ ok("defaults", "no options: one JSONL exporter and the documented defaults", {},
    config={"enableTracing": True, "captureParameters": True, "captureResponses": True, "captureResourceText": False,
            "queueCapacity": 10000, "queueBytes": 67108864, "identifyMaxRecords": 1000, "identifyTimeoutMs": 5000,
            "hookTimeoutMs": 5000, "callbackTimeoutMs": 30000,
-           "export": {"maxEvents": 512, "maxDelayMs": 1000, "maxQueued": 10000, "initialBackoffMs": 200,
+           "export": {"maxEvents": 512, "maxDelayMs": 1000, "maxIdleMs": 20, "maxQueued": 10000, "initialBackoffMs": 200,
                       "maxBackoffMs": 30000, "maxAttempts": 8},
            "limits": {"maxStringBytes": 32768, "maxDepth": 10, "maxBreadth": 100, "maxEventBytes": 102400}})
 ok("two_jsonl_exporters", "a second JSONL exporter is jsonl-2", {"exporters": [

@@ -144,7 +144,10 @@ class Catalog(_core.Catalog):
         """Makes `server`'s listing (or every server's) current: traverses only a server that has
         no pair yet, is outdated by list_changed, or whose `ttlMs` ran out. Failures show in the
         status and the tool's `failures`, not as exceptions."""
-        callers = [(s, self._machine.request(s, "current")) for s in ([server] if server else self.servers())]
+        await self._current([server] if server else self.servers())
+
+    async def _current(self, servers: list[str]) -> None:
+        callers = [(s, self._machine.request(s, "current")) for s in servers]
         for name, caller in callers:
             with contextlib.suppress(DiscoveryError):
                 await self._wait(name, caller)
@@ -179,11 +182,12 @@ class Catalog(_core.Catalog):
 
     async def call_tool(self, name: str, arguments: Any = None) -> str:
         """Answers the resource tool `name` (one of `visible_tools()`) with the model's `arguments`
-        (a dict, its JSON text, or None): a listing after `ensure_fresh()`; a read over the
-        server's session, bounded by the catalog's `ReadConfig`. Returns the compact JSON output;
+        (a dict, its JSON text, or None) once the servers it reads are current
+        (`_core.current_before`: a listing's, the read's server): a listing from the catalog; a read
+        over the server's session, bounded by the catalog's `ReadConfig`. Returns the tool's output;
         raises `ToolError` — its message is meant for the model."""
+        await self._current(_core.current_before(self, name, arguments))
         if name != _core.READ_RESOURCE_TOOL.name:
-            await self.ensure_fresh()
             return self.call_listing_tool(name, arguments)
         call = _core.ReadCall(self, {} if arguments is None else arguments)
         conn = self._connections.get(self._machine.epoch(call.server) or 0)

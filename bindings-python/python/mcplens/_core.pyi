@@ -36,7 +36,7 @@ __all__ = [
 # URI templates.
 __all__ += ["TemplateError", "expand", "matches", "variables"]
 # The read tool.
-__all__ += ["READ_RESOURCE_TOOL", "ReadCall", "ReadConfig", "tool_spec"]
+__all__ += ["READ_RESOURCE_TOOL", "ReadCall", "ReadConfig", "current_before", "tool_spec"]
 # Server tracking.
 __all__ += [
     "DEFAULT_AGENTCAT_BASE_URL",
@@ -71,6 +71,7 @@ _ErrorCode: TypeAlias = Literal[
     "deadline",
     "server_error",
     "transport_error",
+    "message_too_large",
     "invalid_argument",
     "invalid_state",
     "unknown_server",
@@ -479,6 +480,11 @@ READ_RESOURCE_TOOL: ToolSpec
 
 def tool_spec(name: str) -> ToolSpec | None:
     """The spec of the resource tool named `name` (`Catalog.visible_tools()` names them)."""
+
+def current_before(catalog: Catalog, name: str, arguments: Mapping[str, Any] | str | None = None) -> list[str]:
+    """The servers a call of the resource tool `name` with the model's `arguments` must see current
+    before it answers: the listing's server (or every server), the read's server; none for input
+    the tool refuses. `mcplens.Catalog.call_tool` makes them current first."""
 
 def has_resources_capability(capabilities_json: str) -> bool: ...
 def misuse(

@@ -248,6 +248,12 @@ pub enum Outcome<'a> {
     Transport,
     /// The host's timeout on the in-flight request fired (it was given `remaining(now)`).
     TimedOut,
+    /// The answer was longer than the host's bound on one message (`max_bytes`) and was dropped
+    /// unread (`mcplens proxy --max-message-bytes`).
+    TooLarge {
+        /// The bound, in bytes.
+        max_bytes: usize,
+    },
 }
 
 /// An [`Outcome`] that owns its page: what a host holds between receiving an answer and handing
@@ -264,6 +270,8 @@ pub enum Fetched {
     Transport,
     /// [`Outcome::TimedOut`].
     TimedOut,
+    /// [`Outcome::TooLarge`].
+    TooLarge(usize),
 }
 
 impl Fetched {
@@ -275,6 +283,7 @@ impl Fetched {
             Fetched::Malformed => Outcome::Malformed,
             Fetched::Transport => Outcome::Transport,
             Fetched::TimedOut => Outcome::TimedOut,
+            Fetched::TooLarge(max_bytes) => Outcome::TooLarge { max_bytes: *max_bytes },
         }
     }
 }
@@ -436,6 +445,16 @@ pub enum DiscoveryError {
         /// Which list.
         list: ListKind,
     },
+    /// An answer was longer than the host's bound on one message, and dropped unread.
+    #[error("server \"{server}\": {method} answered with a message over {max_bytes} bytes (raise the bound with --max-message-bytes)", method = list.method())]
+    MessageTooLarge {
+        /// The host's name for the server.
+        server: String,
+        /// Which list.
+        list: ListKind,
+        /// The bound, in bytes.
+        max_bytes: usize,
+    },
     /// A limit itself is invalid.
     #[error("server \"{server}\": invalid limits: {reason}")]
     InvalidArgument {
@@ -475,6 +494,7 @@ impl DiscoveryError {
             DiscoveryError::Deadline { .. } => ErrorCode::Deadline,
             DiscoveryError::ServerError { .. } => ErrorCode::ServerError,
             DiscoveryError::TransportError { .. } => ErrorCode::TransportError,
+            DiscoveryError::MessageTooLarge { .. } => ErrorCode::MessageTooLarge,
             DiscoveryError::InvalidArgument { .. } | DiscoveryError::NotInitialized { .. } => {
                 ErrorCode::InvalidArgument
             }
@@ -493,6 +513,7 @@ impl DiscoveryError {
             | DiscoveryError::Deadline { server, .. }
             | DiscoveryError::ServerError { server, .. }
             | DiscoveryError::TransportError { server, .. }
+            | DiscoveryError::MessageTooLarge { server, .. }
             | DiscoveryError::InvalidArgument { server, .. }
             | DiscoveryError::NotInitialized { server }
             | DiscoveryError::InvalidState { server, .. } => server,
@@ -725,6 +746,9 @@ impl Pager {
                 return Err(DiscoveryError::TransportError { server: self.server.clone(), list: self.kind })
             }
             Outcome::TimedOut => return Err(self.deadline()),
+            Outcome::TooLarge { max_bytes } => {
+                return Err(DiscoveryError::MessageTooLarge { server: self.server.clone(), list: self.kind, max_bytes })
+            }
         };
         let fixed = page::replace_lone_surrogates(text);
         let text = fixed.as_deref().unwrap_or(text);

@@ -80,6 +80,13 @@ pub const OWN_ID_PREFIX: &str = "mcplens-proxy-";
 /// The longest tool-name prefix accepted (MCP tool names are at most 128 characters).
 pub const MAX_TOOL_PREFIX: usize = 64;
 
+/// The JSON-RPC error code of the answers the proxy gives the upstream's requests when the host
+/// ends (the TypeScript SDK's `ConnectionClosed`).
+pub const HOST_ENDED_CODE: i64 = -32000;
+
+/// The most upstream requests to the host remembered as unanswered (the oldest is forgotten).
+const MAX_UPSTREAM_REQUESTS: usize = 1024;
+
 /// The capability spliced into an `initialize` result that declares `resources` but no `tools`.
 const TOOLS_CAPABILITY: &str = r#""tools":{"listChanged":true}"#;
 
@@ -106,7 +113,18 @@ pub struct ProxyConfig {
     pub refresh: RefreshConfig,
     /// Seeds the refresher's retry jitter.
     pub seed: u64,
+    /// The longest message the driver relays, in bytes, either way (`--max-message-bytes`): a
+    /// longer one is dropped unread, and the request it belongs to answered with an error
+    /// ([`Proxy::handle_host_oversize`], [`Proxy::handle_upstream_oversize`]).
+    pub max_message_bytes: usize,
 }
+
+/// The default [`ProxyConfig::max_message_bytes`]: 16 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The JSON-RPC error code of the answers the proxy gives for a message dropped for its size
+/// (JSON-RPC's "internal error": the message was valid, the proxy could not carry it).
+pub const TOO_LARGE_CODE: i64 = -32603;
 
 impl Default for ProxyConfig {
     fn default() -> Self {
@@ -119,6 +137,7 @@ impl Default for ProxyConfig {
             read: ReadConfig::default(),
             refresh: RefreshConfig::default(),
             seed: 0,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
 }
@@ -155,6 +174,9 @@ impl ProxyConfig {
         }
         if !self.tool_prefix.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')) {
             return bad("the tool prefix may hold only A-Z, a-z, 0-9, '_', '-' and '.'");
+        }
+        if self.max_message_bytes < 1024 {
+            return bad("the message bound must be at least 1024 bytes");
         }
         if self.server.as_deref().is_some_and(|s| s.trim().is_empty()) {
             return bad("the server name must not be empty");
@@ -236,14 +258,36 @@ pub enum ProxyAction {
     Notice(String),
 }
 
-/// A resource tool as MCP's `tools/list` describes it.
-#[derive(Serialize)]
+/// One of the proxy's tools, as MCP's `tools/list` describes it.
+#[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
-struct McpTool<'a> {
+struct OwnTool {
+    /// Its name in the core ([`crate::catalog::RESOURCE_TOOLS`]).
+    #[serde(skip)]
+    bare: &'static str,
+    /// Its name now ([`own_tool_name`]).
     name: String,
-    description: &'a str,
-    input_schema: &'a Value,
-    annotations: &'a Value,
+    description: &'static str,
+    input_schema: Value,
+    annotations: Value,
+}
+
+impl OwnTool {
+    fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a tool always serializes")
+    }
+}
+
+/// The name of the proxy's tool `bare` when the upstream has the tools `taken`: `{prefix}{bare}`,
+/// or, when the upstream has a tool of that name, the first of `{prefix}{bare}_2`,
+/// `{prefix}{bare}_3`, … it has not. The upstream's tool keeps its name and is reached as it is:
+/// a proxy tool never shadows or duplicates one.
+pub fn own_tool_name(prefix: &str, bare: &str, taken: impl Fn(&str) -> bool) -> String {
+    let name = format!("{prefix}{bare}");
+    if !taken(&name) {
+        return name;
+    }
+    (2u32..).map(|n| format!("{name}_{n}")).find(|n| !taken(n)).expect("a free name exists")
 }
 
 /// A JSON-RPC message, borrowed from its line.
@@ -341,8 +385,11 @@ struct Traversal {
 pub struct Proxy {
     config: ProxyConfig,
     refresher: Refresher,
-    /// The resource tools' MCP descriptions (prefixed), in [`crate::catalog::RESOURCE_TOOLS`] order.
-    tool_json: Vec<(&'static str, String)>,
+    /// The resource tools: their MCP descriptions and their names now ([`own_tool_name`]), in
+    /// [`crate::catalog::RESOURCE_TOOLS`] order.
+    tools: Vec<OwnTool>,
+    /// The upstream's tool names, from the `tools/list` pages relayed since the last first page.
+    upstream_tools: std::collections::BTreeSet<String>,
     actions: VecDeque<ProxyAction>,
     /// Upstream id (JSON text) → the host request relayed under it.
     host_requests: HashMap<String, HostRequest>,
@@ -375,29 +422,33 @@ pub struct Proxy {
     /// 2026-07-28: the host's open `subscriptions/listen` streams that asked for
     /// `toolsListChanged` (their ids, JSON text).
     host_tool_streams: Vec<String>,
+    /// The upstream's requests to the host not answered yet (ids, JSON text, in arrival order):
+    /// answered with an error when the host ends ([`Proxy::handle_host_end`]).
+    upstream_requests: Vec<String>,
 }
 
 impl Proxy {
     /// A proxy with `config` (checked).
     pub fn new(config: ProxyConfig) -> Result<Proxy, ProxyError> {
         config.validate()?;
-        let tool_json = crate::catalog::RESOURCE_TOOLS
+        let tools = crate::catalog::RESOURCE_TOOLS
             .iter()
-            .map(|name| {
-                let spec = tool::spec_of(name).expect("every resource tool has a spec");
-                let tool = McpTool {
+            .map(|bare| {
+                let spec = tool::spec_of(bare).expect("every resource tool has a spec");
+                OwnTool {
+                    bare,
                     name: format!("{}{}", config.tool_prefix, spec.name),
                     description: spec.description,
-                    input_schema: &spec.input_schema,
-                    annotations: &spec.annotations,
-                };
-                (*name, serde_json::to_string(&tool).expect("a tool always serializes"))
+                    input_schema: one_server_schema(&spec.input_schema),
+                    annotations: spec.annotations.clone(),
+                }
             })
             .collect();
         Ok(Proxy {
             refresher: Refresher::new(config.refresh, config.seed),
             config,
-            tool_json,
+            tools,
+            upstream_tools: std::collections::BTreeSet::new(),
             actions: VecDeque::new(),
             host_requests: HashMap::new(),
             own: HashMap::new(),
@@ -416,6 +467,7 @@ impl Proxy {
             announced: None,
             listen: None,
             host_tool_streams: Vec::new(),
+            upstream_requests: Vec::new(),
         })
     }
 
@@ -472,10 +524,102 @@ impl Proxy {
                 Verdict::Forward
             }
             // An answer to a request of the upstream's: relayed.
-            (None, _) => Verdict::Forward,
+            (None, id) => {
+                if let Some(id) = id {
+                    self.upstream_requests.retain(|r| r != id.get());
+                }
+                Verdict::Forward
+            }
         };
         self.drain(now);
         verdict
+    }
+
+    /// The host is gone (its stdin closed, or a signal): every request the upstream sent the host
+    /// that is still unanswered is answered with an error ([`HOST_ENDED_CODE`]) as
+    /// [`ProxyAction::ToUpstream`] lines, so an upstream waiting on one (a `roots/list`, an
+    /// elicitation) can end when its stdin closes. Nothing else is sent after.
+    pub fn handle_host_end(&mut self, _now: Duration) {
+        for id in std::mem::take(&mut self.upstream_requests) {
+            let line = error_line(&id, HOST_ENDED_CODE, "Connection closed: the host ended the session");
+            self.actions.push_back(ProxyAction::ToUpstream(line));
+        }
+        self.held.clear();
+    }
+
+    /// A message from the host longer than [`ProxyConfig::max_message_bytes`] was dropped; `head`
+    /// and `tail` are its first and last bytes (at most [`cut::KEPT`] each). A request whose id
+    /// can be read is answered with an error naming the bound and the flag (it never reaches the
+    /// upstream); anything else is said on stderr ([`ProxyAction::Notice`]).
+    pub fn handle_host_oversize(&mut self, head: &[u8], tail: &[u8], now: Duration) {
+        let cut = cut::read(head, tail);
+        match cut.id.filter(|_| cut.method) {
+            Some(id) => self.actions.push_back(ProxyAction::ToHost(too_large_answer(
+                &id,
+                "request",
+                self.config.max_message_bytes,
+            ))),
+            None => self.notice_dropped("host"),
+        }
+        self.drain(now);
+    }
+
+    /// A message from the upstream longer than [`ProxyConfig::max_message_bytes`] was dropped;
+    /// `head` and `tail` are its first and last bytes (at most [`cut::KEPT`] each). The request
+    /// it answers gets an answer still: a host request an error naming the bound and the flag
+    /// (tracked as failed), one of the proxy's own requests [`Outcome::TooLarge`] (a read fails
+    /// with `message_too_large`). When its id cannot be read, the one request in flight is taken
+    /// to be the one. An upstream request is answered upstream with the same error.
+    pub fn handle_upstream_oversize(&mut self, head: &[u8], tail: &[u8], now: Duration) {
+        let max = self.config.max_message_bytes;
+        let cut = cut::read(head, tail);
+        if cut.method {
+            match cut.id {
+                Some(id) => self.actions.push_back(ProxyAction::ToUpstream(too_large_answer(&id, "request", max))),
+                None => self.notice_dropped("server"),
+            }
+            self.drain(now);
+            return;
+        }
+        let id = cut.id.or_else(|| match (self.host_requests.len(), self.own.len()) {
+            (1, 0) => self.host_requests.keys().next().cloned(),
+            (0, 1) => self.own.keys().next().map(|n| own_id(*n)),
+            _ => None,
+        });
+        let Some(id) = id else {
+            self.notice_dropped("server");
+            self.drain(now);
+            return;
+        };
+        if let Some(n) = own_number(&id).filter(|_| !self.host_requests.contains_key(&id)) {
+            if let Some(own) = self.own.remove(&n) {
+                self.own_answer(own, Outcome::TooLarge { max_bytes: max }, now);
+            }
+        } else if let Some(request) = self.host_requests.remove(&id) {
+            let message = too_large_message("answer", max);
+            self.actions.push_back(ProxyAction::ToHost(error_line(&request.id, TOO_LARGE_CODE, &message)));
+            if self.config.tracking {
+                self.actions.push_back(ProxyAction::Track(TrackRecord {
+                    method: Method::from_name(&request.method),
+                    request_id: tracked_id(&request.id),
+                    started: request.started,
+                    duration: now.saturating_sub(request.started),
+                    params: request.params,
+                    result: None,
+                    error: Some((TOO_LARGE_CODE, message)),
+                }));
+            }
+        } else {
+            self.notice_dropped("server");
+        }
+        self.drain(now);
+    }
+
+    fn notice_dropped(&mut self, from: &str) {
+        self.actions.push_back(ProxyAction::Notice(format!(
+            "a message from the {from} over {} bytes was dropped (raise the bound with --max-message-bytes)",
+            self.config.max_message_bytes
+        )));
     }
 
     /// A host `notifications/cancelled` for one of the proxy's tool calls: the call is dropped
@@ -580,9 +724,19 @@ impl Proxy {
             arguments: Option<Value>,
         }
         let p: CallParams<'_> = serde_json::from_str(params?.get()).ok()?;
-        let bare = p.name.strip_prefix(self.config.tool_prefix.as_str())?;
+        // A name the upstream's tools have is the upstream's, always.
+        if self.upstream_tools.contains(p.name.as_ref()) {
+            return None;
+        }
+        let bare = self.tools.iter().find(|t| t.name == p.name)?.bare;
         let name = *self.refresher.catalog().visible_tools().iter().find(|t| **t == bare)?;
-        let arguments = p.arguments.unwrap_or(Value::Null);
+        let mut arguments = p.arguments.unwrap_or(Value::Null);
+        // One server: a read that names none reads from it (the host knows it by its own name).
+        if let (Value::Object(args), Some((server, _))) = (&mut arguments, &self.server) {
+            if name == tool::read::NAME && args.get("server").is_none_or(Value::is_null) {
+                args.insert("server".to_owned(), Value::String(server.clone()));
+            }
+        }
         let mut call = HostCall {
             id: id.get().to_owned(),
             started: now,
@@ -672,10 +826,10 @@ impl Proxy {
     fn answer_tools_list(&mut self, id: &RawValue, params: Option<&RawValue>, now: Duration) {
         let visible = self.refresher.catalog().visible_tools();
         self.announced = Some(visible);
-        let ours: Vec<&str> = if params.is_some_and(has_cursor) {
+        let ours: Vec<String> = if params.is_some_and(has_cursor) {
             Vec::new()
         } else {
-            self.tool_json.iter().filter(|(n, _)| visible.contains(n)).map(|(_, j)| j.as_str()).collect()
+            self.tools.iter().filter(|t| visible.contains(&t.bare)).map(OwnTool::to_json).collect()
         };
         let result = if self.modern() {
             format!(r#"{{"tools":[{}],"resultType":"complete","ttlMs":0,"cacheScope":"private"}}"#, ours.join(","))
@@ -723,7 +877,14 @@ impl Proxy {
                 }
             }
             // The upstream's own requests (sampling, roots, ping, elicitation): relayed.
-            _ => Verdict::Forward,
+            (Some(_), Some(id)) => {
+                if self.upstream_requests.len() >= MAX_UPSTREAM_REQUESTS {
+                    self.upstream_requests.remove(0);
+                }
+                self.upstream_requests.push(id.get().to_owned());
+                Verdict::Forward
+            }
+            (None, None) => Verdict::Forward,
         };
         self.drain(now);
         verdict
@@ -768,8 +929,14 @@ impl Proxy {
         if let Some(result) = msg.result {
             if matches!(request.method.as_str(), "initialize" | "server/discover") {
                 rewritten = self.initialized(line, result, &request, now);
-            } else if request.method == "tools/list" && request.first_tools_page && self.config.tools {
-                rewritten = self.append_tools(line, result);
+            } else if request.method == "tools/list" && self.config.tools {
+                let renamed = self.note_upstream_tools(result, request.first_tools_page);
+                if request.first_tools_page {
+                    rewritten = self.append_tools(line, result);
+                } else if renamed && self.announced.is_some() && !self.modern() {
+                    // A later page named one of the proxy's tools: the host lists again.
+                    self.actions.push_back(ProxyAction::ToHost(TOOLS_LIST_CHANGED.to_owned()));
+                }
             }
         }
         if self.config.tracking {
@@ -871,6 +1038,42 @@ impl Proxy {
         Some(format!("{}{}{}", &text[..at + 1], insert, &text[at + 1..]))
     }
 
+    /// Keeps the upstream's tool names from a `tools/list` page (`first`: a new listing starts)
+    /// and renames the proxy's tools that collide ([`own_tool_name`]), saying so once on stderr
+    /// ([`ProxyAction::Notice`]). True when a name changed.
+    fn note_upstream_tools(&mut self, result: &RawValue, first: bool) -> bool {
+        #[derive(Deserialize)]
+        struct Page {
+            tools: Vec<Named>,
+        }
+        #[derive(Deserialize)]
+        struct Named {
+            name: String,
+        }
+        let Ok(page) = serde_json::from_str::<Page>(result.get()) else { return false };
+        if first {
+            self.upstream_tools.clear();
+        }
+        self.upstream_tools.extend(page.tools.into_iter().map(|t| t.name));
+        let mut changed = false;
+        for t in &mut self.tools {
+            let spec_name = tool::spec_of(t.bare).map_or(t.bare, |s| s.name);
+            let name = own_tool_name(&self.config.tool_prefix, spec_name, |n| self.upstream_tools.contains(n));
+            if name != t.name {
+                if name != format!("{}{spec_name}", self.config.tool_prefix) {
+                    self.actions.push_back(ProxyAction::Notice(format!(
+                        "the server has a tool named {}{spec_name}: the proxy's is {name} (choose the prefix of the \
+                         proxy's tools with --tool-prefix)",
+                        self.config.tool_prefix
+                    )));
+                }
+                t.name = name;
+                changed = true;
+            }
+        }
+        changed
+    }
+
     /// A `tools/list` result with the visible resource tools spliced at the end of `tools`.
     fn append_tools(&mut self, line: &[u8], result: &RawValue) -> Option<String> {
         #[derive(Deserialize)]
@@ -887,8 +1090,7 @@ impl Proxy {
         let existing: Vec<&RawValue> = serde_json::from_str(r.tools.get()).ok()?;
         let text = std::str::from_utf8(line).ok()?;
         let at = offset_in(text, r.tools.get())? + r.tools.get().len() - 1; // the closing `]`
-        let ours: Vec<&str> =
-            self.tool_json.iter().filter(|(n, _)| visible.contains(n)).map(|(_, j)| j.as_str()).collect();
+        let ours: Vec<String> = self.tools.iter().filter(|t| visible.contains(&t.bare)).map(OwnTool::to_json).collect();
         let sep = if existing.is_empty() { "" } else { "," };
         Some(format!("{}{}{}{}", &text[..at], sep, ours.join(","), &text[at..]))
     }
@@ -1136,12 +1338,46 @@ struct InitializeParams {
     protocol_version: Option<String>,
 }
 
+/// A tool's input schema as the proxy offers it: it serves one server, so `server` is never
+/// required (the model may leave it out; a name other than the server's is still refused).
+fn one_server_schema(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    let Some(required) = schema.get_mut("required").and_then(Value::as_array_mut) else { return schema };
+    let before = required.len();
+    required.retain(|r| r != "server");
+    if required.len() == before {
+        return schema;
+    }
+    if let Some(server) = schema.pointer_mut("/properties/server/description") {
+        *server = Value::from(
+            "Optional: this proxy serves one server. When given, the server's name as the listings name it.",
+        );
+    }
+    schema
+}
+
 fn parse(line: &[u8]) -> Option<Envelope<'_>> {
     let text = std::str::from_utf8(line).ok()?;
     if !text.trim_start().starts_with('{') {
         return None;
     }
     serde_json::from_str(text).ok()
+}
+
+/// The error message of a dropped message's request: what was dropped (`"answer"`, `"request"`),
+/// the bound and the flag.
+fn too_large_message(what: &str, max: usize) -> String {
+    format!("mcplens proxy: the {what} was over {max} bytes and was dropped (raise the bound with --max-message-bytes)")
+}
+
+/// The error answer for the request `id` (JSON text) whose message was dropped for its size.
+fn too_large_answer(id: &str, what: &str, max: usize) -> String {
+    error_line(id, TOO_LARGE_CODE, &too_large_message(what, max))
+}
+
+/// A JSON-RPC error answer line.
+fn error_line(id: &str, code: i64, message: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{}}}}}"#, json!(message))
 }
 
 /// `notifications/cancelled` for own request `n`.
@@ -1212,6 +1448,8 @@ fn rewrite_id(line: &[u8], id: &str) -> Option<String> {
     let at = offset_in(text, old.get())?;
     Some(format!("{}{}{}", &text[..at], id, &text[at + old.get().len()..]))
 }
+
+pub mod cut;
 
 #[cfg(test)]
 mod tests;

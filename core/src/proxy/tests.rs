@@ -192,7 +192,8 @@ fn tools_list_gains_the_prefixed_resource_tools_on_its_first_page_only() {
         names,
         ["echo", "lens.ListMcpResourceTemplatesTool", "lens.ListMcpResourcesTool", "lens.ReadMcpResourceTool"]
     );
-    assert_eq!(v["result"]["tools"][3]["inputSchema"]["required"], json!(["server", "uri"]));
+    // One server: the read names none by need.
+    assert_eq!(v["result"]["tools"][3]["inputSchema"]["required"], json!(["uri"]));
     // The next page is the upstream's alone.
     let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"c"}}"#, t(12));
     assert_eq!(p.handle_upstream(br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[]}}"#, t(13)), Verdict::Forward);
@@ -658,4 +659,161 @@ fn on_2026_07_28_the_tools_list_changed_goes_only_on_a_hosts_stream_that_asked()
     // Once the host's stream ended, nothing goes.
     let _ = p.handle_upstream(br#"{"jsonrpc":"2.0","id":"listen-1","result":{"resultType":"complete"}}"#, t(6));
     assert!(p.host_tool_streams.is_empty());
+}
+
+/// Lists one resource `docs://a` through the proxy's listing tool (the catalog is then current).
+fn list_once(p: &mut Proxy, now: u64) {
+    let list = br#"{"jsonrpc":"2.0","id":"l","method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(list, t(now));
+    let up = to_upstream(&actions(p));
+    let _ = answer(p, &up[0], json!({"resources": [{"uri": "docs://a", "name": "a"}]}), t(now + 1));
+    let up = to_upstream(&actions(p));
+    let _ = answer(p, &up[0], json!({"resourceTemplates": []}), t(now + 2));
+    let _ = actions(p);
+}
+
+#[test]
+fn one_server_a_read_needs_no_server_name_and_another_name_is_refused() {
+    let config = ProxyConfig { server: Some("everything".to_owned()), ..ProxyConfig::default() };
+    let (mut p, _) = ready(config);
+    list_once(&mut p, 0);
+    let read = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"uri":"docs://a"}}}"#;
+    assert_eq!(p.handle_host(read, t(10)), Verdict::Consumed);
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!((up[0]["method"].as_str(), &up[0]["params"]), (Some("resources/read"), &json!({"uri": "docs://a"})));
+    let _ = answer(&mut p, &up[0], json!({"contents": [{"uri": "docs://a", "text": "A"}]}), t(11));
+    let host = to_host(&actions(&mut p));
+    assert!(host[0]["result"].get("isError").is_none(), "{host:?}");
+    // The name the host gave (--server) reads too; serverInfo's name does not.
+    for (server, ok) in [("everything", true), ("docs", false), ("", false)] {
+        let read = json!({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":server,"uri":"docs://a"}}});
+        let _ = p.handle_host(read.to_string().as_bytes(), t(20));
+        let out = actions(&mut p);
+        assert_eq!(to_upstream(&out).len(), usize::from(ok), "{server}");
+        if !ok {
+            let text = to_host(&out)[0]["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+            assert!(text.starts_with("error: unknown_server: ") && text.contains("everything"), "{text}");
+        } else {
+            let up = to_upstream(&out);
+            let _ = answer(&mut p, &up[0], json!({"contents": []}), t(21));
+            let _ = actions(&mut p);
+        }
+    }
+}
+
+#[test]
+fn a_server_tool_named_like_the_proxys_keeps_its_name_and_the_proxys_takes_a_free_one() {
+    let mut p = ready_with_tools(ProxyConfig::default());
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, t(10));
+    let theirs = r#"{"name":"mcplens_ReadMcpResourceTool","inputSchema":{"type":"object"}},{"name":"mcplens_ReadMcpResourceTool_2","inputSchema":{"type":"object"}}"#;
+    let res = format!(r#"{{"jsonrpc":"2.0","id":2,"result":{{"tools":[{theirs}]}}}}"#);
+    assert_eq!(p.handle_upstream(res.as_bytes(), t(11)), Verdict::Consumed);
+    let out = actions(&mut p);
+    let v = &to_host(&out)[0];
+    let names: Vec<&str> =
+        v["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "mcplens_ReadMcpResourceTool",
+            "mcplens_ReadMcpResourceTool_2",
+            "mcplens_ListMcpResourceTemplatesTool",
+            "mcplens_ListMcpResourcesTool",
+            "mcplens_ReadMcpResourceTool_3"
+        ]
+    );
+    let notices: Vec<&String> =
+        out.iter().filter_map(|a| if let ProxyAction::Notice(n) = a { Some(n) } else { None }).collect();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(notices[0].contains("mcplens_ReadMcpResourceTool_3") && notices[0].contains("--tool-prefix"));
+    // The server's tool is reached as it is; the proxy's by its new name.
+    let call = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"docs://a"}}}"#;
+    assert_eq!(p.handle_host(call, t(12)), Verdict::Forward);
+    let call = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool_3","arguments":{"uri":"docs://a"}}}"#;
+    assert_eq!(p.handle_host(call, t(13)), Verdict::Consumed);
+    // Listed again the same way: no second notice.
+    let _ = actions(&mut p);
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#, t(14));
+    let res = format!(r#"{{"jsonrpc":"2.0","id":5,"result":{{"tools":[{theirs}]}}}}"#);
+    let _ = p.handle_upstream(res.as_bytes(), t(15));
+    assert!(!actions(&mut p).iter().any(|a| matches!(a, ProxyAction::Notice(_))));
+}
+
+#[test]
+fn own_tool_names_skip_every_taken_name() {
+    let taken = ["p_X", "p_X_2", "p_X_4"];
+    assert_eq!(own_tool_name("p_", "X", |n| taken.contains(&n)), "p_X_3");
+    assert_eq!(own_tool_name("p_", "Y", |n| taken.contains(&n)), "p_Y");
+}
+
+#[test]
+fn the_hosts_end_answers_the_upstreams_requests_still_waiting() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    for line in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"roots/list"}"#,
+        r#"{"jsonrpc":"2.0","id":"e","method":"elicitation/create","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+    ] {
+        assert_eq!(p.handle_upstream(line.as_bytes(), t(1)), Verdict::Forward);
+    }
+    // The host answered the ping.
+    assert_eq!(p.handle_host(br#"{"jsonrpc":"2.0","id":2,"result":{}}"#, t(2)), Verdict::Forward);
+    let _ = actions(&mut p);
+    p.handle_host_end(t(3));
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up.len(), 2, "{up:?}");
+    assert_eq!((&up[0]["id"], &up[0]["error"]["code"]), (&json!(1), &json!(HOST_ENDED_CODE)));
+    assert_eq!(up[1]["id"], "e");
+}
+
+#[test]
+fn a_message_over_the_bound_answers_the_request_it_belongs_to() {
+    let (mut p, _) = ready(ProxyConfig { max_message_bytes: 2048, ..ProxyConfig::default() });
+    // A host request over the bound: answered by the proxy, never relayed.
+    p.handle_host_oversize(
+        br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"x","arguments":{"pad":"xxx"#,
+        b"xxx\"}}}",
+        t(1),
+    );
+    let out = actions(&mut p);
+    assert!(to_upstream(&out).is_empty());
+    let host = to_host(&out);
+    assert_eq!((&host[0]["id"], &host[0]["error"]["code"]), (&json!(9), &json!(TOO_LARGE_CODE)));
+    assert!(host[0]["error"]["message"].as_str().unwrap().contains("2048 bytes"));
+    // An answer over the bound, its id last (as the TypeScript SDK writes): the host's request gets an error.
+    assert_eq!(
+        p.handle_host(br#"{"jsonrpc":"2.0","id":"q","method":"resources/read","params":{"uri":"a://b"}}"#, t(2)),
+        Verdict::Forward
+    );
+    p.handle_upstream_oversize(
+        br#"{"result":{"contents":[{"text":"aaa"#,
+        br#"aaa"}]},"jsonrpc":"2.0","id":"q"}"#,
+        t(3),
+    );
+    let out = actions(&mut p);
+    let host = to_host(&out);
+    assert_eq!((&host[0]["id"], &host[0]["error"]["code"]), (&json!("q"), &json!(TOO_LARGE_CODE)));
+    assert_eq!(tracks(&out)[0].error.as_ref().map(|e| e.0), Some(TOO_LARGE_CODE));
+    // The proxy's own read: message_too_large at once.
+    list_once(&mut p, 10);
+    let read = br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"uri":"docs://a"}}}"#;
+    let _ = p.handle_host(read, t(20));
+    let up = to_upstream(&actions(&mut p));
+    let head = format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"contents":[{{"text":"xx"#, up[0]["id"]);
+    p.handle_upstream_oversize(head.as_bytes(), b"xx\"}]}}", t(21));
+    let host = to_host(&actions(&mut p));
+    let text = host[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("error: message_too_large: ") && text.contains("--max-message-bytes"), "{text}");
+    // No id to read and one request in flight: that one.
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":6,"method":"prompts/list"}"#, t(30));
+    p.handle_upstream_oversize(b"{\"result\":{\"prompts\":[", b"]}}", t(31));
+    assert_eq!(to_host(&actions(&mut p))[0]["id"], 6);
+    // An upstream request over the bound: answered upstream.
+    p.handle_upstream_oversize(
+        br#"{"jsonrpc":"2.0","id":77,"method":"sampling/createMessage","params":{"#,
+        b"}}",
+        t(40),
+    );
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!((&up[0]["id"], &up[0]["error"]["code"]), (&json!(77), &json!(TOO_LARGE_CODE)));
 }

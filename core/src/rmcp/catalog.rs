@@ -466,10 +466,20 @@ impl CatalogDriver {
         self.read(|catalog| tool::render(catalog, input))
     }
 
-    /// The `ReadMcpResourceTool` call: validates `input_json` against the catalog and `config`,
+    /// Makes current what a call of the resource tool `name` authorizes against
+    /// ([`tool::current_before`]); a refresh failure shows in the tool's answer, not here.
+    async fn current_before(&self, name: &str, input_json: &str) {
+        for server in self.read(|catalog| tool::current_before(catalog, name, input_json)) {
+            let _ = self.ensure_fresh(&server).await;
+        }
+    }
+
+    /// The `ReadMcpResourceTool` call: makes the named server current (as the listings do, so a
+    /// listed URI reads on the first call), validates `input_json` against the catalog and `config`,
     /// reads over the server's current connection (`transport_error` without one) and renders the
     /// model's output ([`crate::tool::read`]).
     pub async fn call_read_tool(&self, input_json: &str, config: &ReadConfig) -> Result<String, ToolError> {
+        self.current_before(tool::read::NAME, input_json).await;
         let call = self.read(|catalog| ReadCall::from_json(catalog, input_json, config, Duration::ZERO))?;
         match self.peer(call.server()) {
             Some(peer) => super::read_resource(&peer, call).await,

@@ -239,6 +239,17 @@ pub enum ToolError {
         /// The server named.
         server: String,
     },
+    /// The read tool's server has no listing to check the URI against: it was never listed, its
+    /// listing failed with nothing kept, or it offers no resources.
+    #[error("{}", no_listing_message(server, *status, failure.as_deref()))]
+    NoListing {
+        /// The server named.
+        server: String,
+        /// Its status when the read was refused (`unknown`, `failed` or `unsupported`).
+        status: crate::catalog::Status,
+        /// The listing's failure message (our own text), when it failed.
+        failure: Option<String>,
+    },
     /// Matching the read tool's URI against the server's templates gave up.
     #[error("Matching the URI against server \"{server}\"'s resource templates gave up (too many ways to split it). Read a URI from ListMcpResourcesTool, or a simpler filling of a template.")]
     MatchLimit {
@@ -269,6 +280,14 @@ pub enum ToolError {
         /// The timeout.
         max: std::time::Duration,
     },
+    /// The read's answer was longer than the bound on one message, and dropped unread.
+    #[error("Server \"{server}\" answered the read with a message over {max_bytes} bytes, which was dropped (the bound is set with --max-message-bytes). Read a smaller resource.")]
+    ReadTooLarge {
+        /// The server read from.
+        server: String,
+        /// The bound, in bytes.
+        max_bytes: usize,
+    },
     /// The read's result broke the schema.
     #[error("Server \"{server}\" answered the read with a malformed result ({reason}).")]
     ReadMalformed {
@@ -286,12 +305,13 @@ impl ToolError {
             ToolError::UnknownServer(e) => e.code(),
             ToolError::OutputTooLarge { .. } => ErrorCode::OutputTooLarge,
             ToolError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
-            ToolError::UnlistedUri { .. } => ErrorCode::UnlistedUri,
+            ToolError::UnlistedUri { .. } | ToolError::NoListing { .. } => ErrorCode::UnlistedUri,
             ToolError::MatchLimit { .. } => ErrorCode::MatchLimit,
             ToolError::ReadFailed { .. } => ErrorCode::ServerError,
             ToolError::ReadTransport { .. } => ErrorCode::TransportError,
             ToolError::ReadDeadline { .. } => ErrorCode::Deadline,
             ToolError::ReadMalformed { .. } => ErrorCode::MalformedResult,
+            ToolError::ReadTooLarge { .. } => ErrorCode::MessageTooLarge,
         }
     }
 
@@ -300,11 +320,13 @@ impl ToolError {
         match self {
             ToolError::UnknownServer(e) => e.server(),
             ToolError::UnlistedUri { server }
+            | ToolError::NoListing { server, .. }
             | ToolError::MatchLimit { server }
             | ToolError::ReadFailed { server, .. }
             | ToolError::ReadTransport { server }
             | ToolError::ReadDeadline { server, .. }
-            | ToolError::ReadMalformed { server, .. } => Some(server),
+            | ToolError::ReadMalformed { server, .. }
+            | ToolError::ReadTooLarge { server, .. } => Some(server),
             ToolError::OutputTooLarge { .. } | ToolError::InvalidArgument { .. } => None,
         }
     }
@@ -315,6 +337,43 @@ impl ToolError {
             ToolError::ReadFailed { code, .. } => Some(*code),
             _ => None,
         }
+    }
+}
+
+fn no_listing_message(server: &str, status: crate::catalog::Status, failure: Option<&str>) -> String {
+    use crate::catalog::Status;
+    match (status, failure) {
+        (Status::Unsupported, _) => format!("Server \"{server}\" offers no resources (it does not declare the resources capability)."),
+        (_, Some(why)) => format!(
+            "Server \"{server}\"'s resources could not be listed, so the URI cannot be checked against them. The listing failed: {why}"
+        ),
+        _ => format!(
+            "Server \"{server}\" has no listing of its resources yet, so the URI cannot be checked against them. Try again once ListMcpResourcesTool lists the server."
+        ),
+    }
+}
+
+/// The servers a call of the resource tool `name` with the model's input must see current before
+/// it answers — the listings render the catalog and the read authorizes against it, so a driver
+/// makes these servers current (traversing only what is due) first, then calls the tool: a
+/// listing filtered to one server, that server; an unfiltered listing, every server; the read,
+/// the server it names. Input the tool refuses anyway, an unknown server or another tool: none.
+pub fn current_before(catalog: &Catalog, name: &str, input_json: &str) -> Vec<String> {
+    let known = |s: String| if catalog.servers().contains(&s) { vec![s] } else { Vec::new() };
+    match name {
+        NAME | RESOURCES_NAME => match Input::from_json(input_json) {
+            Ok(Input { server: Some(s), .. }) => known(s),
+            Ok(_) => catalog.servers(),
+            Err(_) => Vec::new(),
+        },
+        read::NAME => match serde_json::from_str::<Value>(input_json) {
+            Ok(Value::Object(o)) => match o.get("server") {
+                Some(Value::String(s)) => known(s.clone()),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
     }
 }
 

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ToolError, ToolSpec, MAX_OUTPUT_CHARS};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, ServerStatus, Status};
 use crate::discovery::Outcome;
 use crate::sanitize;
 use crate::template::MAX_URI_BYTES;
@@ -199,10 +199,21 @@ impl ReadCall {
         if !config.any_uri && !catalog.resources(Some(server)).unwrap_or_default().iter().any(|r| r.uri == uri) {
             let found = catalog.match_uri_in(Some(server), uri).unwrap_or_default();
             if found.matches.is_empty() {
+                let server = server.to_owned();
                 return Err(if found.skipped > 0 {
-                    ToolError::MatchLimit { server: server.to_owned() }
+                    ToolError::MatchLimit { server }
                 } else {
-                    ToolError::UnlistedUri { server: server.to_owned() }
+                    match catalog.status(&server, now).map_err(ToolError::UnknownServer)? {
+                        ServerStatus {
+                            status: status @ (Status::Unknown | Status::Failed | Status::Unsupported),
+                            last_error,
+                            ..
+                        } => {
+                            let failure = last_error.filter(|_| status == Status::Failed).map(|f| f.message);
+                            ToolError::NoListing { server, status, failure }
+                        }
+                        _ => ToolError::UnlistedUri { server },
+                    }
                 });
             }
         }
@@ -260,6 +271,7 @@ impl ReadCall {
             }
             Outcome::Transport => Err(ToolError::ReadTransport { server }),
             Outcome::TimedOut => Err(ToolError::ReadDeadline { server, max: self.config.timeout }),
+            Outcome::TooLarge { max_bytes } => Err(ToolError::ReadTooLarge { server, max_bytes }),
             Outcome::Malformed => {
                 Err(ToolError::ReadMalformed { server, reason: "the host's client refused the result" })
             }

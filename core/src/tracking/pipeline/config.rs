@@ -9,7 +9,7 @@
 //!  "captureParameters": true, "captureResponses": true, "captureResourceText": false,
 //!  "builtinRedaction": true, "limits": {"maxStringBytes": 32768, "maxDepth": 10,
 //!  "maxBreadth": 100, "maxEventBytes": 102400}, "queueCapacity": 10000, "queueBytes": 67108864,
-//!  "export": {"maxEvents": 512, "maxDelayMs": 1000, "maxQueued": 10000,
+//!  "export": {"maxEvents": 512, "maxDelayMs": 1000, "maxIdleMs": 20, "maxQueued": 10000,
 //!  "initialBackoffMs": 200, "maxBackoffMs": 30000, "maxAttempts": 8},
 //!  "identifyMaxRecords": 1000, "identifyTimeoutMs": 5000, "dropTimeoutMs": 2000,
 //!  "hookTimeoutMs": 5000, "callbackTimeoutMs": 30000,

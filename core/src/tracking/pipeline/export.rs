@@ -195,15 +195,19 @@ where
 }
 
 /// Batching and retry policy (per exporter). In [`TrackerConfig`](crate::tracking::TrackerConfig) JSON:
-/// `{"maxEvents", "maxDelayMs", "maxQueued", "initialBackoffMs", "maxBackoffMs", "maxAttempts"}`.
+/// `{"maxEvents", "maxDelayMs", "maxIdleMs", "maxQueued", "initialBackoffMs", "maxBackoffMs", "maxAttempts"}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, default)]
 pub struct ExportPolicy {
     /// Most events per batch (default 512).
     pub max_events: usize,
-    /// Longest an event waits for a batch to fill (default 1 s).
+    /// Longest an event waits for a batch to fill under load (default 1 s).
     #[serde(rename = "maxDelayMs", with = "millis")]
     pub max_delay: Duration,
+    /// A batch goes once no event has come for this long (default 20 ms): batching only under
+    /// load, and a lone event is exported within it (a host may kill its server soon after).
+    #[serde(rename = "maxIdleMs", with = "millis")]
+    pub max_idle: Duration,
     /// Most events waiting per exporter; when full the oldest are dropped and counted (default 10,000).
     pub max_queued: usize,
     /// First backoff after a failure (default 200 ms); doubles per attempt, with jitter.
@@ -221,6 +225,7 @@ impl Default for ExportPolicy {
         ExportPolicy {
             max_events: 512,
             max_delay: Duration::from_secs(1),
+            max_idle: Duration::from_millis(20),
             max_queued: 10_000,
             initial_backoff: Duration::from_millis(200),
             max_backoff: Duration::from_secs(30),

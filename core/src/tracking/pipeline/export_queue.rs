@@ -14,8 +14,9 @@
 //!
 //! Rules:
 //! - **Batching.** A batch is at most `max_events`, taken from the front (oldest first) once the
-//!   queue holds `max_events`, or its oldest item has waited `max_delay`, or a flush covers the
-//!   oldest item, or the queue is stopping. One batch is out at a time.
+//!   queue holds `max_events`, or its oldest item has waited `max_delay`, or no item has come for
+//!   `max_idle` (batching only under load: a lone event goes out within `max_idle`), or a flush
+//!   covers the oldest item, or the queue is stopping. One batch is out at a time.
 //! - **Bound.** At most `max_queued` items wait; pushing past it drops the oldest (counted).
 //! - **Retries.** A failed batch's undelivered rest is retried after `b = initial · 2^(n-1)`
 //!   (capped at `max_backoff`), waiting uniformly in `[b/2, b]` (the crate's one retry rule,
@@ -181,8 +182,10 @@ impl<T: Clone> ExportQueue<T> {
             State::Backoff { .. } => return None,
             _ => {
                 let front = self.items.front()?;
+                let newest = self.items.back().map_or(front.at, |e| e.at);
                 let due = self.items.len() >= self.policy.max_events
                     || now >= front.at + self.policy.max_delay
+                    || now >= newest + self.policy.max_idle
                     || front.seq < self.flush_upto
                     || self.stopping();
                 if !due {
@@ -230,7 +233,8 @@ impl<T: Clone> ExportQueue<T> {
         }
     }
 
-    /// When to poll again without new input: the oldest item's batch delay, the end of a
+    /// When to poll again without new input: the oldest item's batch delay or the newest one's
+    /// idle delay, the end of a
     /// backoff, or the deadline, whichever is first; `None` while a batch is out or nothing waits.
     /// An instant in the past means now.
     pub fn poll_timeout(&self) -> Option<Instant> {
@@ -241,7 +245,8 @@ impl<T: Clone> ExportQueue<T> {
                 if self.items.len() >= self.policy.max_events || front.seq < self.flush_upto || self.stopping() {
                     front.at
                 } else {
-                    front.at + self.policy.max_delay
+                    let newest = self.items.back().map_or(front.at, |e| e.at);
+                    (front.at + self.policy.max_delay).min(newest + self.policy.max_idle)
                 }
             }),
         };
@@ -283,6 +288,7 @@ mod tests {
         ExportPolicy {
             max_events: 3,
             max_delay: Duration::from_millis(100),
+            max_idle: Duration::from_millis(100),
             max_queued: 5,
             initial_backoff: Duration::from_millis(200),
             max_backoff: Duration::from_secs(1),
@@ -296,6 +302,25 @@ mod tests {
 
     fn queue() -> (ExportQueue<u64>, Instant) {
         (ExportQueue::new(policy(), SplitMix64::new(1)), Instant::now())
+    }
+
+    #[test]
+    fn a_quiet_queue_sends_after_the_idle_delay_and_a_busy_one_batches() {
+        let policy = ExportPolicy { max_events: 100, max_queued: 100, max_idle: Duration::from_millis(20), ..policy() };
+        let t0 = Instant::now();
+        let mut q: ExportQueue<u32> = ExportQueue::new(policy, SplitMix64::new(1));
+        q.push(0, 0, t0);
+        assert_eq!(q.poll_timeout(), Some(ms(t0, 20)), "the newest item's idle delay");
+        assert_eq!(q.poll_batch(ms(t0, 19)), None);
+        assert_eq!(q.poll_batch(ms(t0, 20)), Some(vec![0]), "alone: out once nothing came for 20 ms");
+        q.on_result(Ok(()), ms(t0, 20));
+        // Under load (an item every 10 ms) the batch grows until the oldest waited max_delay.
+        for i in 1..=10u32 {
+            q.push(u64::from(i), i, ms(t0, 20 + 10 * u64::from(i)));
+            assert_eq!(q.poll_batch(ms(t0, 20 + 10 * u64::from(i))), None, "still coming: batching");
+        }
+        assert_eq!(q.poll_timeout(), Some(ms(t0, 130)), "the oldest's delay (100 ms) comes first");
+        assert_eq!(q.poll_batch(ms(t0, 130)), Some((1..=10).collect::<Vec<_>>()));
     }
 
     #[test]

@@ -640,7 +640,7 @@ fn shutdown(
 /// Options for a [`Tracker`], converted into one [`TrackerConfig`] and the [`Hooks`]. Defaults:
 /// those of [`TrackerConfig::default`] (enabled; parameters and responses captured,
 /// `resources/read` text not; built-in redaction on; caps of [`PayloadLimits::default`]; queue of
-/// 10,000 operations / 64 MiB; batches of 512 or 1 s; JSONL to `./mcplens-events.jsonl` when no
+/// 10,000 operations / 64 MiB; batches of 512, or 1 s under load, or 20 ms after the last event; JSONL to `./mcplens-events.jsonl` when no
 /// exporter is added).
 #[derive(Default)]
 pub struct TrackerBuilder {
