@@ -31,12 +31,21 @@ SRC = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resol
 Mod = tuple[str, ...]
 
 
+# One pass, left to right, so that each construct is read where it starts: a `//` inside a string
+# is not a comment, a `"` inside a comment or a char literal does not open a string, and a raw
+# string ends at its own `"#…`.
+LEXEMES = re.compile(
+    r"(?P<raw>(?<![\w])b?r(?P<hashes>#*)\".*?\"(?P=hashes))"
+    r"|(?P<str>b?\"(?:\\.|[^\"\\])*\")"
+    r"|(?P<chr>b?'(?:\\.|[^'\\])')"
+    r"|(?P<comment>//[^\n]*|/\*.*?\*/)",
+    re.S,
+)
+
+
 def strip(text: str) -> str:
     """The code: comments, string literals' contents and `#[cfg(test)]` items removed."""
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    text = re.sub(r"//[^\n]*", "", text)
-    text = re.sub(r"'(?:\\.|[^'\\])'", "' '", text)  # char literals ('"', '{')
-    text = re.sub(r'r#*"(?:.|\n)*?"#*|"(?:\\.|[^"\\])*"', '""', text)
+    text = LEXEMES.sub(lambda m: '""' if m["raw"] or m["str"] else "' '" if m["chr"] else "", text)
     out, i = [], 0
     for m in re.finditer(r"#\[cfg\(test\)\]", text):
         if m.start() < i:

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use mcplens::rmcp::DeclaredClient;
 use rmcp::model::ProtocolVersion;
 use rmcp::model::{ClientCapabilities, ClientConfig, ClientJsonRpcMessage, Implementation};
 use rmcp::service::{
@@ -156,7 +157,7 @@ fn cut(s: &str, max: usize) -> String {
 
 /// An initialized client session.
 pub struct Connection {
-    service: RunningService<RoleClient, ClientConfig>,
+    service: RunningService<RoleClient, DeclaredClient>,
     /// List requests sent so far.
     pub requests: Arc<RequestCounter>,
 }
@@ -354,13 +355,13 @@ async fn connect_http(
 async fn handshake<T>(
     transport: T,
     start: &Start,
-) -> Result<RunningService<RoleClient, ClientConfig>, (ErrorCode, String)>
+) -> Result<RunningService<RoleClient, DeclaredClient>, (ErrorCode, String)>
 where
     T: Transport<RoleClient> + 'static,
 {
     let (config, lifecycle) = start.protocol.lifecycle();
     let who = &start.who;
-    match tokio::time::timeout(start.timeout, config.serve_with_lifecycle(transport, lifecycle)).await {
+    match tokio::time::timeout(start.timeout, DeclaredClient(config).serve_with_lifecycle(transport, lifecycle)).await {
         Err(_) => Err((
             ErrorCode::Deadline,
             format!("{who} did not complete the handshake within {} ms", start.timeout.as_millis()),

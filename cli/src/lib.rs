@@ -583,7 +583,10 @@ impl Plan {
     /// Connects; without `--server`, the server is named by its `serverInfo.name` (sanitized) when
     /// it gives one.
     async fn connect(&mut self) -> Result<Connection, ConnectError> {
-        let conn = connect::connect(&self.endpoint, &self.server, &self.protocol, self.connect_timeout).await?;
+        let starting = Progress::starting(self.progress, &self.server);
+        let conn = connect::connect(&self.endpoint, &self.server, &self.protocol, self.connect_timeout).await;
+        starting.finish().await;
+        let conn = conn?;
         if !self.named {
             if let Some(name) = conn.server_name() {
                 self.server = name;
@@ -624,10 +627,14 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let cli = match Cli::try_parse_from(args) {
+    let args: Vec<std::ffi::OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
+            if let Some(hint) = missing_separator(&e, &args) {
+                eprintln!("{hint}");
+            }
             return if e.use_stderr() { exit::USAGE } else { exit::OK };
         }
     };
@@ -645,6 +652,24 @@ where
     // Do not wait for a stdio server that ignores end of input: it is killed on drop.
     runtime.shutdown_timeout(Duration::from_millis(500));
     code
+}
+
+/// The hint for a server command given without `--` before it (`mcplens templates python3
+/// server.py`): clap sees an unexpected argument that is not a flag.
+fn missing_separator(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument || args.iter().any(|a| a == "--") {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else { return None };
+    let sub = args.get(1)?.to_str()?;
+    if arg.starts_with('-') || !matches!(sub, "templates" | "resources" | "check" | "proxy") {
+        return None;
+    }
+    let arg = mcplens::sanitize::label(arg);
+    Some(format!(
+        "hint: put \"--\" before the server's command, after mcplens' own options: mcplens {sub} [OPTIONS] -- {arg} …"
+    ))
 }
 
 async fn dispatch(command: Command) -> u8 {
@@ -790,6 +815,10 @@ async fn list_command(target: &Target, kind: ListKind, json: bool, input: mcplen
             exit: if e.code() == "invalid_argument" { exit::USAGE } else { exit::FAILED },
         })?;
         let _ = writeln!(out, "{rendered}");
+        drop(out);
+        if let Some(more) = more_templates(&rendered) {
+            eprintln!("{more}");
+        }
         return match failed {
             Some(e) => Err(e.into()),
             None => Ok(exit::OK),
@@ -821,6 +850,19 @@ async fn list_command(target: &Target, kind: ListKind, json: bool, input: mcplen
     drop(out);
     eprintln!("{}", summary(&listing));
     Ok(exit::OK)
+}
+
+/// What `templates --json` says on stderr when its page is not all: how many it printed of how
+/// many, and the flags for the rest.
+fn more_templates(rendered: &str) -> Option<String> {
+    let page: serde_json::Value = serde_json::from_str(rendered).ok()?;
+    let next = page.get("nextOffset")?.as_u64()?;
+    let total = page.get("total")?.as_u64()?;
+    let shown = page.get("resourceTemplates")?.as_array()?.len();
+    Some(format!(
+        "mcplens: {shown} of {total} templates printed (\"nextOffset\": {next}); the rest with --offset {next}, or up to \
+         1000 at once with --limit"
+    ))
 }
 
 /// The resources half of a catalog commit for `templates --json` (only templates were listed;

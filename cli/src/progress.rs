@@ -13,6 +13,8 @@ use crate::connect::RequestCounter;
 
 const FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 pub const FIRST_DRAW: Duration = Duration::from_millis(200);
+/// When a server still starting is said.
+pub const STARTING_DRAW: Duration = Duration::from_secs(1);
 const TICK: Duration = Duration::from_millis(100);
 
 /// A running progress line; [`Progress::finish`] erases it.
@@ -24,31 +26,41 @@ pub struct Progress {
 impl Progress {
     /// Starts the line for a traversal of `method` on `server` (does nothing when disabled).
     pub fn start(enabled: bool, server: &str, method: &'static str, counter: Arc<RequestCounter>) -> Progress {
+        let label = format!("{server}: {method}");
+        let first = counter.sent(method);
+        Progress::spawn(enabled, FIRST_DRAW, move |elapsed| {
+            let pages = counter.sent(method).saturating_sub(first);
+            let unit = if pages == 1 { "page" } else { "pages" };
+            format!("{label}: {pages} {unit} requested, {:.1} s", elapsed.as_secs_f64())
+        })
+    }
+
+    /// Starts the line for a server that is slow to start: `starting <server>…` once the
+    /// handshake has taken [`STARTING_DRAW`] (some servers take seconds; without it the screen
+    /// stays blank).
+    pub fn starting(enabled: bool, server: &str) -> Progress {
+        let label = format!("starting {server}…");
+        Progress::spawn(enabled, STARTING_DRAW, move |elapsed| format!("{label} {:.0} s", elapsed.as_secs_f64()))
+    }
+
+    fn spawn(enabled: bool, first_draw: Duration, text: impl Fn(Duration) -> String + Send + 'static) -> Progress {
         if !enabled {
             return Progress { stop: None, task: None };
         }
         let (stop, mut stopped) = oneshot::channel::<()>();
-        let label = format!("{server}: {method}");
-        let first = counter.sent(method);
         let width = terminal_size::terminal_size_of(std::io::stderr()).map_or(80, |(w, _)| usize::from(w.0));
         let task = tokio::spawn(async move {
             let started = Instant::now();
             let mut drawn = false;
             let mut frame = 0usize;
-            let mut wait = FIRST_DRAW;
+            let mut wait = first_draw;
             loop {
                 tokio::select! {
                     _ = &mut stopped => break,
                     _ = tokio::time::sleep(wait) => {}
                 }
                 wait = TICK;
-                let pages = counter.sent(method).saturating_sub(first);
-                let text = format!(
-                    "{} {label}: {pages} {} requested, {:.1} s",
-                    FRAMES[frame % FRAMES.len()],
-                    if pages == 1 { "page" } else { "pages" },
-                    started.elapsed().as_secs_f64()
-                );
+                let text = format!("{} {}", FRAMES[frame % FRAMES.len()], text(started.elapsed()));
                 // One terminal line, or erasing it would leave the wrapped part behind.
                 let text: String = text.chars().take(width.saturating_sub(1)).collect();
                 let line = format!("\r\x1b[2K{text}");

@@ -171,6 +171,7 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
                 }
                 ProxyAction::Track(record) => answered.push(record),
                 ProxyAction::Notice(message) => eprintln!("mcplens proxy: {message}"),
+                other => eprintln!("mcplens proxy: an action this build does not perform: {other:?}"),
             }
         }
         host_gone |= host_out.flush().await.is_err();

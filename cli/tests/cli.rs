@@ -1132,3 +1132,36 @@ fn server_everything_templates_and_check() {
     assert_eq!(r.code, 0, "{r:?}");
     assert!(r.stdout.contains("resources/list: ok"), "{r:?}");
 }
+
+/// The first run, as a new user meets it: a server command without `--` gets a hint; a
+/// `templates --json` page that is not all says so on stderr; a server slow to start is said
+/// after a second (on a terminal, or `--progress always`).
+#[test]
+fn first_run_hints() {
+    let r = run_raw(&["templates", "python3", "server.py"]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("hint: put \"--\" before the server's command, after mcplens' own options: mcplens templates [OPTIONS] -- python3 …"),
+        "{}",
+        r.stderr
+    );
+    assert!(!run_raw(&["templates", "--nope"]).stderr.contains("hint:"), "a bad flag is not a missing --");
+
+    let r = run(&["templates", "--json"], &["--templates", "150"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!((page["total"].as_u64(), page["nextOffset"].as_u64()), (Some(150), Some(100)));
+    assert!(
+        r.stderr.contains("100 of 150 templates printed (\"nextOffset\": 100); the rest with --offset 100"),
+        "{}",
+        r.stderr
+    );
+    let all = run(&["templates", "--json", "--limit", "1000"], &["--templates", "150"]);
+    assert!(!all.stderr.contains("templates printed"), "{}", all.stderr);
+
+    // A server that takes 3 s to start (well past the 1 s after which it is said).
+    let slow = format!("sleep 3; exec '{}' --templates 1", test_server());
+    let r = run_raw(&["templates", "--progress", "always", "--server", "slow", "--", "sh", "-c", &slow]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("starting slow… "), "{:?}", r.stderr);
+}

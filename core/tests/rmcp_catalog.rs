@@ -918,3 +918,33 @@ async fn visible_tools_follow_the_attached_servers_capabilities() {
     assert_ne!(driver.read(|c| c.generation()), seen);
     assert!(driver.read(|c| c.visible_tools()).is_empty(), "a closed connection no longer counts");
 }
+
+/// A server's `roots/list` (and `elicitation/create`) to a client that does not declare them is
+/// answered -32601, as the SDK clients answer (rmcp's default answers an empty list): through the
+/// driver's connection and a plain [`DeclaredClient`]; a client that declares roots gets the
+/// empty list.
+#[tokio::test]
+#[allow(deprecated)] // roots: SEP-2577 deprecates them; earlier revisions' servers still ask
+async fn requests_the_client_does_not_declare_are_method_not_found() {
+    use mcplens::rmcp::DeclaredClient;
+    use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+    let not_found = |r: Result<rmcp::model::ListRootsResult, rmcp::ServiceError>| match r {
+        Err(rmcp::ServiceError::McpError(e)) => e.code == rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+        _ => false,
+    };
+    let book = Book::new(templates("t", 1), vec![], 10);
+    let driver = driver();
+    let (_conn, server) = connect(&driver, "docs", &book).await;
+    assert!(not_found(guard("roots/list", server.peer().list_roots()).await), "the driver's connection");
+
+    let (client, server) = serve(&book, resources_capability(), |io| DeclaredClient::default().serve(io)).await;
+    let _client = client.expect("client handshake");
+    assert!(not_found(guard("roots/list", server.peer().list_roots()).await), "a plain DeclaredClient");
+
+    let roots = ClientCapabilities::builder().enable_roots().build();
+    let declared = DeclaredClient(ClientConfig::new(roots, Implementation::new("t", "1")));
+    let (client, server) = serve(&book, resources_capability(), |io| declared.serve(io)).await;
+    let _client = client.expect("client handshake");
+    let listed = guard("roots/list", server.peer().list_roots()).await.expect("declared: answered");
+    assert!(listed.roots.is_empty());
+}

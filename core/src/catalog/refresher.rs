@@ -224,6 +224,7 @@ pub enum Action {
 
 /// Why a traversal pair did not produce two listings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TraversalError {
     /// It failed (the first error, resources first).
     Failed {

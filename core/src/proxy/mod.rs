@@ -56,7 +56,7 @@
 //! without its newline. Lines that are not JSON objects (batches, garbage) are forwarded untouched
 //! and not tracked: the peer decides what they are.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -197,6 +197,7 @@ impl ProxyConfig {
 /// What the driver does with the line it handed in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use]
+#[non_exhaustive]
 pub enum Verdict {
     /// Write it, unchanged, to the other side.
     Forward,
@@ -235,6 +236,7 @@ pub struct TrackRecord {
 
 /// What the driver must do.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ProxyAction {
     /// Write this line to the host.
     ToHost(String),
@@ -392,12 +394,12 @@ pub struct Proxy {
     upstream_tools: std::collections::BTreeSet<String>,
     actions: VecDeque<ProxyAction>,
     /// Upstream id (JSON text) → the host request relayed under it.
-    host_requests: HashMap<String, HostRequest>,
+    host_requests: BTreeMap<String, HostRequest>,
     /// Own request number → what it is for.
-    own: HashMap<u64, Own>,
+    own: BTreeMap<u64, Own>,
     next_own: u64,
     /// Listing calls waiting for the refresher.
-    waiting: HashMap<CallerId, HostCall>,
+    waiting: BTreeMap<CallerId, HostCall>,
     traversal: Option<Traversal>,
     /// Own requests held until the upstream is initialized.
     held: Vec<String>,
@@ -450,10 +452,10 @@ impl Proxy {
             tools,
             upstream_tools: std::collections::BTreeSet::new(),
             actions: VecDeque::new(),
-            host_requests: HashMap::new(),
-            own: HashMap::new(),
+            host_requests: BTreeMap::new(),
+            own: BTreeMap::new(),
             next_own: 0,
-            waiting: HashMap::new(),
+            waiting: BTreeMap::new(),
             traversal: None,
             held: Vec::new(),
             client: None,
@@ -515,6 +517,13 @@ impl Proxy {
         let verdict = match (&msg.method, msg.id) {
             (Some(method), Some(id)) => self.host_request(method, id, msg.params, line, now),
             (Some(method), None) if method == "notifications/cancelled" && self.cancel(msg.params) => Verdict::Consumed,
+            (Some(method), None) if method == "notifications/cancelled" => match self.remapped_cancel(msg.params) {
+                Some(line) => {
+                    self.actions.push_back(ProxyAction::ToUpstream(line));
+                    Verdict::Consumed
+                }
+                None => Verdict::Forward,
+            },
             (Some(method), None) => {
                 if method == "notifications/initialized" && !self.ready {
                     self.ready = true;
@@ -643,6 +652,21 @@ impl Proxy {
         self.own.remove(&n);
         self.send_own(cancelled(n));
         true
+    }
+
+    /// A host `notifications/cancelled` for a request relayed under another id (its id collided):
+    /// the line to send upstream instead, naming the id the upstream knows. `None` when the id
+    /// it names went upstream as the host sent it (or is not in flight): relayed unchanged.
+    fn remapped_cancel(&self, params: Option<&RawValue>) -> Option<String> {
+        let mut params: serde_json::Map<String, Value> = serde_json::from_str(params?.get()).ok()?;
+        let id = serde_json::to_string(params.get("requestId")?).ok()?;
+        if self.host_requests.get(&id).is_some_and(|r| !r.remapped) {
+            return None;
+        }
+        let upstream = self.host_requests.iter().find(|(_, r)| r.remapped && r.id == id).map(|(u, _)| u)?;
+        params.insert("requestId".to_owned(), serde_json::from_str(upstream).ok()?);
+        let message = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params});
+        Some(message.to_string())
     }
 
     fn host_request(

@@ -352,6 +352,59 @@ fn host_ids_never_collide_with_the_proxys_own() {
 }
 
 #[test]
+fn a_cancellation_of_a_remapped_request_names_the_id_the_upstream_knows() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    let call = br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"mcplens_ListMcpResourcesTool"}}"#;
+    let _ = p.handle_host(call, t(1));
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["id"], "mcplens-proxy-1");
+    let get = br#"{"jsonrpc":"2.0","id":"mcplens-proxy-1","method":"prompts/list","params":{}}"#;
+    assert_eq!(p.handle_host(get, t(2)), Verdict::Consumed);
+    assert_eq!(to_upstream(&actions(&mut p))[0]["id"], "mcplens-proxy-2");
+    let cancel = br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"mcplens-proxy-1","reason":"user"}}"#;
+    assert_eq!(p.handle_host(cancel, t(3)), Verdict::Consumed);
+    assert_eq!(
+        to_upstream(&actions(&mut p)),
+        vec![json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": "mcplens-proxy-2", "reason": "user"}})]
+    );
+    // A request relayed under the host's own id is cancelled as the host wrote it.
+    let _ = p.handle_host(br#"{"jsonrpc":"2.0","id":5,"method":"prompts/list"}"#, t(4));
+    let _ = actions(&mut p);
+    assert_eq!(
+        p.handle_host(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#, t(5)),
+        Verdict::Forward
+    );
+}
+
+#[test]
+fn own_requests_time_out_in_the_order_they_were_sent() {
+    let config = ProxyConfig { read: ReadConfig { any_uri: true, ..ReadConfig::default() }, ..ProxyConfig::default() };
+    let (mut p, _) = ready(config);
+    for (id, uri) in [(1, "docs://a"), (2, "docs://b"), (3, "docs://c"), (4, "docs://d")] {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                          "params": {"name": "mcplens_ReadMcpResourceTool", "arguments": {"uri": uri}}});
+        let _ = p.handle_host(call.to_string().as_bytes(), t(10));
+    }
+    // The catalog is made current first: both lists answered, the four reads go out.
+    let mut up = to_upstream(&actions(&mut p));
+    while let Some(list) = up.iter().find(|m| m["method"] != "resources/read").cloned() {
+        let empty = if list["method"] == "resources/list" {
+            json!({"resources": []})
+        } else {
+            json!({"resourceTemplates": []})
+        };
+        let _ = answer(&mut p, &list, empty, t(11));
+        up = to_upstream(&actions(&mut p));
+    }
+    assert_eq!(up.len(), 4, "{up:?}");
+    let due = p.poll_timeout().unwrap();
+    p.handle_timeout(due);
+    let answered: Vec<Value> = to_host(&actions(&mut p)).iter().map(|m| m["id"].clone()).collect();
+    assert_eq!(answered, vec![json!(1), json!(2), json!(3), json!(4)]);
+}
+
+#[test]
 fn own_requests_wait_for_the_handshake_to_finish() {
     let mut p = Proxy::new(ProxyConfig::default()).unwrap();
     let _ = p.handle_host(INIT.as_bytes(), t(0));

@@ -872,6 +872,22 @@ impl ClientHandler for CatalogClientHandler {
         }
     }
 
+    #[allow(deprecated)] // roots: SEP-2577 deprecates them; earlier revisions' servers still ask
+    async fn list_roots(
+        &self,
+        _context: ::rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<::rmcp::model::ListRootsResult, ::rmcp::model::ErrorData> {
+        super::answer_roots(&self.config)
+    }
+
+    async fn create_elicitation(
+        &self,
+        _request: ::rmcp::model::ElicitRequestParams,
+        _context: ::rmcp::service::RequestContext<RoleClient>,
+    ) -> Result<::rmcp::model::ElicitResult, ::rmcp::model::ErrorData> {
+        super::answer_elicitation(&self.config)
+    }
+
     fn get_info(&self) -> ClientConfig {
         self.config.clone()
     }

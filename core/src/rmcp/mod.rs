@@ -83,8 +83,10 @@ use crate::discovery::{has_resources_capability, DiscoveryError, Fetched, Limits
 use crate::tool::{ReadCall, ToolError};
 
 mod catalog;
+mod client;
 mod tracked;
 pub use catalog::*;
+pub use client::*;
 pub use tracked::*;
 
 /// Lists a server's resource templates (`resources/templates/list`), every page, within `limits`.
