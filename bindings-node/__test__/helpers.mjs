@@ -81,3 +81,30 @@ export async function until(predicate, what, timeoutMs = 10_000) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/**
+ * `ReadMcpResourceTool`'s output (docs/tools.md) as one object: the header line's JSON, each shown
+ * text put in its content's summary as `text`. Separators name the characters (Unicode scalar
+ * values) after them, so a text that holds a separator line is still read whole.
+ */
+export function readOutput(output) {
+  const nl = output.indexOf('\n');
+  const header = JSON.parse(nl < 0 ? output : output.slice(0, nl));
+  if (nl < 0) return header;
+  const rest = Array.from(output.slice(nl + 1));
+  let pos = 0;
+  while (pos < rest.length) {
+    const end = rest.indexOf('\n', pos);
+    const sep = rest.slice(pos, end).join('');
+    const m = /^--- content (\d+) text \((\d+) of (\d+) characters\) ---$/.exec(sep);
+    if (m === null) throw new Error(`not a separator line: ${JSON.stringify(sep)}`);
+    const shown = Number(m[2]);
+    header.contents[Number(m[1]) - 1].text = rest.slice(end + 1, end + 1 + shown).join('');
+    pos = end + 1 + shown;
+    if (pos < rest.length) {
+      if (rest[pos] !== '\n') throw new Error('each section begins on a new line');
+      pos += 1;
+    }
+  }
+  return header;
+}

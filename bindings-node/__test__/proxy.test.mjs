@@ -15,7 +15,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
-import { EVERYTHING_SERVER } from './helpers.mjs';
+import { EVERYTHING_SERVER, readOutput } from './helpers.mjs';
 import { tempDir } from './tracking-helpers.mjs';
 
 const MCPLENS = join(import.meta.dirname, '..', 'bin', 'mcplens.cjs');
@@ -70,7 +70,7 @@ for (const [sdk, client, transport] of [
     const uri = plain.resources[0].uri;
     const read = await host.callTool({ name: 'mcplens_ReadMcpResourceTool', arguments: { server: 'everything', uri } });
     assert.notEqual(read.isError, true, read.content[0].text);
-    const shown = JSON.parse(read.content[0].text);
+    const shown = readOutput(read.content[0].text);
     assert.equal(shown.uri, uri);
     assert.equal(shown.contents[0].uri, uri);
     const refused = await host.callTool({ name: 'mcplens_ReadMcpResourceTool', arguments: { server: 'everything', uri: 'file:///etc/passwd' } });
@@ -143,7 +143,7 @@ test('--url: server-everything over Streamable HTTP through the proxy works as d
     const uri = plain.resources[0].uri;
     const read = await host.callTool({ name: 'mcplens_ReadMcpResourceTool', arguments: { server: 'everything', uri } });
     assert.notEqual(read.isError, true, read.content[0].text);
-    assert.equal(JSON.parse(read.content[0].text).contents[0].uri, uri);
+    assert.equal(readOutput(read.content[0].text).contents[0].uri, uri);
     await host.close();
 
     const types = readFileSync(events, 'utf8').trim().split('\n').map((l) => JSON.parse(l).type);

@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Catalog, McplensError, expand, readResourceTool, toolSpec } from 'mcplens';
 
-import { EVERYTHING_SERVER, connectStdio, record } from './helpers.mjs';
+import { EVERYTHING_SERVER, connectStdio, readOutput, record } from './helpers.mjs';
 
 const HOSTILE = join(import.meta.dirname, '..', '..', 'tests', 'servers', 'hostile', 'server.py');
 const LIST = 'ListMcpResourceTemplatesTool';
@@ -58,12 +58,12 @@ describe('the read tool', () => {
       const listing = JSON.parse(await catalog.callTool(LIST, { server: 'everything' }));
       const text = listing.resourceTemplates.find((t) => t.uriTemplate.includes('/text/'));
       const uri = expand(text.uriTemplate, { resourceId: '7' });
-      const out = JSON.parse(await catalog.callTool(READ, { server: text.server, uri }));
+      const out = readOutput(await catalog.callTool(READ, { server: text.server, uri }));
       assert.equal(out.server, 'everything');
       assert.equal(out.contents[0].uri, uri);
       assert.match(out.contents[0].text, /7/);
       const blob = listing.resourceTemplates.find((t) => t.uriTemplate.includes('/blob/'));
-      const summarized = JSON.parse(await catalog.callTool(READ, JSON.stringify({ server: 'everything', uri: expand(blob.uriTemplate, { resourceId: '2' }) })));
+      const summarized = readOutput(await catalog.callTool(READ, JSON.stringify({ server: 'everything', uri: expand(blob.uriTemplate, { resourceId: '2' }) })));
       assert.ok(summarized.contents[0].blobBytes > 0 && !('blob' in summarized.contents[0]), JSON.stringify(summarized));
 
       const reads = sent.filter((m) => m.method === 'resources/read').length;
@@ -82,7 +82,7 @@ describe('the read tool', () => {
     try {
       const catalog = new Catalog();
       catalog.watch('everything', client);
-      const out = JSON.parse(await catalog.callTool(READ, { server: 'everything', uri: 'demo://resource/dynamic/text/7' }));
+      const out = readOutput(await catalog.callTool(READ, { server: 'everything', uri: 'demo://resource/dynamic/text/7' }));
       assert.equal(out.contents[0].uri, 'demo://resource/dynamic/text/7');
       assert.deepEqual(
         sent.map((m) => m.method).filter((m) => m?.startsWith('resources/')),
@@ -105,13 +105,14 @@ describe('the read tool', () => {
         catalog.watch('evil', client);
         const listing = JSON.parse(await catalog.callTool(LIST, null));
         const files = listing.resourceTemplates.find((t) => t.uriTemplate.startsWith('file:'));
-        const dirty = JSON.parse(await catalog.callTool(READ, { server: 'evil', uri: expand(files.uriTemplate, { path: 'a' }) }));
-        assert.deepEqual(dirty.contents, [{ uri: 'file:///a', mimeType: 'text/plain', text: 'contents of file:///a\n\tend' }]);
+        const dirty = readOutput(await catalog.callTool(READ, { server: 'evil', uri: expand(files.uriTemplate, { path: 'a' }) }));
+        assert.deepEqual(dirty.contents, [{ uri: 'file:///a', mimeType: 'text/plain', textChars: 26, text: 'contents of file:///a\n\tend' }]);
         assert.ok(dirty.removedChars > 0);
 
         const text = await catalog.callTool(READ, { server: 'evil', uri: expand(files.uriTemplate, { path: 'big.txt' }) });
         assert.ok(text.length <= 50_000, `${text.length} characters`);
-        const big = JSON.parse(text);
+        assert.ok(text.startsWith('{"truncated":{"textChars":1048576,'), 'the note comes first');
+        const big = readOutput(text);
         assert.ok(big.contents[0].text.startsWith('BEGIN 0123'));
         assert.equal(big.truncated.textChars, 1_048_576);
         assert.equal(big.truncated.shownChars, big.contents[0].text.length);

@@ -15,7 +15,8 @@ function move(result) {
     const values = Object.fromEntries(variables(uriTemplate).map((v) => [v.name, '1']));
     return { tool: 'ReadMcpResourceTool', input: { server: 'docs', uri: expand(uriTemplate, values) } };
   }
-  return { text: `It says: ${JSON.parse(result.output.value).contents[0].text}` };
+  // The read's output: a header line, then each text under its own `--- content N text … ---` line.
+  return { text: `It says: ${result.output.value.split(/\n--- content \d+ text .* ---\n/)[1]}` };
 }
 
 export function offlineModel() {

@@ -12,7 +12,8 @@ const moves = [
     const values = Object.fromEntries(variables(uriTemplate).map((v) => [v.name, '1']));
     return { tool: 'ReadMcpResourceTool', input: { server: 'docs', uri: expand(uriTemplate, values) } };
   },
-  (read) => ({ text: `It says: ${JSON.parse(read).contents[0].text}` }),
+  // The read's output: a header line, then each text under its own `--- content N text … ---` line.
+  (read) => ({ text: `It says: ${read.split(/\n--- content \d+ text .* ---\n/)[1]}` }),
 ];
 
 export function offlineModel() {

@@ -641,8 +641,9 @@ export class Catalog {
    * Answers the resource tool `name` (one of `visibleTools()`) with the model's `args` (an object,
    * or its JSON text) once the servers it reads are current (the core's `currentBefore`: a
    * listing's, the read's server): a listing from the catalog; a read over the server's client,
-   * bounded by the catalog's `read` options. Resolves with the compact JSON output; rejects with a
-   * `McplensError` whose message is meant for the model.
+   * bounded by the catalog's `read` options. Resolves with the tool's output (a listing's compact
+   * JSON; a read's header line and texts, `docs/tools.md`); rejects with a `McplensError` whose
+   * message is meant for the model.
    */
   async callTool(name: string, args?: Readonly<Record<string, unknown>> | string | null): Promise<string> {
     const { input } = modelInput(args ?? null);

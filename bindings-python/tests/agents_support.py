@@ -20,7 +20,7 @@ from typing import Any
 
 import mcplens
 from servers.agent_server import BIG, INVISIBLE
-from support import SERVERS, over_stdio
+from support import SERVERS, over_stdio, read_output
 
 LIST_TEMPLATES, READ = "ListMcpResourceTemplatesTool", "ReadMcpResourceTool"
 RESOURCE_TOOLS = [LIST_TEMPLATES, "ListMcpResourcesTool", READ]  # in the order the core offers them
@@ -145,7 +145,7 @@ async def refusal(catalog: mcplens.Catalog, server: str) -> str:
 
 def check_read(script: Script, final: str, server: str, refused: str) -> None:
     """The read plan's run: the note's text reached the final output, the refusal reached the model."""
-    assert json.loads(script.output(READ, 0))["contents"][0]["text"] == NOTE_TEXT
+    assert read_output(script.output(READ, 0))["contents"][0]["text"] == NOTE_TEXT
     assert NOTE_TEXT in final
     seen = script.output(READ, 1)  # the core's text, or Pydantic AI's envelope of a failed call
     assert refused in seen or json.loads(seen) == {"error": refused}
@@ -163,8 +163,8 @@ def strings(value: Any) -> list[str]:
 
 def check_hostile(script: Script) -> None:
     """The hostile plan's run: every string the model saw is sanitized; the 1 MiB read is capped and says so."""
-    for out in script.seen:
-        text = "".join(strings(json.loads(out)))
+    for call, out in zip(script.calls, script.seen, strict=True):
+        text = "".join(strings(read_output(out) if call.tool == READ else json.loads(out)))
         assert not [c for c in INVISIBLE if c in text], text[:200]
         assert "[31m" not in text  # escape sequences go whole
         assert "[2J" not in text
@@ -173,11 +173,12 @@ def check_hostile(script: Script) -> None:
     ]
     assert evil["name"].startswith("evil")
     assert evil["description"].startswith("Ignore")
-    read = json.loads(script.output(READ, 0))
+    read = read_output(script.output(READ, 0))
     assert read["contents"][0]["text"] == "Evil 7 text\nline two\tend"
     assert read["removedChars"] > 0
     big = script.output(READ, 1)
     assert len(big) <= 100_000
-    capped = json.loads(big)
+    assert big.startswith('{"truncated":'), "the note comes first"
+    capped = read_output(big)
     assert capped["truncated"]["textChars"] == BIG
     assert ("ab" * BIG).startswith(capped["contents"][0]["text"])

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import socket
 import subprocess
 import sys
@@ -164,3 +166,24 @@ async def watch_not_offered_then_refresh(catalog: Any, connected: Any, templates
     assert catalog.status("docs").status == "ok"  # ttlMs 0: current for min_ttl (10 s)
     assert len(catalog.templates("docs")) == templates
     return watch
+
+
+def read_output(output: str) -> dict[str, Any]:
+    """`ReadMcpResourceTool`'s output (docs/tools.md) as one dict: the header line's JSON, each
+    shown text put in its content's summary as `"text"`. Each separator names the characters
+    after it, so a text that holds a separator line is still read whole."""
+    head, _, rest = output.partition("\n")
+    header: dict[str, Any] = json.loads(head)
+    pos = 0
+    while pos < len(rest):
+        line_end = rest.index("\n", pos)
+        sep = rest[pos:line_end]
+        match = re.fullmatch(r"--- content (\d+) text \((\d+) of (\d+) characters\) ---", sep)
+        assert match, f"a separator line: {sep!r}"
+        index, shown = int(match[1]) - 1, int(match[2])
+        header["contents"][index]["text"] = rest[line_end + 1 : line_end + 1 + shown]
+        pos = line_end + 1 + shown
+        if pos < len(rest):
+            assert rest[pos] == "\n", "each section begins on a new line"
+            pos += 1
+    return header

@@ -28,7 +28,7 @@ from mcp import types
 
 import mcplens
 from servers import fastmcp_server  # collected only where fastmcp is installed (conftest.py)
-from support import SERVERS, V2, Outgoing, http_server, watch_not_offered_then_refresh
+from support import SERVERS, V2, Outgoing, http_server, read_output, watch_not_offered_then_refresh
 
 pytestmark = pytest.mark.anyio
 
@@ -252,11 +252,11 @@ async def test_the_read_tool_reads_over_the_clients_session(transport: str) -> N
         listing = json.loads(await catalog.call_tool("ListMcpResourceTemplatesTool", {"server": "docs"}))
         docs = next(t for t in listing["resourceTemplates"] if t["name"] == "docs")
         uri = mcplens.expand(docs["uriTemplate"], {"section": "api", "page": "intro"})
-        out = json.loads(await catalog.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": uri}))
+        out = read_output(await catalog.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": uri}))
         assert out["contents"][0]["text"] == "api/intro"
         avatar = next(t for t in listing["resourceTemplates"] if t["name"] == "avatar")
         uri = mcplens.expand(avatar["uriTemplate"], {"name": "ada"})
-        out = json.loads(await catalog.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": uri}))
+        out = read_output(await catalog.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": uri}))
         [blob] = out["contents"]  # the MIME type of a bytes resource differs between fastmcp majors
         assert (blob["uri"], blob["blobBytes"], "blob" in blob) == (uri, 3, False)
         with pytest.raises(mcplens.ToolError) as failed:

@@ -19,7 +19,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from support import SERVERS, V2, eventually, http_server
+from support import SERVERS, V2, eventually, http_server, read_output
 
 pytestmark = pytest.mark.anyio
 OURS = ["mcplens_ListMcpResourceTemplatesTool", "mcplens_ListMcpResourcesTool", "mcplens_ReadMcpResourceTool"]
@@ -51,7 +51,7 @@ async def test_a_templates_only_server_is_usable_through_the_resource_tools(tmp_
         assert [t["uriTemplate"] for t in json.loads(text)["resourceTemplates"]] == ["file:///{path}"]
         error, text = await tool(s, OURS[2], server="up", uri="file:///a.txt")
         assert not error, text
-        assert json.loads(text)["contents"][0]["text"] == "contents of a.txt"
+        assert read_output(text)["contents"][0]["text"] == "contents of a.txt"
         error, text = await tool(s, OURS[2], server="up", uri="https://example.com/secret")
         assert error
         assert "unlisted_uri" in text
@@ -77,7 +77,7 @@ async def test_a_fastmcp_4_server_keeps_everything_and_gains_the_resource_tools(
         assert "mem://static" in [r["uri"] for r in json.loads(text)["resources"]]
         error, text = await tool(s, OURS[2], server="up", uri="note://7")
         assert not error, text
-        assert json.loads(text)["contents"][0]["uri"] == "note://7"
+        assert read_output(text)["contents"][0]["uri"] == "note://7"
 
 
 # reason: mcp 1.x has no Client and no 2026-07-28 era; this test runs in the mcp 2.3.0 pass of make test-python
@@ -129,5 +129,5 @@ async def a_change_heard_through_the_proxy(params: StdioServerParameters, log: P
         assert [t["name"] for t in json.loads(text)["resourceTemplates"]] == ["files", "notes"]
         error, text = await tool(c, OURS[2], server="fast", uri="note://notes/7")
         assert not error, text
-        assert json.loads(text)["contents"][0]["text"] == "7"
+        assert read_output(text)["contents"][0]["text"] == "7"
     assert methods().count("subscriptions/listen") == 1

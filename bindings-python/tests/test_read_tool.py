@@ -15,7 +15,7 @@ from mcp.client.stdio import stdio_client
 
 import mcplens
 from servers import fast_server
-from support import in_memory, over_stdio
+from support import in_memory, over_stdio, read_output
 
 pytestmark = pytest.mark.anyio
 HOSTILE = Path(__file__).resolve().parents[2] / "tests" / "servers" / "hostile" / "server.py"
@@ -38,14 +38,13 @@ async def test_a_filled_template_is_read_and_an_unlisted_uri_refused(transport: 
         listing = json.loads(await catalog.call_tool(LIST, {"server": "fast"}))
         [template] = [t for t in listing["resourceTemplates"] if t["name"] == "files"]
         uri = fill(template["uriTemplate"], path="notes.txt")
-        output = json.loads(await catalog.call_tool(READ, {"server": template["server"], "uri": uri}))
-        assert output == {
-            "server": "fast",
-            "uri": "file:///notes.txt",
-            "contents": [{"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "notes.txt"}],
-        }
+        output = await catalog.call_tool(READ, {"server": template["server"], "uri": uri})
+        assert output == (
+            '{"server":"fast","uri":"file:///notes.txt","contents":[{"uri":"file:///notes.txt",'
+            '"mimeType":"text/plain","textChars":9}]}\n--- content 1 text (9 of 9 characters) ---\nnotes.txt'
+        )
         listed = json.loads(await catalog.call_tool("ListMcpResourcesTool", '{"server":"fast"}'))["resources"][0]
-        assert json.loads(await catalog.call_tool(READ, {"server": "fast", "uri": listed["uri"]}))["contents"]
+        assert read_output(await catalog.call_tool(READ, {"server": "fast", "uri": listed["uri"]}))["contents"]
 
         reads = log.count("resources/read")
         with pytest.raises(mcplens.ToolError) as refused:
@@ -70,11 +69,14 @@ async def test_a_listed_uri_reads_on_the_first_call_before_any_listing(transport
     opened = in_memory(server) if transport == "memory" else over_stdio("fast_server.py")
     async with opened as session:
         catalog.watch("fast", session)
-        filled = json.loads(await catalog.call_tool(READ, {"server": "fast", "uri": "file:///notes.txt"}))
-        assert filled["contents"] == [{"uri": "file:///notes.txt", "mimeType": "text/plain", "text": "notes.txt"}]
+        filled = read_output(await catalog.call_tool(READ, {"server": "fast", "uri": "file:///notes.txt"}))
+        assert filled["contents"] == [
+            {"uri": "file:///notes.txt", "mimeType": "text/plain", "textChars": 9, "text": "notes.txt"}
+        ]
         assert catalog.status("fast").status == "ok"
         if transport == "memory":
-            assert log.count("resources/list") == 1 and log.count("resources/templates/list") == 1
+            assert log.count("resources/list") == 1
+            assert log.count("resources/templates/list") == 1
             assert log.count("resources/read") == 1
         with pytest.raises(mcplens.ToolError) as refused:
             await catalog.call_tool(READ, {"server": "fast", "uri": "https://example.com/x"})
@@ -107,14 +109,16 @@ async def test_hostile_text_is_sanitized_and_a_large_one_capped() -> None:
         listing = json.loads(await catalog.call_tool(LIST, None))
         files = next(t for t in listing["resourceTemplates"] if t["uriTemplate"].startswith("file:"))
         uri = fill(files["uriTemplate"], path="a")
-        dirty = json.loads(await catalog.call_tool(READ, {"server": "evil", "uri": uri}))
+        dirty = read_output(await catalog.call_tool(READ, {"server": "evil", "uri": uri}))
         [content] = dirty["contents"]
-        assert content == {"uri": "file:///a", "mimeType": "text/plain", "text": "contents of file:///a\n\tend"}
+        text_a = "contents of file:///a\n\tend"
+        assert content == {"uri": "file:///a", "mimeType": "text/plain", "textChars": len(text_a), "text": text_a}
         assert dirty["removedChars"] > 0
 
         text = await catalog.call_tool(READ, {"server": "evil", "uri": fill(files["uriTemplate"], path="big.txt")})
         assert len(text) <= 50_000
-        big = json.loads(text)
+        assert text.startswith('{"truncated":{"textChars":1048576,'), "the note comes first"
+        big = read_output(text)
         assert big["contents"][0]["text"].startswith("BEGIN 0123")
         assert big["truncated"]["textChars"] == 1_048_576
         assert big["truncated"]["shownChars"] == len(big["contents"][0]["text"]) < 50_000

@@ -177,6 +177,10 @@ struct ProxyArgs {
     /// dropped and said on stderr)
     #[arg(long, value_name = "N", default_value_t = mcplens::proxy::DEFAULT_MAX_MESSAGE_BYTES)]
     max_message_bytes: usize,
+    /// The read tool's output cap, in characters (1000 to 10000000): what reaches the model;
+    /// hosts cut a tool result again (Codex at about 12,000 characters)
+    #[arg(long, value_name = "CHARS", default_value_t = mcplens::proxy::DEFAULT_READ_OUTPUT_CHARS)]
+    max_read_chars: usize,
     /// A streamable-HTTP server instead of a command
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     url: Option<String>,
@@ -712,6 +716,10 @@ async fn proxy_command(args: ProxyArgs) -> Result<u8, Stop> {
         },
         seed: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64),
         max_message_bytes: args.max_message_bytes,
+        read: mcplens::tool::ReadConfig {
+            max_output_chars: args.max_read_chars,
+            ..mcplens::tool::ReadConfig::default()
+        },
         ..mcplens::proxy::ProxyConfig::default()
     };
     let target = match args.url {

@@ -139,6 +139,19 @@ fn tool_output(result: &Value) -> Value {
     serde_json::from_str(result["result"]["content"][0]["text"].as_str().unwrap()).unwrap()
 }
 
+/// The read tool's output: its header line (JSON) and the text of its first content (after the
+/// first separator line).
+fn read_output(result: &Value) -> (Value, String) {
+    assert!(result["result"].get("isError").is_none(), "{result}");
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    let (header, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let first = rest.split_once('\n').map_or("", |(separator, body)| {
+        assert!(separator.starts_with("--- content 1 text ("), "{separator}");
+        body.split("\n--- content ").next().unwrap_or(body)
+    });
+    (serde_json::from_str(header).unwrap(), first.to_owned())
+}
+
 fn events(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
@@ -442,11 +455,12 @@ fn a_python_sdk_server_through_the_proxy() {
     let out = tool_output(&host.call(3, "lens_ListMcpResourcesTool", json!({})));
     assert_eq!(out["resources"][0]["uri"], "docs://guide");
     // Reads: a listed resource, and a template filled in.
-    let out = tool_output(&host.call(4, "lens_ReadMcpResourceTool", json!({"server": "fast", "uri": "docs://guide"})));
-    assert_eq!(out["contents"][0]["text"], "guide");
+    let (head, text) =
+        read_output(&host.call(4, "lens_ReadMcpResourceTool", json!({"server": "fast", "uri": "docs://guide"})));
+    assert_eq!((head["contents"][0]["textChars"].as_u64(), text.as_str()), (Some(5), "guide"));
     let uri = "file:///today.txt";
-    let out = tool_output(&host.call(5, "lens_ReadMcpResourceTool", json!({"server": "fast", "uri": uri})));
-    assert_eq!(out["contents"][0]["text"], "today.txt");
+    let (_, text) = read_output(&host.call(5, "lens_ReadMcpResourceTool", json!({"server": "fast", "uri": uri})));
+    assert_eq!(text, "today.txt");
 
     // The server's tool adds a template and says so: the notification is relayed, the catalog
     // refreshes, and the next listing has it.

@@ -841,7 +841,7 @@ async fn the_read_tool_reads_over_the_current_connection() {
     let output = driver.call_read_tool(r#"{"server":"docs","uri":"mem://t0/7"}"#, &config).await.unwrap();
     assert_eq!(
         output,
-        r#"{"server":"docs","uri":"mem://t0/7","contents":[{"uri":"mem://t0/7","mimeType":"text/plain","text":"body of mem://t0/7\n"}],"removedChars":1}"#
+        "{\"removedChars\":1,\"server\":\"docs\",\"uri\":\"mem://t0/7\",\"contents\":[{\"uri\":\"mem://t0/7\",\"mimeType\":\"text/plain\",\"textChars\":19}]}\n--- content 1 text (19 of 19 characters) ---\nbody of mem://t0/7\n"
     );
     let output = driver.call_read_tool(r#"{"server":"docs","uri":"mem://r0"}"#, &config).await.unwrap();
     assert!(output.contains("body of mem://r0"), "{output}");

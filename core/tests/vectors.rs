@@ -520,7 +520,7 @@ fn catalog_tool_vectors() {
 /// `ReadMcpResourceTool`, in the catalog format.
 #[test]
 fn read_tool_vectors() {
-    replay("read_tool", 19, run_catalog_case);
+    replay("read_tool", 20, run_catalog_case);
 }
 
 /// One traversal pair of a refresher vector: both listings, or the first error (resources

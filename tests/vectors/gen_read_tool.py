@@ -61,13 +61,41 @@ def text(uri, t, mime=None, **extra):
     return d
 
 
-def output(server, uri, contents, removed=0, truncated=None):
-    d = {"server": server, "uri": uri, "contents": contents}
-    if removed:
-        d["removedChars"] = removed
+def summary(c):
+    """A content's summary in the header: uri, mimeType?, then textChars or blobBytes."""
+    d = {"uri": c["uri"]}
+    if "mimeType" in c:
+        d["mimeType"] = c["mimeType"]
+    if "text" in c:
+        d["textChars"] = len(c["text"])
+    else:
+        d["blobBytes"] = c["blobBytes"]
+    return d
+
+
+def header(server, uri, summaries, removed=0, truncated=None, more=None):
+    d: dict = {}
     if truncated is not None:
         d["truncated"] = truncated
+    if removed:
+        d["removedChars"] = removed
+    d.update(server=server, uri=uri, contents=summaries)
+    if more is not None:
+        d["moreContents"] = more
     return compact(d)
+
+
+def separator(i, shown, chars):
+    return f"\n--- content {i + 1} text ({shown} of {chars} characters) ---\n"
+
+
+def output(server, uri, contents, removed=0):
+    """The whole output: the header line, then each text under its separator, as written."""
+    out = header(server, uri, [summary(c) for c in contents], removed)
+    for i, c in enumerate(contents):
+        if "text" in c:
+            out += separator(i, len(c["text"]), len(c["text"])) + c["text"]
+    return out
 
 
 def result(*contents, **extra):
@@ -192,39 +220,46 @@ case("read_blob_summarized", "a blob is its URI, MIME type and decoded size, nev
 ])
 
 
-def truncated_output(server, uri, contents, cap):
-    """The documented rule, computed independently: the fixed parts (with the worst-case figures)
-    first, then text in content order as far as the budget goes; later contents omitted."""
-    text_chars = sum(len(c.get("text", "")) for c in contents)
+def truncated_output(server, uri, contents, cap, removed=0):
+    """The documented rule, computed independently: the summaries take at most half the cap; the
+    header is sized with its largest figures (every text shown, every content omitted); text then
+    fills the rest in content order, each under its separator (sized for the whole text); the first
+    text cut ends the output."""
+    n = len(contents)
+    total = sum(len(c.get("text", "")) for c in contents)
 
-    def size(kept, shown, omitted):
-        return len(output(server, uri, kept, truncated={"textChars": text_chars, "shownChars": shown,
-                                                         "omittedContents": omitted, "maxOutputChars": cap}))
+    def note(shown, omitted):
+        return {"textChars": total, "shownChars": shown, "omittedContents": omitted, "maxOutputChars": cap}
 
-    budget = cap - size([], text_chars, len(contents))
-    kept, shown = [], 0
+    base = len(header(server, uri, [], removed, note(total, n), n))
+    listed, used = 0, base
     for c in contents:
-        empty = dict(c, text="") if "text" in c else dict(c)
-        fixed = len(compact(empty)) + 1
-        if fixed > budget:
+        size = len(compact(summary(c))) + 1
+        if used + size > cap // 2:
             break
-        budget -= fixed
+        used += size
+        listed += 1
+    more = n - listed if listed < n else None
+    sums = [summary(c) for c in contents[:listed]]
+    budget = cap - len(header(server, uri, sums, removed, note(total, n), more))
+    shown: dict[int, int] = {}
+    for i, c in enumerate(contents[:listed]):
         if "text" not in c:
-            kept.append(empty)
             continue
-        cut = ""
-        for ch in c["text"]:
-            w = len(compact(ch)) - 2
-            if w > budget:
-                break
-            cut += ch
-            budget -= w
-        kept.append(dict(c, text=cut))
-        shown += len(cut)
-        if cut != c["text"]:
+        chars = len(c["text"])
+        sep = len(separator(i, chars, chars))
+        if sep > budget:
             break
-    out = output(server, uri, kept, truncated={"textChars": text_chars, "shownChars": shown,
-                                               "omittedContents": len(contents) - len(kept), "maxOutputChars": cap})
+        budget -= sep
+        take = min(chars, budget)
+        budget -= take
+        shown[i] = take
+        if take < chars:
+            break
+    omitted = sum(1 for i, c in enumerate(contents) if "text" in c and i not in shown)
+    out = header(server, uri, sums, removed, note(sum(shown.values()), omitted), more)
+    for i, take in shown.items():
+        out += separator(i, take, len(contents[i]["text"])) + contents[i]["text"][:take]
     assert len(out) <= cap
     return out
 
@@ -245,6 +280,14 @@ case("read_capped_config", "maxOutputChars sets the cap: text is cut in content 
                                                                 {"uri": "file:///b", "blobBytes": 3},
                                                                 {"uri": "file:///c", "text": "c" * 600},
                                                                 {"uri": "file:///d", "text": "d" * 10}], 1000)),
+])
+many = [text(f"file:///part/{i}", "x" * 20) for i in range(200)]
+case("read_capped_many_parts", "the summaries of a read's contents take at most half the cap: past it "
+     "\"moreContents\" counts the parts not summarized, and the text still fills the rest", [
+    refresh("docs", [README]),
+    read({"server": "docs", "uri": "file:///README.md"}, config={"maxOutputChars": 2000},
+         outcome=result(*many),
+         expect=truncated_output("docs", "file:///README.md", many, 2000)),
 ])
 case("read_server_error", "a JSON-RPC error keeps only its code; -32002 is named", [
     refresh("docs", [README]),

@@ -23,6 +23,7 @@ import {
   assertClean,
   fillFirstTemplate,
   listedUri,
+  readOutput,
 } from './helpers.mjs';
 
 const TOOLS = ['ListMcpResourceTemplatesTool', 'ListMcpResourcesTool', 'ReadMcpResourceTool'];
@@ -87,7 +88,7 @@ for (const [sdk, connect] of Object.entries(SDKS)) {
         const { result, offered } = await run(resources, [
           () => ({ tool: 'ListMcpResourceTemplatesTool', input: { server: 'everything' } }),
           (r) => ({ tool: 'ReadMcpResourceTool', input: { server: 'everything', uri: (read = fillFirstTemplate(text(r), 'everything')) } }),
-          (r) => ({ text: `It says: ${JSON.parse(text(r)).contents[0].text}` }),
+          (r) => ({ text: `It says: ${readOutput(text(r)).contents[0].text}` }),
         ]);
         assert.equal(read, 'demo://resource/dynamic/text/7');
         assert.deepEqual(offered[0], TOOLS);
@@ -112,7 +113,7 @@ for (const [sdk, connect] of Object.entries(SDKS)) {
           },
           (r) => {
             assertClean(text(r));
-            const read = JSON.parse(text(r));
+            const read = readOutput(text(r));
             assert.equal(read.contents[0].text, `Note 7: ${NOTE_BODY}`);
             assert.ok(read.removedChars > 0);
             return { tool: 'ListMcpResourcesTool', input: { server: 'notes' } };

@@ -10,9 +10,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { expand, variables } from 'mcplens';
 
-import { EVERYTHING_SERVER } from '../helpers.mjs';
+import { EVERYTHING_SERVER, readOutput } from '../helpers.mjs';
 
-export { EVERYTHING_SERVER };
+export { EVERYTHING_SERVER, readOutput };
 
 /** servers/reads-server.mjs: `hostile` (default) or `tools-only`. */
 export const READS_SERVER = join(import.meta.dirname, '..', 'servers', 'reads-server.mjs');
@@ -66,7 +66,8 @@ export function assertClean(text) {
 /** A 1 MiB read as the model received it: capped at `cap` characters, the truncation stated. */
 export function assertCapped(output, cap = 100_000) {
   assert.ok(output.length <= cap, `the read output is ${output.length} characters`);
-  const read = JSON.parse(output);
+  assert.ok(output.startsWith('{"truncated":'), 'the note comes first');
+  const read = readOutput(output);
   assert.equal(read.truncated.maxOutputChars, cap);
   assert.equal(read.truncated.textChars, 1_048_576);
   assert.ok(read.truncated.shownChars > cap * 0.9 && read.truncated.shownChars < cap, JSON.stringify(read.truncated));

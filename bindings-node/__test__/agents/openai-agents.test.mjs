@@ -21,6 +21,7 @@ import {
   assertClean,
   fillFirstTemplate,
   listedUri,
+  readOutput,
 } from './helpers.mjs';
 
 setTracingDisabled(true);
@@ -67,7 +68,7 @@ async function readsEverything(tools) {
   const { result, offered } = await runAgent(tools, [
     () => ({ tool: 'ListMcpResourceTemplatesTool', input: { server: 'everything', ...ALL } }),
     (out) => ({ tool: 'ReadMcpResourceTool', input: { server: 'everything', uri: (read = fillFirstTemplate(out, 'everything')) } }),
-    (out) => ({ text: `It says: ${JSON.parse(out).contents[0].text}` }),
+    (out) => ({ text: `It says: ${readOutput(out).contents[0].text}` }),
   ]);
   assert.equal(read, 'demo://resource/dynamic/text/7');
   assert.deepEqual(offered[0], TOOLS);
@@ -99,7 +100,7 @@ for (const [sdk, connect] of Object.entries(SDKS)) {
           },
           (out) => {
             assertClean(out);
-            const read = JSON.parse(out);
+            const read = readOutput(out);
             assert.equal(read.contents[0].text, `Note 7: ${NOTE_BODY}`);
             assert.ok(read.removedChars > 0);
             return { tool: 'ListMcpResourcesTool', input: { server: 'notes', ...ALL } };

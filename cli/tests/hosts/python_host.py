@@ -36,7 +36,9 @@ async def main(mcplens: str, events: str, server: list[str]) -> None:
         # A read first: the proxy makes its catalog current, then checks the URI against it.
         out = await session.call_tool("mcplens_ReadMcpResourceTool", {"server": "fast", "uri": "file:///a.txt"})
         assert not out.is_error, out
-        assert json.loads(text(out))["contents"][0]["text"] == "a.txt"
+        header, _, body = text(out).partition("\n")
+        assert json.loads(header)["contents"][0]["textChars"] == 5, header
+        assert body == "--- content 1 text (5 of 5 characters) ---\na.txt", body
 
         # The server's own surface, relayed.
         assert (await session.read_resource("docs://guide")).contents[0].text == "guide"

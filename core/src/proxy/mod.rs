@@ -107,7 +107,8 @@ pub struct ProxyConfig {
     pub server: Option<String>,
     /// Bounds of each traversal.
     pub limits: Limits,
-    /// The read tool's settings.
+    /// The read tool's settings (output cap [`DEFAULT_READ_OUTPUT_CHARS`] by default:
+    /// `--max-read-chars`).
     pub read: ReadConfig,
     /// The refresher's settings.
     pub refresh: RefreshConfig,
@@ -118,6 +119,13 @@ pub struct ProxyConfig {
     /// ([`Proxy::handle_host_oversize`], [`Proxy::handle_upstream_oversize`]).
     pub max_message_bytes: usize,
 }
+
+/// The proxy's default read output cap ([`ProxyConfig::read`]), in characters: what every host
+/// measured passes on to its model whole (Codex CLI keeps about 12,000 characters of a tool
+/// result, Gemini CLI about 40,000; Claude Code shows the model a 2 KB preview, opencode a number
+/// of lines: the note and sizes come first, so they see them). The bindings' tools, whose output
+/// reaches the model directly, keep [`tool::MAX_OUTPUT_CHARS`].
+pub const DEFAULT_READ_OUTPUT_CHARS: usize = 10_000;
 
 /// The default [`ProxyConfig::max_message_bytes`]: 16 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -134,7 +142,7 @@ impl Default for ProxyConfig {
             tool_prefix: DEFAULT_TOOL_PREFIX.to_owned(),
             server: None,
             limits: Limits::default(),
-            read: ReadConfig::default(),
+            read: ReadConfig { max_output_chars: DEFAULT_READ_OUTPUT_CHARS, ..ReadConfig::default() },
             refresh: RefreshConfig::default(),
             seed: 0,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,

@@ -260,8 +260,8 @@ fn reads_go_upstream_and_come_back_rendered() {
     let contents = json!({"contents": [{"uri": "docs://a", "text": "hello\u{200b} there", "_meta": {"x": 1}}]});
     assert_eq!(answer(&mut p, &up[0], contents, t(12)), Verdict::Consumed);
     let host = to_host(&actions(&mut p));
-    let text: Value = serde_json::from_str(host[0]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(text["contents"][0]["text"], "hello there");
+    let text = host[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.ends_with("\n--- content 1 text (11 of 11 characters) ---\nhello there"), "{text}");
     assert!(host[0]["result"].get("isError").is_none());
 
     // An unlisted URI is refused by the core without a request; the message names no URI.
@@ -288,6 +288,34 @@ fn reads_go_upstream_and_come_back_rendered() {
 }
 
 #[test]
+fn the_proxys_read_cap_fits_what_hosts_pass_on() {
+    assert_eq!(ProxyConfig::default().read.max_output_chars, DEFAULT_READ_OUTPUT_CHARS);
+    let (mut p, _) = ready(ProxyConfig {
+        read: ReadConfig { any_uri: true, ..ProxyConfig::default().read },
+        ..ProxyConfig::default()
+    });
+    let read = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"uri":"docs://big"}}}"#;
+    let _ = p.handle_host(read, t(0));
+    let mut up = to_upstream(&actions(&mut p));
+    while let Some(list) = up.iter().find(|m| m["method"] != "resources/read").cloned() {
+        let empty = if list["method"] == "resources/list" {
+            json!({"resources": []})
+        } else {
+            json!({"resourceTemplates": []})
+        };
+        let _ = answer(&mut p, &list, empty, t(1));
+        up = to_upstream(&actions(&mut p));
+    }
+    let big = "line\n".repeat(100_000);
+    let _ = answer(&mut p, &up[0], json!({"contents": [{"uri": "docs://big", "text": big}]}), t(2));
+    let host = to_host(&actions(&mut p));
+    let text = host[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.chars().count() <= DEFAULT_READ_OUTPUT_CHARS);
+    assert!(text.starts_with(r#"{"truncated":{"textChars":500000,"#), "{}", &text[..200]);
+    assert!(text.lines().nth(2) == Some("line"), "the text keeps its lines");
+}
+
+#[test]
 fn a_first_read_waits_for_the_catalog() {
     let (mut p, _) = ready(ProxyConfig::default());
     let read = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"server":"docs","uri":"note://7"}}}"#;
@@ -303,8 +331,8 @@ fn a_first_read_waits_for_the_catalog() {
     assert_eq!((up[0]["method"].as_str(), &up[0]["params"]), (Some("resources/read"), &json!({"uri": "note://7"})));
     let _ = answer(&mut p, &up[0], json!({"contents": [{"uri": "note://7", "text": "seven"}]}), t(3));
     let host = to_host(&actions(&mut p));
-    let text: Value = serde_json::from_str(host[0]["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
-    assert_eq!(text["contents"][0]["text"], "seven");
+    let text = host[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.ends_with("---\nseven"), "{text}");
 }
 
 #[test]

@@ -6,11 +6,16 @@
 //! [`remaining`](ReadCall::remaining), and hands what happened to [`ReadCall::finish`], which
 //! renders the model's output or the tool error:
 //!
-//! ```json
-//! {"server":"docs","uri":"file:///a","contents":[{"uri":"file:///a","mimeType":"text/plain","text":"…"},
-//!  {"uri":"file:///logo","mimeType":"image/png","blobBytes":1234}],"removedChars":2,
-//!  "truncated":{"textChars":1048576,"shownChars":99700,"omittedContents":0,"maxOutputChars":100000}}
+//! ```text
+//! {"truncated":{"textChars":1048576,"shownChars":99520,"omittedContents":0,"maxOutputChars":100000},"server":"docs","uri":"file:///a","contents":[{"uri":"file:///a","mimeType":"text/plain","textChars":1048576},{"uri":"file:///logo","mimeType":"image/png","blobBytes":1234}]}
+//! --- content 1 text (99520 of 1048576 characters) ---
+//! the text, as the server wrote it…
 //! ```
+//!
+//! One header line of compact JSON — the truncation note first, then what was read and every
+//! content's size — and each text under its own separator line, with its line breaks: what a host
+//! keeps of a long tool result (its first characters, or its first lines) says how much there is
+//! and starts with the document (`docs/tools.md`).
 //!
 //! - The URI must be one the server listed, or fit one of its listed templates
 //!   ([`Catalog::match_uri`](Catalog::match_uri) over that server's templates), unless
@@ -21,8 +26,9 @@
 //!   field cap: only the output cap applies. Content URIs and MIME types are labels (capped).
 //! - `_meta` and every other field is dropped; a blob is summarized by its decoded size, never
 //!   its base64.
-//! - The output is at most [`ReadConfig::max_output_chars`] characters: past it, text is cut in
-//!   content order and later contents omitted, and `truncated` says how much was shown.
+//! - The output is at most [`ReadConfig::max_output_chars`] characters: past it, the summaries
+//!   take at most half the cap (`moreContents` counts the rest), text is cut in content order and
+//!   later texts omitted, and `truncated` says how much was shown.
 //! - A JSON-RPC error keeps only its code (`-32002` is named: resource not found); a read past
 //!   [`ReadConfig::timeout`] is `deadline`.
 
@@ -45,9 +51,9 @@ pub const NAME: &str = crate::catalog::READ_RESOURCE_TOOL;
 /// The read tool's description, shown to the model.
 pub const DESCRIPTION: &str = "Reads one resource of a connected MCP server. Give the server's name as \"server\" \
 and the resource's URI as \"uri\": a URI from the resource listing, or one built by filling in a resource template \
-of the same server (from the template listing). Returns the resource's contents: text as text, binary contents \
-by MIME type and size only. Long contents are cut to the output limit and \"truncated\" then says how much was \
-shown.";
+of the same server (from the template listing). Returns a first line of JSON describing the resource's contents \
+(binary contents by MIME type and size only; \"truncated\" first when long contents were cut to the output limit), \
+then each text content as written, after a line \"--- content N text (S of T characters) ---\".";
 
 /// How long a read may take by default.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -292,7 +298,8 @@ impl ReadCall {
                     if let Cow::Owned(s) = &clean {
                         removed += t.chars().count() - s.chars().count();
                     }
-                    Body::Text(clean)
+                    let chars = clean.chars().count();
+                    Body::Text(clean, chars)
                 }
                 (None, Some(b)) => Body::Blob(decoded_len(b).ok_or_else(|| malformed("a blob is not base64"))?),
                 _ => return Err(malformed("a content has neither text nor blob, or both")),
@@ -303,86 +310,123 @@ impl ReadCall {
                 body,
             });
         }
-        let max = self.config.max_output_chars;
-        let out = self.write(&contents, removed, None);
-        if char_len(&out) <= max {
-            return Ok(out);
-        }
-        // Over the cap: shown as much text as fits after the fixed parts, in content order.
-        let text_chars: usize = contents.iter().map(|c| c.body.text().map_or(0, |t| t.chars().count())).sum();
-        let worst =
-            Truncated { text_chars, shown_chars: text_chars, omitted_contents: contents.len(), max_output_chars: max };
-        let mut budget = max.saturating_sub(char_len(&self.write(&[], removed, Some(&worst))));
-        let mut kept: Vec<Content<'_>> = Vec::new();
-        let mut shown = 0usize;
-        for c in &contents {
-            let empty = Content { uri: c.uri.clone(), mime_type: c.mime_type.clone(), body: c.body.emptied() };
-            let fixed = char_len(&serde_json::to_string(&empty).expect("contents serialize")) + 1;
-            if fixed > budget {
-                break;
-            }
-            budget -= fixed;
-            let Some(t) = c.body.text() else {
-                kept.push(empty);
-                continue;
-            };
-            let (cut, chars, whole) = cut_to(t, budget);
-            budget = budget.saturating_sub(char_len(&serde_json::to_string(cut).expect("a str serializes")) - 2);
-            shown += chars;
-            kept.push(Content { body: Body::Text(Cow::Borrowed(cut)), ..empty });
-            if !whole {
-                break;
-            }
-        }
-        let truncated = Truncated {
-            text_chars,
-            shown_chars: shown,
-            omitted_contents: contents.len() - kept.len(),
-            max_output_chars: max,
-        };
-        let out = self.write(&kept, removed, Some(&truncated));
-        debug_assert!(char_len(&out) <= max, "the truncated output fits its cap");
-        Ok(out)
+        Ok(self.layout(&contents, removed))
     }
 
-    fn write(&self, contents: &[Content<'_>], removed: usize, truncated: Option<&Truncated>) -> String {
+    /// The output: the header line (what was read, each content's size, the truncation note
+    /// first), then each text in content order under its own separator line, as the server wrote
+    /// it (line breaks kept), within [`ReadConfig::max_output_chars`].
+    fn layout(&self, contents: &[Content<'_>], removed: usize) -> String {
+        let max = self.config.max_output_chars;
+        let n = contents.len();
+        let text_chars: usize = contents.iter().map(|c| c.body.chars()).sum();
+        let whole: Vec<usize> = contents.iter().map(|c| c.body.chars()).collect();
+        let untruncated = self.header(contents, removed, None, None);
+        let full = untruncated.chars().count()
+            + contents
+                .iter()
+                .enumerate()
+                .filter_map(|(i, c)| c.body.text().map(|_| section_len(i, whole[i], whole[i]) + whole[i]))
+                .sum::<usize>();
+        if full <= max {
+            let mut out = untruncated;
+            for (i, c) in contents.iter().enumerate() {
+                if let Some(t) = c.body.text() {
+                    push_section(&mut out, i, t, whole[i], whole[i]);
+                }
+            }
+            return out;
+        }
+        // Over the cap. The summaries of the contents take at most half of it (a server may send
+        // thousands of parts); the header is sized with the largest figures it can hold, then
+        // text fills what is left, in content order.
+        let worst = Truncated { text_chars, shown_chars: text_chars, omitted_contents: n, max_output_chars: max };
+        let base = self.header(&[], removed, Some(&worst), Some(n)).chars().count();
+        let mut listed = 0usize;
+        let mut used = base;
+        for c in contents {
+            let summary = serde_json::to_string(c).expect("a summary serializes").chars().count() + 1;
+            if used + summary > max / 2 {
+                break;
+            }
+            used += summary;
+            listed += 1;
+        }
+        let more = (listed < n).then_some(n - listed);
+        let mut budget =
+            max.saturating_sub(self.header(&contents[..listed], removed, Some(&worst), more).chars().count());
+        let mut shown = vec![None::<usize>; n];
+        for (i, c) in contents[..listed].iter().enumerate() {
+            if c.body.text().is_none() {
+                continue;
+            }
+            let sep = section_len(i, whole[i], whole[i]);
+            if sep > budget {
+                break;
+            }
+            budget -= sep;
+            let take = whole[i].min(budget);
+            budget -= take;
+            shown[i] = Some(take);
+            if take < whole[i] {
+                break;
+            }
+        }
+        let shown_chars = shown.iter().flatten().sum();
+        let omitted_contents =
+            contents.iter().zip(&shown).filter(|(c, s)| c.body.text().is_some() && s.is_none()).count();
+        let truncated = Truncated { text_chars, shown_chars, omitted_contents, max_output_chars: max };
+        let mut out = self.header(&contents[..listed], removed, Some(&truncated), more);
+        for (i, c) in contents.iter().enumerate() {
+            if let (Some(t), Some(take)) = (c.body.text(), shown[i]) {
+                let end = t.char_indices().nth(take).map_or(t.len(), |(b, _)| b);
+                push_section(&mut out, i, &t[..end], take, whole[i]);
+            }
+        }
+        debug_assert!(out.chars().count() <= max, "the truncated output fits its cap");
+        out
+    }
+
+    /// The first line: `{"truncated"?, "removedChars"?, "server", "uri", "contents", "moreContents"?}`.
+    fn header(
+        &self,
+        contents: &[Content<'_>],
+        removed: usize,
+        truncated: Option<&Truncated>,
+        more: Option<usize>,
+    ) -> String {
         let mut out = Vec::with_capacity(256);
         let mut ser = serde_json::Serializer::new(&mut out);
         let mut map = ser.serialize_map(None).expect("writing to a Vec cannot fail");
-        map.serialize_entry("server", &self.server).expect("writing to a Vec cannot fail");
-        map.serialize_entry("uri", &self.uri).expect("writing to a Vec cannot fail");
-        map.serialize_entry("contents", contents).expect("writing to a Vec cannot fail");
+        if let Some(t) = truncated {
+            map.serialize_entry("truncated", t).expect("writing to a Vec cannot fail");
+        }
         if removed > 0 {
             map.serialize_entry("removedChars", &removed).expect("writing to a Vec cannot fail");
         }
-        if let Some(t) = truncated {
-            map.serialize_entry("truncated", t).expect("writing to a Vec cannot fail");
+        map.serialize_entry("server", &self.server).expect("writing to a Vec cannot fail");
+        map.serialize_entry("uri", &self.uri).expect("writing to a Vec cannot fail");
+        map.serialize_entry("contents", contents).expect("writing to a Vec cannot fail");
+        if let Some(more) = more {
+            map.serialize_entry("moreContents", &more).expect("writing to a Vec cannot fail");
         }
         map.end().expect("writing to a Vec cannot fail");
         String::from_utf8(out).expect("serde_json writes UTF-8")
     }
 }
 
-/// The longest prefix of `t` whose JSON string body fits `budget` characters: (prefix, its
-/// characters, whether it is all of `t`).
-fn cut_to(t: &str, budget: usize) -> (&str, usize, bool) {
-    let mut used = 0usize;
-    for (chars, (i, c)) in t.char_indices().enumerate() {
-        let w = match c {
-            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
-            c if (c as u32) < 0x20 => 6,
-            _ => 1,
-        };
-        if used + w > budget {
-            return (&t[..i], chars, false);
-        }
-        used += w;
-    }
-    (t, t.chars().count(), true)
+/// A text's separator line, with the newlines before and after it.
+fn separator(i: usize, shown: usize, chars: usize) -> String {
+    format!("\n--- content {} text ({shown} of {chars} characters) ---\n", i + 1)
 }
 
-fn char_len(s: &str) -> usize {
-    s.chars().count()
+fn section_len(i: usize, shown: usize, chars: usize) -> usize {
+    separator(i, shown, chars).len() // ASCII
+}
+
+fn push_section(out: &mut String, i: usize, text: &str, shown: usize, chars: usize) {
+    out.push_str(&separator(i, shown, chars));
+    out.push_str(text);
 }
 
 /// The decoded size of standard base64 (whitespace ignored, padding optional); `None` when it is
@@ -426,6 +470,7 @@ struct RawContent<'a> {
     blob: Option<Cow<'a, str>>,
 }
 
+/// One content part, sanitized; serialized as its summary in the header.
 #[derive(Serialize)]
 struct Content<'a> {
     uri: Cow<'a, str>,
@@ -437,24 +482,30 @@ struct Content<'a> {
 
 #[derive(Serialize)]
 enum Body<'a> {
-    #[serde(rename = "text")]
-    Text(Cow<'a, str>),
+    /// The sanitized text (not in the summary) and its length in characters.
+    #[serde(rename = "textChars", serialize_with = "text_chars")]
+    Text(Cow<'a, str>, usize),
     #[serde(rename = "blobBytes")]
     Blob(usize),
+}
+
+#[allow(clippy::ptr_arg)] // the signature serde's `serialize_with` asks for
+fn text_chars<S: Serializer>(_text: &Cow<'_, str>, chars: &usize, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(*chars as u64)
 }
 
 impl Body<'_> {
     fn text(&self) -> Option<&str> {
         match self {
-            Body::Text(t) => Some(t),
+            Body::Text(t, _) => Some(t),
             Body::Blob(_) => None,
         }
     }
 
-    fn emptied(&self) -> Body<'static> {
+    fn chars(&self) -> usize {
         match self {
-            Body::Text(_) => Body::Text(Cow::Borrowed("")),
-            Body::Blob(n) => Body::Blob(*n),
+            Body::Text(_, n) => *n,
+            Body::Blob(_) => 0,
         }
     }
 }
@@ -484,13 +535,5 @@ mod tests {
         assert_eq!(decoded_len("QQ=A"), None);
         assert_eq!(decoded_len("QQ="), None);
         assert_eq!(decoded_len("Q!=="), None);
-    }
-
-    #[test]
-    fn cut_counts_json_escapes() {
-        assert_eq!(cut_to("abc", 2), ("ab", 2, false));
-        assert_eq!(cut_to("a\"b", 2), ("a", 1, false));
-        assert_eq!(cut_to("a\"b", 3), ("a\"", 2, false));
-        assert_eq!(cut_to("héllo", 9), ("héllo", 5, true));
     }
 }
