@@ -2015,3 +2015,270 @@ fn sizes(json: &str) -> String {
     let m = v.as_object().cloned().unwrap_or_default();
     m.iter().map(|(k, v)| format!("{k}={}", v.to_string().len())).collect::<Vec<_>>().join(" ")
 }
+
+// ---------------------------------------------------------------------------------------------
+// The proxy machine
+// ---------------------------------------------------------------------------------------------
+
+/// Ids of every JSON type, repeats likely (the host reuses ids; some collide with the proxy's).
+const PROXY_IDS: &[&str] = &[
+    "1",
+    "2",
+    "3",
+    "0",
+    "-1",
+    "1.5",
+    "1e3",
+    "\"a\"",
+    "\"b\"",
+    "\"mcplens-proxy-1\"",
+    "\"mcplens-proxy-2\"",
+    "\"mcplens-proxy-3\"",
+    "null",
+    "true",
+    "{}",
+    "[1]",
+    "\"\\u0061\"",
+];
+
+/// What the proxy's read cap is set to here (its answers to reads must fit it).
+const PROXY_READ_CAP: usize = 1_000;
+
+/// An upstream request the fuzzed server has not answered yet: its id (JSON text) and method.
+struct Pending {
+    id: String,
+    method: String,
+}
+
+fn proxy_host_line(b: &mut Bytes<'_>, tools: &[String]) -> (Option<String>, String, bool) {
+    let id = PROXY_IDS[b.below(PROXY_IDS.len())].to_owned();
+    let tool = if tools.is_empty() || b.one_in(4) {
+        ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool", "ReadMcpResourceTool", "echo"][b.below(4)].to_owned()
+    } else {
+        tools[b.below(tools.len())].clone()
+    };
+    let uri = ["docs://a", "note://7", "file:///x", "", "a b", "docs://big"][b.below(6)];
+    let server = ["null", "\"docs\"", "\"other\"", "7"][b.below(4)];
+    let args = match b.below(4) {
+        0 => format!(r#"{{"uri":"{uri}","server":{server}}}"#),
+        1 => format!(r#"{{"offset":{},"limit":{}}}"#, b.below(5), b.below(3)),
+        2 => "null".to_owned(),
+        _ => r#"{"bogus":1}"#.to_owned(),
+    };
+    let read = tool.ends_with("ReadMcpResourceTool");
+    let (line, request) = match b.below(12) {
+        0 => (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"h","version":"1"}}}}}}"#
+            ),
+            true,
+        ),
+        1 => (r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_owned(), false),
+        2 => (format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#), true),
+        3..=5 => (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{args}}}}}"#
+            ),
+            true,
+        ),
+        6 => (format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#), true),
+        7 => {
+            (format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#), false)
+        }
+        8 => (format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"{uri}"}}}}"#), true),
+        9 => (format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"roots":[]}}}}"#), false),
+        10 => (lossy(b.take(40)), false),
+        _ => (
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/templates/list","params":{{"cursor":"c"}}}}"#),
+            true,
+        ),
+    };
+    (request.then_some(id), line, read && request)
+}
+
+fn proxy_upstream_answer(b: &mut Bytes<'_>, p: &Pending, names: &[&str]) -> String {
+    let id = &p.id;
+    match (p.method.as_str(), b.below(6)) {
+        (_, 0) => format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32603,"message":"boom"}}}}"#),
+        (_, 1) => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{}}}"#, lossy(b.take(24))),
+        ("initialize", _) => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"protocolVersion":"2025-06-18","capabilities":{{"resources":{{"listChanged":true}}{}}},"serverInfo":{{"name":"docs","version":"1"}}}}}}"#,
+            if b.bool() { r#","tools":{"listChanged":true}"# } else { "" }
+        ),
+        ("tools/list", _) => {
+            let tools: Vec<String> = (0..b.below(4))
+                .map(|_| format!(r#"{{"name":"{}","inputSchema":{{"type":"object"}}}}"#, names[b.below(names.len())]))
+                .collect();
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{}]}}}}"#, tools.join(","))
+        }
+        ("resources/list", _) => {
+            let cursor = if b.one_in(3) { r#","nextCursor":"c""# } else { "" };
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resources":[{{"uri":"docs://a","name":"a"}},{{"uri":"docs://big","name":"big"}}]{cursor}}}}}"#
+            )
+        }
+        ("resources/templates/list", _) => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resourceTemplates":[{{"uriTemplate":"note://{{id}}","name":"n"}}]}}}}"#
+        ),
+        ("resources/read", _) => {
+            let n = [0usize, 5, 900, 3_000][b.below(4)];
+            let text = "line\n".repeat(n);
+            let blob = if b.bool() { r#",{"uri":"docs://b","blob":"QUJD"}"# } else { "" };
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"contents":[{{"uri":"docs://a","text":{}}}{blob}]}}}}"#,
+                Value::from(text)
+            )
+        }
+        _ => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#),
+    }
+}
+
+/// The raw text of a line's `id` and its `method`, when it is a JSON object.
+fn proxy_envelope(line: &str) -> Option<(Option<String>, Option<String>)> {
+    let v: Map<String, Value> = serde_json::from_str(line).ok()?;
+    Some((v.get("id").map(|i| i.to_string()), v.get("method").and_then(Value::as_str).map(str::to_owned)))
+}
+
+/// `mcplens::proxy::Proxy` driven by arbitrary host and upstream lines in any interleaving (ids of
+/// every JSON type, repeats, oversize messages, broken JSON, time passing, the host's end). The
+/// fuzzed server answers each request it was sent at most once (or never, or with a message over
+/// the bound), and sends requests, notifications and garbage of its own. Properties: no panic;
+/// every line the proxy writes is JSON; no host request id is answered more often than the host
+/// sent it; every tool result of the proxy's is within its cap (reads within the configured one).
+pub fn check_proxy_sequence(data: &[u8]) {
+    use mcplens::proxy::{Proxy, ProxyAction, ProxyConfig, Verdict};
+    use mcplens::tool::ReadConfig;
+    use std::collections::HashMap;
+
+    let mut b = Bytes::new(data);
+    let config = ProxyConfig {
+        read: ReadConfig { max_output_chars: PROXY_READ_CAP, any_uri: b.one_in(3), ..ReadConfig::default() },
+        max_message_bytes: 4096,
+        ..ProxyConfig::default()
+    };
+    let mut proxy = Proxy::new(config).expect("a valid configuration");
+    let mut now = Duration::ZERO;
+    let mut sent: HashMap<String, usize> = HashMap::new(); // host request ids → times sent
+    let mut answered: HashMap<String, usize> = HashMap::new();
+    let mut reads: HashMap<String, usize> = HashMap::new(); // host read-tool call ids
+    let mut pending: Vec<Pending> = Vec::new(); // what the upstream was sent and owes an answer to
+    let mut tool_names: Vec<String> = Vec::new();
+    let names =
+        ["echo", "mcplens_ReadMcpResourceTool", "mcplens_ReadMcpResourceTool_2", "mcplens_ListMcpResourcesTool"];
+
+    let perform = |proxy: &mut Proxy,
+                   pending: &mut Vec<Pending>,
+                   answered: &mut HashMap<String, usize>,
+                   reads: &HashMap<String, usize>,
+                   tool_names: &mut Vec<String>| {
+        while let Some(action) = proxy.poll_action() {
+            match action {
+                ProxyAction::ToHost(line) => {
+                    let (id, method) = proxy_envelope(&line).unwrap_or_else(|| panic!("not JSON to the host: {line}"));
+                    if let (Some(id), None) = (id, method) {
+                        let v: Value = serde_json::from_str(&line).unwrap();
+                        if let Some(text) = v["result"]["content"][0]["text"].as_str() {
+                            let cap = if reads.contains_key(&id) && v["result"].get("isError").is_none() {
+                                PROXY_READ_CAP
+                            } else {
+                                mcplens::tool::MAX_OUTPUT_CHARS
+                            };
+                            assert!(text.chars().count() <= cap, "a tool result over its cap ({cap})");
+                        }
+                        if let Some(tools) = v["result"]["tools"].as_array() {
+                            *tool_names = tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect();
+                        }
+                        *answered.entry(id).or_default() += 1;
+                    }
+                }
+                ProxyAction::ToUpstream(line) => {
+                    let (id, method) =
+                        proxy_envelope(&line).unwrap_or_else(|| panic!("not JSON to the upstream: {line}"));
+                    if let (Some(id), Some(method)) = (id, method) {
+                        pending.push(Pending { id, method });
+                    }
+                }
+                _ => {}
+            }
+        }
+    };
+
+    while !b.is_empty() {
+        match b.below(8) {
+            0..=2 => {
+                let (id, line, read) = proxy_host_line(&mut b, &tool_names);
+                // Ids are counted as JSON values (`"\u0061"` is `"a"`), as the answers are read.
+                let id = id.map(|i| serde_json::from_str::<Value>(&i).map_or(i, |v| v.to_string()));
+                if let Some(id) = &id {
+                    *sent.entry(id.clone()).or_default() += 1;
+                    if read {
+                        *reads.entry(id.clone()).or_default() += 1;
+                    }
+                }
+                if proxy.handle_host(line.as_bytes(), now) == Verdict::Forward {
+                    if let Some((Some(id), Some(method))) = proxy_envelope(&line) {
+                        pending.push(Pending { id, method });
+                    }
+                }
+            }
+            3 | 4 if !pending.is_empty() => {
+                let p = pending.remove(b.below(pending.len()));
+                if b.one_in(6) {
+                    // Over the bound: its head (with or without the id) and tail reach the proxy.
+                    let head = if b.bool() {
+                        format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"#, p.id)
+                    } else {
+                        "{\"jsonrpc\":\"2.0\",\"result\":{\"x\":\"".to_owned()
+                    };
+                    proxy.handle_upstream_oversize(head.as_bytes(), b"\"}}", now);
+                } else {
+                    let line = proxy_upstream_answer(&mut b, &p, &names);
+                    if proxy.handle_upstream(line.as_bytes(), now) == Verdict::Forward
+                        && !p.id.starts_with("\"mcplens-proxy-")
+                    {
+                        *answered.entry(p.id.clone()).or_default() += 1;
+                    }
+                }
+            }
+            5 => {
+                let line = match b.below(6) {
+                    0 => r#"{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}"#.to_owned(),
+                    1 => r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_owned(),
+                    2 => format!(r#"{{"jsonrpc":"2.0","id":"s{}","method":"roots/list"}}"#, b.below(3)),
+                    // A stray answer under one of the proxy's ids: never reaches the host.
+                    3 => format!(r#"{{"jsonrpc":"2.0","id":"mcplens-proxy-{}","result":{{}}}}"#, b.below(5)),
+                    4 => lossy(b.take(40)),
+                    _ => r#"{"jsonrpc":"2.0","id":"mcplens-proxy-1","result":{"contents":[{"uri":"x","text":"y"}]}}"#
+                        .to_owned(),
+                };
+                let _ = proxy.handle_upstream(line.as_bytes(), now);
+            }
+            6 => {
+                let (h, t) = (b.below(64), b.below(64));
+                let head = b.take(h);
+                let tail = b.take(t);
+                if b.bool() {
+                    proxy.handle_host_oversize(head, tail, now);
+                } else {
+                    proxy.handle_upstream_oversize(head, tail, now);
+                }
+            }
+            _ => {
+                now += Duration::from_millis(u64::from(b.u16()) * 16);
+                if proxy.poll_timeout().is_some_and(|due| due <= now) {
+                    proxy.handle_timeout(now);
+                }
+                if b.one_in(16) {
+                    proxy.handle_host_end(now);
+                    perform(&mut proxy, &mut pending, &mut answered, &reads, &mut tool_names);
+                    break;
+                }
+            }
+        }
+        perform(&mut proxy, &mut pending, &mut answered, &reads, &mut tool_names);
+    }
+    for (id, n) in &answered {
+        let asked = sent.get(id).copied().unwrap_or(0);
+        assert!(*n <= asked, "id {id} answered {n} times, asked {asked}");
+    }
+}

@@ -142,6 +142,6 @@ for i, t in enumerate(TEMPLATES):
     write("template", f"t{i:02}.txt", t)
 
 rng = random.Random(6570)
-for target in ("pager_sequence", "tracking_event", "template"):
+for target in ("pager_sequence", "tracking_event", "template", "proxy_sequence"):
     for i, size in enumerate((8, 32, 64, 128, 256, 512, 1024, 2048)):
         write(target, f"random{i}.bin", bytes(rng.randrange(256) for _ in range(size)))

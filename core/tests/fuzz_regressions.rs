@@ -73,3 +73,8 @@ fn template() {
 fn tracking_event() {
     replay("tracking_event", checks::check_tracking_event);
 }
+
+#[test]
+fn proxy_sequence() {
+    replay("proxy_sequence", checks::check_proxy_sequence);
+}

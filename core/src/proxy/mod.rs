@@ -435,7 +435,14 @@ pub struct Proxy {
     /// The upstream's requests to the host not answered yet (ids, JSON text, in arrival order):
     /// answered with an error when the host ends ([`Proxy::handle_host_end`]).
     upstream_requests: Vec<String>,
+    /// Host requests answered with an error because a dropped message whose id could not be read
+    /// was taken to be their answer (the only one in flight): their upstream ids, so a later real
+    /// answer is dropped rather than answering the host twice (at most [`MAX_GUESSED`]).
+    guessed: VecDeque<String>,
 }
+
+/// How many [`Proxy::handle_upstream_oversize`] guesses are remembered.
+const MAX_GUESSED: usize = 64;
 
 impl Proxy {
     /// A proxy with `config` (checked).
@@ -478,6 +485,7 @@ impl Proxy {
             listen: None,
             host_tool_streams: Vec::new(),
             upstream_requests: Vec::new(),
+            guessed: VecDeque::new(),
         })
     }
 
@@ -598,6 +606,7 @@ impl Proxy {
             self.drain(now);
             return;
         }
+        let guess = cut.id.is_none();
         let id = cut.id.or_else(|| match (self.host_requests.len(), self.own.len()) {
             (1, 0) => self.host_requests.keys().next().cloned(),
             (0, 1) => self.own.keys().next().map(|n| own_id(*n)),
@@ -613,6 +622,12 @@ impl Proxy {
                 self.own_answer(own, Outcome::TooLarge { max_bytes: max }, now);
             }
         } else if let Some(request) = self.host_requests.remove(&id) {
+            if guess {
+                if self.guessed.len() == MAX_GUESSED {
+                    self.guessed.pop_front();
+                }
+                self.guessed.push_back(id.clone());
+            }
             let message = too_large_message("answer", max);
             self.actions.push_back(ProxyAction::ToHost(error_line(&request.id, TOO_LARGE_CODE, &message)));
             if self.config.tracking {
@@ -725,6 +740,7 @@ impl Proxy {
             self.host_tool_streams.push(id.get().to_owned());
         }
         let key = id.get().to_owned();
+        self.guessed.retain(|g| *g != key);
         if self.host_requests.contains_key(&key) || own_number(&key).is_some_and(|n| self.own.contains_key(&n)) {
             // The id is in use upstream (one of the proxy's, or a host request still in flight):
             // relayed under a fresh one, the answer mapped back.
@@ -953,7 +969,19 @@ impl Proxy {
             }
             return Verdict::Consumed;
         }
-        let Some(request) = self.host_requests.remove(key) else { return Verdict::Forward };
+        let Some(request) = self.host_requests.remove(key) else {
+            if let Some(at) = self.guessed.iter().position(|g| g == key) {
+                // Its request was already answered: the dropped message was another's.
+                self.guessed.remove(at);
+                self.actions.push_back(ProxyAction::Notice(
+                    "an answer came for a request already answered with the error of a message dropped for its size \
+                     (whose id could not be read): dropped, so the host gets one answer"
+                        .to_owned(),
+                ));
+                return Verdict::Consumed;
+            }
+            return Verdict::Forward;
+        };
         if request.method == "subscriptions/listen" {
             self.host_tool_streams.retain(|s| *s != request.id);
         }
