@@ -49,8 +49,26 @@ def test_agent_tool_pages_through_the_listing() -> None:
 
 def test_agent_templates_expands_and_routes_back() -> None:
     server = PACKAGE / "tests" / "servers" / "fast_server.py"
-    out = run(str(EXAMPLES / "agent_templates.py"), sys.executable, str(server)).splitlines()
+    example = str(EXAMPLES / "agent_templates.py")
+    out = run(example, "--fill", "path=notes.txt", sys.executable, str(server)).splitlines()
     listing = json.loads(out[0])
     assert [(r["uri"], r["server"]) for r in listing["resources"]] == [("docs://guide", "files")]
     assert listing["total"] == 1
     assert out[1:] == ["file:///notes.txt -> files {'path': 'notes.txt'}", "notes.txt"]
+
+
+def failed(*args: str) -> str:
+    done = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 1, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.stderr.strip()
+
+
+def test_agent_templates_ends_with_a_message_when_it_cannot_fill() -> None:
+    """It used to fill every variable with "notes.txt" and end with a traceback (IndexError with no
+    template, McpError on a value that names nothing): now it fills only with values that exist."""
+    example = str(EXAMPLES / "agent_templates.py")
+    fast = str(PACKAGE / "tests" / "servers" / "fast_server.py")
+    assert failed(example, sys.executable, fast) == (
+        "cannot fill a template: no listed resource fits file:///{path}: give --fill path=VALUE"
+    )

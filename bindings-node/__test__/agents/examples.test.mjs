@@ -32,3 +32,10 @@ for (const [example, first] of [
     assert.equal(lines.length, 3);
   });
 }
+
+test("the offline stand-ins the examples import are in both READMEs, verbatim: the examples run as they are printed", () => {
+  for (const model of ['ai-offline-model.mjs', 'openai-agents-offline-model.mjs']) {
+    const source = readFileSync(join(PACKAGE, 'examples', model), 'utf8');
+    for (const readme of READMES) assert.ok(readFileSync(readme, 'utf8').includes(`${source}\`\`\``), `${readme} lacks ${model}`);
+  }
+});
