@@ -2233,7 +2233,10 @@ pub fn check_proxy_sequence(data: &[u8]) {
                     proxy.handle_upstream_oversize(head.as_bytes(), b"\"}}", now);
                 } else {
                     let line = proxy_upstream_answer(&mut b, &p, &names);
+                    // Relayed to the host as it is: an answer when the host can read it as one.
+                    let readable = matches!(proxy_envelope(&line), Some((Some(_), None)));
                     if proxy.handle_upstream(line.as_bytes(), now) == Verdict::Forward
+                        && readable
                         && !p.id.starts_with("\"mcplens-proxy-")
                     {
                         *answered.entry(p.id.clone()).or_default() += 1;
