@@ -117,7 +117,7 @@ test('listenFailed: bad input throws invalid_argument (it is never returned as t
 });
 
 test('errorCodes come from the core; a code handed back must be one of them', () => {
-  assert.equal(errorCodes.length, 22);
+  assert.equal(errorCodes.length, 23);
   assert.deepEqual(errorCodes.slice(0, 3), ['malformed_result', 'repeated_cursor', 'page_limit']);
   const catalog = new Catalog();
   const machine = new Refresher(catalog);

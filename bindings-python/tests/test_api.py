@@ -228,7 +228,7 @@ def test_big_page_parses_off_the_gil() -> None:
 def test_error_codes_come_from_the_core_and_a_code_handed_back_must_be_one() -> None:
     codes = mcplens._core.ERROR_CODES
     assert codes[:3] == ("malformed_result", "repeated_cursor", "page_limit")
-    assert len(codes) == len(set(codes)) == 22
+    assert len(codes) == len(set(codes)) == 23
     catalog = mcplens._core.Catalog()
     machine = mcplens.Refresher(catalog, seed=0)
     machine.attach("a", True)

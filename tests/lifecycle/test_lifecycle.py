@@ -132,8 +132,11 @@ class Host:
         return self.answer(rid)
 
     def handshake(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
-        params = {"protocolVersion": "2025-06-18", "capabilities": capabilities or {},
-                  "clientInfo": {"name": "lifecycle-host", "version": "1"}}
+        params = {
+            "protocolVersion": "2025-06-18",
+            "capabilities": capabilities or {},
+            "clientInfo": {"name": "lifecycle-host", "version": "1"},
+        }
         answer = self.request(0, "initialize", params)
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return answer
@@ -229,7 +232,8 @@ def test_the_servers_stderr_is_the_hosts_and_never_its_stdout(command: list[str]
     host.call(3, "echo", {"message": "x" * 10})
     assert host.end("stdin") == 0
     said = host.stderr()
-    assert "lifecycle-server: starting" in said and "lifecycle-server: echo 10 chars" in said, said
+    assert "lifecycle-server: starting" in said, said
+    assert "lifecycle-server: echo 10 chars" in said, said
     assert not any("lifecycle-server" in json.dumps(m) for m in host.others)
 
 
@@ -238,14 +242,16 @@ def test_a_server_tool_named_like_the_proxys_stays_reachable(command: list[str],
     host.handshake()
     names = [t["name"] for t in host.request(1, "tools/list")["result"]["tools"]]
     assert len(names) == len(set(names)), names
-    assert "mcplens_ReadMcpResourceTool" in names and "mcplens_ReadMcpResourceTool_2" in names, names
+    assert "mcplens_ReadMcpResourceTool" in names, names
+    assert "mcplens_ReadMcpResourceTool_2" in names, names
     theirs = host.call(2, "mcplens_ReadMcpResourceTool", {})
     assert theirs["result"]["content"][0]["text"] == "the server's own tool", theirs
     ours = host.call(3, "mcplens_ReadMcpResourceTool_2", {"uri": "notes://first"})
     assert "line one" in ours["result"]["content"][0]["text"], ours
     assert host.end("stdin") == 0
     said = host.stderr()
-    assert said.count("mcplens_ReadMcpResourceTool_2") == 1 and "--tool-prefix" in said, said
+    assert said.count("mcplens_ReadMcpResourceTool_2") == 1, said
+    assert "--tool-prefix" in said, said
 
 
 def test_an_answer_over_the_bound_is_an_error_answer_not_a_hang(command: list[str], tmp_path: Path) -> None:
@@ -253,7 +259,8 @@ def test_an_answer_over_the_bound_is_an_error_answer_not_a_hang(command: list[st
     host.handshake()
     host.request(0, "tools/list")
     direct = host.request(1, "resources/read", {"uri": "big://blob"})
-    assert direct["error"]["code"] == -32603 and "--max-message-bytes" in direct["error"]["message"], direct
+    assert direct["error"]["code"] == -32603, direct
+    assert "--max-message-bytes" in direct["error"]["message"], direct
     # The proxy's read tool, called before any listing tool: the catalog is made current first.
     ours = host.call(2, "mcplens_ReadMcpResourceTool_2", {"uri": "big://blob"})
     assert ours["result"]["isError"] is True
@@ -282,3 +289,47 @@ def test_a_server_waiting_on_the_host_ends_with_the_host(command: list[str], how
         host.request(f"p{len(host.others)}", "ping")
     host.end(how)
     host.assert_nothing_left()
+
+
+def test_a_node_host_spawns_and_ends_the_proxy(command: list[str], tmp_path: Path) -> None:
+    """The TypeScript SDK's StdioClientTransport as the host: it pipes the proxy's stderr, and ends
+    it by closing stdin (SIGTERM only after 2 s): the proxy and its server are gone at once, every
+    event is on disk, the server's log lines reached the host's stderr pipe."""
+    mark = uuid.uuid4().hex
+    events = tmp_path / "events.jsonl"
+    host = [
+        "node",
+        str(Path(__file__).with_name("node_host.mjs")),
+        *command,
+        "proxy",
+        "--events",
+        str(events),
+        "--",
+        sys.executable,
+        str(SERVER),
+    ]
+    done = subprocess.run(
+        host,
+        capture_output=True,
+        text=True,
+        timeout=BOUND * 3,
+        env={**os.environ, "MCPLENS_LIFECYCLE_MARK": mark},
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert "echo" in out["tools"], out["tools"]
+    assert "mcplens_ReadMcpResourceTool_2" in out["tools"], out["tools"]
+    assert out["echo"] == "hi"
+    assert "line one" in out["read"], out["read"]
+    assert out["closeMs"] < 1000, f"ended by stdin's close, not the SDK's SIGTERM 2 s later: {out['closeMs']} ms"
+    assert "lifecycle-server: starting" in out["stderr"]
+    assert "lifecycle-server: echo 2 chars" in out["stderr"]
+    deadline = time.monotonic() + BOUND
+    while (left := marked(mark)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert left == [], f"processes left behind: {left}"
+    types = [json.loads(line)["type"] for line in events.read_text().splitlines()]
+    assert types[:2] == ["mcp:initialize", "mcp:tools/list"], types
+    assert types.count("mcp:tools/call") == 2, types

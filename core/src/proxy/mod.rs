@@ -551,7 +551,8 @@ impl Proxy {
             // An answer to a request of the upstream's: relayed.
             (None, id) => {
                 if let Some(id) = id {
-                    self.upstream_requests.retain(|r| r != id.get());
+                    let key = id_key(id.get());
+                    self.upstream_requests.retain(|r| id_key(r) != key);
                 }
                 Verdict::Forward
             }
@@ -612,7 +613,7 @@ impl Proxy {
             (0, 1) => self.own.keys().next().map(|n| own_id(*n)),
             _ => None,
         });
-        let Some(id) = id else {
+        let Some(id) = id.map(|i| id_key(&i).into_owned()) else {
             self.notice_dropped("server");
             self.drain(now);
             return;
@@ -664,13 +665,16 @@ impl Proxy {
             request_id: &'a RawValue,
         }
         let Some(c) = params.and_then(|p| serde_json::from_str::<Cancelled<'_>>(p.get()).ok()) else { return false };
-        let id = c.request_id.get();
-        if let Some(caller) = self.waiting.iter().find(|(_, call)| call.id == id).map(|(k, _)| *k) {
+        let id = id_key(c.request_id.get());
+        if let Some(caller) = self.waiting.iter().find(|(_, call)| id_key(&call.id) == id).map(|(k, _)| *k) {
             self.waiting.remove(&caller);
             return true;
         }
-        let read =
-            self.own.iter().find(|(_, o)| matches!(o, Own::Read { read, .. } if read.0.id == id)).map(|(n, _)| *n);
+        let read = self
+            .own
+            .iter()
+            .find(|(_, o)| matches!(o, Own::Read { read, .. } if id_key(&read.0.id) == id))
+            .map(|(n, _)| *n);
         let Some(n) = read else { return false };
         self.own.remove(&n);
         self.send_own(cancelled(n));
@@ -683,10 +687,11 @@ impl Proxy {
     fn remapped_cancel(&self, params: Option<&RawValue>) -> Option<String> {
         let mut params: serde_json::Map<String, Value> = serde_json::from_str(params?.get()).ok()?;
         let id = serde_json::to_string(params.get("requestId")?).ok()?;
-        if self.host_requests.get(&id).is_some_and(|r| !r.remapped) {
+        let id = id_key(&id);
+        if self.host_requests.get(id.as_ref()).is_some_and(|r| !r.remapped) {
             return None;
         }
-        let upstream = self.host_requests.iter().find(|(_, r)| r.remapped && r.id == id).map(|(u, _)| u)?;
+        let upstream = self.host_requests.iter().find(|(_, r)| r.remapped && id_key(&r.id) == id).map(|(u, _)| u)?;
         params.insert("requestId".to_owned(), serde_json::from_str(upstream).ok()?);
         let message = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params});
         Some(message.to_string())
@@ -739,7 +744,7 @@ impl Proxy {
         } else if method == "subscriptions/listen" && params.is_some_and(asks_tools_list_changed) {
             self.host_tool_streams.push(id.get().to_owned());
         }
-        let key = id.get().to_owned();
+        let key = id_key(id.get()).into_owned();
         self.guessed.retain(|g| *g != key);
         if self.host_requests.contains_key(&key) || own_number(&key).is_some_and(|n| self.own.contains_key(&n)) {
             // The id is in use upstream (one of the proxy's, or a host request still in flight):
@@ -956,7 +961,8 @@ impl Proxy {
     }
 
     fn upstream_answer(&mut self, id: &RawValue, msg: &Envelope<'_>, line: &[u8], now: Duration) -> Verdict {
-        let key = id.get();
+        let key = id_key(id.get());
+        let key = key.as_ref();
         if let Some(n) = own_number(key).filter(|_| !self.host_requests.contains_key(key)) {
             // One of the proxy's ids: its answer, or a stray (late, repeated, wrong) one, dropped.
             if let Some(own) = self.own.remove(&n) {
@@ -1438,6 +1444,31 @@ fn too_large_answer(id: &str, what: &str, max: usize) -> String {
 /// A JSON-RPC error answer line.
 fn error_line(id: &str, code: i64, message: &str) -> String {
     format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{}}}}}"#, json!(message))
+}
+
+/// The key of a JSON-RPC id: ids equal as JSON values have equal keys (`1e3`, `1000.0` and
+/// `1000`; `"\u0061"` and `"a"`), so an upstream that writes back the id it parsed, in its own
+/// notation, is still matched to the request. Plain integers and strings without escapes (what
+/// hosts send) are their own key.
+fn id_key(raw: &str) -> std::borrow::Cow<'_, str> {
+    use std::borrow::Cow;
+    let b = raw.as_bytes();
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    let plain_int =
+        !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) && (digits == b"0" || digits[0] != b'0');
+    let plain_str = b.len() >= 2 && b[0] == b'"' && b[b.len() - 1] == b'"' && !b[1..b.len() - 1].contains(&b'\\');
+    if (plain_int && raw != "-0") || plain_str {
+        return Cow::Borrowed(raw);
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Number(n)) => match n.as_f64() {
+            // Integral values within f64's exact range print as integers.
+            Some(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => Cow::Owned(format!("{}", f as i64)),
+            _ => Cow::Owned(n.to_string()),
+        },
+        Ok(v) => Cow::Owned(v.to_string()),
+        Err(_) => Cow::Borrowed(raw),
+    }
 }
 
 /// `notifications/cancelled` for own request `n`.

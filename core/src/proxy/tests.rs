@@ -898,3 +898,21 @@ fn a_message_over_the_bound_answers_the_request_it_belongs_to() {
     let up = to_upstream(&actions(&mut p));
     assert_eq!((&up[0]["id"], &up[0]["error"]["code"]), (&json!(77), &json!(TOO_LARGE_CODE)));
 }
+
+#[test]
+fn an_answer_naming_the_id_in_another_notation_is_the_requests() {
+    let (mut p, _) = ready(ProxyConfig::default());
+    for (asked, answered) in [("1e3", "1000.0"), (r#""\u0061""#, r#""a""#), ("7", "7.0")] {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":{asked},"method":"prompts/list"}}"#);
+        assert_eq!(p.handle_host(line.as_bytes(), t(1)), Verdict::Forward);
+        let back = format!(r#"{{"jsonrpc":"2.0","id":{answered},"result":{{"prompts":[]}}}}"#);
+        assert_eq!(p.handle_upstream(back.as_bytes(), t(2)), Verdict::Forward);
+        let out = actions(&mut p);
+        assert_eq!(tracks(&out).len(), 1, "{asked} answered as {answered} is the request's answer");
+    }
+    assert_eq!(id_key("1e3"), "1000");
+    assert_eq!(id_key("-0"), "0");
+    assert_eq!(id_key("12"), "12");
+    assert_eq!(id_key("1.5"), "1.5");
+    assert_eq!(id_key(r#""\u0061""#), r#""a""#);
+}
