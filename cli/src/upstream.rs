@@ -7,8 +7,10 @@
 //! into spaces, since a line is the stdio framing. Once the handshake is done the standalone GET
 //! stream carries what the server sends unprompted (a server answering it 405 offers none; it is
 //! not reopened when it ends). The first message (the handshake) is answered before the next goes
-//! out, so that every later one carries the session the server named; after that, POSTs go out
-//! concurrently, as an HTTP client's do.
+//! out, so that every later one carries the session the server named; after that, a notification
+//! (`notifications/initialized`, a cancellation) is accepted before the next message goes, and
+//! requests go out concurrently, as an HTTP client's do (a long one holds nothing back). A
+//! request whose SSE stream ends before its answer is answered with a JSON-RPC error.
 //!
 //! A 2026-07-28 request (its `params._meta` names the protocol version) carries the routing
 //! headers that revision's HTTP transport asks for: `MCP-Protocol-Version` (the envelope's),
@@ -24,6 +26,7 @@
 //! cannot be reached (exit 3 before it ever answered, 1 after) or answers 404 for the session
 //! (exit 1). The proxy's end DELETEs the session.
 
+use mcplens::proxy::id_key;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -141,6 +144,16 @@ impl HttpUpstream {
             }
             while let Some(line) = out_rx.recv().await {
                 let link = dispatcher.clone();
+                if ends(&line).id.is_none() {
+                    // A notification (`notifications/initialized`, a cancellation) is accepted
+                    // before the next message goes: the server sees them in the host's order.
+                    if let Some(response) = link.post(&line).await {
+                        tokio::spawn(link.answer(line, response));
+                    }
+                    continue;
+                }
+                // A request goes at once and is answered whenever the server answers (a long
+                // one must not hold back the next, nor a cancellation of it).
                 tokio::spawn(async move {
                     if let Some(response) = link.post(&line).await {
                         link.answer(line, response).await;
@@ -241,7 +254,14 @@ impl Link {
             return;
         }
         if is(&response, EVENT_STREAM_MIME_TYPE) {
-            self.relay_events(response).await;
+            // The request's own stream: when it ends before the answer, the host still gets one.
+            let asked = request_id(&line);
+            let answered = self.relay_events(response, asked.as_deref()).await;
+            if let (Some(_), false) = (&asked, answered) {
+                if let Some(error) = error_answer(&line, "the server's event stream ended before it answered") {
+                    let _ = self.lines.send(error);
+                }
+            }
         } else if is(&response, JSON_MIME_TYPE) {
             match http_body_util::Limited::new(response.into_body(), self.max_message).collect().await {
                 Ok(body) => {
@@ -261,18 +281,25 @@ impl Link {
         headers.insert(ACCEPT, HeaderValue::from_static(EVENT_STREAM_MIME_TYPE));
         if let Ok(response) = self.client.send(Method::GET, &self.url, headers, Bytes::new()).await {
             if response.status().is_success() && is(&response, EVENT_STREAM_MIME_TYPE) {
-                self.relay_events(response).await;
+                self.relay_events(response, None).await;
             }
         }
     }
 
-    async fn relay_events(&self, response: http::Response<Incoming>) {
+    /// Relays the stream's messages; true when one of them answered `asked` (a request id, JSON
+    /// text).
+    async fn relay_events(&self, response: http::Response<Incoming>, asked: Option<&str>) -> bool {
+        let mut answered = false;
         let mut events = crate::http::bounded_sse_stream(crate::http::body_stream(response), self.max_message);
         while let Some(event) = events.next().await {
             match event {
                 Ok(event) => {
                     let message = event.event.as_deref().is_none_or(|e| e == "message");
                     if let Some(data) = event.data.filter(|d| message && !d.is_empty()) {
+                        if let Some(asked) = asked.filter(|_| !answered) {
+                            let cut = ends(data.as_bytes());
+                            answered = !cut.method && cut.id.is_some_and(|id| id_key(&id) == id_key(asked));
+                        }
                         let _ = self.lines.send(one_line(data.into_bytes()));
                     }
                 }
@@ -282,6 +309,7 @@ impl Link {
                 }
             }
         }
+        answered
     }
 }
 
@@ -359,6 +387,11 @@ fn one_line(mut bytes: Vec<u8>) -> Vec<u8> {
 /// The JSON-RPC error answering `line` (a request) that the server answered with HTTP `status`;
 /// `None` for a notification or a response.
 fn http_error_answer(line: &[u8], status: StatusCode) -> Option<Vec<u8>> {
+    error_answer(line, &format!("the server answered HTTP {}", status.as_u16()))
+}
+
+/// A JSON-RPC error (`-32603`, `message`) answering `line` when it is a request; `None` otherwise.
+fn error_answer(line: &[u8], message: &str) -> Option<Vec<u8>> {
     #[derive(serde::Deserialize)]
     struct Probe {
         id: Option<serde_json::Value>,
@@ -367,12 +400,20 @@ fn http_error_answer(line: &[u8], status: StatusCode) -> Option<Vec<u8>> {
     let probe: Probe = serde_json::from_slice(line).ok()?;
     let id = probe.id.filter(|id| id.is_string() || id.is_number())?;
     probe.method?;
-    let error = serde_json::json!({
-        "jsonrpc": "2.0",
-        "id": id,
-        "error": { "code": -32603, "message": format!("the server answered HTTP {}", status.as_u16()) },
-    });
+    let error = serde_json::json!({ "jsonrpc": "2.0", "id": id, "error": { "code": -32603, "message": message } });
     Some(error.to_string().into_bytes())
+}
+
+/// The id (JSON text) of `line` when it is a request.
+fn request_id(line: &[u8]) -> Option<String> {
+    let cut = ends(line);
+    cut.id.filter(|_| cut.method)
+}
+
+/// What a message's first and last bytes tell of it (`mcplens::proxy::cut`).
+fn ends(message: &[u8]) -> mcplens::proxy::cut::Cut {
+    use mcplens::proxy::cut::{read, KEPT};
+    read(&message[..message.len().min(KEPT)], &message[message.len().saturating_sub(KEPT)..])
 }
 
 fn error_kind(e: &crate::http::HttpError) -> String {

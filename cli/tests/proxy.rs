@@ -651,3 +651,87 @@ fn a_python_sdk_client_as_the_host() {
     assert_eq!(events[3]["resourceName"], "docs://guide");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--url`: a POST whose SSE stream ends before the answer (the server's process died, a proxy
+/// cut it) still gets the host an answer: a JSON-RPC error saying so. Before, the request hung.
+#[test]
+fn a_post_stream_that_ends_unanswered_still_answers_the_host() {
+    use std::io::Read;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    // The server takes its time to accept notifications/initialized; the next message must not
+    // arrive before (messages leave in the host's order).
+    let initialized = Arc::new(AtomicBool::new(false));
+    let in_order = Arc::new(AtomicBool::new(false));
+    let (init_seen, order_seen) = (initialized.clone(), in_order.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let (initialized, in_order) = (init_seen.clone(), order_seen.clone());
+            std::thread::spawn(move || {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if stream.read(&mut byte).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
+                let length = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+                    .unwrap_or(0usize);
+                let mut body = vec![0u8; length];
+                stream.read_exact(&mut body).unwrap();
+                let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let reply = match (head.split(' ').next(), message["method"].as_str(), message.get("id")) {
+                    (Some("post"), Some("initialize"), Some(id)) => {
+                        let result = json!({"jsonrpc": "2.0", "id": id, "result": {"protocolVersion": "2025-06-18",
+                            "capabilities": {"tools": {}}, "serverInfo": {"name": "dropper", "version": "1"}}})
+                        .to_string();
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\n\
+                             Content-Length: {}\r\nConnection: close\r\n\r\n{result}",
+                            result.len()
+                        )
+                    }
+                    // The tool call's stream opens, says something else, then ends unanswered.
+                    (Some("post"), Some(_), Some(_)) => {
+                        in_order.store(initialized.load(Ordering::SeqCst), Ordering::SeqCst);
+                        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                         Connection: close\r\n\r\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\
+                         \"params\":{\"level\":\"info\",\"data\":\"working\"}}\n\n"
+                            .to_owned()
+                    }
+                    (Some("post"), method, _) => {
+                        if method == Some("notifications/initialized") {
+                            std::thread::sleep(std::time::Duration::from_millis(300));
+                            let _ = stream
+                                .write_all(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                            initialized.store(true, Ordering::SeqCst);
+                            return;
+                        }
+                        "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned()
+                    }
+                    _ => "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
+                };
+                let _ = stream.write_all(reply.as_bytes());
+            });
+        }
+    });
+    let dir = temp_dir("sse-drop");
+    let mut host = Peer::spawn(mcplens_bin(), &["proxy", "--no-tracking", "--no-tools", "--url", &url], &dir);
+    host.handshake();
+    let answer = host.request(2, "tools/call", Some(json!({"name": "slow", "arguments": {}})));
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    assert_eq!(answer["error"]["message"], "the server's event stream ended before it answered");
+    assert!(host.others.iter().any(|l| l.contains("working")), "what the stream said was relayed: {:?}", host.others);
+    assert!(
+        in_order.load(Ordering::SeqCst),
+        "the request reached the server before notifications/initialized was accepted"
+    );
+    assert_eq!(host.close(), 0);
+}

@@ -1450,7 +1450,7 @@ fn error_line(id: &str, code: i64, message: &str) -> String {
 /// `1000`; `"\u0061"` and `"a"`), so an upstream that writes back the id it parsed, in its own
 /// notation, is still matched to the request. Plain integers and strings without escapes (what
 /// hosts send) are their own key.
-fn id_key(raw: &str) -> std::borrow::Cow<'_, str> {
+pub fn id_key(raw: &str) -> std::borrow::Cow<'_, str> {
     use std::borrow::Cow;
     let b = raw.as_bytes();
     let digits = b.strip_prefix(b"-").unwrap_or(b);
