@@ -745,10 +745,13 @@ impl Proxy {
             self.host_tool_streams.push(id.get().to_owned());
         }
         let key = id_key(id.get()).into_owned();
-        self.guessed.retain(|g| *g != key);
-        if self.host_requests.contains_key(&key) || own_number(&key).is_some_and(|n| self.own.contains_key(&n)) {
-            // The id is in use upstream (one of the proxy's, or a host request still in flight):
-            // relayed under a fresh one, the answer mapped back.
+        if self.host_requests.contains_key(&key)
+            || self.guessed.contains(&key)
+            || own_number(&key).is_some_and(|n| self.own.contains_key(&n))
+        {
+            // The id is in use upstream (one of the proxy's, a host request still in flight, or
+            // one answered on a guess whose real answer may still come): relayed under a fresh
+            // one, the answer mapped back.
             let upstream_id = own_id(self.next_own_id());
             if let Some(text) = rewrite_id(line, &upstream_id) {
                 request.remapped = true;
