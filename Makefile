@@ -25,6 +25,7 @@ RUST_SOURCES := $(shell find core/src cli/src -name '*.rs') core/Cargo.toml cli/
 -include tests/platforms/rules.mk
 -include tests/agents-node/rules.mk
 -include tests/lifecycle/rules.mk
+-include tests/hosts/rules.mk
 
 .PHONY: help build test test-rust lint lint-rust lint-glue fmt bench bench-start bench-core-page bench-rust demo demo-build test-demo test-readme clean
 

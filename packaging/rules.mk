@@ -84,8 +84,8 @@ TEST_EXTRA += test-dist
 lint-packaging: $(PY_OUT)/venv-mcp2/.lint-requirements
 	python3 packaging/version.py check
 	python3 packaging/features.py $(HOST_TARGET) $(CROSS_TARGETS)
-	$(PY_OUT)/venv-mcp2/bin/ruff check --config $(PY_DIR)/pyproject.toml packaging cli/tests/servers tests/platforms tests/lifecycle
-	$(PY_OUT)/venv-mcp2/bin/ruff format --check --config $(PY_DIR)/pyproject.toml packaging cli/tests/servers tests/platforms tests/lifecycle
+	$(PY_OUT)/venv-mcp2/bin/ruff check --config $(PY_DIR)/pyproject.toml packaging cli/tests/servers tests/platforms tests/lifecycle tests/hosts
+	$(PY_OUT)/venv-mcp2/bin/ruff format --check --config $(PY_DIR)/pyproject.toml packaging cli/tests/servers tests/platforms tests/lifecycle tests/hosts
 
 LINT_EXTRA += lint-packaging
 
