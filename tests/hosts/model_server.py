@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import sys
 import threading
@@ -21,6 +22,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 LOG = sys.argv[1] if len(sys.argv) > 1 else "/dev/null"
+READ_URI = os.environ.get("MODEL_READ_URI", "")
 lock = threading.Lock()
 ids = itertools.count(1)
 TEMPLATES, READ = "ListMcpResourceTemplatesTool", "ReadMcpResourceTool"
@@ -28,11 +30,18 @@ TEMPLATES, READ = "ListMcpResourceTemplatesTool", "ReadMcpResourceTool"
 
 def turn(offered: list[str], results: list[tuple[str, str]]) -> tuple[str, str, dict[str, Any]]:
     """The next move: `("call", tool, args)` or `("text", text, {})`, from the tools offered and the
-    results (tool name, output text) so far."""
-    templates = next((n for n in offered if n.endswith("mcplens_" + TEMPLATES)), None)
-    read = next((n for n in offered if n.endswith("mcplens_" + READ)), None)
+    results (tool name, output text) so far. With `MODEL_READ_URI` set, the model reads that URI
+    first (one it knows), and then says how many characters of the read reached it."""
+    # The proxy's tools come after the server's: when the server has one of the same name, the
+    # proxy's is the last, renamed `…_2`.
+    templates = next((n for n in reversed(offered) if re.search(f"mcplens_{TEMPLATES}(_\\d+)?$", n)), None)
+    read = next((n for n in reversed(offered) if re.search(f"mcplens_{READ}(_\\d+)?$", n)), None)
     if templates is None or read is None:
         return ("text", "The resource tools were not offered: " + ", ".join(offered), {})
+    if READ_URI:
+        if not results:
+            return ("call", read, {"uri": READ_URI})
+        return ("text", f"The read reached me with {len(results[-1][1])} characters.", {})
     if not results:
         return ("call", templates, {})
     name, output = results[-1]
@@ -170,6 +179,21 @@ def responses(body: dict[str, Any]) -> Iterator[str]:
     yield json.dumps({"type": "response.completed", "response": done})
 
 
+def results_of(path: str, body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The tool results (name, text as passed back) in a request of any of the three protocols."""
+    if ":streamGenerateContent" in path:
+        return [
+            (p["functionResponse"]["name"], as_text(p["functionResponse"].get("response")))
+            for c in body.get("contents", [])
+            for p in c.get("parts", [])
+            if "functionResponse" in p
+        ]
+    if path.endswith("/chat/completions"):
+        return [("", as_text(m.get("content"))) for m in body.get("messages", []) if m.get("role") == "tool"]
+    items = [i for i in body.get("input") or [] if isinstance(i, dict)]
+    return [("", as_text(i.get("output"))) for i in items if i.get("type") == "function_call_output"]
+
+
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -211,6 +235,7 @@ class Handler(BaseHTTPRequestHandler):
         self.do_POST()
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-print(server.server_address[1], flush=True)
-server.serve_forever()
+if __name__ == "__main__":
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    print(server.server_address[1], flush=True)
+    server.serve_forever()

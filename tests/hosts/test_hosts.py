@@ -24,7 +24,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lifecycle"))
-from test_lifecycle import BOUND, COMMANDS, EVERYTHING, marked
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import model_server
+from test_lifecycle import BOUND, COMMANDS, EVERYTHING, SERVER, marked
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
@@ -41,18 +43,28 @@ def command(request: pytest.FixtureRequest) -> list[str]:
     return cmd
 
 
+def serve_model(log: Path, read_uri: str = "") -> tuple[subprocess.Popen[str], int]:
+    log.touch()
+    script = [sys.executable, str(HERE / "model_server.py"), str(log)]
+    env = {**os.environ, "MODEL_READ_URI": read_uri}
+    proc = subprocess.Popen(script, stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    return proc, int(proc.stdout.readline())
+
+
+def stop_model(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(BOUND)
+    assert proc.stdout is not None
+    proc.stdout.close()
+
+
 @pytest.fixture
 def model(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     log = tmp_path / "model.jsonl"
-    log.touch()
-    script = [sys.executable, str(HERE / "model_server.py"), str(log)]
-    proc = subprocess.Popen(script, stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    port = int(proc.stdout.readline())
+    proc, port = serve_model(log)
     yield port, log
-    proc.terminate()
-    proc.wait(BOUND)
-    proc.stdout.close()
+    stop_model(proc)
 
 
 def gemini(home: Path, port: int, proxy: list[str], mark: str) -> tuple[list[str], dict[str, str]]:
@@ -239,3 +251,49 @@ def test_a_real_host_reads_a_template_through_the_proxy_and_leaves_nothing(
     assert types.count("mcp:tools/call") >= results_seen(log), types
     if end == "normal":
         assert types.count("mcp:tools/call") == 2, types
+
+
+@pytest.mark.parametrize("host", list(HOSTS))
+def test_what_a_host_passes_on_of_a_long_read_begins_with_the_note_and_the_document(host: str, tmp_path: Path) -> None:
+    """A model reads a 120,000-character resource through the proxy (its default 10,000-character
+    cap): what the host passes back to the model holds the whole header line — the truncation note
+    first — and the document's first lines, in lines. The figures (characters of the read's output
+    that reached the model) are printed for docs/proxy.md."""
+    assert (BIN / host).exists(), "`make test-hosts` installs the hosts (npm ci in tests/hosts)"
+    log = tmp_path / "model.jsonl"
+    proc, port = serve_model(log, read_uri="book://long")
+    try:
+        server = [sys.executable, str(SERVER)]
+        proxy = [*COMMANDS["rust"], "proxy", "--server", "everything", "--no-tracking", "--", *server]
+        args, extra = HOSTS[host](tmp_path / "home", port, proxy, uuid.uuid4().hex)
+        work = tmp_path / "work"
+        work.mkdir()
+        env = {**os.environ, "HOME": str(tmp_path / "home"), "NO_COLOR": "1", **extra}
+        done = subprocess.run(
+            args,
+            cwd=work,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=BOUND * 3,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+    finally:
+        stop_model(proc)
+    last = [json.loads(line) for line in log.read_text().splitlines()][-1]
+    results = model_server.results_of(last["path"], last["body"])
+    assert results, "the read's result reached the model"
+    passed = results[-1][1]
+    start = passed.index('{"truncated":{"textChars":')
+    header = passed[start:].split("\n", 1)[0]
+    assert json.loads(header)["truncated"]["maxOutputChars"] == 10_000, header
+    body = passed[start + len(header) :]
+    assert body.startswith("\n--- content 1 text ("), body[:200]
+    assert "\nline 0000: the quick brown fox" in body, body[:300]
+    assert "\nline 0001:" in body, "the text keeps its lines"
+    shown = json.loads(header)["truncated"]["shownChars"]
+    text = body.split(" ---\n", 1)[1]
+    assert len(text) >= shown, f"all the text the proxy showed reached the model: {len(text)} of {shown}"
+    print(f"\n{host}: {len(passed) - start} characters of the read's output reached the model ({shown} of text)")

@@ -48,6 +48,12 @@ def first() -> str:
     return "line one\nline two\n"
 
 
+@server.resource("book://long", name="book", mime_type="text/plain")
+def book() -> str:
+    """3,000 numbered lines (about 120,000 characters): longer than any host passes on whole."""
+    return "".join(f"line {n:04}: the quick brown fox jumps over the lazy dog\n" for n in range(3000))
+
+
 @server.resource("big://blob", name="big", mime_type="text/plain")
 def big() -> str:
     return "x" * 2_000_000
