@@ -124,6 +124,11 @@ def example_plan(server: str) -> list[Step]:
     return [call(LIST_TEMPLATES, server=server), read_from_listing("note", id="42"), answer]
 
 
+def read_first_plan(server: str) -> list[Step]:
+    """A URI the model knows (from the user, an earlier turn): read first, before any listing."""
+    return [call(READ, server=server, uri="note://42"), answer]
+
+
 def hostile_plan(server: str) -> list[Step]:
     """List the hostile server's templates, read its evil resource and its 1 MiB one, answer."""
     return [

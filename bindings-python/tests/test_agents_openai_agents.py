@@ -19,6 +19,7 @@ import mcplens
 from agents_support import (
     DOCS_COMMAND,
     NOTE_TEXT,
+    READ,
     RESOURCE_TOOLS,
     Script,
     call,
@@ -28,6 +29,7 @@ from agents_support import (
     example,
     example_plan,
     hostile_plan,
+    read_first_plan,
     read_plan,
     refusal,
 )
@@ -121,3 +123,11 @@ async def test_readme_example() -> None:
     answer = await example("openai_agents_agent").ask("What does note 42 say?", ScriptedModel(script), DOCS_COMMAND)
     assert NOTE_TEXT in answer
     assert script.offered[0] == sorted(RESOURCE_TOOLS)
+
+
+async def test_a_uri_the_model_knows_reads_on_its_first_call() -> None:
+    """The read is the model's first call: the catalog is made current before it authorizes."""
+    script = Script(read_first_plan("docs"))
+    answer = await example("openai_agents_agent").ask("What does note 42 say?", ScriptedModel(script), DOCS_COMMAND)
+    assert [c.tool for c in script.calls] == [READ]
+    assert NOTE_TEXT in answer

@@ -80,6 +80,20 @@ async function run(resources, moves, keep) {
 
 for (const [sdk, connect] of Object.entries(SDKS)) {
   describe(`mcplens/ai over a TS SDK ${sdk} client`, () => {
+    test('a URI the model knows reads on its first call, before any listing (server-everything)', async () => {
+      const client = await connect([EVERYTHING_SERVER, 'stdio']);
+      try {
+        const resources = await resourceTools({ clients: { everything: client } });
+        const { result } = await run(resources, [
+          () => ({ tool: 'ReadMcpResourceTool', input: { server: 'everything', uri: 'demo://resource/dynamic/text/7' } }),
+          (r) => ({ text: `It says: ${readOutput(text(r)).contents[0].text}` }),
+        ]);
+        assert.match(result.text, /^It says: Resource 7: This is a plaintext resource created at /);
+      } finally {
+        await client.close();
+      }
+    });
+
     test('the model lists templates, fills one in from the listing, reads it, and its answer holds the text (server-everything)', async () => {
       const client = await connect([EVERYTHING_SERVER, 'stdio']);
       try {

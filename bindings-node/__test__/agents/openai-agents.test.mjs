@@ -77,6 +77,20 @@ async function readsEverything(tools) {
 
 for (const [sdk, connect] of Object.entries(SDKS)) {
   describe(`mcplens/openai-agents over a TS SDK ${sdk} client`, () => {
+    test('a URI the model knows reads on its first call, before any listing (server-everything)', async () => {
+      const client = await connect([EVERYTHING_SERVER, 'stdio']);
+      try {
+        const { tools } = await resourceTools({ clients: { everything: client } });
+        const { result } = await runAgent(tools, [
+          () => ({ tool: 'ReadMcpResourceTool', input: { server: 'everything', uri: 'demo://resource/dynamic/text/7' } }),
+          (out) => ({ text: `It says: ${readOutput(out).contents[0].text}` }),
+        ]);
+        assert.match(result.finalOutput, /^It says: Resource 7: This is a plaintext resource created at /);
+      } finally {
+        await client.close();
+      }
+    });
+
     test('the model lists templates, fills one in from the listing, reads it, and the final output holds the text (server-everything)', async () => {
       const client = await connect([EVERYTHING_SERVER, 'stdio']);
       try {
