@@ -224,7 +224,7 @@ impl Upstream {
             Upstream::Stdio { stdin, .. } => {
                 let _ = write_line(stdin, line).await;
             }
-            Upstream::Http(http) => http.send(line),
+            Upstream::Http(http) => http.send(line).await,
         }
     }
 

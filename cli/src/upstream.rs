@@ -56,7 +56,11 @@ const RESERVED: [&str; 6] =
     ["content-type", "accept", HEADER_SESSION_ID, HEADER_MCP_PROTOCOL_VERSION, HEADER_MCP_METHOD, HEADER_MCP_NAME];
 
 /// The server's messages, one line each.
-pub type Lines = mpsc::UnboundedReceiver<Vec<u8>>;
+pub type Lines = mpsc::Receiver<Vec<u8>>;
+
+/// Lines waiting each way: past them the sender waits (a host or server that outpaces the other
+/// side is slowed down, not buffered without bound).
+const WAITING: usize = 64;
 
 /// Why the upstream ended: the exit code and what to print.
 pub struct Ended {
@@ -79,7 +83,7 @@ struct Link {
     url: Arc<str>,
     headers: Arc<HeaderMap>,
     session: Arc<Mutex<Session>>,
-    lines: mpsc::UnboundedSender<Vec<u8>>,
+    lines: mpsc::Sender<Vec<u8>>,
     ended: mpsc::UnboundedSender<Ended>,
     max_message: usize,
 }
@@ -88,7 +92,7 @@ struct Link {
 /// by [`HttpUpstream::connect`].
 pub struct HttpUpstream {
     link: Link,
-    out: mpsc::UnboundedSender<Vec<u8>>,
+    out: mpsc::Sender<Vec<u8>>,
     listening: bool,
 }
 
@@ -122,7 +126,7 @@ impl HttpUpstream {
         }
         let extra = if parsed.scheme() == "https" { crate::tls::ssl_cert_file() } else { None };
         let tls = crate::tls::client_config(extra.as_deref()).map_err(|e| Stop::usage(e.to_string()))?;
-        let (lines, lines_rx) = mpsc::unbounded_channel();
+        let (lines, lines_rx) = mpsc::channel(WAITING);
         let (ended, ended_rx) = mpsc::unbounded_channel();
         let link = Link {
             client: KeepAlive::new(tls),
@@ -133,7 +137,7 @@ impl HttpUpstream {
             ended,
             max_message,
         };
-        let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (out, mut out_rx) = mpsc::channel::<Vec<u8>>(WAITING);
         let dispatcher = link.clone();
         tokio::spawn(async move {
             // The first message is answered (its headers name the session) before the next goes.
@@ -165,8 +169,8 @@ impl HttpUpstream {
     }
 
     /// Sends one line to the server.
-    pub fn send(&self, line: &[u8]) {
-        let _ = self.out.send(line.to_vec());
+    pub async fn send(&self, line: &[u8]) {
+        let _ = self.out.send(line.to_vec()).await;
     }
 
     /// The handshake is done: later requests carry `protocol`, and the GET stream opens.
@@ -246,7 +250,7 @@ impl Link {
         }
         if !status.is_success() {
             if let Some(error) = http_error_answer(&line, status) {
-                let _ = self.lines.send(error);
+                let _ = self.lines.send(error).await;
             }
             return;
         }
@@ -259,13 +263,13 @@ impl Link {
             let answered = self.relay_events(response, asked.as_deref()).await;
             if let (Some(_), false) = (&asked, answered) {
                 if let Some(error) = error_answer(&line, "the server's event stream ended before it answered") {
-                    let _ = self.lines.send(error);
+                    let _ = self.lines.send(error).await;
                 }
             }
         } else if is(&response, JSON_MIME_TYPE) {
             match http_body_util::Limited::new(response.into_body(), self.max_message).collect().await {
                 Ok(body) => {
-                    let _ = self.lines.send(one_line(body.to_bytes().to_vec()));
+                    let _ = self.lines.send(one_line(body.to_bytes().to_vec())).await;
                 }
                 Err(_) => {
                     let max = self.max_message;
@@ -300,7 +304,7 @@ impl Link {
                             let cut = ends(data.as_bytes());
                             answered = !cut.method && cut.id.is_some_and(|id| id_key(&id) == id_key(asked));
                         }
-                        let _ = self.lines.send(one_line(data.into_bytes()));
+                        let _ = self.lines.send(one_line(data.into_bytes())).await;
                     }
                 }
                 Err(e) => {

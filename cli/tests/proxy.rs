@@ -709,9 +709,11 @@ fn a_post_stream_that_ends_unanswered_still_answers_the_host() {
                     (Some("post"), method, _) => {
                         if method == Some("notifications/initialized") {
                             std::thread::sleep(std::time::Duration::from_millis(300));
+                            // Accepted from here on: set before the answer goes, or the next POST
+                            // (sent once the answer came) could be read before the flag is.
+                            initialized.store(true, Ordering::SeqCst);
                             let _ = stream
                                 .write_all(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-                            initialized.store(true, Ordering::SeqCst);
                             return;
                         }
                         "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned()
