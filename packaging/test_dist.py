@@ -159,7 +159,7 @@ def main() -> None:
         assert out[-1] == "8 templates in 3 pages", out
 
     def py_agent_templates() -> None:
-        out = run(env, work, py, "agent_templates.py", py, FAST_SERVER).stdout.splitlines()
+        out = run(env, work, py, "agent_templates.py", "--fill", "path=notes.txt", py, FAST_SERVER).stdout.splitlines()
         assert out[1:] == ["file:///notes.txt -> files {'path': 'notes.txt'}", "notes.txt"], out
 
     def py_fastmcp_quickstart() -> None:
