@@ -291,10 +291,12 @@ def test_a_server_waiting_on_the_host_ends_with_the_host(command: list[str], how
     host.assert_nothing_left()
 
 
-def test_a_node_host_spawns_and_ends_the_proxy(command: list[str], tmp_path: Path) -> None:
+@pytest.mark.parametrize("end", ["close", "sigterm", "sigint"])
+def test_a_node_host_spawns_and_ends_the_proxy(command: list[str], end: str, tmp_path: Path) -> None:
     """The TypeScript SDK's StdioClientTransport as the host: it pipes the proxy's stderr, and ends
-    it by closing stdin (SIGTERM only after 2 s): the proxy and its server are gone at once, every
-    event is on disk, the server's log lines reached the host's stderr pipe."""
+    it by closing stdin (SIGTERM only after 2 s), or by SIGTERM or SIGINT first: the proxy and its
+    server are gone at once, every event is on disk, the server's log lines reached the host's
+    stderr pipe."""
     mark = uuid.uuid4().hex
     events = tmp_path / "events.jsonl"
     host = [
@@ -313,7 +315,7 @@ def test_a_node_host_spawns_and_ends_the_proxy(command: list[str], tmp_path: Pat
         capture_output=True,
         text=True,
         timeout=BOUND * 3,
-        env={**os.environ, "MCPLENS_LIFECYCLE_MARK": mark},
+        env={**os.environ, "MCPLENS_LIFECYCLE_MARK": mark, "NODE_HOST_END": end},
         cwd=tmp_path,
         check=False,
     )
@@ -323,7 +325,7 @@ def test_a_node_host_spawns_and_ends_the_proxy(command: list[str], tmp_path: Pat
     assert "mcplens_ReadMcpResourceTool_2" in out["tools"], out["tools"]
     assert out["echo"] == "hi"
     assert "line one" in out["read"], out["read"]
-    assert out["closeMs"] < 1000, f"ended by stdin's close, not the SDK's SIGTERM 2 s later: {out['closeMs']} ms"
+    assert out["closeMs"] < 1000, f"ended at once, not by the SDK's SIGTERM 2 s later: {out['closeMs']} ms"
     assert "lifecycle-server: starting" in out["stderr"]
     assert "lifecycle-server: echo 2 chars" in out["stderr"]
     deadline = time.monotonic() + BOUND
