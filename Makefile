@@ -35,7 +35,19 @@ help: ## List the targets
 build: $(BUILD_EXTRA) ## Build the workspace (debug)
 	$(CARGO) build --workspace --all-features
 
-test: lint test-readme test-rust $(TEST_EXTRA) test-demo ## Lint, then every test in every language, then the demo
+# The suites run one after another, each timed (with what it builds first); the table of where the
+# time went is printed at the end, and at a failure (tests/test_times.py, .build/test-times.tsv).
+TEST_SUITES = lint test-readme test-rust $(TEST_EXTRA) test-demo
+TEST_TIMES := $(PY_OUT)/test-times.tsv
+
+test: ## Lint, then every test in every language, then the demo; then where the time went
+	@mkdir -p $(PY_OUT) && : > $(TEST_TIMES)
+	@for t in $(TEST_SUITES); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$t || { python3 tests/test_times.py $(TEST_TIMES) $$t; exit 1; }; \
+		printf '%s\t%s\n' $$t $$(( $$(date +%s) - start )) >> $(TEST_TIMES); \
+	done
+	@python3 tests/test_times.py $(TEST_TIMES)
 	@echo "make test: all suites passed"
 
 test-readme: ## Every README code block is executed by a test
