@@ -59,9 +59,10 @@ test-rust: $(PY_OUT)/venv-mcp2/.requirements $(PY_OUT)/venv-fastmcp4/.requiremen
 
 lint: lint-rust lint-glue $(LINT_EXTRA) ## Format check and clippy (and each package's linters), the glue budget
 
-lint-glue: ## Each binding's glue in code lines against a fifth of the core's (tests/glue_budget.py); no cycle between the core's modules (tests/module_cycles.py)
+lint-glue: ## Each binding's glue in code lines against a fifth of the core's (tests/glue_budget.py); no cycle between the core's modules, nor the CLI's (tests/module_cycles.py)
 	python3 tests/glue_budget.py
 	python3 tests/module_cycles.py
+	python3 tests/module_cycles.py cli/src --cycles-only
 
 lint-rust:
 	$(CARGO) fmt --all -- --check

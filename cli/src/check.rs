@@ -7,7 +7,7 @@ use std::time::Duration;
 use mcplens::discovery::{Diagnostics, Limits, ListKind, Support};
 use serde::Serialize;
 
-use crate::Traversal;
+use crate::outcome::Traversal;
 
 /// A bound used above this share (in percent) is reported as "near".
 const NEAR_PERCENT: u128 = 80;

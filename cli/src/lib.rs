@@ -23,6 +23,7 @@ mod check;
 mod connect;
 mod events;
 mod http;
+mod outcome;
 mod progress;
 mod proxy;
 mod relay;
@@ -33,20 +34,8 @@ mod tls;
 mod upstream;
 
 use connect::{ConnectError, Connection, Endpoint, Protocol, RequestCounter};
+use outcome::{exit, Stop, Traversal};
 use progress::Progress;
-
-/// Exit codes (also in `mcplens --help` and cli/README.md).
-mod exit {
-    /// Success; `check` found nothing clients would drop or refuse.
-    pub const OK: u8 = 0;
-    /// A traversal failed, the listing tool failed, or `check` found problems.
-    pub const FAILED: u8 = 1;
-    /// Usage error: bad flags or arguments.
-    pub const USAGE: u8 = 2;
-    /// Could not connect: the server did not start, could not be reached, or did not complete
-    /// the handshake (`server/discover` or `initialize`) in time.
-    pub const CONNECT: u8 = 3;
-}
 
 const EXIT_CODES: &str = "\
 Exit codes:
@@ -457,41 +446,6 @@ enum ProgressMode {
     Never,
 }
 
-/// Why a command stopped: printed as `error: <code>: <message>` with its exit code.
-struct Stop {
-    code: &'static str,
-    message: String,
-    exit: u8,
-}
-
-impl Stop {
-    fn usage(message: impl Into<String>) -> Stop {
-        Stop { code: "invalid_argument", message: message.into(), exit: exit::USAGE }
-    }
-}
-
-impl From<ConnectError> for Stop {
-    fn from(e: ConnectError) -> Stop {
-        let mut message = e.message;
-        if !e.stderr_tail.is_empty() {
-            message.push_str("; the server's last stderr lines (sanitized):");
-            for line in &e.stderr_tail {
-                message.push_str("\n  | ");
-                message.push_str(line);
-            }
-        }
-        let exit = if e.code == "invalid_argument" { exit::USAGE } else { exit::CONNECT };
-        Stop { code: e.code.as_str(), message, exit }
-    }
-}
-
-impl From<DiscoveryError> for Stop {
-    fn from(e: DiscoveryError) -> Stop {
-        let exit = if e.code() == "invalid_argument" { exit::USAGE } else { exit::FAILED };
-        Stop { code: e.code().as_str(), message: e.to_string(), exit }
-    }
-}
-
 /// A resolved [`Target`].
 struct Plan {
     endpoint: Endpoint,
@@ -611,15 +565,6 @@ impl Plan {
         progress.finish().await;
         Traversal { kind, result, requests: counter.sent(kind.method()) - before, elapsed }
     }
-}
-
-/// One traversal's outcome.
-pub struct Traversal {
-    pub kind: ListKind,
-    pub result: Result<Listing, DiscoveryError>,
-    /// List requests sent (also known after a failure).
-    pub requests: u32,
-    pub elapsed: Duration,
 }
 
 /// Runs the `mcplens` command line with `args` (the first is the program name, as in

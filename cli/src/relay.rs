@@ -30,8 +30,8 @@ use mcplens::tracking::{
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 
+use crate::outcome::{exit, Stop};
 use crate::upstream::{Ended, HttpUpstream};
-use crate::{exit, Stop};
 
 /// How long the server may take to exit after its stdin closed before its process group gets
 /// SIGTERM.

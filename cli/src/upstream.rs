@@ -42,7 +42,7 @@ use rmcp::transport::common::http_header::{
 use tokio::sync::mpsc;
 
 use crate::http::KeepAlive;
-use crate::{exit, Stop};
+use crate::outcome::{exit, Stop};
 
 /// How long the session's DELETE may take when the proxy ends.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
