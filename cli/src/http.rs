@@ -50,7 +50,7 @@ use rmcp::transport::streamable_http_client::{
 };
 use sse_stream::Sse;
 
-use crate::proxy::Route;
+use crate::route::Route;
 
 /// How long a response stream may stay open after it delivered the response before the
 /// response is handed on anyway (the connection is then not reused).
@@ -130,7 +130,7 @@ pub struct KeepAlive {
 
 impl KeepAlive {
     /// A client for http:// and https:// URLs; `tls` is whom https:// trusts. Proxies come from
-    /// the environment ([`crate::proxy`]).
+    /// the environment ([`crate::route`]).
     pub fn new(tls: rustls::ClientConfig) -> KeepAlive {
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false);
