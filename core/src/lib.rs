@@ -23,11 +23,13 @@ pub mod backoff;
 pub mod catalog;
 pub mod discovery;
 pub mod error;
+pub(crate) mod millis;
 pub mod proxy;
 pub mod sanitize;
 pub mod template;
 pub mod tool;
 pub mod tracking;
+mod version;
 
 #[cfg(feature = "rmcp")]
 pub mod rmcp;
@@ -35,26 +37,9 @@ pub mod rmcp;
 pub use catalog::Catalog;
 pub use discovery::{Diagnostics, DiscoveryError, Item, Limits, ListKind, Listing, Outcome, Pager, Request};
 pub use error::ErrorCode;
+pub use version::VERSION;
 
 /// The README's Rust quickstart, compiled and run as a doctest so it stays true.
 #[doc = include_str!("../../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
-
-/// A `Duration` as whole milliseconds in JSON (`…Ms` options), saturating at `u64::MAX`.
-pub(crate) mod millis {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(d.as_millis().try_into().unwrap_or(u64::MAX))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        u64::deserialize(d).map(Duration::from_millis)
-    }
-}
-
-/// The version of this crate (and of every mcplens package: one version for all).
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
