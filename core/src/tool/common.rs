@@ -13,9 +13,9 @@ pub const MAX_OUTPUT_CHARS: usize = 100_000;
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolSpec {
-    /// [`NAME`].
+    /// [`NAME`](super::NAME), or another tool's name.
     pub name: &'static str,
-    /// [`DESCRIPTION`].
+    /// [`DESCRIPTION`](super::DESCRIPTION), or another tool's description.
     pub description: &'static str,
     /// The JSON schema of the input.
     pub input_schema: Value,
