@@ -292,6 +292,9 @@ export declare function templateVariables(template: string): string
 /** The spec of the resource tool named `name` as JSON text, or `null` for any other name. */
 export declare function toolSpec(name: string): string | null
 
+/** Every resource tool's spec, in the core's order (`mcplens::tool::specs`), as JSON text. */
+export declare function toolSpecs(): Array<string>
+
 /** The identify hook starts: the session's records wait in the core until it answers (bounded). */
 export declare function trackingBeginIdentify(handle: number, key: number): void
 

@@ -18,6 +18,7 @@ const API = [
   'listResources',
   'listResourcesTool',
   'readResourceTool',
+  'resourceToolSpecs',
   'toolSpec',
   'expand',
   'matches',

@@ -11,7 +11,7 @@
  */
 import { jsonSchema, tool, type PrepareStepFunction, type Tool, type ToolSet } from 'ai';
 
-import { Catalog, listResourceTemplatesTool, listResourcesTool, readResourceTool, type WatchableClient } from './index.js';
+import { Catalog, resourceToolSpecs, type WatchableClient } from './index.js';
 
 /**
  * The resource tools over `catalog` (default: a new one), once the watch of each of `clients` (TS
@@ -24,7 +24,7 @@ export async function resourceTools(options: { catalog?: Catalog; clients?: Read
   const catalog = options.catalog ?? new Catalog();
   await Promise.all(Object.entries(options.clients ?? {}).map(([server, client]) => catalog.watch(server, client)));
   const tools: Record<string, Tool> = {};
-  for (const { name, description, inputSchema } of [listResourceTemplatesTool, listResourcesTool, readResourceTool]) {
+  for (const { name, description, inputSchema } of resourceToolSpecs) {
     const execute = (args: Record<string, unknown>) => catalog.callTool(name, args);
     tools[name] = tool({ description, inputSchema: jsonSchema<Record<string, unknown>>(inputSchema), execute });
   }

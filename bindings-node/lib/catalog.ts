@@ -108,6 +108,9 @@ export function toolSpec(name: string): ToolSpec | undefined {
   return spec === null ? undefined : deepFreeze(JSON.parse(spec) as ToolSpec);
 }
 
+/** Every resource tool's spec, in the core's order: what an adapter registers (which to offer now is `catalog.visibleTools()`). */
+export const resourceToolSpecs: readonly ToolSpec[] = deepFreeze(native.toolSpecs().map((s) => JSON.parse(s) as ToolSpec));
+
 /** `ListMcpResourceTemplatesTool`: register it in the agent's tool list; answer it with `catalog.callListTemplatesTool(args)`. */
 export const listResourceTemplatesTool: ToolSpec = toolSpec('ListMcpResourceTemplatesTool')!;
 

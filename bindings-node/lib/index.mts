@@ -13,6 +13,7 @@ export {
   listResources,
   listResourcesTool,
   readResourceTool,
+  resourceToolSpecs,
   toolSpec,
   expand,
   matches,

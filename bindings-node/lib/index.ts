@@ -37,6 +37,7 @@ export {
   listResourceTemplatesTool,
   listResourcesTool,
   readResourceTool,
+  resourceToolSpecs,
   toolSpec,
   type CatalogOptions,
   type Disposition,

@@ -8,7 +8,7 @@
  */
 import { tool, type FunctionTool, type MCPServer } from '@openai/agents';
 
-import { Catalog, McplensError, listResourceTemplatesTool, listResourcesTool, readResourceTool, type WatchableClient } from './index.js';
+import { Catalog, McplensError, resourceToolSpecs, type WatchableClient } from './index.js';
 
 /**
  * The resource tools (for an `Agent`'s `tools`) over `catalog` (default: a new one), once the watch
@@ -21,7 +21,7 @@ export async function resourceTools(options: { catalog?: Catalog; clients?: Read
   const catalog = options.catalog ?? new Catalog();
   const session = (c: object) => ((c as { underlying?: { session?: WatchableClient } }).underlying?.session ?? c) as WatchableClient;
   await Promise.all(Object.entries(options.clients ?? {}).map(([server, c]) => catalog.watch(server, session(c))));
-  const tools: FunctionTool[] = [listResourceTemplatesTool, listResourcesTool, readResourceTool].map(({ name, description, strictInputSchema }) =>
+  const tools: FunctionTool[] = resourceToolSpecs.map(({ name, description, strictInputSchema }) =>
     tool({
       name,
       description,

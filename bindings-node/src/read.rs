@@ -98,6 +98,12 @@ pub fn tool_spec(name: String) -> Option<String> {
     tool::spec_of(&name).map(|s| s.to_json())
 }
 
+/// Every resource tool's spec, in the core's order (`mcplens::tool::specs`), as JSON text.
+#[napi]
+pub fn tool_specs() -> Vec<String> {
+    tool::specs().iter().map(tool::ToolSpec::to_json).collect()
+}
+
 /// Either listing tool by name on the model's input (JSON text): the output JSON text.
 #[napi]
 pub fn call_listing_tool(catalog: &NativeCatalog, name: String, input_json: String) -> Result<String> {

@@ -124,6 +124,13 @@ fn tool_spec(name: &str) -> Option<PyToolSpec> {
     tool::spec_of(name).map(|inner| PyToolSpec { inner })
 }
 
+/// Every resource tool's spec, in the core's order (`mcplens::tool::specs`): what an adapter
+/// registers.
+#[pyfunction]
+fn tool_specs() -> Vec<PyToolSpec> {
+    tool::specs().into_iter().map(|inner| PyToolSpec { inner }).collect()
+}
+
 /// The model's arguments (a dict, its JSON text) as JSON text; `"0"` (refused by every tool) when
 /// they are not JSON.
 fn model_json(arguments: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -159,5 +166,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add(constant, tool_spec(name))?;
     }
     m.add_function(wrap_pyfunction!(tool_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(tool_specs, m)?)?;
     Ok(())
 }

@@ -150,4 +150,8 @@ def test_read_settings_are_checked_by_the_core() -> None:
     assert spec.to_json() == mcplens.READ_RESOURCE_TOOL.to_json()
     assert spec.strict_input_schema["required"] == ["server", "uri"]
     assert mcplens.LIST_RESOURCES_TOOL.strict_input_schema["properties"]["limit"]["type"] == ["integer", "null"]
+    # The list the adapters register is the core's, in its order.
+    specs = mcplens._core.tool_specs()
+    assert [s.name for s in specs] == [LIST, "ListMcpResourcesTool", READ]
+    assert [s.to_json() for s in specs][2] == mcplens.READ_RESOURCE_TOOL.to_json()
     assert mcplens.tool_spec("Other") is None

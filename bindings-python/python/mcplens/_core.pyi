@@ -36,7 +36,7 @@ __all__ = [
 # URI templates.
 __all__ += ["TemplateError", "expand", "matches", "variables"]
 # The read tool.
-__all__ += ["READ_RESOURCE_TOOL", "ReadCall", "ReadConfig", "current_before", "tool_spec"]
+__all__ += ["READ_RESOURCE_TOOL", "ReadCall", "ReadConfig", "current_before", "tool_spec", "tool_specs"]
 # Server tracking.
 __all__ += [
     "DEFAULT_AGENTCAT_BASE_URL",
@@ -480,6 +480,10 @@ READ_RESOURCE_TOOL: ToolSpec
 
 def tool_spec(name: str) -> ToolSpec | None:
     """The spec of the resource tool named `name` (`Catalog.visible_tools()` names them)."""
+
+def tool_specs() -> list[ToolSpec]:
+    """Every resource tool's spec, in the core's order: what an adapter registers (which to offer
+    at a step is `Catalog.visible_tools()`)."""
 
 def current_before(catalog: Catalog, name: str, arguments: Mapping[str, Any] | str | None = None) -> list[str]:
     """The servers a call of the resource tool `name` with the model's `arguments` must see current

@@ -77,6 +77,12 @@ pub fn spec_of(name: &str) -> Option<ToolSpec> {
     }
 }
 
+/// Every resource tool's spec, in [`crate::catalog::RESOURCE_TOOLS`] order: the tools an adapter
+/// registers with a framework (which of them to offer at a step is [`Catalog::visible_tools`]'s).
+pub fn specs() -> Vec<ToolSpec> {
+    crate::catalog::RESOURCE_TOOLS.iter().filter_map(|name| spec_of(name)).collect()
+}
+
 fn tool_spec(name: &'static str, description: &'static str, items: &str, title: &str) -> ToolSpec {
     ToolSpec::new(
         name,

@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcplens._catalog import Catalog
-from mcplens._core import LIST_RESOURCE_TEMPLATES_TOOL, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL, ToolSpec
+from mcplens._core import ToolSpec, tool_specs
 
 # Every resource tool, in the order `Catalog.visible_tools()` names them.
-_SPECS: tuple[ToolSpec, ...] = (LIST_RESOURCE_TEMPLATES_TOOL, LIST_RESOURCES_TOOL, READ_RESOURCE_TOOL)
+_SPECS: tuple[ToolSpec, ...] = tuple(tool_specs())  # the core's list, in its order
 
 
 def _attach(
