@@ -248,6 +248,25 @@ export declare function misuseMessage(misuse: string, server: string): string
 /** The method code of a request the core does not know: the text's first part is its name. */
 export declare const OTHER_METHOD: number
 
+/** MCP's names, from the core. */
+export declare function protocol(): Protocol
+
+/** MCP's names the facade uses as they are (`mcplens::protocol`): written once, in the core. */
+export interface Protocol {
+  /** `resources/read`. */
+  resourcesRead: string
+  /** `notifications/resources/list_changed`. */
+  resourcesListChanged: string
+  /** `subscriptions/listen`. */
+  subscriptionsListen: string
+  /** `notifications/subscriptions/acknowledged`. */
+  subscriptionsAcknowledged: string
+  /** The `_meta` key of a notification's `subscriptions/listen` stream. */
+  subscriptionId: string
+  /** The 2026-07-28 HTTP header naming a request's method. */
+  headerMcpMethod: string
+}
+
 /** The request the host must send next. */
 export interface Request {
   /** The JSON-RPC method. */

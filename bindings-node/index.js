@@ -855,6 +855,7 @@ module.exports.initialized = nativeBinding.initialized
 module.exports.matchTemplate = nativeBinding.matchTemplate
 module.exports.misuseMessage = nativeBinding.misuseMessage
 module.exports.OTHER_METHOD = nativeBinding.OTHER_METHOD
+module.exports.protocol = nativeBinding.protocol
 module.exports.S_CODE = nativeBinding.S_CODE
 module.exports.S_DURATION_MS = nativeBinding.S_DURATION_MS
 module.exports.S_FLAGS = nativeBinding.S_FLAGS

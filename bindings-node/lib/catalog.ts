@@ -168,7 +168,7 @@ export interface CatalogOptions {
   read?: ReadOptions;
 }
 
-const LIST_CHANGED = 'notifications/resources/list_changed';
+const { resourcesListChanged: LIST_CHANGED, resourcesRead: READ_METHOD } = native.protocol();
 
 /** What became of a caller's request (the refresher's `resolve` outcome). */
 export type RefreshOutcome = 'cached' | 'committed' | 'discarded' | { failed: { failure: Failure; rpcCode?: number } };
@@ -384,7 +384,7 @@ export class ReadCall extends native.NativeReadCall {
 
   /** `resources/read`. */
   get method(): string {
-    return 'resources/read';
+    return READ_METHOD;
   }
 
   /** The request's params: `{uri}`. */

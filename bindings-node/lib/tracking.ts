@@ -865,7 +865,8 @@ interface WireTransport {
   [TRACKED]?: true;
 }
 
-const SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+const { subscriptionId: SUBSCRIPTION_ID, subscriptionsListen: LISTEN, subscriptionsAcknowledged: ACKNOWLEDGED, headerMcpMethod: MCP_METHOD } =
+  native.protocol();
 
 /** Records a listen request once the server acknowledged it (`{}`), or answered it with an error. */
 function recordListen(t: Tracker, transport: 'stdio' | 'http', request: Message, t0: number, answer: Message): void {
@@ -874,7 +875,7 @@ function recordListen(t: Tracker, transport: 'stdio' | 'http', request: Message,
     const session = (state.listen ??= {})[transport] ??= t.openSession({ transport });
     const outcome: Outcome = answer.error !== undefined ? { error: answer.error } : { result: {} };
     const hostSpan = state.core!.hostSpan?.();
-    recordAfter({ session, method: 'subscriptions/listen', request, outcome, started: TIME_ORIGIN + t0, duration: performance.now() - t0, hostSpan });
+    recordAfter({ session, method: LISTEN, request, outcome, started: TIME_ORIGIN + t0, duration: performance.now() - t0, hostSpan });
   } catch {
     // Tracking never breaks the server.
   }
@@ -882,7 +883,7 @@ function recordListen(t: Tracker, transport: 'stdio' | 'http', request: Message,
 
 /** The listen id a message from the server answers: the acknowledgement's, or a response's. */
 function answers(message: Message): unknown {
-  if (message.method === 'notifications/subscriptions/acknowledged') return (message.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID];
+  if (message.method === ACKNOWLEDGED) return (message.params?._meta as Record<string, unknown> | undefined)?.[SUBSCRIPTION_ID];
   return message.method === undefined ? message.id : undefined;
 }
 
@@ -906,7 +907,7 @@ function trackTransport(wire: WireTransport, t: Tracker): void {
   // serveStdio sets `onmessage` at start: whatever it sets sees each message after mcplens.
   let onmessage = wire.onmessage;
   const deliver = (message: Message, extra?: unknown) => {
-    if (message?.method === 'subscriptions/listen' && message.id !== undefined) pending.set(message.id, { request: message, t0: performance.now() });
+    if (message?.method === LISTEN && message.id !== undefined) pending.set(message.id, { request: message, t0: performance.now() });
     onmessage?.(message, extra);
   };
   Object.defineProperty(wire, 'onmessage', {
@@ -924,7 +925,7 @@ function trackHandler(handler: McpHttpHandler, t: Tracker): void {
   const fetch = handler.fetch;
   handler.fetch = async function (this: unknown, request, options) {
     // 2026-07-28 HTTP requests name their method in a header (SEP-2243).
-    if (request.headers.get('mcp-method') !== 'subscriptions/listen') return fetch.call(this, request, options);
+    if (request.headers.get(MCP_METHOD) !== LISTEN) return fetch.call(this, request, options);
     const t0 = performance.now();
     const body = (options?.parsedBody ?? (await request.clone().json().catch(() => undefined))) as Message | undefined;
     const response = await fetch.call(this, request, options);

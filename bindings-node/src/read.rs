@@ -117,3 +117,34 @@ pub fn call_listing_tool(catalog: &NativeCatalog, name: String, input_json: Stri
 pub fn current_before(catalog: &NativeCatalog, name: String, input_json: String) -> Vec<String> {
     tool::current_before(catalog.lock().catalog(), &name, &input_json)
 }
+
+/// MCP's names the facade uses as they are (`mcplens::protocol`): written once, in the core.
+#[napi(object)]
+pub struct Protocol {
+    /// `resources/read`.
+    pub resources_read: String,
+    /// `notifications/resources/list_changed`.
+    pub resources_list_changed: String,
+    /// `subscriptions/listen`.
+    pub subscriptions_listen: String,
+    /// `notifications/subscriptions/acknowledged`.
+    pub subscriptions_acknowledged: String,
+    /// The `_meta` key of a notification's `subscriptions/listen` stream.
+    pub subscription_id: String,
+    /// The 2026-07-28 HTTP header naming a request's method.
+    pub header_mcp_method: String,
+}
+
+/// MCP's names, from the core.
+#[napi]
+pub fn protocol() -> Protocol {
+    use mcplens::protocol as p;
+    Protocol {
+        resources_read: p::RESOURCES_READ.into(),
+        resources_list_changed: p::RESOURCES_LIST_CHANGED.into(),
+        subscriptions_listen: p::SUBSCRIPTIONS_LISTEN.into(),
+        subscriptions_acknowledged: p::SUBSCRIPTIONS_ACKNOWLEDGED.into(),
+        subscription_id: p::SUBSCRIPTION_ID.into(),
+        header_mcp_method: p::HEADER_MCP_METHOD.into(),
+    }
+}

@@ -26,6 +26,7 @@
 //! cannot be reached (exit 3 before it ever answered, 1 after) or answers 404 for the session
 //! (exit 1). The proxy's end DELETEs the session.
 
+use mcplens::protocol::{HEADER_MCP_METHOD, HEADER_MCP_NAME};
 use mcplens::proxy::id_key;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -46,10 +47,6 @@ use crate::outcome::{exit, Stop};
 
 /// How long the session's DELETE may take when the proxy ends.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// The 2026-07-28 routing headers.
-const HEADER_MCP_METHOD: &str = "mcp-method";
-const HEADER_MCP_NAME: &str = "mcp-name";
 
 /// Header names the proxy sets itself: `--header` may not give them.
 const RESERVED: [&str; 6] =

@@ -24,6 +24,7 @@ pub mod catalog;
 pub mod discovery;
 pub mod error;
 pub(crate) mod millis;
+pub mod protocol;
 pub mod proxy;
 pub mod sanitize;
 pub mod template;

@@ -917,11 +917,11 @@ impl Proxy {
             (None, Some(id)) => self.upstream_answer(id, &msg, line, now),
             (Some(method), None) => {
                 let ours = self.listen.is_some_and(|n| subscription_id(msg.params).is_some_and(|id| id == own_id(n)));
-                if method == "notifications/resources/list_changed" {
+                if method == crate::protocol::RESOURCES_LIST_CHANGED {
                     if let Some((server, epoch)) = self.server.clone() {
                         self.refresher.on_list_changed(&server, epoch, now);
                     }
-                } else if ours && method == "notifications/subscriptions/acknowledged" {
+                } else if ours && method == crate::protocol::SUBSCRIPTIONS_ACKNOWLEDGED {
                     if let Some(Own::Listen { ack_deadline }) = self.listen.and_then(|n| self.own.get_mut(&n)) {
                         *ack_deadline = None;
                     }

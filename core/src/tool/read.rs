@@ -180,7 +180,7 @@ pub struct ReadCall {
 
 impl ReadCall {
     /// The JSON-RPC method the host sends.
-    pub const METHOD: &'static str = "resources/read";
+    pub const METHOD: &'static str = crate::protocol::RESOURCES_READ;
 
     /// Validates `input` against `catalog` at `now` (the host's monotonic clock): the server is in
     /// the catalog; the URI is at most 8,192 bytes, has no control, whitespace, invisible or U+FFFD
