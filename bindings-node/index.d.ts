@@ -308,6 +308,9 @@ export declare const S_TEXT_LEN: number
 /** Each variable of `template` as JSON text: `[{name, operator, explode, prefix}]`. */
 export declare function templateVariables(template: string): string
 
+/** Throws the core's refusal of model input that cannot be JSON (`mcplens::tool::not_json`). */
+export declare function toolInputNotJson(): void
+
 /** The spec of the resource tool named `name` as JSON text, or `null` for any other name. */
 export declare function toolSpec(name: string): string | null
 

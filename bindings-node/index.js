@@ -866,6 +866,7 @@ module.exports.S_SESSION = nativeBinding.S_SESSION
 module.exports.S_STARTED_MS = nativeBinding.S_STARTED_MS
 module.exports.S_TEXT_LEN = nativeBinding.S_TEXT_LEN
 module.exports.templateVariables = nativeBinding.templateVariables
+module.exports.toolInputNotJson = nativeBinding.toolInputNotJson
 module.exports.toolSpec = nativeBinding.toolSpec
 module.exports.toolSpecs = nativeBinding.toolSpecs
 module.exports.trackingBeginIdentify = nativeBinding.trackingBeginIdentify

@@ -52,6 +52,15 @@ describe('the read tool', () => {
     assert.throws(() => new Catalog({ read: { maxOutputChars: 10 } }), (e) => e instanceof McplensError && e.code === 'invalid_argument');
   });
 
+  test('input that cannot be JSON is refused alike by every tool (the core\'s words, as in Python)', async () => {
+    const catalog = new Catalog();
+    catalog.addServer('docs');
+    for (const [name, args] of [[READ, { server: 'docs', uri: 1n }], [LIST, { server: 'docs', limit: 1n }]]) {
+      const e = await rejects(catalog.callTool(name, args), 'invalid_argument', 'docs');
+      assert.equal(e.message, 'invalid input: the input is not a JSON object');
+    }
+  });
+
   test('server-everything: a template filled in from the listing is read; an unlisted URI is refused', async () => {
     const { client, sent, close } = await connectStdio([EVERYTHING_SERVER, 'stdio']);
     try {

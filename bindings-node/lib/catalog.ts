@@ -354,15 +354,21 @@ interface Connection {
   listen?: Subscription;
 }
 
-/** The model's arguments as the core takes them (JSON text; what cannot be JSON text stays '',
- * which the core refuses as not a JSON object), and the server they name. */
-function modelInput(args: unknown): { input: string; asked: string | undefined } {
+/** The model's arguments as the core takes them (JSON text; `undefined` when they cannot be JSON:
+ * a `BigInt`, a cycle), and the server they name. */
+function modelInput(args: unknown): { input: string | undefined; asked: string | undefined } {
   const asked = typeof args === 'object' && args !== null ? (args as { server?: unknown }).server : undefined;
-  let input = '';
+  let input: string | undefined;
   try {
     input = typeof args === 'string' ? args : (JSON.stringify(args ?? null) ?? 'null');
   } catch {}
   return { input, asked: typeof asked === 'string' ? asked : undefined };
+}
+
+/** `input`, or the core's refusal of input that is not JSON (thrown). */
+function jsonInput(input: string | undefined): string {
+  if (input === undefined) native.toolInputNotJson();
+  return input as string;
 }
 
 /**
@@ -376,7 +382,7 @@ export class ReadCall extends native.NativeReadCall {
   constructor(catalog: Catalog, args: Readonly<Record<string, unknown>> | string | null, options?: ReadOptions, now = performance.now()) {
     const { input, asked } = modelInput(args);
     try {
-      super(nativeCatalog(catalog), input, options && JSON.stringify(options), now);
+      super(nativeCatalog(catalog), jsonInput(input), options && JSON.stringify(options), now);
     } catch (e) {
       rethrow(e, asked);
     }
@@ -650,7 +656,8 @@ export class Catalog {
    */
   async callTool(name: string, args?: Readonly<Record<string, unknown>> | string | null): Promise<string> {
     const { input } = modelInput(args ?? null);
-    await Promise.all(native.currentBefore(this.#native, name, input).map((server) => this.ensureFresh(server)));
+    const current = input === undefined ? [] : native.currentBefore(this.#native, name, input);
+    await Promise.all(current.map((server) => this.ensureFresh(server)));
     if (name !== readResourceTool.name) {
       return this.#tool(args, (input) => native.callListingTool(this.#native, name, input));
     }
@@ -678,7 +685,7 @@ export class Catalog {
   /** A resource tool on the model's input (an object, or its JSON text). */
   #tool<T>(args: unknown, f: (input: string) => T): T {
     const { input, asked } = modelInput(args);
-    return call(asked, () => f(input));
+    return call(asked, () => f(jsonInput(input)));
   }
 
   /** The connection of `client` for `server`, attaching it if new (replacing another client's). */

@@ -104,6 +104,12 @@ pub fn tool_specs() -> Vec<String> {
     tool::specs().iter().map(tool::ToolSpec::to_json).collect()
 }
 
+/// Throws the core's refusal of model input that cannot be JSON (`mcplens::tool::not_json`).
+#[napi]
+pub fn tool_input_not_json() -> Result<()> {
+    Err(tool_error(tool::not_json()))
+}
+
 /// Either listing tool by name on the model's input (JSON text): the output JSON text.
 #[napi]
 pub fn call_listing_tool(catalog: &NativeCatalog, name: String, input_json: String) -> Result<String> {

@@ -71,7 +71,7 @@ impl PyReadCall {
         now: Option<f64>,
     ) -> PyResult<Self> {
         let now = instant(py, now)?;
-        let json = model_json(arguments)?;
+        let json = model_json(py, arguments)?;
         let config = config.map_or(catalog.read, |c| c.inner);
         py.detach(|| ReadCall::from_json(catalog.lock().catalog(), &json, &config, now))
             .map(|inner| PyReadCall { inner })
@@ -131,13 +131,15 @@ fn tool_specs() -> Vec<PyToolSpec> {
     tool::specs().into_iter().map(|inner| PyToolSpec { inner }).collect()
 }
 
-/// The model's arguments (a dict, its JSON text) as JSON text; `"0"` (refused by every tool) when
-/// they are not JSON.
-fn model_json(arguments: &Bound<'_, PyAny>) -> PyResult<String> {
-    Ok(match arguments.cast::<PyString>() {
-        Ok(text) => text.to_str()?.to_owned(),
-        Err(_) => pythonize::depythonize::<serde_json::Value>(arguments).map_or_else(|_| "0".into(), |v| v.to_string()),
-    })
+/// The model's arguments (a dict, its JSON text) as JSON text; the core's refusal
+/// (`mcplens::tool::not_json`) when they cannot be JSON.
+fn model_json(py: Python<'_>, arguments: &Bound<'_, PyAny>) -> PyResult<String> {
+    match arguments.cast::<PyString>() {
+        Ok(text) => Ok(text.to_str()?.to_owned()),
+        Err(_) => pythonize::depythonize::<serde_json::Value>(arguments)
+            .map(|v| v.to_string())
+            .map_err(|_| tool_error(py, &tool::not_json(), None)),
+    }
 }
 
 /// The servers a call of the resource tool `name` with `arguments` must see current before it
@@ -150,7 +152,11 @@ fn current_before(
     name: &str,
     arguments: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Vec<String>> {
-    let json = arguments.filter(|a| !a.is_none()).map_or_else(|| Ok("null".to_owned()), model_json)?;
+    // Input that cannot be JSON reads nothing (the tool then refuses it).
+    let Ok(json) = arguments.filter(|a| !a.is_none()).map_or_else(|| Ok("null".to_owned()), |a| model_json(py, a))
+    else {
+        return Ok(Vec::new());
+    };
     Ok(py.detach(|| tool::current_before(catalog.lock().catalog(), name, &json)))
 }
 

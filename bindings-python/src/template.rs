@@ -61,7 +61,7 @@ pub(crate) fn tool_input(py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -
             Ok(text) => tool::Input::from_json(text.to_str()?),
             Err(_) => match pythonize::depythonize::<serde_json::Value>(a) {
                 Ok(value) => tool::Input::from_value(value),
-                Err(_) => Err(tool::ToolError::InvalidArgument { reason: "the input is not a JSON object".into() }),
+                Err(_) => Err(tool::not_json()),
             },
         },
     };

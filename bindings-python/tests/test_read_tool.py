@@ -100,6 +100,19 @@ async def test_a_read_on_a_server_with_no_listing_says_so() -> None:
     assert mcplens._core.current_before(catalog, LIST, '{"server": 1}') == []
 
 
+async def test_input_that_cannot_be_json_is_refused_alike_by_every_tool() -> None:
+    """The core's refusal (`tool::not_json`), the same words Node gives; nothing is sent."""
+    catalog = mcplens.Catalog()
+    catalog.add_server("docs")
+    for name, arguments in [(READ, {"server": "docs", "uri": object()}), (LIST, {"server": object()})]:
+        with pytest.raises(mcplens.ToolError) as refused:
+            await catalog.call_tool(name, arguments)
+        assert (refused.value.code, str(refused.value)) == (
+            "invalid_argument",
+            "invalid input: the input is not a JSON object",
+        )
+
+
 async def test_hostile_text_is_sanitized_and_a_large_one_capped() -> None:
     catalog = mcplens.Catalog(read=mcplens.ReadConfig(any_uri=False, max_output_chars=50_000, timeout=20))
     params = StdioServerParameters(command=sys.executable, args=[str(HOSTILE), "--case", "good"])

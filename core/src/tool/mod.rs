@@ -77,6 +77,13 @@ pub fn spec_of(name: &str) -> Option<ToolSpec> {
     }
 }
 
+/// The refusal of model input a binding could not turn into JSON (a Python object the JSON model
+/// cannot hold, a JavaScript `BigInt` or cycle): every tool answers it alike, and nothing is
+/// sent. Bindings hand this over instead of a stand-in text the tools would parse.
+pub fn not_json() -> ToolError {
+    ToolError::InvalidArgument { reason: "the input is not a JSON object".to_owned() }
+}
+
 /// Every resource tool's spec, in [`crate::catalog::RESOURCE_TOOLS`] order: the tools an adapter
 /// registers with a framework (which of them to offer at a step is [`Catalog::visible_tools`]'s).
 pub fn specs() -> Vec<ToolSpec> {
