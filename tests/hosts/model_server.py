@@ -17,12 +17,14 @@ import os
 import re
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 LOG = sys.argv[1] if len(sys.argv) > 1 else "/dev/null"
 READ_URI = os.environ.get("MODEL_READ_URI", "")
+ANSWER_PAUSE = 0.3  # seconds before the final answer
 lock = threading.Lock()
 ids = itertools.count(1)
 TEMPLATES, READ = "ListMcpResourceTemplatesTool", "ReadMcpResourceTool"
@@ -51,6 +53,10 @@ def turn(offered: list[str], results: list[tuple[str, str]]) -> tuple[str, str, 
             return ("text", "No template was listed.", {})
         return ("call", read, {"uri": re.sub(r"\{[^}]*\}", "1", found[1])})
     text = re.search(r"--- content 1 text [^\n]*---\n([^\n]*)", output)
+    # A model takes its time to answer; a host may end the server the moment it has the answer
+    # (Codex: SIGTERM, then SIGKILL 1.5 ms later). The proxy promises an idle tracker writes an
+    # event within 50 ms: this pause (well past it) is what a test of that promise needs.
+    time.sleep(ANSWER_PAUSE)
     return ("text", "It says: " + (text[1] if text else output[:200]), {})
 
 

@@ -8,11 +8,10 @@
 
 HOSTS_STAMP := tests/hosts/node_modules/.installed
 
-# Install scripts are not run, but opencode's, which only links the platform binary the lockfile
-# brought (nothing is fetched at install beyond the packages the lockfile names).
+# Install scripts are not run (the hosts run without them; opencode is its Linux x64 binary
+# package: nothing is fetched at install beyond the packages the lockfile names).
 $(HOSTS_STAMP): tests/hosts/package-lock.json
 	cd tests/hosts && $(NPM) ci --ignore-scripts --no-audit --no-fund
-	cd tests/hosts/node_modules/opencode-ai && node postinstall.mjs
 	touch $@
 
 test-hosts: $(HOSTS_STAMP) $(PY_OUT)/venv-mcp2/.wheel node-install ## Real hosts (Gemini CLI, Codex CLI, opencode) drive mcplens proxy from every command, offline: tools offered, called, results back, no process left

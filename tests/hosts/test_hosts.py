@@ -30,6 +30,9 @@ from test_lifecycle import BOUND, COMMANDS, EVERYTHING, SERVER, marked
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
+# opencode's Linux x64 binary package (its npm wrapper names platform packages npm ci cannot find here).
+OPENCODE = HERE / "node_modules" / "opencode-linux-x64-baseline" / "bin" / "opencode"
+EXECUTABLES = {"gemini": BIN / "gemini", "codex": BIN / "codex", "opencode": OPENCODE}
 PROMPT = "Read resource 1 of the everything server from its first resource template, and quote it."
 TOOLS = ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool", "ReadMcpResourceTool"]
 SAID = "It says: Resource 1: This is a plaintext resource"
@@ -158,7 +161,7 @@ def opencode(home: Path, port: int, proxy: list[str], mark: str) -> tuple[list[s
         # Its background `npm install` of a plugin goes nowhere (it goes on with a warning).
         "npm_config_registry": "http://127.0.0.1:9/",
     }
-    return [str(BIN / "opencode"), "run", "--format", "json", "-m", "fake/m", PROMPT], env
+    return [str(OPENCODE), "run", "--format", "json", "-m", "fake/m", PROMPT], env
 
 
 HOSTS: dict[str, Callable[[Path, int, list[str], str], tuple[list[str], dict[str, str]]]] = {
@@ -183,7 +186,7 @@ def results_seen(log: Path) -> int:
 def test_a_real_host_reads_a_template_through_the_proxy_and_leaves_nothing(
     host: str, command: list[str], end: str, model: tuple[int, Path], tmp_path: Path
 ) -> None:
-    assert (BIN / host).exists(), "`make test-hosts` installs the hosts (npm ci in tests/hosts)"
+    assert EXECUTABLES[host].exists(), "`make test-hosts` installs the hosts (npm ci in tests/hosts)"
     port, log = model
     mark = uuid.uuid4().hex
     events = tmp_path / "events.jsonl"
@@ -259,7 +262,7 @@ def test_what_a_host_passes_on_of_a_long_read_begins_with_the_note_and_the_docum
     cap): what the host passes back to the model holds the whole header line — the truncation note
     first — and the document's first lines, in lines. The figures (characters of the read's output
     that reached the model) are printed for docs/proxy.md."""
-    assert (BIN / host).exists(), "`make test-hosts` installs the hosts (npm ci in tests/hosts)"
+    assert EXECUTABLES[host].exists(), "`make test-hosts` installs the hosts (npm ci in tests/hosts)"
     log = tmp_path / "model.jsonl"
     proc, port = serve_model(log, read_uri="book://long")
     try:
