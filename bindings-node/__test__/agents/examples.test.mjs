@@ -3,7 +3,7 @@
 // Node 22 (`make test-node-agents`).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -39,3 +39,33 @@ test("the offline stand-ins the examples import are in both READMEs, verbatim: t
     for (const readme of READMES) assert.ok(readFileSync(readme, 'utf8').includes(`${source}\`\`\``), `${readme} lacks ${model}`);
   }
 });
+
+/** The README's code block that follows `<!-- file: bindings-node/examples/NAME -->`, as printed. */
+function printed(readme, name) {
+  const marker = `<!-- file: bindings-node/examples/${name} -->\n\`\`\`js\n`;
+  const start = readme.indexOf(marker);
+  assert.ok(start >= 0, `the README prints ${name}`);
+  const body = readme.slice(start + marker.length);
+  return body.slice(0, body.indexOf('```'));
+}
+
+for (const [example, model, first] of [
+  ['ai-sdk.mjs', 'ai-offline-model.mjs', 'ListMcpResourceTemplatesTool {"server":"docs"}'],
+  ['openai-agents.mjs', 'openai-agents-offline-model.mjs', 'ListMcpResourceTemplatesTool {"server":"docs","offset":null,"limit":null}'],
+]) {
+  test(`README's ${example}, copied as printed into an empty folder with its offline model, runs with only the installed packages`, async () => {
+    const readme = readFileSync(join(PACKAGE, '..', 'README.md'), 'utf8');
+    // A folder of the repository's build tree: packages resolve from the installed node_modules, nothing else is there.
+    mkdirSync(join(PACKAGE, '..', '.build'), { recursive: true });
+    const folder = mkdtempSync(join(PACKAGE, '..', '.build', 'readme-agents-'));
+    try {
+      for (const name of [example, model]) writeFileSync(join(folder, name), printed(readme, name));
+      const { stdout } = await run(process.execPath, [join(folder, example), process.execPath, EVERYTHING_SERVER, 'stdio'], { cwd: folder, env, timeout: 60_000 });
+      const lines = stdout.trim().split('\n');
+      assert.deepEqual(lines.slice(0, 2), [first, 'ReadMcpResourceTool {"server":"docs","uri":"demo://resource/dynamic/text/1"}']);
+      assert.match(lines[2], /^It says: Resource 1: This is a plaintext resource created at /);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+}
