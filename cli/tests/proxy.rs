@@ -152,6 +152,28 @@ fn read_output(result: &Value) -> (Value, String) {
     (serde_json::from_str(header).unwrap(), first.to_owned())
 }
 
+/// One HTTP/1.1 request off `stream`: its head (as text) and its Content-Length bytes of body;
+/// `None` once the client closed the connection.
+fn read_http_request(stream: &mut std::net::TcpStream) -> Option<(String, Vec<u8>)> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if stream.read(&mut byte).unwrap_or(0) == 0 {
+            return None;
+        }
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).into_owned();
+    let length = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
+        .unwrap_or(0usize);
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).unwrap();
+    Some((head, body))
+}
+
 fn events(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
 }
@@ -374,7 +396,6 @@ fn an_unreachable_url_ends_the_proxy_with_exit_3() {
 /// loopback receiver that answers 200 and keeps what it got).
 #[test]
 fn otlp_exports_the_proxys_events_as_spans() {
-    use std::io::Read;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let endpoint = format!("http://{}", listener.local_addr().unwrap());
     let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::<(String, Vec<u8>)>::new()));
@@ -384,24 +405,7 @@ fn otlp_exports_the_proxys_events_as_spans() {
             let Ok(mut stream) = stream else { break };
             let keep = keep.clone();
             std::thread::spawn(move || loop {
-                // One request: its head, then Content-Length bytes of body.
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if stream.read(&mut byte).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    head.push(byte[0]);
-                }
-                let head = String::from_utf8_lossy(&head).into_owned();
-                let length = head
-                    .lines()
-                    .find_map(|l| {
-                        l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse().unwrap())
-                    })
-                    .unwrap_or(0usize);
-                let mut body = vec![0u8; length];
-                stream.read_exact(&mut body).unwrap();
+                let Some((head, body)) = read_http_request(&mut stream) else { return };
                 keep.lock().unwrap().push((head.lines().next().unwrap_or("").to_owned(), body));
                 stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").unwrap();
             });
@@ -656,7 +660,6 @@ fn a_python_sdk_client_as_the_host() {
 /// cut it) still gets the host an answer: a JSON-RPC error saying so. Before, the request hung.
 #[test]
 fn a_post_stream_that_ends_unanswered_still_answers_the_host() {
-    use std::io::Read;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::Arc;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -671,21 +674,8 @@ fn a_post_stream_that_ends_unanswered_still_answers_the_host() {
             let Ok(mut stream) = stream else { break };
             let (initialized, in_order) = (init_seen.clone(), order_seen.clone());
             std::thread::spawn(move || {
-                let mut head = Vec::new();
-                let mut byte = [0u8; 1];
-                while !head.ends_with(b"\r\n\r\n") {
-                    if stream.read(&mut byte).unwrap_or(0) == 0 {
-                        return;
-                    }
-                    head.push(byte[0]);
-                }
-                let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
-                let length = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:").map(|v| v.trim().parse().unwrap()))
-                    .unwrap_or(0usize);
-                let mut body = vec![0u8; length];
-                stream.read_exact(&mut body).unwrap();
+                let Some((head, body)) = read_http_request(&mut stream) else { return };
+                let head = head.to_ascii_lowercase();
                 let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 let reply = match (head.split(' ').next(), message["method"].as_str(), message.get("id")) {
                     (Some("post"), Some("initialize"), Some(id)) => {

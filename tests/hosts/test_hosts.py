@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lifecycle"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import model_server
 from test_lifecycle import BOUND, COMMANDS, EVERYTHING, SERVER, marked
+from test_lifecycle import command as command  # the fixture: the three commands that start the proxy
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
@@ -36,14 +37,6 @@ EXECUTABLES = {"gemini": BIN / "gemini", "codex": BIN / "codex", "opencode": OPE
 PROMPT = "Read resource 1 of the everything server from its first resource template, and quote it."
 TOOLS = ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool", "ReadMcpResourceTool"]
 SAID = "It says: Resource 1: This is a plaintext resource"
-
-
-@pytest.fixture(params=list(COMMANDS))
-def command(request: pytest.FixtureRequest) -> list[str]:
-    cmd = COMMANDS[request.param]
-    if cmd[0] != "node":
-        assert Path(cmd[0]).exists(), f"{cmd[0]} is missing: `make test-hosts` builds it"
-    return cmd
 
 
 def serve_model(log: Path, read_uri: str = "") -> tuple[subprocess.Popen[str], int]:

@@ -631,21 +631,32 @@ impl Proxy {
             }
             let message = too_large_message("answer", max);
             self.actions.push_back(ProxyAction::ToHost(error_line(&request.id, TOO_LARGE_CODE, &message)));
-            if self.config.tracking {
-                self.actions.push_back(ProxyAction::Track(TrackRecord {
-                    method: Method::from_name(&request.method),
-                    request_id: tracked_id(&request.id),
-                    started: request.started,
-                    duration: now.saturating_sub(request.started),
-                    params: request.params,
-                    result: None,
-                    error: Some((TOO_LARGE_CODE, message)),
-                }));
-            }
+            self.track_answer(&request, None, Some((TOO_LARGE_CODE, message)), now);
         } else {
             self.notice_dropped("server");
         }
         self.drain(now);
+    }
+
+    /// Records the answer to a relayed host request (when tracking): its result or its error.
+    fn track_answer(
+        &mut self,
+        request: &HostRequest,
+        result: Option<String>,
+        error: Option<(i64, String)>,
+        now: Duration,
+    ) {
+        if self.config.tracking {
+            self.actions.push_back(ProxyAction::Track(TrackRecord {
+                method: Method::from_name(&request.method),
+                request_id: tracked_id(&request.id),
+                started: request.started,
+                duration: now.saturating_sub(request.started),
+                params: request.params.clone(),
+                result,
+                error,
+            }));
+        }
     }
 
     fn notice_dropped(&mut self, from: &str) {
@@ -1008,17 +1019,9 @@ impl Proxy {
                 }
             }
         }
-        if self.config.tracking {
-            self.actions.push_back(ProxyAction::Track(TrackRecord {
-                method: Method::from_name(&request.method),
-                request_id: tracked_id(&request.id),
-                started: request.started,
-                duration: now.saturating_sub(request.started),
-                params: request.params.clone(),
-                result: msg.result.map(|r| r.get().to_owned()),
-                error: msg.error.as_ref().map(|e| (e.code, e.message.clone())),
-            }));
-        }
+        let (result, error) =
+            (msg.result.map(|r| r.get().to_owned()), msg.error.as_ref().map(|e| (e.code, e.message.clone())));
+        self.track_answer(&request, result, error, now);
         if request.remapped {
             let text = rewritten.as_deref().map_or(line, str::as_bytes);
             let back = rewrite_id(text, &request.id).unwrap_or_else(|| String::from_utf8_lossy(text).into_owned());

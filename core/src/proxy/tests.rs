@@ -59,6 +59,22 @@ fn answer(p: &mut Proxy, req: &Value, result: Value, now: Duration) -> Verdict {
     p.handle_upstream(line.as_bytes(), now)
 }
 
+/// Answers the proxy's traversal (both lists, empty) until only its reads are left upstream;
+/// returns those.
+fn answer_lists_empty(p: &mut Proxy, now: Duration) -> Vec<Value> {
+    let mut up = to_upstream(&actions(p));
+    while let Some(list) = up.iter().find(|m| m["method"] != "resources/read").cloned() {
+        let empty = if list["method"] == "resources/list" {
+            json!({"resources": []})
+        } else {
+            json!({"resourceTemplates": []})
+        };
+        let _ = answer(p, &list, empty, now);
+        up = to_upstream(&actions(p));
+    }
+    up
+}
+
 #[test]
 fn initialize_result_gains_the_tools_capability_and_keeps_every_other_byte() {
     let (p, out) = ready(ProxyConfig::default());
@@ -296,16 +312,7 @@ fn the_proxys_read_cap_fits_what_hosts_pass_on() {
     });
     let read = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{"uri":"docs://big"}}}"#;
     let _ = p.handle_host(read, t(0));
-    let mut up = to_upstream(&actions(&mut p));
-    while let Some(list) = up.iter().find(|m| m["method"] != "resources/read").cloned() {
-        let empty = if list["method"] == "resources/list" {
-            json!({"resources": []})
-        } else {
-            json!({"resourceTemplates": []})
-        };
-        let _ = answer(&mut p, &list, empty, t(1));
-        up = to_upstream(&actions(&mut p));
-    }
+    let up = answer_lists_empty(&mut p, t(1));
     let big = "line\n".repeat(100_000);
     let _ = answer(&mut p, &up[0], json!({"contents": [{"uri": "docs://big", "text": big}]}), t(2));
     let host = to_host(&actions(&mut p));
@@ -415,16 +422,7 @@ fn own_requests_time_out_in_the_order_they_were_sent() {
         let _ = p.handle_host(call.to_string().as_bytes(), t(10));
     }
     // The catalog is made current first: both lists answered, the four reads go out.
-    let mut up = to_upstream(&actions(&mut p));
-    while let Some(list) = up.iter().find(|m| m["method"] != "resources/read").cloned() {
-        let empty = if list["method"] == "resources/list" {
-            json!({"resources": []})
-        } else {
-            json!({"resourceTemplates": []})
-        };
-        let _ = answer(&mut p, &list, empty, t(11));
-        up = to_upstream(&actions(&mut p));
-    }
+    let up = answer_lists_empty(&mut p, t(11));
     assert_eq!(up.len(), 4, "{up:?}");
     let due = p.poll_timeout().unwrap();
     p.handle_timeout(due);
