@@ -124,8 +124,43 @@ fn client_error(e: impl Into<http::Error>) -> StreamableHttpError<HttpError> {
 /// hyper's pooled client with keep-alive connections (see the module docs).
 #[derive(Clone)]
 pub struct KeepAlive {
-    client: Client<HttpsConnector<Route>, Full<Bytes>>,
+    client: Client<HttpsConnector<Route>, Taken>,
     proxies: Arc<Matcher>,
+}
+
+/// A request body that says when the connection has taken it: hyper drops a body once it has
+/// written it (or once the request failed), so the drop is the signal.
+struct Taken {
+    body: Full<Bytes>,
+    taken: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl hyper::body::Body for Taken {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Bytes>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        if let Some(taken) = self.taken.take() {
+            let _ = taken.send(());
+        }
+    }
 }
 
 impl KeepAlive {
@@ -149,8 +184,21 @@ impl KeepAlive {
         &self,
         method: Method,
         uri: &str,
+        headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<Incoming>, HttpError> {
+        self.send_noting(method, uri, headers, body, None).await
+    }
+
+    /// [`KeepAlive::send`], and `taken` fires once the connection has taken the first request's
+    /// body (written it, or failed): what the caller sends after that reaches the server after it.
+    pub(crate) async fn send_noting(
+        &self,
+        method: Method,
+        uri: &str,
         mut headers: HeaderMap,
         body: Bytes,
+        mut taken: Option<tokio::sync::oneshot::Sender<()>>,
     ) -> Result<Response<Incoming>, HttpError> {
         let mut first = url::Url::parse(uri).map_err(|e| HttpError::Url(e.to_string()))?;
         if let Some(credentials) = take_credentials(&mut first) {
@@ -165,7 +213,7 @@ impl KeepAlive {
             let mut request = Request::builder()
                 .method(method.clone())
                 .uri(url.as_str())
-                .body(Full::new(body.clone()))
+                .body(Taken { body: Full::new(body.clone()), taken: taken.take() })
                 .map_err(HttpError::Request)?;
             *request.headers_mut() = headers.clone();
             if url.scheme() == "http" {

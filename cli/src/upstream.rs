@@ -9,7 +9,8 @@
 //! not reopened when it ends). The first message (the handshake) is answered before the next goes
 //! out, so that every later one carries the session the server named; after that, a notification
 //! (`notifications/initialized`, a cancellation) is accepted before the next message goes, and
-//! requests go out concurrently, as an HTTP client's do (a long one holds nothing back). A
+//! requests go out concurrently, as an HTTP client's do (a long one holds nothing back), each
+//! written to its connection before the next message goes (a cancellation cannot overtake it). A
 //! request whose SSE stream ends before its answer is answered with a JSON-RPC error.
 //!
 //! A 2026-07-28 request (its `params._meta` names the protocol version) carries the routing
@@ -153,13 +154,16 @@ impl HttpUpstream {
                     }
                     continue;
                 }
-                // A request goes at once and is answered whenever the server answers (a long
-                // one must not hold back the next, nor a cancellation of it).
+                // A request is answered whenever the server answers (a long one must not hold
+                // back the next, nor a cancellation of it); the next message leaves once the
+                // connection has taken this one's body, so a cancellation cannot overtake it.
+                let (taken, written) = tokio::sync::oneshot::channel();
                 tokio::spawn(async move {
-                    if let Some(response) = link.post(&line).await {
+                    if let Some(response) = link.post_noting(&line, Some(taken)).await {
                         link.answer(line, response).await;
                     }
                 });
+                let _ = written.await;
             }
         });
         Ok((HttpUpstream { link, out, listening: false }, lines_rx, ended_rx))
@@ -206,11 +210,20 @@ impl Link {
 
     /// POSTs `line`; the response once its headers came, or `None` when the upstream ended.
     async fn post(&self, line: &[u8]) -> Option<http::Response<Incoming>> {
+        self.post_noting(line, None).await
+    }
+
+    /// [`Link::post`], firing `taken` once the connection has taken the body.
+    async fn post_noting(
+        &self,
+        line: &[u8],
+        taken: Option<tokio::sync::oneshot::Sender<()>>,
+    ) -> Option<http::Response<Incoming>> {
         let mut headers = self.request_headers();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_MIME_TYPE));
         headers.insert(ACCEPT, HeaderValue::from_static("application/json, text/event-stream"));
         routing_headers(line, &mut headers);
-        match self.client.send(Method::POST, &self.url, headers, Bytes::copy_from_slice(line)).await {
+        match self.client.send_noting(Method::POST, &self.url, headers, Bytes::copy_from_slice(line), taken).await {
             Ok(response) => {
                 let mut session = lock(&self.session);
                 session.answered = true;

@@ -727,3 +727,81 @@ fn a_post_stream_that_ends_unanswered_still_answers_the_host() {
     );
     assert_eq!(host.close(), 0);
 }
+
+/// `--url`: a cancellation sent right after its request reaches the server after it. Requests go
+/// out concurrently (each on a connection of its own when none is idle), so before the next
+/// message waited for the connection to take the request's body, the cancellation's POST — sent
+/// at once by the same loop — was often connected and read first.
+#[test]
+fn a_cancellation_never_overtakes_its_request_over_url() {
+    use std::sync::{Arc, Mutex};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    // What the server read, by the order in which it accepted the connections (a new one for each
+    // message: every answer closes its connection).
+    let seen: Arc<Mutex<Vec<(usize, Value)>>> = Arc::default();
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for (accepted, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { break };
+            let record = record.clone();
+            std::thread::spawn(move || {
+                let Some((head, body)) = read_http_request(&mut stream) else { return };
+                let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let reply = match (head.split(' ').next(), message["method"].as_str(), message.get("id")) {
+                    (Some("POST"), Some(method), Some(id)) => {
+                        let result = if method == "initialize" {
+                            json!({"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                                "serverInfo": {"name": "ordered", "version": "1"}})
+                        } else {
+                            json!({"content": []})
+                        };
+                        let result = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\n\
+                             Content-Length: {}\r\nConnection: close\r\n\r\n{result}",
+                            result.len()
+                        )
+                    }
+                    (Some("POST"), Some(_), None) => {
+                        "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned()
+                    }
+                    _ => "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
+                };
+                record.lock().unwrap().push((accepted, message));
+                let _ = stream.write_all(reply.as_bytes());
+            });
+        }
+    });
+    let dir = temp_dir("cancel-order");
+    let mut host = Peer::spawn(mcplens_bin(), &["proxy", "--no-tracking", "--no-tools", "--url", &url], &dir);
+    host.handshake();
+    // Eight requests, each followed at once by its cancellation, in one write.
+    let pairs: Vec<String> = (10..18)
+        .map(|id| {
+            let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": "slow", "arguments": {}}});
+            let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": id, "reason": "the user stopped it"}});
+            format!("{call}\n{cancel}")
+        })
+        .collect();
+    host.send(&pairs.join("\n"));
+    // The answers, in whatever order they come.
+    let mut answered = std::collections::BTreeSet::new();
+    while answered.len() < 8 {
+        let line = host.lines.recv_timeout(LINE_TIMEOUT).expect("an answer");
+        let message: Value = serde_json::from_str(&line).unwrap();
+        answered.extend(message["id"].as_i64().filter(|id| (10..18).contains(id)));
+    }
+    assert_eq!(host.close(), 0);
+    let seen = seen.lock().unwrap().clone();
+    for id in 10..18 {
+        let at = |wanted: &dyn Fn(&Value) -> bool| {
+            seen.iter().find(|(_, m)| wanted(m)).map(|(accepted, _)| *accepted).expect("the server saw it")
+        };
+        let request = at(&|m| m["id"] == id);
+        let cancellation = at(&|m| m["method"] == "notifications/cancelled" && m["params"]["requestId"] == id);
+        assert!(request < cancellation, "the cancellation of {id} reached the server first: {seen:?}");
+    }
+}
