@@ -14,10 +14,8 @@
 //! request whose SSE stream ends before its answer is answered with a JSON-RPC error.
 //!
 //! A 2026-07-28 request (its `params._meta` names the protocol version) carries the routing
-//! headers that revision's HTTP transport asks for: `MCP-Protocol-Version` (the envelope's),
-//! `Mcp-Method`, and `Mcp-Name` for `tools/call`, `prompts/get` and `resources/read` (the name or
-//! URI, base64-wrapped as `=?base64?…?=` when it is not printable ASCII without edge spaces).
-//! `Mcp-Param-*` headers (tools whose input schema marks arguments `x-mcp-header`) are not sent.
+//! headers that revision's HTTP transport asks for, as the core derives them
+//! ([`mcplens::protocol::routing`]).
 //! That revision has no standalone GET stream: changes come on `subscriptions/listen`.
 //!
 //! A request the server answers with an HTTP error (other than the end of the session) is answered
@@ -32,7 +30,6 @@ use mcplens::proxy::id_key;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use base64::Engine as _;
 use futures::StreamExt;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
@@ -329,54 +326,17 @@ impl Link {
 
 /// The 2026-07-28 routing headers of a request `line` whose `params._meta` names its protocol
 /// version (see the module docs); nothing for any other line.
+/// The 2026-07-28 routing headers of `line` ([`mcplens::protocol::routing`]), when it has them.
 fn routing_headers(line: &[u8], headers: &mut HeaderMap) {
-    #[derive(serde::Deserialize)]
-    struct Request<'a> {
-        #[serde(borrow)]
-        method: std::borrow::Cow<'a, str>,
-        params: Params<'a>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Params<'a> {
-        #[serde(rename = "_meta")]
-        meta: Meta,
-        #[serde(borrow, default)]
-        name: Option<std::borrow::Cow<'a, str>>,
-        #[serde(borrow, default)]
-        uri: Option<std::borrow::Cow<'a, str>>,
-    }
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-        protocol_version: String,
-    }
-    let Ok(r) = serde_json::from_slice::<Request<'_>>(line) else { return };
-    let (Ok(version), Ok(method)) =
-        (HeaderValue::from_str(&r.params.meta.protocol_version), HeaderValue::from_str(&r.method))
+    let Some(r) = mcplens::protocol::routing(line) else { return };
+    let (Ok(version), Ok(method)) = (HeaderValue::from_str(&r.protocol_version), HeaderValue::from_str(&r.method))
     else {
         return;
     };
     headers.insert(HEADER_MCP_PROTOCOL_VERSION, version);
     headers.insert(HEADER_MCP_METHOD, method);
-    let name = match r.method.as_ref() {
-        "tools/call" | "prompts/get" => r.params.name,
-        "resources/read" => r.params.uri,
-        _ => None,
-    };
-    if let Some(value) = name.and_then(|n| HeaderValue::from_str(&header_safe(&n)).ok()) {
+    if let Some(value) = r.name.and_then(|n| HeaderValue::from_str(&n).ok()) {
         headers.insert(HEADER_MCP_NAME, value);
-    }
-}
-
-/// A value as a 2026-07-28 header carries it: verbatim when printable ASCII without leading or
-/// trailing spaces (and not itself shaped like the wrapping), else `=?base64?…?=`.
-fn header_safe(value: &str) -> std::borrow::Cow<'_, str> {
-    let printable = value.bytes().all(|b| (0x20..0x7f).contains(&b)) && value.trim() == value;
-    let wrapped_shape = value.starts_with("=?base64?") && value.ends_with("?=");
-    if printable && !wrapped_shape {
-        value.into()
-    } else {
-        format!("=?base64?{}?=", base64::engine::general_purpose::STANDARD.encode(value)).into()
     }
 }
 
@@ -475,6 +435,7 @@ mod tests {
         assert_eq!(h[HEADER_MCP_METHOD], "resources/read");
         let wrapped = h[HEADER_MCP_NAME].to_str().unwrap();
         let payload = wrapped.strip_prefix("=?base64?").unwrap().strip_suffix("?=").unwrap();
+        use base64::Engine as _;
         assert_eq!(base64::engine::general_purpose::STANDARD.decode(payload).unwrap(), "note://ä b".as_bytes());
         let mut h = HeaderMap::new();
         let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
@@ -483,8 +444,6 @@ mod tests {
             (h[HEADER_MCP_METHOD].to_str().unwrap(), h[HEADER_MCP_NAME].to_str().unwrap()),
             ("tools/call", "echo")
         );
-        assert_eq!(header_safe(" x"), "=?base64?IHg=?=");
-        assert_eq!(header_safe("=?base64?eA==?="), "=?base64?PT9iYXNlNjQ/ZUE9PT89?=");
         // Earlier revisions (no envelope) and notifications get none.
         for line in [
             r#"{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}"#,
