@@ -92,7 +92,7 @@ export declare class NativeRefresher {
   /** A connection of `server` (registering it): its epoch. */
   attach(server: string, resourcesCapability: boolean): number
   /** Connection `epoch` of `server` ended: both lists cleared. False for an old epoch. */
-  detach(server: string, epoch: number, reason: string): boolean
+  detach(server: string, epoch: number): boolean
   /**
    * A watch of connection `epoch`, which negotiated `protocolVersion` and declared
    * `capabilitiesJson`: `unsolicited` (before 2026-07-28), `listening` (open
@@ -103,12 +103,17 @@ export declare class NativeRefresher {
   /** How the watch of `server`'s current connection learns of changes; null when unwatched. */
   notifications(server: string): string | null
   /**
-   * The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
-   * acknowledgement (`null`): `{notifications: 'not_offered'}` for -32601 (the watch stands
-   * without a stream), else `{code, message}` to fail the watch with (`server_error` /
-   * `transport_error`); null for an old epoch. The connection and its pair stay.
+   * The server acknowledged the watch's `subscriptions/listen` stream; false for an old epoch
+   * or a watch that is not listening.
    */
-  listenFailed(server: string, epoch: number, rpcCode?: number | undefined | null): ListenFailure | null
+  listenAcknowledged(server: string, epoch: number): boolean
+  /**
+   * The watch's `subscriptions/listen` stream was refused (`rpc_code`) or ended (`null`), the
+   * host knowing its `connection` then (`open`, `closed`, `unknown`): the core's rule answers
+   * `{closed: 'not_offered' | 'relisting' | 'detached'}`, or `{code, message}` to fail the watch
+   * with (`server_error` / `transport_error`); null for an old epoch or a watch not listening.
+   */
+  listenClosed(server: string, epoch: number, rpcCode: number | undefined | null, connection: string, nowMs: number): ListenFailure | null
   /** `server`'s current connection, if any. */
   epoch(server: string): number | null
   /** A list_changed on connection `epoch`: `refresh_now`, `queued`, `already_queued` or `ignored`. */
@@ -224,12 +229,15 @@ export declare function hasResourcesCapability(capabilitiesJson: string): boolea
 export declare function initialized(server: string, capabilitiesJson: string): boolean
 
 /**
- * A refused watch stream (`NativeRefresher.listenFailed`): what the watch learns instead
- * (`notifications`), or the core's failure (`code`, `message`).
+ * A closed watch stream (`NativeRefresher.listenClosed`): what became of the watch (`closed`),
+ * or the core's failure (`code`, `message`).
  */
 export interface ListenFailure {
-  /** `not_offered`: the server offers no change notifications (-32601); the watch stands. */
-  notifications?: string
+  /**
+   * `not_offered` (-32601 before the acknowledgement: the watch stands), `relisting` (ended
+   * after it, the connection open) or `detached` (ended after it: the connection's end).
+   */
+  closed?: string
   /** `server_error` or `transport_error`. */
   code?: string
   /** The core's message (names the server and the JSON-RPC code). */

@@ -48,7 +48,7 @@ async function runCase(c, via) {
       }
     };
     if ('attach' in step) expect('attach', machine.attach(step.attach, step.resources), step.epoch);
-    else if ('detach' in step) expect('detach', machine.detach(step.detach, step.epoch, step.reason), step.detached);
+    else if ('detach' in step) expect('detach', machine.detach(step.detach, step.epoch), step.detached);
     else if ('request' in step) {
       try {
         const caller = machine.request(step.request, step.want, now);
@@ -60,11 +60,13 @@ async function runCase(c, via) {
       }
     } else if ('watch' in step) {
       expect('watch', machine.watch(step.watch, step.epoch, step.protocolVersion, step.capabilities), step.notifications);
-    } else if ('listenFailed' in step) {
-      const e = machine.listenFailed(step.listenFailed, step.epoch, step.rpcCode ?? undefined);
+    } else if ('listenAcknowledged' in step) {
+      expect('listenAcknowledged', machine.listenAcknowledged(step.listenAcknowledged, step.epoch), step.acknowledged);
+    } else if ('listenClosed' in step) {
+      const e = machine.listenClosed(step.listenClosed, step.epoch, step.rpcCode ?? undefined, step.liveness, undefined, now);
       const got = e instanceof Error ? [e instanceof McplensError, e.code, e.server, e.message, e.rpcCode ?? null] : e;
-      const want = step.expectError === null ? step.notifications : [true, step.expectError, step.listenFailed, step.expectMessage, step.rpcCode];
-      expect('listenFailed', got, want);
+      const want = step.expectError === null ? step.closed : [true, step.expectError, step.listenClosed, step.expectMessage, step.rpcCode];
+      expect('listenClosed', got, want);
     } else if ('listChanged' in step) {
       expect('listChanged', machine.onListChanged(step.listChanged, step.epoch, now), step.decision);
     } else if ('traversed' in step) {
@@ -100,20 +102,22 @@ test('the shared refresher vectors are there', () => {
 
 for (const file of files) perDriver(test, `refresher vector ${file}`, join(DIR, file), runCase);
 
-test('listenFailed: bad input throws invalid_argument (it is never returned as the watch error)', () => {
+test('listenClosed: bad input throws invalid_argument (it is never returned as the watch error)', () => {
   const machine = new Refresher(new Catalog());
   const epoch = machine.attach('a', true);
-  for (const args of [['a', 'x'], ['a', epoch, 'refused']]) {
+  machine.watch('a', epoch, '2026-07-28', { resources: { listChanged: true } });
+  for (const args of [['a', 'x'], ['a', epoch, 'refused'], ['a', epoch, undefined, 'gone']]) {
     assert.throws(
-      () => machine.listenFailed(...args),
+      () => machine.listenClosed(...args),
       (e) => e instanceof McplensError && e.code === 'invalid_argument' && e.server === 'a',
       JSON.stringify(args),
     );
   }
   const cause = new Error('refused');
-  const e = machine.listenFailed('a', epoch, -32603, cause);
+  const e = machine.listenClosed('a', epoch, -32603, 'unknown', cause);
   assert.deepEqual([e.code, e.rpcCode, e.cause], ['server_error', -32603, cause]);
-  assert.equal(machine.listenFailed('a', epoch, -32601, cause), 'not_offered');
+  machine.watch('a', epoch, '2026-07-28', { resources: { listChanged: true } });
+  assert.equal(machine.listenClosed('a', epoch, -32601, 'unknown', cause), 'not_offered');
 });
 
 test('errorCodes come from the core; a code handed back must be one of them', () => {

@@ -193,6 +193,12 @@ export type Want = 'current' | 'refresh' | 'force';
  */
 export type Notifications = 'unsolicited' | 'listening' | 'not_offered';
 
+/** What a host knows of its connection when a watch's `subscriptions/listen` stream closed. */
+export type Liveness = 'open' | 'closed' | 'unknown';
+
+/** What became of a watch whose `subscriptions/listen` stream closed (`Refresher.listenClosed`). */
+export type ListenClosed = 'not_offered' | 'relisting' | 'detached';
+
 /** What `Catalog.watch` resolves with once the watch stands. */
 export interface WatchState {
   server: string;
@@ -244,9 +250,9 @@ export class Refresher {
     return this.#native.attach(server, resourcesCapability);
   }
 
-  /** Connection `epoch` of `server` ended: both lists cleared. False for an old epoch. */
-  detach(server: string, epoch: number, reason: InvalidateReason = 'connection_closed'): boolean {
-    return call(server, () => this.#native.detach(server, epoch, reason));
+  /** Connection `epoch` of `server` ended (closed, disabled, replaced: every end clears alike): both lists cleared. False for an old epoch. */
+  detach(server: string, epoch: number): boolean {
+    return this.#native.detach(server, epoch);
   }
 
   /**
@@ -264,16 +270,30 @@ export class Refresher {
     return (this.#native.notifications(server) ?? null) as Notifications | null;
   }
 
+  /** The server acknowledged the watch's `subscriptions/listen` stream; false for an old epoch or a watch not listening. */
+  listenAcknowledged(server: string, epoch: number): boolean {
+    return this.#native.listenAcknowledged(server, epoch);
+  }
+
   /**
    * The watch's `subscriptions/listen` stream was refused (`rpcCode`, the answer's JSON-RPC code) or
-   * failed before its acknowledgement: `'not_offered'` for -32601 (the watch stands without a
-   * stream); else the error to fail the watch with (`server_error` with the code, or
-   * `transport_error`); null for an old epoch. The connection and its pair stay.
+   * ended, the host knowing its `connection` then. The core's rule: before the acknowledgement,
+   * -32601 is `'not_offered'` (the watch stands without a stream) and anything else the error to
+   * fail the watch with (`server_error` with the code, or `transport_error`; the connection and
+   * its pair stay); after it, `'relisting'` when the connection is `open` (the pair is re-listed),
+   * else `'detached'` (the connection's end). Null for an old epoch or a watch not listening.
    */
-  listenFailed(server: string, epoch: number, rpcCode?: number, cause?: unknown): McplensError | 'not_offered' | null {
-    const f = call(server, () => this.#native.listenFailed(server, epoch, rpcCode ?? null));
+  listenClosed(
+    server: string,
+    epoch: number,
+    rpcCode?: number,
+    connection: Liveness = 'unknown',
+    cause?: unknown,
+    now: number = performance.now(),
+  ): McplensError | ListenClosed | null {
+    const f = call(server, () => this.#native.listenClosed(server, epoch, rpcCode ?? null, connection, now));
     if (f == null) return null;
-    if (f.notifications != null) return f.notifications as 'not_offered';
+    if (f.closed != null) return f.closed as ListenClosed;
     return new McplensError(f.code as ErrorCode, server, f.message ?? '', { rpcCode, cause });
   }
 
@@ -486,7 +506,7 @@ export class Catalog {
    * without a stream; after the server's acknowledgement of the stream). It rejects with the core's
    * `server_error` (`rpcCode` set) when the server refuses the stream otherwise, or
    * `transport_error` when the stream failed before the acknowledgement; the connection and its
-   * lists stay (`Refresher.listenFailed`).
+   * lists stay (`Refresher.listenClosed`).
    */
   watch(server: string, client: WatchableClient): Promise<WatchState> {
     const handlers = (client as { _notificationHandlers?: unknown })._notificationHandlers;
@@ -495,7 +515,7 @@ export class Catalog {
     const watch = (conn.watch = {});
     const current = () => conn.watch === watch && this.#connections.get(conn.epoch) === conn;
     const closed = () => {
-      if (current() && this.#machine.detach(server, conn.epoch, 'connection_closed')) this.#drop(conn);
+      if (current() && this.#machine.detach(server, conn.epoch)) this.#drop(conn);
       this.#drive();
     };
     const listChanged = () => {
@@ -506,7 +526,7 @@ export class Catalog {
     const version = client.getNegotiatedProtocolVersion?.() ?? '';
     const notifications = this.#machine.watch(server, conn.epoch, version, client.getServerCapabilities());
     if (notifications !== 'listening') return Promise.resolve({ server, notifications: notifications ?? 'unsolicited' });
-    return this.#listen(conn, client, closed, current);
+    return this.#listen(conn, client, current);
   }
 
   /**
@@ -537,16 +557,16 @@ export class Catalog {
   }
 
   /** 2026-07-28: the `subscriptions/listen` stream that carries list_changed; its end detaches. */
-  async #listen(conn: Connection, client: WatchableClient, closed: () => void, current: () => boolean): Promise<WatchState> {
+  async #listen(conn: Connection, client: WatchableClient, current: () => boolean): Promise<WatchState> {
     const server = conn.server;
     let sub = client.autoOpenedSubscription;
     if (sub?.honoredFilter.resourcesListChanged !== true) {
       try {
         sub = await client.listen!({ resourcesListChanged: true });
       } catch (e) {
-        const refused = this.#machine.listenFailed(server, conn.epoch, rpcCodeOf(client, e), e);
+        const refused = this.#machine.listenClosed(server, conn.epoch, rpcCodeOf(client, e), 'unknown', e);
         if (refused instanceof McplensError) throw refused;
-        return { server, notifications: refused ?? 'listening' }; // not offered, or an old connection
+        return { server, notifications: refused === null ? 'listening' : 'not_offered' }; // or an old connection
       }
       if (!current()) {
         void sub.close();
@@ -555,7 +575,12 @@ export class Catalog {
       void conn.listen?.close().catch(() => {}); // an earlier watch's stream
       conn.listen = sub;
     }
-    void sub.closed.then(closed);
+    if (current()) this.#machine.listenAcknowledged(server, conn.epoch);
+    // Its end: the core decides (an SDK client cannot tell whether the connection outlives it).
+    void sub.closed.then(() => {
+      if (current() && this.#machine.listenClosed(server, conn.epoch) === 'detached') this.#drop(conn);
+      this.#drive();
+    });
     return { server, notifications: 'listening' };
   }
 

@@ -58,9 +58,8 @@ impl NativeRefresher {
 
     /// Connection `epoch` of `server` ended: both lists cleared. False for an old epoch.
     #[napi]
-    pub fn detach(&mut self, server: String, epoch: i64, reason: String) -> Result<bool> {
-        let reason = parse_wire_name(&server, "reason", &reason).map_err(invalid)?;
-        Ok(self.inner().detach(&server, Epoch(epoch as u64), reason))
+    pub fn detach(&mut self, server: String, epoch: i64) -> bool {
+        self.inner().detach(&server, Epoch(epoch as u64))
     }
 
     /// A watch of connection `epoch`, which negotiated `protocolVersion` and declared
@@ -84,20 +83,34 @@ impl NativeRefresher {
         self.inner().notifications(&server).map(wire_name)
     }
 
-    /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
-    /// acknowledgement (`null`): `{notifications: 'not_offered'}` for -32601 (the watch stands
-    /// without a stream), else `{code, message}` to fail the watch with (`server_error` /
-    /// `transport_error`); null for an old epoch. The connection and its pair stay.
+    /// The server acknowledged the watch's `subscriptions/listen` stream; false for an old epoch
+    /// or a watch that is not listening.
     #[napi]
-    pub fn listen_failed(&mut self, server: String, epoch: i64, rpc_code: Option<i64>) -> Option<ListenFailure> {
-        match self.inner().listen_failed(&server, Epoch(epoch as u64), rpc_code) {
-            Ok(n) => n.map(|n| ListenFailure { notifications: Some(wire_name(n)), code: None, message: None }),
-            Err(e) => Some(ListenFailure {
-                notifications: None,
-                code: Some(e.code().to_string()),
-                message: Some(e.to_string()),
-            }),
-        }
+    pub fn listen_acknowledged(&mut self, server: String, epoch: i64) -> bool {
+        self.inner().listen_acknowledged(&server, Epoch(epoch as u64))
+    }
+
+    /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or ended (`null`), the
+    /// host knowing its `connection` then (`open`, `closed`, `unknown`): the core's rule answers
+    /// `{closed: 'not_offered' | 'relisting' | 'detached'}`, or `{code, message}` to fail the watch
+    /// with (`server_error` / `transport_error`); null for an old epoch or a watch not listening.
+    #[napi]
+    pub fn listen_closed(
+        &mut self,
+        server: String,
+        epoch: i64,
+        rpc_code: Option<i64>,
+        connection: String,
+        now_ms: f64,
+    ) -> Result<Option<ListenFailure>> {
+        let liveness = parse_wire_name(&server, "connection", &connection).map_err(invalid)?;
+        let now = instant(&server, now_ms)?;
+        Ok(match self.inner().listen_closed(&server, Epoch(epoch as u64), rpc_code, liveness, now) {
+            Ok(n) => n.map(|n| ListenFailure { closed: Some(wire_name(n)), code: None, message: None }),
+            Err(e) => {
+                Some(ListenFailure { closed: None, code: Some(e.code().to_string()), message: Some(e.to_string()) })
+            }
+        })
     }
 
     /// `server`'s current connection, if any.
@@ -206,12 +219,13 @@ impl NativeRefresher {
     }
 }
 
-/// A refused watch stream (`NativeRefresher.listenFailed`): what the watch learns instead
-/// (`notifications`), or the core's failure (`code`, `message`).
+/// A closed watch stream (`NativeRefresher.listenClosed`): what became of the watch (`closed`),
+/// or the core's failure (`code`, `message`).
 #[napi(object)]
 pub struct ListenFailure {
-    /// `not_offered`: the server offers no change notifications (-32601); the watch stands.
-    pub notifications: Option<String>,
+    /// `not_offered` (-32601 before the acknowledgement: the watch stands), `relisting` (ended
+    /// after it, the connection open) or `detached` (ended after it: the connection's end).
+    pub closed: Option<String>,
     /// `server_error` or `transport_error`.
     pub code: Option<String>,
     /// The core's message (names the server and the JSON-RPC code).

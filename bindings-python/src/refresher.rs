@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use mcplens::catalog::{self, Epoch, Failure, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
+use mcplens::catalog::{self, Epoch, Failure, Liveness, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
 use mcplens::error::{parse_wire_name, wire_name};
 use pyo3::prelude::*;
 
@@ -136,11 +136,10 @@ impl PyRefresher {
         self.lock().attach(server, resources_capability).0
     }
 
-    /// Connection `epoch` of `server` ended: both lists cleared. False for an old epoch.
-    #[pyo3(signature = (server, epoch, reason = "connection_closed"))]
-    fn detach(&self, py: Python<'_>, server: &str, epoch: u64, reason: &str) -> PyResult<bool> {
-        let reason = parse_reason(py, server, reason)?;
-        Ok(self.lock().detach(server, Epoch(epoch), reason))
+    /// Connection `epoch` of `server` ended (closed, disabled, replaced: every end clears alike):
+    /// both lists cleared. False for an old epoch.
+    fn detach(&self, server: &str, epoch: u64) -> bool {
+        self.lock().detach(server, Epoch(epoch))
     }
 
     /// A watch of connection `epoch`, which negotiated `protocol_version` and declared
@@ -156,16 +155,35 @@ impl PyRefresher {
         self.lock().notifications(server).map(wire_name)
     }
 
-    /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
-    /// acknowledgement (`None`): `"not_offered"` for -32601 (the watch stands without a stream),
-    /// else the `CatalogError` to raise from the watch (`server_error` / `transport_error`); `None`
-    /// for an old epoch. The connection and its pair stay.
-    #[pyo3(signature = (server, epoch, rpc_code = None))]
-    fn listen_failed(&self, py: Python<'_>, server: &str, epoch: u64, rpc_code: Option<i64>) -> Option<Py<PyAny>> {
-        match self.lock().listen_failed(server, Epoch(epoch), rpc_code) {
+    /// The server acknowledged the watch's `subscriptions/listen` stream; False for an old epoch
+    /// or a watch that is not listening.
+    fn listen_acknowledged(&self, server: &str, epoch: u64) -> bool {
+        self.lock().listen_acknowledged(server, Epoch(epoch))
+    }
+
+    /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or ended (`None`), the
+    /// host knowing its `connection` then (`"open"`, `"closed"`, `"unknown"`): the core's rule
+    /// (`Refresher::listen_closed`) answers `"not_offered"` (-32601 before the acknowledgement),
+    /// `"relisting"` (ended after it, the connection open), `"detached"` (ended after it
+    /// otherwise: the connection's end), or the `CatalogError` to raise from the watch (refused or
+    /// failed before the acknowledgement); `None` for an old epoch or a watch not listening.
+    #[pyo3(signature = (server, epoch, rpc_code = None, connection = "unknown", now = None))]
+    fn listen_closed(
+        &self,
+        py: Python<'_>,
+        server: &str,
+        epoch: u64,
+        rpc_code: Option<i64>,
+        connection: &str,
+        now: Option<f64>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let liveness: Liveness = parse_wire_name(server, "connection", connection)
+            .map_err(|e| crate::invalid::<crate::CatalogError>(py, &e))?;
+        let now = instant(py, now)?;
+        Ok(match self.lock().listen_closed(server, Epoch(epoch), rpc_code, liveness, now) {
             Ok(n) => n.map(|n| wire_name(n).into_pyobject(py).expect("a str").into_any().unbind()),
             Err(e) => Some(catalog_error(py, &e).into_value(py).into_any()),
-        }
+        })
     }
 
     /// `server`'s current connection, if any.

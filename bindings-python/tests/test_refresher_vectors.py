@@ -58,7 +58,7 @@ def run_case(case: dict[str, Any]) -> list[str]:
         if "attach" in step:
             expect("attach", machine.attach(step["attach"], step["resources"]), step["epoch"])
         elif "detach" in step:
-            expect("detach", machine.detach(step["detach"], step["epoch"], step["reason"]), step["detached"])
+            expect("detach", machine.detach(step["detach"], step["epoch"]), step["detached"])
         elif "request" in step:
             try:
                 caller = machine.request(step["request"], step["want"], now)
@@ -69,18 +69,21 @@ def run_case(case: dict[str, Any]) -> list[str]:
         elif "watch" in step:
             got = machine.watch(step["watch"], step["epoch"], step["protocolVersion"], json.dumps(step["capabilities"]))
             expect("watch", got, step["notifications"])
-        elif "listenFailed" in step:
-            e = machine.listen_failed(step["listenFailed"], step["epoch"], step["rpcCode"])
+        elif "listenAcknowledged" in step:
+            got_ack = machine.listen_acknowledged(step["listenAcknowledged"], step["epoch"])
+            expect("listenAcknowledged", got_ack, step["acknowledged"])
+        elif "listenClosed" in step:
+            e = machine.listen_closed(step["listenClosed"], step["epoch"], step["rpcCode"], step["liveness"], now)
             if isinstance(e, mcplens.CatalogError):
                 got: Any = (type(e).__name__, e.code, e.server, str(e), e.rpc_code)
             else:
                 got = e
             want = (
-                ("CatalogError", step["expectError"], step["listenFailed"], step["expectMessage"], step["rpcCode"])
+                ("CatalogError", step["expectError"], step["listenClosed"], step["expectMessage"], step["rpcCode"])
                 if step["expectError"]
-                else step["notifications"]
+                else step["closed"]
             )
-            expect("listenFailed", got, want)
+            expect("listenClosed", got, want)
         elif "listChanged" in step:
             got = machine.on_list_changed(step["listChanged"], step["epoch"], now)
             expect("listChanged", got, step["decision"])
@@ -124,3 +127,16 @@ def test_refresher_vector(path: Path) -> None:
     case = json.loads(path.read_text(encoding="utf-8"))
     assert case["name"] == path.stem, "name must match the file"
     assert run_case(case) == []
+
+
+def test_listen_closed_refuses_an_unknown_connection_state() -> None:
+    """The host's fact is one of three words; anything else is `invalid_argument`, never the watch's error."""
+    machine = mcplens.Refresher(mcplens._core.Catalog(), seed=0)
+    epoch = machine.attach("a", True)
+    assert machine.watch("a", epoch, "2026-07-28", '{"resources":{"listChanged":true}}') == "listening"
+    with pytest.raises(mcplens.CatalogError) as e:
+        machine.listen_closed("a", epoch, None, "gone")  # type: ignore[arg-type]
+    assert (e.value.code, e.value.server) == ("invalid_argument", "a")
+    assert 'must be "open", "closed" or "unknown"' in str(e.value)
+    assert machine.listen_acknowledged("a", epoch)
+    assert machine.listen_closed("a", epoch, None, "open") == "relisting"

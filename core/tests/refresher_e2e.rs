@@ -59,6 +59,8 @@ struct Book {
     fail: VecDeque<String>,
     /// The 2026-07-28 `subscriptions/listen` stream, once opened.
     sink: Option<SubscriptionSink>,
+    /// Ends that stream (its request answered) while the connection stays.
+    end_listen: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
 struct TestServer {
@@ -87,8 +89,16 @@ impl ServerHandler for Listener {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        self.book.lock().unwrap().sink = Some(context.sink().clone());
-        context.cancelled().await;
+        let (end, ended) = tokio::sync::oneshot::channel();
+        {
+            let mut book = self.book.lock().unwrap();
+            book.sink = Some(context.sink().clone());
+            book.end_listen = Some(end);
+        }
+        tokio::select! {
+            () = context.cancelled() => {}
+            _ = ended => self.book.lock().unwrap().sink = None,
+        }
         Ok(())
     }
 }
@@ -140,6 +150,9 @@ impl TestServer {
             }
             for f in params["fail"].as_array().into_iter().flatten() {
                 book.fail.push_back(f.as_str().unwrap().to_owned());
+            }
+            if params["endListen"] == true {
+                let _ = book.end_listen.take().expect("a listen stream is open").send(());
             }
             book.sink.clone()
         };
@@ -454,6 +467,41 @@ async fn modern_era_listens_for_changes() {
     child.assert_only_discovery();
 }
 
+/// 2026-07-28: the server ends the listen stream while the connection stays (the peer's transport
+/// lives): the watch stands without a stream and the pair is re-listed at once, since a change may
+/// have gone unheard (`Refresher::listen_closed` with `Liveness::Open`); closing still clears it.
+/// Before, the driver detached the live connection: both lists cleared, nothing re-listed.
+async fn modern_era_listen_ended_by_the_server_relists() {
+    let child = Child::new("modern");
+    let driver = driver(NEVER);
+    let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let running = serve_client_with_lifecycle(driver.client_handler("s"), child.transport(), mode).await.unwrap();
+    let conn = driver.attach(running);
+    control(conn.peer(), json!({ "templates": 1 })).await;
+    assert_eq!(driver.refresh("s").await, Ok(RefreshOutcome::Committed));
+    while control(conn.peer(), json!({})).await["listening"] != true {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let mut events = driver.subscribe();
+    control(conn.peer(), json!({ "templates": 2, "endListen": true })).await;
+    let watched = |e: &DriverEvent| matches!(e, DriverEvent::Watching { .. } | DriverEvent::Invalidated { .. });
+    assert_eq!(
+        next_event(&mut events, watched).await,
+        DriverEvent::Watching { server: "s".to_owned(), notifications: Notifications::NotOffered }
+    );
+    next_event(&mut events, traversed(Disposition::Committed)).await;
+    assert_eq!(template_count(&driver, "s"), 2);
+    assert_eq!(
+        (driver.status("s").unwrap().status, driver.notifications("s")),
+        (Status::Ok, Some(Notifications::NotOffered))
+    );
+    conn.close();
+    conn.closed().await;
+    assert_eq!(driver.status("s").unwrap().status, Status::Unknown);
+    assert_eq!(child.count("subscriptions/listen"), 1);
+    child.assert_only_discovery();
+}
+
 /// 2026-07-28 with a server that does not advertise `resources.listChanged` (as Python `mcp` 2.3
 /// and fastmcp 4 servers; `ttlMs: 0` too): the watch stands without a stream, none is opened; a
 /// refresh commits with status `ok`; closing still clears the pair.
@@ -507,7 +555,7 @@ fn main() {
     if let Some(log) = std::env::var_os(LOG_ENV) {
         return serve(PathBuf::from(log));
     }
-    let scenarios: [(&str, Scenario); 7] = [
+    let scenarios: [(&str, Scenario); 8] = [
         ("a_list_changed_then_failure_keeps_the_listing", || Box::pin(list_changed_then_failure_keeps_the_listing())),
         ("b_second_connection_replaces_the_first", || Box::pin(second_connection_replaces_the_first())),
         ("c_ten_concurrent_refreshes_traverse_once", || Box::pin(ten_concurrent_refreshes_traverse_once())),
@@ -515,6 +563,7 @@ fn main() {
             Box::pin(transient_failures_are_retried_until_they_recover())
         }),
         ("modern_era_listens_for_changes", || Box::pin(modern_era_listens_for_changes())),
+        ("modern_era_listen_ended_by_the_server_relists", || Box::pin(modern_era_listen_ended_by_the_server_relists())),
         ("modern_era_without_list_changed_opens_no_stream", || {
             Box::pin(modern_era_without_list_changed_opens_no_stream())
         }),

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcplens::catalog::{Action, Epoch, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
+use mcplens::catalog::{Action, Epoch, Liveness, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
 use mcplens::discovery::{has_resources_capability, DiscoveryError, Limits, ListKind, Listing, Outcome, Pager};
 use mcplens::tool;
 use serde_json::{json, Value};
@@ -568,8 +568,7 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
             let epoch = machine.attach(&s("attach"), step["resources"].as_bool().unwrap());
             expect(bad, i, "attach", json!(epoch), step.get("epoch"));
         } else if step.get("detach").is_some() {
-            let reason = serde_json::from_value(step["reason"].clone()).unwrap();
-            let detached = machine.detach(&s("detach"), Epoch(step["epoch"].as_u64().unwrap()), reason);
+            let detached = machine.detach(&s("detach"), Epoch(step["epoch"].as_u64().unwrap()));
             expect(bad, i, "detach", json!(detached), step.get("detached"));
         } else if step.get("request").is_some() {
             let want: Want = serde_json::from_value(step["want"].clone()).unwrap();
@@ -585,16 +584,21 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
             let caps = step["capabilities"].to_string();
             let got = machine.watch(&s("watch"), epoch, &s("protocolVersion"), &caps);
             expect(bad, i, "watch", json!(got), step.get("notifications"));
-        } else if step.get("listenFailed").is_some() {
+        } else if step.get("listenAcknowledged").is_some() {
             let epoch = Epoch(step["epoch"].as_u64().unwrap());
-            match machine.listen_failed(&s("listenFailed"), epoch, step["rpcCode"].as_i64()) {
+            let got = machine.listen_acknowledged(&s("listenAcknowledged"), epoch);
+            expect(bad, i, "listenAcknowledged", json!(got), step.get("acknowledged"));
+        } else if step.get("listenClosed").is_some() {
+            let epoch = Epoch(step["epoch"].as_u64().unwrap());
+            let liveness: Liveness = serde_json::from_value(step["liveness"].clone()).unwrap();
+            match machine.listen_closed(&s("listenClosed"), epoch, step["rpcCode"].as_i64(), liveness, now) {
                 Err(e) => {
                     check_error(bad, i, step, e.code().as_str(), &e.to_string());
                     expect(bad, i, "rpcCode", json!(e.rpc_code()), step.get("rpcCode"));
                 }
-                Ok(notifications) => {
-                    expect(bad, i, "listenFailed", json!(null), step.get("expectError"));
-                    expect(bad, i, "listenFailed", json!(notifications), step.get("notifications"));
+                Ok(closed) => {
+                    expect(bad, i, "listenClosed", json!(null), step.get("expectError"));
+                    expect(bad, i, "listenClosed", json!(closed), step.get("closed"));
                 }
             }
         } else if step.get("listChanged").is_some() {

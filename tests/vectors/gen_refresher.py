@@ -65,8 +65,8 @@ def attach(server, epoch, resources=True, **kw):
     return ev({"attach": server, "resources": resources, "epoch": epoch}, **kw)
 
 
-def detach(server, epoch, detached=True, reason="connection_closed", **kw):
-    return ev({"detach": server, "epoch": epoch, "reason": reason, "detached": detached}, **kw)
+def detach(server, epoch, detached=True, **kw):
+    return ev({"detach": server, "epoch": epoch, "detached": detached}, **kw)
 
 
 def req(server, caller, want="refresh", **kw):
@@ -77,16 +77,22 @@ def lc(server, epoch, decision, **kw):
     return ev({"listChanged": server, "epoch": epoch, "decision": decision}, **kw)
 
 
-def listen_failed(server, epoch, rpc_code=None, error=None, message=None, notifications=None, **kw):
-    """The watch's `subscriptions/listen` stream was refused (`rpc_code`) or failed before its
-    acknowledgement: `error`, the watch's error; else `notifications` ("not_offered" for -32601,
-    null for an old epoch: nothing to report)."""
-    step = {"listenFailed": server, "epoch": epoch, "rpcCode": rpc_code, "expectError": error}
+def listen_closed(server, epoch, rpc_code=None, error=None, message=None, closed=None, liveness="unknown", **kw):
+    """The watch's `subscriptions/listen` stream was refused (`rpc_code`) or ended, the host
+    knowing its connection `liveness` ("open", "closed", "unknown"): `error`, the watch's error;
+    else `closed`, what became of the watch ("not_offered", "relisting", "detached"; null for an old
+    epoch or a watch not listening: nothing to report)."""
+    step = {"listenClosed": server, "epoch": epoch, "rpcCode": rpc_code, "liveness": liveness, "expectError": error}
     if message is not None:
         step["expectMessage"] = message
     if error is None:
-        step["notifications"] = notifications
+        step["closed"] = closed
     return ev(step, **kw)
+
+
+def listen_ack(server, epoch, acknowledged=True, **kw):
+    """The server acknowledged the watch's stream: False for an old epoch or a watch not listening."""
+    return ev({"listenAcknowledged": server, "epoch": epoch, "acknowledged": acknowledged}, **kw)
 
 
 MODERN, LEGACY = "2026-07-28", "2025-11-25"
@@ -374,7 +380,7 @@ case("detach_clears_both_lists", "closing the connection clears resources and te
     attach("a", 1),
     req("a", "c1", actions=[T(1)]),
     trav(1, ok(2, 2), "committed", actions=[R(["c1"], COMMITTED, 1)]),
-    detach("a", 1, reason="disabled", status={"a": status("unknown", 1)}),
+    detach("a", 1, status={"a": status("unknown", 1)}),
     check(tool={}, expect=tools(0)),
 ])
 case("watch_on_2026_07_28_listens_only_when_list_changed_is_advertised", "on 2026-07-28 a watch opens subscriptions/listen only for a server that advertises resources.listChanged; otherwise it stands without a stream (not_offered)", [
@@ -415,7 +421,7 @@ case("listen_method_not_found_is_not_offered_and_keeps_the_pair", "a subscriptio
     watch("a", 1, MODERN, {"resources": {"listChanged": True}}, "listening"),
     req("a", "c1", actions=[T(1)]),
     trav(1, ok(2, 3), "committed", actions=[R(["c1"], COMMITTED, 1)]),
-    listen_failed("a", 1, -32601, notifications="not_offered", watching={"a": "not_offered"},
+    listen_closed("a", 1, -32601, closed="not_offered", watching={"a": "not_offered"},
                   status={"a": status("ok", 1, resources=2, templates=3)}),
     check(tool={}, expect=tools(3)),
     detach("a", 1, status={"a": status("unknown", 1)}),
@@ -425,7 +431,7 @@ case("listen_refused_is_a_server_error_and_keeps_the_pair", "a subscriptions/lis
     watch("a", 1, MODERN, {"resources": {"listChanged": True}}, "listening"),
     req("a", "c1", actions=[T(1)]),
     trav(1, ok(2, 3), "committed", actions=[R(["c1"], COMMITTED, 1)]),
-    listen_failed("a", 1, -32603, "server_error", 'server "a": subscriptions/listen failed with JSON-RPC error -32603',
+    listen_closed("a", 1, -32603, "server_error", 'server "a": subscriptions/listen failed with JSON-RPC error -32603',
                   watching={"a": None}, status={"a": status("ok", 1, resources=2, templates=3)}),
     check(tool={}, expect=tools(3)),
     req("a", "c2", actions=[T(2)]),
@@ -434,20 +440,58 @@ case("listen_refused_is_a_server_error_and_keeps_the_pair", "a subscriptions/lis
 ])
 case("listen_lost_before_its_acknowledgement_is_a_transport_error", "a listen stream that fails before the server acknowledged it is a transport_error for the watch; nothing else changes", [
     attach("a", 1),
-    listen_failed("a", 1, None, "transport_error",
+    watch("a", 1, MODERN, {"resources": {"listChanged": True}}, "listening"),
+    listen_closed("a", 1, None, "transport_error",
                   'server "a": subscriptions/listen failed before the server acknowledged it: the transport failed',
                   status={"a": status("unknown", 0)}),
     req("a", "c1", "current", actions=[T(1)]),
 ])
-case("listen_failed_on_an_old_connection_is_ignored", "a listen failure of a replaced or closed connection reports nothing and changes nothing", [
+case("listen_closed_on_an_old_connection_is_ignored", "a listen refusal, end or acknowledgement of a replaced or closed connection reports nothing and changes nothing", [
     attach("a", 1),
     req("a", "c1", actions=[T(1)]),
     trav(1, ok(0, 2), "committed", actions=[R(["c1"], COMMITTED, 1)]),
+    watch("a", 1, MODERN, {"resources": {"listChanged": True}}, "listening"),
     attach("a", 2, status={"a": status("unknown", 1)}),
-    listen_failed("a", 1, -32603, None, status={"a": status("unknown", 1)}),
+    listen_closed("a", 1, -32603, None, status={"a": status("unknown", 1)}),
+    listen_ack("a", 1, False),
     detach("a", 2),
-    listen_failed("a", 2, None, None),
-    listen_failed("b", 1, -32603, None),
+    listen_closed("a", 2, None, None),
+    listen_closed("b", 1, -32603, None),
+])
+case("listen_on_a_watch_not_listening_is_ignored", "an acknowledgement or end of a stream the watch did not open (unsolicited, not offered, or not watched) reports nothing and changes nothing", [
+    attach("a", 1),
+    listen_closed("a", 1, -32603, None),
+    watch("a", 1, LEGACY, {"resources": {"listChanged": True}}, "unsolicited"),
+    listen_ack("a", 1, False),
+    listen_closed("a", 1, None, None, watching={"a": "unsolicited"}),
+    watch("a", 1, MODERN, {"resources": {}}, "not_offered"),
+    listen_closed("a", 1, -32601, None, watching={"a": "not_offered"}),
+])
+case("listen_ended_after_its_acknowledgement_relists_when_the_connection_stays", "a stream acknowledged then ended while the host knows the connection is open (a proxy's upstream): the watch stands without a stream, the pair is kept outdated and re-listed at once (a change may have gone unheard); the end's error code does not matter", [
+    attach("a", 1),
+    watch("a", 1, MODERN, {"resources": {"listChanged": True}}, "listening"),
+    req("a", "c1", actions=[T(1)]),
+    trav(1, ok(2, 3), "committed", actions=[R(["c1"], COMMITTED, 1)]),
+    listen_ack("a", 1),
+    listen_closed("a", 1, -32603, closed="relisting", liveness="open", actions=[T(2)], watching={"a": "not_offered"},
+                  status={"a": status("outdated", 1, resources=2, templates=3, refreshing=True)}),
+    trav(2, ok(2, 4), "committed", status={"a": status("ok", 2, resources=2, templates=4)}),
+    listen_closed("a", 1, None, None, liveness="open"),
+])
+case("listen_ended_after_its_acknowledgement_is_the_connections_end_otherwise", "a stream acknowledged then ended when the connection closed, or when the host cannot tell (an SDK client over HTTP learns the server went away from it): the connection's end, both lists cleared, waiting callers discarded", [
+    attach("a", 1),
+    watch("a", 1, MODERN, {"resources": {"listChanged": True}}, "listening"),
+    req("a", "c1", actions=[T(1)]),
+    trav(1, ok(2, 3), "committed", actions=[R(["c1"], COMMITTED, 1)]),
+    listen_ack("a", 1),
+    req("a", "c2", actions=[T(2)]),
+    listen_closed("a", 1, closed="detached", actions=[R(["c2"], DISCARDED)], watching={"a": None},
+                  status={"a": status("unknown", 1)}),
+    detach("a", 1, detached=False),
+    attach("a", 2),
+    watch("a", 2, MODERN, {"resources": {"listChanged": True}}, "listening"),
+    listen_ack("a", 2),
+    listen_closed("a", 2, closed="detached", liveness="closed", status={"a": status("unknown", 1)}),
 ])
 case("request_without_a_connection_fails", "a request of a server whose connection closed fails fast and is recorded", [
     attach("a", 1),

@@ -14,8 +14,9 @@ another session under the same name replaces it. `watch` chains onto the session
 (list_changed → `on_list_changed`), and the session's receive loop ending, or its task group ending,
 detaches the connection. How a watch learns of changes is the core's `Refresher.watch`: on a 2.x
 2026-07-28 connection whose server advertises `resources.listChanged` the watch holds
-`subscriptions/listen`; a stream refused with -32601 is "not offered", any other refusal the core's
-`listen_failed` error, raised by `Watch.ready()`.
+`subscriptions/listen`; its refusal or end goes to the core's `listen_closed`, which decides (-32601
+"not offered"; any other refusal an error raised by `Watch.ready()`; an end after the
+acknowledgement the connection's end).
 """
 
 from __future__ import annotations
@@ -358,10 +359,10 @@ class Catalog(_core.Catalog):
 
     async def _listen(self, conn: _Connection, watch: Watch) -> None:
         """Lives as long as the watch: holds the 2026-07-28 listen stream when the core says to open
-        one; its end, or the session's task group ending, is the connection's end. A stream refused
-        with -32601 is "not offered"; any other refusal (or one lost before its acknowledgement) is
-        the core's error for `ready()`, and the watch goes on without it."""
-        reason: Literal["connection_closed", "other"] = "connection_closed"
+        one, and hands its acknowledgement and its end (or refusal) to the core, whose
+        `listen_closed` decides: not offered, the watch's error for `ready()`, or (after the
+        acknowledgement: an SDK client cannot tell whether its connection outlives the stream) the
+        connection's end. The session's task group ending is the connection's end too."""
         sdk = _sdk()
         try:
             with sdk.anyio.CancelScope() as watch._scope:
@@ -372,35 +373,34 @@ class Catalog(_core.Catalog):
                     conn.server, conn.epoch, sdk.protocol_version(session), sdk.capabilities_json(session)
                 )
                 if notifications == "listening":
+                    rpc_code = None
                     try:
                         async with sdk.listen(watch.session) as subscription:
+                            self._machine.listen_acknowledged(conn.server, conn.epoch)
                             watch._notifications = notifications
                             watch._ready.set()
                             async for _event in subscription:
                                 pass  # the SDK also hands each notification to the message handler chain
-                        reason = "other"  # the server ended the stream: changes would go unseen
-                        return
                     except Exception as e:
-                        if watch._ready.is_set():  # lost after the acknowledgement: the connection's end
+                        if watch._ready.is_set():
                             logger.warning("mcplens: list_changed stream of %r ended: %r", watch.server, e)
-                            reason = "other"
-                            return
-                        refused = self._machine.listen_failed(conn.server, conn.epoch, sdk.rpc_code(e))
-                        if isinstance(refused, CatalogError):
-                            watch._error = refused
-                            notifications = None
-                        else:
-                            notifications = refused
+                        rpc_code = sdk.rpc_code(e)
+                    closed = self._machine.listen_closed(conn.server, conn.epoch, rpc_code, "unknown")
+                    if closed == "detached":
+                        return
+                    if isinstance(closed, CatalogError):
+                        watch._error = closed
+                        notifications = None
+                    else:  # not offered (relisting leaves the watch so too), or an old connection
+                        notifications = None if closed is None else "not_offered"
                 watch._notifications = notifications
                 watch._ready.set()
                 await sdk.anyio.sleep_forever()
         finally:
-            self._closed(conn, watch, reason)
+            self._closed(conn, watch)
 
-    def _closed(
-        self, conn: _Connection, watch: Watch, reason: Literal["connection_closed", "other"] = "connection_closed"
-    ) -> None:
+    def _closed(self, conn: _Connection, watch: Watch) -> None:
         if watch._stop() and conn.watch is watch:
             self._forget(conn)
-            self._machine.detach(conn.server, conn.epoch, reason)
+            self._machine.detach(conn.server, conn.epoch)
             self._drive()

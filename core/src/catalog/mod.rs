@@ -18,8 +18,8 @@ mod routing;
 mod visibility;
 
 pub use refresher::{
-    advertises_list_changed, Action, CallerId, Disposition, Epoch, InvalidRefreshConfig, ListChanged, Notifications,
-    Outcome, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
+    advertises_list_changed, Action, CallerId, Disposition, Epoch, InvalidRefreshConfig, ListChanged, ListenClosed,
+    Liveness, Notifications, Outcome, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
 };
 pub use routing::{CatalogMatches, TemplateMatch, CATALOG_MATCH_STEPS};
 pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL, READ_RESOURCE_TOOL, RESOURCE_TOOLS};
@@ -144,7 +144,7 @@ pub enum CatalogError {
     },
     /// The `subscriptions/listen` stream of a watched 2026-07-28 connection was refused (a
     /// JSON-RPC error: `server_error`) or failed before the server acknowledged it
-    /// (`transport_error`). See [`Refresher::listen_failed`](refresher::Refresher::listen_failed).
+    /// (`transport_error`). See [`Refresher::listen_closed`](refresher::Refresher::listen_closed).
     #[error("server \"{server}\": subscriptions/listen failed {}", match rpc_code {
         Some(code) => format!("with JSON-RPC error {code}"),
         None => "before the server acknowledged it: the transport failed".to_owned(),

@@ -41,8 +41,10 @@
 //!   `resources.listChanged`. Otherwise — or when the server answers the stream with -32601 — no
 //!   change notifications will come (`not_offered`), and the watch stands without a stream.
 //! - Any other refusal (or, before its acknowledgement, a failed) `subscriptions/listen` stream is
-//!   an error for the watch alone ([`listen_failed`](Refresher::listen_failed): `server_error` with
-//!   the JSON-RPC code, or `transport_error`); the connection and its pair stay.
+//!   an error for the watch alone ([`listen_closed`](Refresher::listen_closed): `server_error` with
+//!   the JSON-RPC code, or `transport_error`); the connection and its pair stay. After the
+//!   acknowledgement its end re-lists the pair when the host knows the connection stays, and is
+//!   the connection's end otherwise.
 //! - A transient failure (`transport_error`, `deadline`, `server_error`) is retried on a timer:
 //!   the n-th consecutive one waits a whole number of milliseconds drawn uniformly from
 //!   `c − ⌊c/2⌋ ..= c`, `c = min(retry_max, retry_base · 2ⁿ⁻¹)` (equal jitter: the crate's one
@@ -269,14 +271,48 @@ pub enum Notifications {
     /// There is nothing to open.
     Unsolicited,
     /// 2026-07-28, the server advertises `resources.listChanged`: they come on a
-    /// `subscriptions/listen` stream, which the host opens now. A refusal or a failure before the
-    /// server's acknowledgement goes to [`Refresher::listen_failed`].
+    /// `subscriptions/listen` stream, which the host opens now; the server's acknowledgement goes
+    /// to [`Refresher::listen_acknowledged`], the stream's end (or refusal) to
+    /// [`Refresher::listen_closed`].
     Listening,
     /// 2026-07-28, the server does not offer them: it does not advertise `resources.listChanged`,
     /// or it answered the stream with -32601 (method not found). None will come; the watch stands
     /// without a stream, the pair is kept current by requests and its `ttlMs`, and the
     /// connection's end still clears it.
     NotOffered,
+}
+
+/// What a host knows of a connection when its `subscriptions/listen` stream closed
+/// ([`Refresher::listen_closed`]). Wire names `open`, `closed`, `unknown`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Liveness {
+    /// Still open: the host holds the transport and sees it live (a proxy's upstream).
+    Open,
+    /// Closed.
+    Closed,
+    /// The host cannot tell (an SDK client over HTTP learns the server went away from the stream).
+    Unknown,
+}
+
+impl crate::error::WireName for Liveness {
+    const ALL: &'static [Liveness] = &[Liveness::Open, Liveness::Closed, Liveness::Unknown];
+}
+
+/// What became of a watch whose `subscriptions/listen` stream closed ([`Refresher::listen_closed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ListenClosed {
+    /// Refused with -32601 before the acknowledgement: the server offers no change notifications;
+    /// the watch stands without a stream ([`Notifications::NotOffered`]).
+    NotOffered,
+    /// Ended after the acknowledgement on a connection that stays: the watch stands without a
+    /// stream and the pair is being re-listed (a change may have gone unheard).
+    Relisting,
+    /// Ended after the acknowledgement, and the connection with it: both lists cleared.
+    Detached,
 }
 
 /// Do the server's capabilities (its `initialize` or `server/discover` result's `capabilities`, as
@@ -333,6 +369,8 @@ struct Slot {
     failures: u32,
     /// How the current connection's watch learns of changes (`None`: not watched).
     notifications: Option<Notifications>,
+    /// The watch's `subscriptions/listen` stream was acknowledged by the server.
+    acknowledged: bool,
 }
 
 /// The refresh state machine. See the [module docs](self).
@@ -401,7 +439,7 @@ impl Refresher {
                 self.on_list_changed(server, epoch, now);
             }
             (Reason::ConnectionClosed | Reason::Disabled, Some(epoch)) => {
-                self.detach(server, epoch, reason);
+                self.detach(server, epoch);
             }
             _ => {
                 self.catalog.invalidate(server, Reason::Other);
@@ -441,6 +479,7 @@ impl Refresher {
                     retry_at: None,
                     failures: 0,
                     notifications: None,
+                    acknowledged: false,
                 });
                 self.slots.len() - 1
             }
@@ -452,22 +491,23 @@ impl Refresher {
         slot.epoch = Some(epoch);
         slot.failures = 0;
         slot.notifications = None;
+        slot.acknowledged = false;
         if !waiters.is_empty() {
             self.start(i, waiters);
         }
         epoch
     }
 
-    /// The connection of `epoch` ended (`reason`: closed, disabled, …): both lists are cleared at
-    /// once and the callers waiting on it are answered `discarded`. Returns false (and changes
-    /// nothing) when `epoch` is not the server's current connection.
-    pub fn detach(&mut self, server: &str, epoch: Epoch, reason: Reason) -> bool {
-        let _ = reason; // every reason clears alike; it is the host's to log
+    /// The connection of `epoch` ended (closed, disabled, replaced: every end clears alike): both
+    /// lists are cleared at once and the callers waiting on it are answered `discarded`. Returns
+    /// false (and changes nothing) when `epoch` is not the server's current connection.
+    pub fn detach(&mut self, server: &str, epoch: Epoch) -> bool {
         let Some(i) = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch)) else { return false };
         let waiters = self.end_connection(i);
         self.slots[i].epoch = None;
         self.slots[i].failures = 0;
         self.slots[i].notifications = None;
+        self.slots[i].acknowledged = false;
         self.resolve(i, waiters, Outcome::Discarded, None);
         true
     }
@@ -492,6 +532,7 @@ impl Refresher {
             Era::Modern => Notifications::NotOffered,
         };
         self.slots[i].notifications = Some(notifications);
+        self.slots[i].acknowledged = false;
         Some(notifications)
     }
 
@@ -501,47 +542,65 @@ impl Refresher {
         self.find(server).and_then(|i| self.slots[i].notifications)
     }
 
-    /// The `subscriptions/listen` stream a host opened to watch connection `epoch` (2026-07-28,
-    /// where change notifications come only on it) was refused — `rpc_code`, the JSON-RPC error
-    /// code of the answer — or failed before the server acknowledged it (`None`: the transport).
+    /// The server acknowledged the `subscriptions/listen` stream a host opened to watch connection
+    /// `epoch` (2026-07-28): from here on the stream's end is [`listen_closed`](Self::listen_closed)
+    /// after the acknowledgement. False (and nothing changes) for an old epoch or a watch that is
+    /// not listening.
+    pub fn listen_acknowledged(&mut self, server: &str, epoch: Epoch) -> bool {
+        let Some(i) = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch)) else { return false };
+        let listening = self.slots[i].notifications == Some(Notifications::Listening);
+        self.slots[i].acknowledged |= listening;
+        listening
+    }
+
+    /// The `subscriptions/listen` stream of the watch of connection `epoch` closed: refused with
+    /// `rpc_code` (the answer's JSON-RPC code), failed (`None`: the transport, or ended with no
+    /// error), with what the host knows of the connection then (`connection`). The rule, in one
+    /// place for every host:
     ///
-    /// A refusal with -32601 (method not found) means the server does not offer change
-    /// notifications: `Ok(Some(NotOffered))`, and the watch stands without a stream. Any other
-    /// refusal is the error the host fails the watch with: `server_error` (with the code), or
-    /// `transport_error`, naming the server. Either way nothing else changes: the connection stays
-    /// attached and its pair listed (refreshes still reach the server; only its change
-    /// notifications are missing), and the connection closing still clears both lists. `Ok(None)`
-    /// for an old epoch (the watch's connection was replaced or closed: nothing to report).
+    /// - **Before the acknowledgement**, -32601 (method not found) means the server does not
+    ///   offer change notifications: [`ListenClosed::NotOffered`], the watch stands without a
+    ///   stream. Anything else is the error the host fails the watch with: `server_error` (with
+    ///   the code) or `transport_error`, naming the server ([`CatalogError::ListenFailed`]); the
+    ///   watch is no longer watching. The connection stays attached and its pair listed
+    ///   (refreshes still reach the server); its closing still clears both lists.
+    /// - **After it**, on a connection the host knows is still open ([`Liveness::Open`]: a proxy's
+    ///   upstream, an rmcp peer whose transport lives): changes are no longer heard, so the watch
+    ///   stands without a stream and, since one may have gone unheard, the pair is re-listed as
+    ///   after a list_changed ([`ListenClosed::Relisting`]; from then on requests and `ttlMs` keep
+    ///   it current). On a connection that closed, or one whose state the host cannot see
+    ///   ([`Liveness::Closed`], [`Liveness::Unknown`]: an SDK client's stream ending is how it
+    ///   learns the server went away), it is the connection's end: [`detach`](Self::detach)
+    ///   ([`ListenClosed::Detached`]).
     ///
-    /// A stream that ends after the acknowledgement is the connection's end
-    /// ([`detach`](Self::detach)), or, where the connection stays, [`listen_ended`](Self::listen_ended).
-    pub fn listen_failed(
+    /// `Ok(None)` (and nothing changes) for an old epoch, or a watch that was not listening.
+    pub fn listen_closed(
         &mut self,
         server: &str,
         epoch: Epoch,
         rpc_code: Option<i64>,
-    ) -> Result<Option<Notifications>, CatalogError> {
+        connection: Liveness,
+        now: Duration,
+    ) -> Result<Option<ListenClosed>, CatalogError> {
         let Some(i) = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch)) else { return Ok(None) };
+        if self.slots[i].notifications != Some(Notifications::Listening) {
+            return Ok(None);
+        }
+        if std::mem::take(&mut self.slots[i].acknowledged) {
+            if connection != Liveness::Open {
+                self.detach(server, epoch);
+                return Ok(Some(ListenClosed::Detached));
+            }
+            self.slots[i].notifications = Some(Notifications::NotOffered);
+            self.on_list_changed(server, epoch, now);
+            return Ok(Some(ListenClosed::Relisting));
+        }
         if rpc_code == Some(METHOD_NOT_FOUND) {
             self.slots[i].notifications = Some(Notifications::NotOffered);
-            return Ok(Some(Notifications::NotOffered));
+            return Ok(Some(ListenClosed::NotOffered));
         }
         self.slots[i].notifications = None; // the watch failed: it is not watching
         Err(CatalogError::ListenFailed { server: server.to_owned(), rpc_code })
-    }
-
-    /// The acknowledged `subscriptions/listen` stream of connection `epoch` ended (the server
-    /// closed it, or it broke) while the connection stays — a proxy's upstream lives on; a host
-    /// whose connection ended with the stream [`detach`](Self::detach)es instead. Changes are no
-    /// longer heard: the watch stands without a stream ([`Notifications::NotOffered`]: from now on
-    /// the pair is kept current by requests and its `ttlMs`), and, since a change may have gone
-    /// unheard (nothing is replayed), the pair is re-listed as after a list_changed. False (and
-    /// nothing changes) for an old epoch.
-    pub fn listen_ended(&mut self, server: &str, epoch: Epoch, now: Duration) -> bool {
-        let Some(i) = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch)) else { return false };
-        self.slots[i].notifications = Some(Notifications::NotOffered);
-        self.on_list_changed(server, epoch, now);
-        true
     }
 
     /// The server's current connection, if any.

@@ -31,9 +31,9 @@
 //! a `subscriptions/listen` stream, so the proxy opens its own (resources list changes only) when
 //! the refresher says the upstream offers them ([`Notifications::Listening`]): everything
 //! stamped with that stream's id (its acknowledgement, its notifications, its end) is the
-//! proxy's and never reaches the host. A refusal goes to [`Refresher::listen_failed`] (-32601:
-//! not offered; any other: a [`ProxyAction::Notice`]); a stream that ends after its
-//! acknowledgement to [`Refresher::listen_ended`]. The host's own streams are relayed; its
+//! proxy's and never reaches the host. A refusal goes to [`Refresher::listen_closed`] (-32601:
+//! not offered; any other: a [`ProxyAction::Notice`]), as does a stream that ends after its
+//! acknowledgement (the upstream stays: the pair is re-listed). The host's own streams are relayed; its
 //! `notifications/tools/list_changed` goes only on a stream of the host's that asked for
 //! `toolsListChanged`, stamped with that stream's id. Every relayed host request whose method is
 //! a tracked [`Method`] becomes a [`ProxyAction::Track`] when its answer comes back (client: the
@@ -64,7 +64,8 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::catalog::{
-    Action, CallerId, Epoch, Notifications, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
+    Action, CallerId, Epoch, ListenClosed, Liveness, Notifications, RefreshConfig, Refresher, TraversalError,
+    TraversalId, Want,
 };
 use crate::discovery::{meta, DiscoveryError, Era, Limits, ListKind, Listing, Outcome, Pager, Support};
 use crate::error::ErrorCode;
@@ -935,6 +936,9 @@ impl Proxy {
                 } else if ours && method == crate::protocol::SUBSCRIPTIONS_ACKNOWLEDGED {
                     if let Some(Own::Listen { ack_deadline }) = self.listen.and_then(|n| self.own.get_mut(&n)) {
                         *ack_deadline = None;
+                        if let Some((server, epoch)) = &self.server {
+                            self.refresher.listen_acknowledged(server, *epoch);
+                        }
                     }
                 }
                 if ours {
@@ -1192,27 +1196,26 @@ impl Proxy {
         self.send_own(line);
     }
 
-    /// The proxy's listen stream ended (`acked`: after its acknowledgement) or was refused.
+    /// The proxy's listen stream ended (`acked`: after its acknowledgement) or was refused; the
+    /// upstream stays ([`Refresher::listen_closed`] decides).
     fn listen_answer(&mut self, acked: bool, outcome: Outcome<'_>, now: Duration) {
         self.listen = None;
         let Some((server, epoch)) = self.server.clone() else { return };
-        if acked || matches!(outcome, Outcome::Page(_)) {
-            // A result is the stream's graceful end (with no acknowledgement before it, it opened
-            // already closed); after the acknowledgement, any answer ends it.
-            if self.refresher.listen_ended(&server, epoch, now) {
-                self.actions.push_back(ProxyAction::Notice(format!(
-                    "the change notifications of {server} ended (subscriptions/listen closed): its resources are \
-                     listed again now, then when they are asked for and out of date"
-                )));
-            }
-            return;
+        if !acked && matches!(outcome, Outcome::Page(_)) {
+            // A result with no acknowledgement before it: the stream opened already closed.
+            self.refresher.listen_acknowledged(&server, epoch);
         }
         let code = match outcome {
             Outcome::RpcError { code } => Some(code),
             _ => None,
         };
-        if let Err(e) = self.refresher.listen_failed(&server, epoch, code) {
-            self.actions.push_back(ProxyAction::Notice(format!("{}: {e}", e.code())));
+        match self.refresher.listen_closed(&server, epoch, code, Liveness::Open, now) {
+            Ok(Some(ListenClosed::Relisting)) => self.actions.push_back(ProxyAction::Notice(format!(
+                "the change notifications of {server} ended (subscriptions/listen closed): its resources are \
+                 listed again now, then when they are asked for and out of date"
+            ))),
+            Ok(_) => {}
+            Err(e) => self.actions.push_back(ProxyAction::Notice(format!("{}: {e}", e.code()))),
         }
     }
 

@@ -728,7 +728,7 @@ fn on_2026_07_28_the_tools_list_changed_goes_only_on_a_hosts_stream_that_asked()
     let _ = actions(&mut p);
     // The connection closes: the proxy's tools go.
     let (server, epoch) = (p.server().unwrap().to_owned(), p.refresher().epoch("fast").unwrap());
-    assert!(p.refresher.detach(&server, epoch, crate::catalog::Reason::ConnectionClosed));
+    assert!(p.refresher.detach(&server, epoch));
     p.drain(t(5));
     assert_eq!(
         to_host(&actions(&mut p)),

@@ -15,8 +15,8 @@ use tokio::sync::{broadcast, oneshot, watch, Notify};
 
 use super::{declares_resources, list};
 use crate::catalog::{
-    Action, CallerId, Catalog, CatalogError, Disposition, Epoch, ListChanged, Notifications, Outcome, Reason,
-    RefreshConfig, Refresher, ServerStatus, TraversalError, TraversalId, Want,
+    Action, CallerId, Catalog, CatalogError, Disposition, Epoch, ListChanged, ListenClosed, Liveness, Notifications,
+    Outcome, Reason, RefreshConfig, Refresher, ServerStatus, TraversalError, TraversalId, Want,
 };
 use crate::discovery::{Diagnostics, DiscoveryError, Limits, ListKind, Listing};
 use crate::tool::{self, Input, ReadCall, ReadConfig, ToolError};
@@ -106,7 +106,8 @@ pub enum DriverEvent {
     },
     /// How `server`'s new connection learns of changes was decided ([`Refresher::watch`]), or
     /// changed to [`Notifications::NotOffered`] when the server answered the
-    /// `subscriptions/listen` stream with -32601.
+    /// `subscriptions/listen` stream with -32601 or ended it while the connection stays
+    /// ([`Refresher::listen_closed`]: the pair is re-listed then).
     Watching {
         /// The server.
         server: String,
@@ -115,7 +116,7 @@ pub enum DriverEvent {
     },
     /// `server` refused the `subscriptions/listen` stream (or it failed before the
     /// acknowledgement): no change notifications will arrive on this connection; its pair stays
-    /// listed and refreshes still reach the server ([`Refresher::listen_failed`]).
+    /// listed and refreshes still reach the server ([`Refresher::listen_closed`]).
     ListenFailed {
         /// The server.
         server: String,
@@ -573,7 +574,7 @@ impl Shared {
     fn detach(self: &Arc<Self>, server: &str, epoch: Epoch, reason: Reason) -> bool {
         let gone = {
             let mut state = self.lock();
-            if !state.machine.detach(server, epoch, reason) {
+            if !state.machine.detach(server, epoch) {
                 return false;
             }
             self.emit(DriverEvent::Invalidated { server: server.to_owned(), reason });
@@ -583,6 +584,33 @@ impl Shared {
         };
         drop(gone);
         true
+    }
+
+    /// The listen stream of connection `epoch` was refused or ended ([`Refresher::listen_closed`]).
+    fn listen_closed(self: &Arc<Self>, server: &str, epoch: Epoch, rpc_code: Option<i64>, liveness: Liveness) {
+        let gone = {
+            let mut state = self.lock();
+            let now = self.now();
+            let server = server.to_owned();
+            let gone = match state.machine.listen_closed(&server, epoch, rpc_code, liveness, now) {
+                Ok(Some(ListenClosed::NotOffered | ListenClosed::Relisting)) => {
+                    self.emit(DriverEvent::Watching { server, notifications: Notifications::NotOffered });
+                    None
+                }
+                Ok(Some(ListenClosed::Detached)) => {
+                    self.emit(DriverEvent::Invalidated { server, reason: Reason::ConnectionClosed });
+                    state.conns.remove(&epoch)
+                }
+                Ok(_) => None,
+                Err(error) => {
+                    self.emit(DriverEvent::ListenFailed { server, error });
+                    None
+                }
+            };
+            self.drain(&mut state, None);
+            gone
+        };
+        drop(gone); // closes a connection the driver owned, outside the lock
     }
 
     /// A list_changed from `server` on connection `epoch`.
@@ -752,38 +780,36 @@ async fn traverse(peer: &Peer<RoleClient>, server: &str, limits: Limits) -> Resu
 }
 
 /// The `subscriptions/listen` stream of a 2026-07-28 connection whose server advertises
-/// `resources.listChanged`: each resources list_changed goes to the refresher; the stream ending
-/// detaches the connection. A server that refuses the subscription sends no changes: the
-/// connection stays attached and its pair listed, as [`Refresher::listen_failed`] rules (-32601:
-/// not offered; anything else: a [`DriverEvent::ListenFailed`], as this task has no caller to fail).
+/// `resources.listChanged`: each resources list_changed goes to the refresher; how the stream's
+/// refusal or end is taken is [`Refresher::listen_closed`]'s rule (this task has no caller to fail:
+/// a failure is a [`DriverEvent::ListenFailed`]).
 async fn listen_changes(shared: Weak<Shared>, server: String, epoch: Epoch, peer: Peer<RoleClient>) {
     let filter = SubscriptionFilter::builder().resources_list_changed().build();
     let mut subscription = match peer.listen(filter).await {
         Ok(subscription) => subscription,
         Err(e) => {
-            let Some(shared) = shared.upgrade() else { return };
             let rpc_code = match e {
                 ServiceError::McpError(e) => Some(i64::from(e.code.0)),
                 _ => None,
             };
-            let mut state = shared.lock();
-            match state.machine.listen_failed(&server, epoch, rpc_code) {
-                Ok(Some(notifications)) => shared.emit(DriverEvent::Watching { server, notifications }),
-                Ok(None) => {}
-                Err(error) => shared.emit(DriverEvent::ListenFailed { server, error }),
+            if let Some(shared) = shared.upgrade() {
+                shared.listen_closed(&server, epoch, rpc_code, Liveness::Unknown);
             }
             return;
         }
     };
+    if let Some(shared) = shared.upgrade() {
+        shared.lock().machine.listen_acknowledged(&server, epoch);
+    }
     while let Ok(Some(notification)) = subscription.next().await {
         let Some(shared) = shared.upgrade() else { return };
         if matches!(notification, ServerNotification::ResourceListChangedNotification(_)) {
             shared.list_changed(&server, epoch);
         }
     }
-    // A closed connection is the watcher's to report (or the caller's, for a caller-managed peer).
-    if let Some(shared) = shared.upgrade().filter(|_| !peer.is_transport_closed()) {
-        shared.detach(&server, epoch, Reason::Other);
+    if let Some(shared) = shared.upgrade() {
+        let liveness = if peer.is_transport_closed() { Liveness::Closed } else { Liveness::Open };
+        shared.listen_closed(&server, epoch, None, liveness);
     }
 }
 
