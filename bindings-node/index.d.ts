@@ -373,6 +373,16 @@ export declare function trackingMethods(): Array<string>
 export declare function trackingOpenSession(handle: number, transportSessionId?: string | undefined | null, transport?: string | undefined | null): [number, string]
 
 /**
+ * What of a request's `params` and of its result the facade passes to `trackingRecord`, as the
+ * core's projections for this tracker's configuration (`Method::params_projection`,
+ * `Method::result_projection`), per method code and then one entry for any other method: each
+ * `null` (all of it), a list of keys (an object's, those it has; a value that is not an object
+ * passes as nothing) or `false` (nothing). JSON text `{"params": [...], "result": [...]}`; `null`
+ * for a released tracker.
+ */
+export declare function trackingProjections(handle: number): string
+
+/**
  * Records one request: its numbers in the scratch (see `trackingScratch`), its text (as many bytes
  * as the scratch says) in `trackingTextBuffer()`: `params NUL idText NUL rest`, where `params` is
  * the params' JSON text (empty: none), `idText` the JSON-RPC id when it is a string (`F_ID_TEXT`),

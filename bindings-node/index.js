@@ -880,6 +880,7 @@ module.exports.trackingIdentifyFailed = nativeBinding.trackingIdentifyFailed
 module.exports.trackingLive = nativeBinding.trackingLive
 module.exports.trackingMethods = nativeBinding.trackingMethods
 module.exports.trackingOpenSession = nativeBinding.trackingOpenSession
+module.exports.trackingProjections = nativeBinding.trackingProjections
 module.exports.trackingRecord = nativeBinding.trackingRecord
 module.exports.trackingRecordText = nativeBinding.trackingRecordText
 module.exports.trackingRelease = nativeBinding.trackingRelease

@@ -317,6 +317,23 @@ test('captureResponses: false still records tool errors; captureParameters: fals
   await withText.shutdown(5_000);
 });
 
+test('not captured, not serialized: only what the core reads of params and results crosses (its projections), so arguments JSON cannot hold (a BigInt) no longer cost the event', async () => {
+  const lean = collector();
+  const tracker = new Tracker({ exporters: [lean.exporter], captureResponses: false, captureParameters: false });
+  const session = tracker.openSession();
+  const big = { name: 'divide', arguments: { a: 10n }, _meta: { progressToken: 7 } };
+  session.record('tools/call', { id: 1, params: big }, { result: { content: [{ type: 'text', text: 'x', n: 1n }], isError: true } }, Date.now(), 1);
+  session.record('resources/read', { id: 2, params: { uri: 'note://3', extra: 2n } }, { result: [1n] }, Date.now(), 1);
+  session.record('x/custom', { id: 3, params: [1n] }, { result: 1n }, Date.now(), 1);
+  await tracker.flush(5_000);
+  const [call, read, custom] = lean.events;
+  assert.deepEqual([call.resourceName, call.isError, call.error?.type], ['divide', true, 'tool_error']);
+  assert.deepEqual([read.resourceName, read.isError], ['note://3', false]);
+  assert.deepEqual([custom.eventType ?? custom.type, custom.isError], ['mcp:x/custom', false]);
+  for (const e of lean.events) assert.deepEqual([e.parameters, e.response], [undefined, undefined]);
+  await tracker.shutdown(5_000);
+});
+
 test('identify: called off the request path; the session’s events carry the identity', async () => {
   const { events, exporter } = collector();
   const seen = [];

@@ -269,7 +269,8 @@ type Dispatch = (kind: string, index: number, ticket: number, payload: string) =
 interface Core {
   handle: number;
   enabled: boolean;
-  captureResponses: boolean;
+  /** What of params and of a result `record` passes, per method code (the core's projections). */
+  projections: Projections;
   /** The host's active OpenTelemetry span (trace and span id, 48 hex digits): only with OTLP. */
   hostSpan: (() => string | undefined) | undefined;
   identify: TrackerOptions['identify'];
@@ -503,21 +504,19 @@ export class TrackingSession {
   #record(method: string, request: { id?: unknown; params?: unknown }, outcome: Outcome, startedAtMs: number, durationMs: number, hostSpan: string | undefined): void {
     if (!this.#core.enabled) return;
     const code = CODES.get(method) ?? OTHER_METHOD;
+    const { projections } = this.#core;
+    const at = code === OTHER_METHOD ? projections.params.length - 1 : code;
     try {
-      const params = request.params === undefined ? undefined : JSON.stringify(request.params);
+      const params = jsonOf(request.params, projections.params[at]);
       if ('error' in outcome) {
         put(this.#core.handle, this.#key, code, method, hostSpan, request.id, startedAtMs, durationMs, params, F_ERROR, outcome.error.code, outcome.error.message);
         return;
       }
       let text: string | undefined;
-      // Responses not captured: a tools/call result's `isError` alone (the core reads it).
-      const toolOnly = !this.#core.captureResponses && code === TOOLS_CALL;
-      if (this.#core.captureResponses || toolOnly) {
-        try {
-          text = JSON.stringify(toolOnly ? { isError: (outcome.result as { isError?: unknown } | null | undefined)?.isError } : outcome.result);
-        } catch {
-          // Not JSON (a cycle, a BigInt): the event goes without a response.
-        }
+      try {
+        text = jsonOf(outcome.result, projections.result[at]);
+      } catch {
+        // Not JSON (a cycle, a BigInt): the event goes without a response.
       }
       put(this.#core.handle, this.#key, code, method, hostSpan, request.id, startedAtMs, durationMs, params, 0, 0, text ?? '');
     } catch {
@@ -564,7 +563,7 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
   const info = serverInfo as { name?: unknown; version?: unknown } | undefined;
   const server = typeof info?.name === 'string' ? info.name : '';
   if (state.closed) {
-    state.core = { handle: -1, enabled: false, captureResponses: false, hostSpan: undefined, identify: undefined, server };
+    state.core = { handle: -1, enabled: false, projections: NO_PROJECTIONS, hostSpan: undefined, identify: undefined, server };
     return state.core;
   }
   const callbacks = state.exporters.flatMap((e) => (e.fn === undefined ? [] : [e.fn]));
@@ -601,7 +600,8 @@ function coreOf(tracker: Tracker, serverInfo: unknown): Core {
   const otlp = state.exporters.some((e) => e.config.type === 'otlp');
   const api = otlp ? otelApi() : null;
   const hostSpan = api === null ? undefined : () => activeSpan(api);
-  state.core = { handle, enabled, captureResponses: o.captureResponses !== false, hostSpan, identify: o.identify, server };
+  const projections = (JSON.parse(native.trackingProjections(handle)) as Projections | null) ?? NO_PROJECTIONS;
+  state.core = { handle, enabled, projections, hostSpan, identify: o.identify, server };
   RELEASE.register(state.core, handle); // its sessions and tracked servers hold it
   if (!enabled) return state.core;
   if (!exitHooked) installExitHooks();
@@ -680,7 +680,26 @@ const TRACKED: unique symbol = Symbol.for('mcplens.tracked') as never;
 const ORIGINAL = Symbol.for('mcplens.original');
 
 const CODES = new Map(native.trackingMethods().map((m, i) => [m, i] as const));
-const TOOLS_CALL = CODES.get('tools/call')!;
+
+/**
+ * The core's projections (`trackingProjections`): per method code, then any other method, what of
+ * a value `record` passes — `null` all of it, a list of an object's keys, `false` nothing.
+ */
+interface Projections {
+  params: (readonly string[] | false | null)[];
+  result: (readonly string[] | false | null)[];
+}
+const NO_PROJECTIONS: Projections = { params: [false], result: [false] };
+
+/** JSON text of what `projection` passes of `value` (undefined: nothing). */
+function jsonOf(value: unknown, projection: readonly string[] | false | null | undefined): string | undefined {
+  if (value === undefined || projection === false || projection === undefined) return undefined;
+  if (projection === null) return JSON.stringify(value);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const kept: Record<string, unknown> = {};
+  for (const key of projection) if (Object.hasOwn(value, key)) kept[key] = (value as Record<string, unknown>)[key];
+  return JSON.stringify(kept);
+}
 const TIME_ORIGIN = performance.timeOrigin;
 
 function isLowLevel(x: unknown): x is LowLevelServer {

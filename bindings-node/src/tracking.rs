@@ -194,6 +194,22 @@ pub fn tracking_methods() -> Vec<&'static str> {
     Method::ALL.iter().map(|m| m.name()).collect()
 }
 
+/// What of a request's `params` and of its result the facade passes to `trackingRecord`, as the
+/// core's projections for this tracker's configuration (`Method::params_projection`,
+/// `Method::result_projection`), per method code and then one entry for any other method: each
+/// `null` (all of it), a list of keys (an object's, those it has; a value that is not an object
+/// passes as nothing) or `false` (nothing). JSON text `{"params": [...], "result": [...]}`; `null`
+/// for a released tracker.
+#[napi]
+pub fn tracking_projections(handle: u32) -> String {
+    let Some(t) = entry(handle) else { return "null".to_owned() };
+    let c = t.config();
+    let methods: Vec<Method> = Method::ALL.iter().cloned().chain([Method::from_name("x/other")]).collect();
+    let params: Vec<_> = methods.iter().map(|m| m.params_projection(c.capture_parameters).to_json()).collect();
+    let result: Vec<_> = methods.iter().map(|m| m.result_projection(c.capture_responses).to_json()).collect();
+    serde_json::json!({ "params": params, "result": result }).to_string()
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sessions.
 

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use mcplens::tracking::ids::TraceParent;
 use mcplens::tracking::{
-    host, write_json_str as write_str, Exporter, Hooks, Method, Operation, Payload, PeerInfo, RequestId, RpcError,
-    Session, Tracker, TrackerConfig, TrackingError as CoreError, Transport, WallClock,
+    host, write_json_str as write_str, Exporter, Hooks, Method, Operation, Payload, PeerInfo, Projection, RequestId,
+    RpcError, Session, Tracker, TrackerConfig, TrackingError as CoreError, Transport, WallClock,
 };
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -243,6 +243,27 @@ fn write_fallback(py: Python<'_>, out: &mut String, v: &Bound<'_, PyAny>) {
         Ok(s) => write_pystr(out, &s),
         Err(_) => out.push_str("null"),
     }
+}
+
+/// Writes what of `v` the core's projection passes (`mcplens::tracking::Projection`): all of it,
+/// an object's listed keys (a value that is not an object passes as nothing), or nothing.
+fn write_projected(py: Python<'_>, out: &mut String, v: &Bound<'_, PyAny>, projection: Projection) {
+    match projection {
+        Projection::Whole => write_value(py, out, v, 0, None),
+        Projection::Keys(keys) if !is_json_non_object(v) => write_value(py, out, v, 0, Some(keys)),
+        _ => {}
+    }
+}
+
+/// Whether `v` is written as a JSON value other than an object (what a projection to keys drops).
+fn is_json_non_object(v: &Bound<'_, PyAny>) -> bool {
+    v.is_none()
+        || v.is_instance_of::<PyString>()
+        || v.is_instance_of::<PyBool>()
+        || v.is_instance_of::<PyInt>()
+        || v.is_instance_of::<PyFloat>()
+        || v.is_instance_of::<PyList>()
+        || v.is_instance_of::<PyTuple>()
 }
 
 /// Writes `v` as compact JSON. `only`: at the top level, keep only these keys (when parameters are
@@ -512,16 +533,11 @@ impl PyTrackerCore {
         let write = |buf: &mut String| {
             buf.clear();
             if !params.is_none() {
-                let only = (!capture_parameters).then(|| method.params_read());
-                write_value(py, buf, params, 0, only);
+                write_projected(py, buf, params, method.params_projection(capture_parameters));
             }
             let p_end = buf.len();
-            // Responses not captured: a `tools/call` result's `isError` alone (the core reads it).
-            let only: &[&str] = &["isError"];
             if let Some(r) = result.filter(|r| !r.is_none()) {
-                if capture_responses || matches!(method, Method::ToolsCall) {
-                    write_value(py, buf, r, 0, (!capture_responses).then_some(only));
-                }
+                write_projected(py, buf, r, method.result_projection(capture_responses));
             }
             let (params_text, result_text) = buf.split_at(p_end);
             let rid = request_id(rid);

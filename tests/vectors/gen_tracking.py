@@ -227,6 +227,22 @@ case("other_method_name_too_long", "a method name over 128 bytes is not carried:
      params={}, result={}, fields={"type": "mcp:(invalid)"})
 case("other_method_name_with_a_space", "a method name outside printable ASCII is not carried: (invalid)",
      "acme/search now", params={}, result={}, fields={"type": "mcp:(invalid)"})
+case("tools_call_nothing_captured_projections", "neither captured: a host passes what the core's projections keep (params: the name and _meta; result: isError), and the event is what the whole values give",
+     "tools/call", options={"captureParameters": False, "captureResponses": False},
+     params={"name": "divide", "arguments": {"a": 1}, "extra": [1, 2], "_meta": {"progressToken": 3}},
+     result={"content": [{"type": "text", "text": "secret"}], "isError": True, "structuredContent": {"k": 1}},
+     fields={"resourceName": "divide", "parameters": None, "response": None, "isError": True,
+             "error": {"type": "tool_error", "message": "tool error"}})
+case("tools_call_result_not_an_object_not_captured", "responses not captured: a tools/call result that is not an object passes as nothing (it holds no isError); not a tool error",
+     "tools/call", options={"captureParameters": False, "captureResponses": False},
+     params=["divide", {"isError": True}], result=[{"isError": True}],
+     fields={"resourceName": None, "parameters": None, "response": None, "isError": False})
+case("other_method_nothing_captured", "another method, neither captured: only params._meta is read, and no result (not even an isError)",
+     "x/custom", options={"captureParameters": False, "captureResponses": False},
+     params={"name": "n", "_meta": {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}},
+     result={"isError": True},
+     fields={"parameters": None, "response": None, "isError": False, "traceId": "4bf92f3577b34da6a3ce929d0e0e4736"})
+
 
 def main() -> None:
     OUT.mkdir(exist_ok=True)

@@ -87,8 +87,8 @@ pub use pipeline::caps::PayloadLimits;
 pub use pipeline::config::{CallbackConfig, ExporterConfig, IdentifyLimits, TrackerConfig, EXIT_TIMEOUT};
 pub use pipeline::event::{
     is_sessionless, write_str as write_json_str, ErrorInfo, ErrorKind, Event, Identity, Json, Method, PeerInfo,
-    Transport, Truncation, TruncationReason, INVALID_METHOD_NAME, MAX_METHOD_NAME, OTHER_METHOD_CODE, SCHEMA_VERSION,
-    SESSIONLESS_SINCE,
+    Projection, Transport, Truncation, TruncationReason, INVALID_METHOD_NAME, MAX_METHOD_NAME, OTHER_METHOD_CODE,
+    SCHEMA_VERSION, SESSIONLESS_SINCE,
 };
 pub use pipeline::export_queue::{ExportQueue, QueueCounts};
 pub use runtime::clock::{WallClock, REANCHOR};

@@ -131,7 +131,7 @@ pub struct Operation<'a> {
     /// The JSON-RPC error, when the request failed.
     pub error: Option<RpcError<'a>>,
     /// The host already knows the `tools/call` result has `isError: true` (needed when the result
-    /// itself is not passed).
+    /// itself is not passed). Read for `tools/call` only.
     pub tool_error: bool,
     /// The span the host process already has for this request (its OpenTelemetry active span; the
     /// bindings look it up only when an OTLP exporter is configured): the event's span is its child
@@ -548,9 +548,11 @@ impl EventBuilder {
         }
         if error.is_none() && fast_result.is_none() {
             let result = parse_payload(&op.result, "response", &mut cuts);
-            let is_tool_error = op.tool_error
-                || (op.method == Method::ToolsCall
-                    && result.as_ref().and_then(|r| r.get("isError")).and_then(Value::as_bool) == Some(true));
+            // Only a `tools/call` result is a tool error (a host's `tool_error` on another method,
+            // or an `isError` in another result, is not: one rule whatever the host passes).
+            let is_tool_error = op.method == Method::ToolsCall
+                && (op.tool_error
+                    || result.as_ref().and_then(|r| r.get("isError")).and_then(Value::as_bool) == Some(true));
             if is_tool_error {
                 // Responses not captured: its content is not kept, nor is its text the message.
                 let message = result

@@ -252,9 +252,58 @@ impl Method {
         }
     }
 
+    /// What of a request's `params` a host passes to [`Tracker::record`](crate::tracking::Tracker::record):
+    /// all of them when parameters are captured, else only the keys the event reads
+    /// ([`params_read`](Self::params_read)).
+    pub fn params_projection(&self, capture_parameters: bool) -> Projection {
+        if capture_parameters {
+            Projection::Whole
+        } else {
+            Projection::Keys(self.params_read())
+        }
+    }
+
+    /// What of a request's result a host passes to [`Tracker::record`](crate::tracking::Tracker::record):
+    /// all of it when responses are captured; otherwise a `tools/call` result's `isError` alone
+    /// (the event reads it: only the JSON `true` is a tool error), and nothing of any other.
+    pub fn result_projection(&self, capture_responses: bool) -> Projection {
+        match self {
+            _ if capture_responses => Projection::Whole,
+            Method::ToolsCall => Projection::Keys(&["isError"]),
+            _ => Projection::Nothing,
+        }
+    }
+
     /// Whether `resourceName` is a resource URI (`mcp.resource.uri` in OpenTelemetry).
     pub fn names_a_uri(&self) -> bool {
         self.name_source() == NameSource::Uri
+    }
+}
+
+/// What of a value (a request's `params`, its result) a host passes to the tracker: the rest is
+/// never read, so a host need not copy or serialize it ([`Method::params_projection`],
+/// [`Method::result_projection`]). One rule for every binding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Projection {
+    /// All of it.
+    Whole,
+    /// An object with only these of its top-level keys (those it has); a value that is not an
+    /// object (an array, a string, a number, a boolean, null) passes as nothing.
+    Keys(&'static [&'static str]),
+    /// Nothing.
+    Nothing,
+}
+
+impl Projection {
+    /// The projection as JSON, for hosts that take it as data: `null` (whole), the list of keys,
+    /// or `false` (nothing).
+    pub fn to_json(&self) -> serde_json::Value {
+        match self {
+            Projection::Whole => serde_json::Value::Null,
+            Projection::Keys(keys) => keys.iter().map(|k| serde_json::Value::from(*k)).collect(),
+            Projection::Nothing => serde_json::Value::Bool(false),
+        }
     }
 }
 
@@ -914,6 +963,23 @@ const STOP: [bool; 256] = {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn projections_pass_what_the_event_reads() {
+        let call = Method::ToolsCall;
+        assert_eq!(call.params_projection(true), Projection::Whole);
+        assert_eq!(call.params_projection(false), Projection::Keys(&["name", "_meta"]));
+        assert_eq!(Method::ResourcesRead.params_projection(false), Projection::Keys(&["uri", "_meta"]));
+        assert_eq!(Method::from_name("x/custom").params_projection(false), Projection::Keys(&["_meta"]));
+        assert_eq!(call.result_projection(true), Projection::Whole);
+        assert_eq!(call.result_projection(false), Projection::Keys(&["isError"]));
+        assert_eq!(Method::ResourcesRead.result_projection(false), Projection::Nothing);
+        let as_json: Vec<_> = [Projection::Whole, Projection::Keys(&["isError"]), Projection::Nothing]
+            .iter()
+            .map(Projection::to_json)
+            .collect();
+        assert_eq!(as_json, [json!(null), json!(["isError"]), json!(false)]);
+    }
 
     fn sample() -> Event {
         Event {

@@ -20,7 +20,7 @@ use crate::tracking::pipeline::build::{
 use crate::tracking::pipeline::caps::PayloadLimits;
 use crate::tracking::pipeline::config::JsonlConfig;
 use crate::tracking::pipeline::config::{ExporterConfig, IdentifyLimits, TrackerConfig};
-use crate::tracking::pipeline::event::{Identity, Method, PeerInfo, Transport};
+use crate::tracking::pipeline::event::{Identity, PeerInfo, Projection, Transport};
 use crate::tracking::pipeline::export::{Batch, CallbackExporter, ExportPolicy, Exporter};
 use crate::tracking::pipeline::ids::IdGen;
 use crate::tracking::pipeline::queue::{encode, encoded_len, Bytes, Parts, Staging};
@@ -320,11 +320,11 @@ impl Tracker {
         if !s.enabled() {
             return false;
         }
-        // Responses not captured: a `tools/call` result given as JSON text still goes on (hosts
-        // pass its `isError` member alone; the builder reads it and keeps no response).
-        let result = match op.result {
-            _ if s.capture_responses() => op.result,
-            Payload::Json(_) if op.method == Method::ToolsCall => op.result,
+        // Responses not captured: what the projection keeps goes on as JSON text (a `tools/call`
+        // result's `isError`, passed alone by hosts; the builder reads it and keeps no response).
+        let result = match (op.method.result_projection(s.capture_responses()), op.result) {
+            (Projection::Whole, result) => result,
+            (Projection::Keys(_), result @ Payload::Json(_)) => result,
             _ => Payload::None,
         };
         let owned = |p: &Payload<'_>| matches!(p, Payload::Value(_) | Payload::Serialize(_));
