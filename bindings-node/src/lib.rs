@@ -10,8 +10,7 @@
 //! as `McplensError`.
 #![deny(clippy::all)]
 
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use mcplens::catalog::{self, CatalogError};
@@ -280,23 +279,16 @@ pub fn error_codes() -> Vec<&'static str> {
 /// (one [`refresher::NativeRefresher`] per catalog) and the reads every host answers from.
 #[napi]
 pub struct NativeCatalog {
-    /// The one machine that owns the catalog's state; the refresher shares it.
-    machine: Arc<Mutex<catalog::Refresher>>,
-    /// A refresher was made for this catalog.
-    driven: AtomicBool,
+    /// The one machine that owns the catalog's state; the refresher shares it (one driver).
+    machine: Arc<catalog::SharedRefresher>,
     /// The read tool's settings.
     read: tool::ReadConfig,
 }
 
 impl NativeCatalog {
     fn lock(&self) -> MutexGuard<'_, catalog::Refresher> {
-        lock(&self.machine)
+        self.machine.lock() // JS is single-threaded: it is never contended
     }
-}
-
-/// The machine's lock (JS is single-threaded: it is never contended).
-fn lock(machine: &Mutex<catalog::Refresher>) -> MutexGuard<'_, catalog::Refresher> {
-    machine.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[napi]
@@ -306,7 +298,6 @@ impl NativeCatalog {
     /// timeoutMs}` (missing keys take the defaults).
     #[napi(constructor)]
     pub fn new(config_json: Option<String>, read_json: Option<String>) -> Result<Self> {
-        use std::hash::{BuildHasher, RandomState};
         let config: catalog::RefreshConfig = match config_json.as_deref() {
             None => catalog::RefreshConfig::default(),
             Some(text) => serde_json::from_str(text).map_err(|_| {
@@ -314,11 +305,9 @@ impl NativeCatalog {
             })?,
         };
         config.validate().map_err(|why| invalid_argument("", &why.to_string()))?;
-        // The retry jitter's seed: the process's hash randomness (a refresher may reseed).
-        let seed = RandomState::new().hash_one(std::time::SystemTime::now());
-        let machine = Arc::new(Mutex::new(catalog::Refresher::new(config, seed)));
+        let machine = Arc::new(catalog::SharedRefresher::new(config));
         let read = read_json.as_deref().map_or(Ok(tool::ReadConfig::default()), tool::ReadConfig::from_json);
-        Ok(NativeCatalog { machine, driven: AtomicBool::new(false), read: read.map_err(tool_error)? })
+        Ok(NativeCatalog { machine, read: read.map_err(tool_error)? })
     }
 
     /// The resource tools to offer the model now: all three while a server declares `resources`.

@@ -2,10 +2,9 @@
 //! nothing else: ids are numbers, times are milliseconds of the host's monotonic clock, actions
 //! cross as JSON text (the core's wire form).
 
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 
-use mcplens::catalog::{CatalogError, Epoch, Failure, Refresher, TraversalError, TraversalId, Want};
+use mcplens::catalog::{Epoch, Failure, Refresher, TraversalError, TraversalId, Want};
 use mcplens::error::{parse_wire_name, wire_name};
 use napi::bindgen_prelude::BigInt;
 use napi_derive::napi;
@@ -16,7 +15,7 @@ use crate::{catalog_error, error_code, instant, invalid, JsonText, NativeCatalog
 /// catalog.
 #[napi]
 pub struct NativeRefresher {
-    machine: Arc<Mutex<Refresher>>,
+    machine: Arc<mcplens::catalog::SharedRefresher>,
 }
 
 #[napi]
@@ -25,12 +24,7 @@ impl NativeRefresher {
     /// randomness). A catalog has one: a second is an `invalid_argument` error.
     #[napi(constructor)]
     pub fn new(catalog: &NativeCatalog, seed: Option<BigInt>) -> Result<Self> {
-        if catalog.driven.swap(true, Ordering::SeqCst) {
-            return Err(catalog_error(CatalogError::AlreadyDriven));
-        }
-        if let Some(seed) = seed {
-            catalog.lock().reseed(seed.get_u64().1);
-        }
+        catalog.machine.claim(seed.map(|s| s.get_u64().1)).map_err(catalog_error)?;
         Ok(NativeRefresher { machine: Arc::clone(&catalog.machine) })
     }
 
@@ -205,7 +199,7 @@ impl NativeRefresher {
     }
 
     fn inner(&self) -> MutexGuard<'_, Refresher> {
-        crate::lock(&self.machine)
+        self.machine.lock()
     }
 
     fn report(

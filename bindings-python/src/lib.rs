@@ -24,8 +24,7 @@ mod template;
 mod tracking;
 mod values;
 
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use mcplens::catalog::{self, Reason, Refresher, ServerStatus};
@@ -602,10 +601,8 @@ fn parse_reason(py: Python<'_>, server: &str, reason: &str) -> PyResult<Reason> 
 /// (default: `time.monotonic()`). `mcplens.Catalog` drives it over `mcp` sessions.
 #[pyclass(name = "Catalog", module = "mcplens._core", frozen, subclass)]
 struct PyCatalog {
-    /// The one machine that owns the catalog's state; `Refresher` shares it.
-    machine: Arc<Mutex<Refresher>>,
-    /// A `Refresher` was made for this catalog (one machine drives a catalog).
-    driven: AtomicBool,
+    /// The one machine that owns the catalog's state; `Refresher` shares it (one driver).
+    machine: Arc<catalog::SharedRefresher>,
     limits: Option<PyLimits>,
     /// The read tool's settings.
     read: tool::ReadConfig,
@@ -613,14 +610,9 @@ struct PyCatalog {
 
 impl PyCatalog {
     fn lock(&self) -> MutexGuard<'_, Refresher> {
-        lock(&self.machine)
+        // No Python code runs under it, so it never waits on the GIL.
+        self.machine.lock()
     }
-}
-
-/// The machine's lock. No Python code runs under it, so it never waits on the GIL.
-fn lock(machine: &Mutex<Refresher>) -> MutexGuard<'_, Refresher> {
-    // Every update of the machine is a plain assignment sequence: a poisoned lock is still sound.
-    machine.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 getters! { PyCatalog, |s| {
@@ -641,13 +633,9 @@ impl PyCatalog {
         refresh: Option<PyRef<'_, refresher::PyRefreshConfig>>,
         read: Option<PyRef<'_, read::PyReadConfig>>,
     ) -> Self {
-        use std::hash::{BuildHasher, RandomState};
         let config = refresh.map(|r| r.inner).unwrap_or_default();
-        // The retry jitter's seed: the process's hash randomness (a `Refresher` may reseed).
-        let seed = RandomState::new().hash_one(std::time::SystemTime::now());
         PyCatalog {
-            machine: Arc::new(Mutex::new(Refresher::new(config, seed))),
-            driven: AtomicBool::new(false),
+            machine: Arc::new(catalog::SharedRefresher::new(config)),
             limits: limits.map(|l| l.clone()),
             read: read.map(|r| r.inner).unwrap_or_default(),
         }

@@ -4,8 +4,7 @@
 //! monotonic clock (default `time.monotonic()`), actions come out as dicts with the core's wire
 //! keys (`{"traverse": {...}}` / `{"resolve": {...}}`).
 
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use mcplens::catalog::{self, Epoch, Failure, Liveness, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
@@ -72,7 +71,7 @@ impl PyRefreshConfig {
 /// drives its own over `mcp` sessions.
 #[pyclass(name = "Refresher", module = "mcplens._core", frozen)]
 struct PyRefresher {
-    machine: Arc<Mutex<Refresher>>,
+    machine: Arc<catalog::SharedRefresher>,
 }
 
 fn wire<'py, T: serde::Serialize>(py: Python<'py>, value: T) -> PyResult<Bound<'py, PyAny>> {
@@ -81,7 +80,7 @@ fn wire<'py, T: serde::Serialize>(py: Python<'py>, value: T) -> PyResult<Bound<'
 
 impl PyRefresher {
     fn lock(&self) -> MutexGuard<'_, Refresher> {
-        crate::lock(&self.machine)
+        self.machine.lock()
     }
 
     fn report<'py>(
@@ -105,12 +104,7 @@ impl PyRefresher {
     #[new]
     #[pyo3(signature = (catalog, *, seed = None))]
     fn new(py: Python<'_>, catalog: PyRef<'_, PyCatalog>, seed: Option<u64>) -> PyResult<Self> {
-        if catalog.driven.swap(true, Ordering::SeqCst) {
-            return Err(catalog_error(py, &catalog::CatalogError::AlreadyDriven));
-        }
-        if let Some(seed) = seed {
-            crate::lock(&catalog.machine).reseed(seed);
-        }
+        catalog.machine.claim(seed).map_err(|e| catalog_error(py, &e))?;
         Ok(PyRefresher { machine: Arc::clone(&catalog.machine) })
     }
 

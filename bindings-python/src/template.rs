@@ -2,9 +2,6 @@
 //! Python. Values cross as Python objects read in order (`dict` order is the associative array's
 //! order); every rule is the core's.
 
-use std::sync::Mutex;
-
-use mcplens::catalog::Refresher;
 use mcplens::template::{self, Json, Values};
 use mcplens::tool;
 use pyo3::prelude::*;
@@ -69,8 +66,12 @@ pub(crate) fn tool_input(py: Python<'_>, arguments: Option<&Bound<'_, PyAny>>) -
 }
 
 /// `Catalog.match_uri`: `{"matches": [{"server", "uri_template", "name", "values"}], "skipped": n}`.
-pub(crate) fn match_uri<'py>(py: Python<'py>, machine: &Mutex<Refresher>, uri: &str) -> PyResult<Bound<'py, PyAny>> {
-    let found = py.detach(|| crate::lock(machine).catalog().match_uri(uri)).map_err(|e| template_error(py, &e))?;
+pub(crate) fn match_uri<'py>(
+    py: Python<'py>,
+    machine: &mcplens::catalog::SharedRefresher,
+    uri: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let found = py.detach(|| machine.lock().catalog().match_uri(uri)).map_err(|e| template_error(py, &e))?;
     let matches = PyList::empty(py);
     for m in &found.matches {
         let d = PyDict::new(py);

@@ -15,6 +15,7 @@
 
 mod refresher;
 mod routing;
+mod shared;
 mod visibility;
 
 pub use refresher::{
@@ -22,6 +23,7 @@ pub use refresher::{
     Liveness, Notifications, Outcome, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
 };
 pub use routing::{CatalogMatches, TemplateMatch, CATALOG_MATCH_STEPS};
+pub use shared::{process_seed, SharedRefresher};
 pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL, READ_RESOURCE_TOOL, RESOURCE_TOOLS};
 
 use crate::error::ErrorCode;

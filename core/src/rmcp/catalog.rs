@@ -260,10 +260,8 @@ impl CatalogDriver {
     /// own clock as `now` (see [`now`](Self::now)). The retry jitter is seeded from the
     /// process's hash randomness.
     pub fn with_config(limits: Limits, config: RefreshConfig) -> CatalogDriver {
-        use std::hash::{BuildHasher, RandomState};
-        let seed = RandomState::new().hash_one(std::time::SystemTime::now());
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
-        let machine = Refresher::new(config, seed);
+        let machine = Refresher::new(config, crate::catalog::process_seed());
         let state = State { machine, conns: HashMap::new(), waiters: HashMap::new(), timer: None, next_handler: 0 };
         CatalogDriver {
             shared: Arc::new(Shared { limits, clock: tokio::time::Instant::now(), state: Mutex::new(state), events }),
