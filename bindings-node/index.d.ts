@@ -60,6 +60,11 @@ export declare class NativeReadCall {
   remaining(nowMs: number): number
   /** The `resources/read` result, as JSON text. */
   acceptPage(page: string, nowMs: number): void
+  /**
+   * What the SDK reported for the request instead of a result (`kind`: `error_answer`,
+   * `sdk_error`, `schema_refused`, `lost`), classified by the core (`SdkFailure`).
+   */
+  acceptFailure(kind: string, code: number | undefined | null, connectionHeld: boolean | undefined | null, nowMs: number): void
   /** A JSON-RPC error answer (only the code is kept). */
   acceptRpcError(code: number, nowMs: number): void
   /** The host's client refused the result's shape. */
@@ -166,6 +171,11 @@ export declare class Pager {
   isDone(): boolean
   /** The JSON-RPC `result` of the request, as JSON text exactly as the server sent it. */
   acceptPage(page: string, nowMs: number): void
+  /**
+   * What the SDK reported for the request instead of a result (`kind`: `error_answer`,
+   * `sdk_error`, `schema_refused`, `lost`), classified by the core (`SdkFailure`).
+   */
+  acceptFailure(kind: string, code: number | undefined | null, connectionHeld: boolean | undefined | null, nowMs: number): void
   /** The server answered with a JSON-RPC error (only its code is used). */
   acceptRpcError(code: number, nowMs: number): void
   /** The host's client refused the result's shape. */
@@ -312,6 +322,12 @@ export declare const S_STARTED_MS: number
 
 /** Slot: the length in bytes of the text in `trackingTextBuffer()`. */
 export declare const S_TEXT_LEN: number
+
+/**
+ * The server's JSON-RPC error code in what the SDK reported (`SdkFailure::rpc_code`): null when
+ * the failure is not one.
+ */
+export declare function sdkRpcCode(kind: string, code?: number | undefined | null, connectionHeld?: boolean | undefined | null): number | null
 
 /** Each variable of `template` as JSON text: `[{name, operator, explode, prefix}]`. */
 export declare function templateVariables(template: string): string

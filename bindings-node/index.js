@@ -865,6 +865,7 @@ module.exports.S_METHOD = nativeBinding.S_METHOD
 module.exports.S_SESSION = nativeBinding.S_SESSION
 module.exports.S_STARTED_MS = nativeBinding.S_STARTED_MS
 module.exports.S_TEXT_LEN = nativeBinding.S_TEXT_LEN
+module.exports.sdkRpcCode = nativeBinding.sdkRpcCode
 module.exports.templateVariables = nativeBinding.templateVariables
 module.exports.toolInputNotJson = nativeBinding.toolInputNotJson
 module.exports.toolSpec = nativeBinding.toolSpec

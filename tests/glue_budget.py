@@ -38,8 +38,10 @@ BUDGET = 0.20
 # Python 3.13): a speed-only converter like the request-path serializer that issue 30's pending
 # budget decision is about. Revert it with that file if the decision says so. Lowered to 22.5 % when
 # the core took the proxy's host-lifecycle rules and the read tool's "current before" rule (issue
-# 44; the Python glue grew by 6 lines for the latter, the core by ~400).
-CEILING = {"python": 0.225}
+# 44; the Python glue grew by 6 lines for the latter, the core by ~400). Lowered to 22.2 % when
+# issue 45 moved the listen lifecycle, the tracker's projections, the shared catalog and the SDK
+# failure table into the core (Python 22.17 %).
+CEILING = {"python": 0.222}
 GLUE = {
     "python": ["bindings-python/src/**/*.rs", "bindings-python/build.rs", "bindings-python/python/mcplens/**/*.py"],
     "node": ["bindings-node/src/**/*.rs", "bindings-node/build.rs", "bindings-node/lib/**/*.ts", "bindings-node/lib/**/*.mts"],

@@ -10,7 +10,7 @@ module's surface, not its code), nor are `mod` declarations; comments, string li
 `#[cfg(test)]` items are left out. The check fails on every cycle, naming the edges that close it.
 
 The same walk checks the layering the crate's doc states: a rule module (anything but the
-drivers, `rmcp` and `tracking::runtime`) depends on no driver, and its code never reads a clock,
+drivers, `rmcp`, `tracking::runtime` and `catalog::shared`) depends on no driver, and its code never reads a clock,
 spawns, or touches a file, socket or process (`Instant::now`, `SystemTime::now`, `std::thread`,
 `std::fs`, `std::net`, `std::process`, `tokio`, an HTTP agent).
 
@@ -106,7 +106,8 @@ def use_paths(tree: str) -> list[tuple[list[str], str]]:
     return out
 
 
-DRIVERS: list[Mod] = [("rmcp",), ("tracking", "runtime")]
+# `catalog::shared` is the hosts' side of a catalog (its lock, its one driver, the process's seed).
+DRIVERS: list[Mod] = [("rmcp",), ("tracking", "runtime"), ("catalog", "shared")]
 EFFECTS = re.compile(r"\b(?:Instant::now|SystemTime::now|std::thread|thread::spawn|std::fs|std::net|std::process|tokio::|ureq::Agent)\b")
 
 USE = re.compile(r"\b(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);")

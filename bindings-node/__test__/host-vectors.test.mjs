@@ -32,6 +32,11 @@ async function perform(call, catalog, Client) {
       return new Refresher(catalog).request(server, call.want);
     case 'pager':
       return new Pager({ kind: call.kind, server, resourcesCapability: true, now: 0 });
+    case 'sdk_failure': {
+      const pager = new Pager({ kind: 'resources', server, resourcesCapability: true, now: 0 });
+      assert.ok(pager.nextRequest() !== null);
+      return pager.acceptFailure(call.kind, call.code ?? undefined, call.connectionHeld ?? undefined, 0);
+    }
   }
   assert.equal(call.client, 'uninitialized');
   // A real client that never connected: no initialize (or server/discover) result.

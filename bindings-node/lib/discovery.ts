@@ -255,6 +255,16 @@ export class Pager {
     call(this.server, () => this.#native.acceptPage(page, now));
   }
 
+  /**
+   * What the SDK reported instead of a result, as facts the core classifies (`SdkFailure`):
+   * `error_answer` (the server's error answer, `code` its code when a number), `sdk_error` (the
+   * SDK's protocol error with `code`; `connectionHeld` when the host can tell), `schema_refused`,
+   * `lost` (anything else the SDK threw).
+   */
+  acceptFailure(kind: SdkFailureKind, code: number | undefined, connectionHeld: boolean | undefined, now: number): void {
+    call(this.server, () => this.#native.acceptFailure(kind, code ?? null, connectionHeld ?? null, now), code);
+  }
+
   /** A JSON-RPC error answer (only the code is used; the message is server text). */
   acceptRpcError(code: number, now: number): void {
     call(this.server, () => this.#native.acceptRpcError(code, now), code);
@@ -406,7 +416,10 @@ export async function traverse(kind: ListKind, client: McpClient, options: ListO
 }
 
 /** What a sent request's outcome is fed to: a `Pager`, or the core's read call. */
-export type Sink = Pick<Pager, 'remaining' | 'acceptPage' | 'acceptRpcError' | 'acceptMalformed' | 'acceptTransportError' | 'acceptTimeout'>;
+export type Sink = Pick<Pager, 'remaining' | 'acceptPage' | 'acceptFailure' | 'acceptMalformed' | 'acceptTimeout'>;
+
+/** What an SDK reported instead of a result (`Pager.acceptFailure`). */
+export type SdkFailureKind = 'error_answer' | 'sdk_error' | 'schema_refused' | 'lost';
 
 /** Sends one request, waiting at most the sink's remaining time, and feeds the outcome back. */
 export async function send(client: McpClient, pager: Sink, request: OneRequest, signal?: AbortSignal): Promise<void> {
@@ -423,17 +436,14 @@ export async function send(client: McpClient, pager: Sink, request: OneRequest, 
     const now = performance.now();
     if (signal?.aborted) throw signal.reason;
     if (deadline.signal.aborted) return pager.acceptTimeout(now);
-    const code = rpcCodeOf(client, e);
-    if (code !== undefined) return pager.acceptRpcError(code, now);
-    if (Array.isArray((e as { issues?: unknown } | null)?.issues)) return pager.acceptMalformed(now);
-    return pager.acceptTransportError(now);
+    return pager.acceptFailure(...sdkFailureOf(client, e), now);
   } finally {
     clearTimeout(timer);
   }
   const now = performance.now();
   if (answer.error !== undefined) {
     const code = (answer.error as { code?: unknown } | null)?.code;
-    return isRpcCode(code) ? pager.acceptRpcError(code, now) : pager.acceptMalformed(now);
+    return pager.acceptFailure('error_answer', typeof code === 'number' ? code : undefined, undefined, now);
   }
   let page: string;
   try {
@@ -444,18 +454,19 @@ export async function send(client: McpClient, pager: Sink, request: OneRequest, 
   pager.acceptPage(page, now);
 }
 
-function isRpcCode(code: unknown): code is number {
-  return typeof code === 'number' && Number.isInteger(code);
+/** What the SDK threw for `client`'s request, as the facts the core classifies (`SdkFailure`). */
+function sdkFailureOf(client: McpClient, e: unknown): [SdkFailureKind, number | undefined, boolean | undefined] {
+  if (Array.isArray((e as { issues?: unknown } | null)?.issues)) return ['schema_refused', undefined, undefined];
+  const code = (e as { code?: unknown } | null)?.code;
+  if (typeof code !== 'number') return ['lost', undefined, undefined];
+  // McpError: the SDK also throws it for a closed connection (then no transport is left).
+  return ['sdk_error', code, !('transport' in client) || client.transport !== undefined];
 }
 
-/**
- * The JSON-RPC code of an error the server answered `client` with; undefined for anything else.
- * McpError carries the code; the SDK also uses it for a closed connection (no transport left).
- */
+/** The JSON-RPC code of an error the server answered `client` with (the core's); undefined for anything else. */
 export function rpcCodeOf(client: McpClient, e: unknown): number | undefined {
-  const connected = !('transport' in client) || client.transport !== undefined;
-  const code = (e as { code?: unknown } | null)?.code;
-  return connected && isRpcCode(code) ? code : undefined;
+  const [kind, code, held] = sdkFailureOf(client, e);
+  return native.sdkRpcCode(kind, code ?? null, held ?? null) ?? undefined;
 }
 
 /** A request the package sends: a page's, or a read's. */

@@ -28,6 +28,7 @@ export {
   type PagerRequest,
   type Resource,
   type ResourceTemplate,
+  type SdkFailureKind,
   type Support,
 } from './discovery.js';
 export {

@@ -47,6 +47,25 @@ fn invalid_argument(server: &str, reason: &str) -> Error<Code> {
     invalid(InvalidArgument::new(server, reason))
 }
 
+/// The SDK's facts from their wire names (`discovery::SdkFailure::from_wire`).
+fn sdk_failure(
+    server: &str,
+    kind: &str,
+    code: Option<f64>,
+    connection_held: Option<bool>,
+) -> Result<discovery::SdkFailure> {
+    discovery::SdkFailure::from_wire(kind, code, connection_held).ok_or_else(|| {
+        invalid_argument(server, "`kind` must be \"error_answer\", \"sdk_error\", \"schema_refused\" or \"lost\"")
+    })
+}
+
+/// The server's JSON-RPC error code in what the SDK reported (`SdkFailure::rpc_code`): null when
+/// the failure is not one.
+#[napi]
+pub fn sdk_rpc_code(kind: String, code: Option<f64>, connection_held: Option<bool>) -> Result<Option<i64>> {
+    Ok(sdk_failure("", &kind, code, connection_held)?.rpc_code())
+}
+
 fn invalid(e: InvalidArgument) -> Error<Code> {
     Error::new(Code("invalid_argument"), e.to_string())
 }
@@ -180,6 +199,20 @@ impl Pager {
     #[napi]
     pub fn accept_page(&mut self, page: String, now_ms: f64) -> Result<()> {
         self.accept(Outcome::Page(&page), now_ms)
+    }
+
+    /// What the SDK reported for the request instead of a result (`kind`: `error_answer`,
+    /// `sdk_error`, `schema_refused`, `lost`), classified by the core (`SdkFailure`).
+    #[napi]
+    pub fn accept_failure(
+        &mut self,
+        kind: String,
+        code: Option<f64>,
+        connection_held: Option<bool>,
+        now_ms: f64,
+    ) -> Result<()> {
+        let failure = sdk_failure(&self.server, &kind, code, connection_held)?;
+        self.accept(failure.outcome(), now_ms)
     }
 
     /// The server answered with a JSON-RPC error (only its code is used).

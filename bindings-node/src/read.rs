@@ -61,6 +61,21 @@ impl NativeReadCall {
         self.fetched = Some(Fetched::Page(page));
     }
 
+    /// What the SDK reported for the request instead of a result (`kind`: `error_answer`,
+    /// `sdk_error`, `schema_refused`, `lost`), classified by the core (`SdkFailure`).
+    #[napi]
+    pub fn accept_failure(
+        &mut self,
+        kind: String,
+        code: Option<f64>,
+        connection_held: Option<bool>,
+        _now_ms: f64,
+    ) -> Result<()> {
+        let failure = crate::sdk_failure(self.inner.server(), &kind, code, connection_held)?;
+        self.fetched = Some(failure.outcome().to_fetched());
+        Ok(())
+    }
+
     /// A JSON-RPC error answer (only the code is kept).
     #[napi]
     pub fn accept_rpc_error(&mut self, code: i64, _now_ms: f64) {

@@ -150,6 +150,28 @@ fn invalid<T: pyo3::PyTypeInfo>(py: Python<'_>, e: &InvalidArgument) -> PyErr {
     error::<T>(py, e.to_string(), "invalid_argument", e.server.as_deref(), None)
 }
 
+/// The SDK's facts from their wire names (`discovery::SdkFailure::from_wire`).
+fn sdk_failure(
+    py: Python<'_>,
+    server: &str,
+    kind: &str,
+    code: Option<f64>,
+    connection_held: Option<bool>,
+) -> PyResult<discovery::SdkFailure> {
+    discovery::SdkFailure::from_wire(kind, code, connection_held).ok_or_else(|| {
+        let why = "`kind` must be \"error_answer\", \"sdk_error\", \"schema_refused\" or \"lost\"";
+        invalid::<DiscoveryError>(py, &InvalidArgument::new(server, why))
+    })
+}
+
+/// The server's JSON-RPC error code in what the SDK reported (`SdkFailure::rpc_code`): `None`
+/// when the failure is not one (the transport's, a malformed answer).
+#[pyfunction]
+#[pyo3(signature = (kind, code = None, connection_held = None))]
+fn sdk_rpc_code(py: Python<'_>, kind: &str, code: Option<f64>, connection_held: Option<bool>) -> PyResult<Option<i64>> {
+    Ok(sdk_failure(py, "", kind, code, connection_held)?.rpc_code())
+}
+
 /// Bounds on one traversal (defaults: 100 pages, 10,000 items, 1,000,000 bytes, 60 s; repeated
 /// cursors by protocol era; cursors up to 65,536 bytes).
 #[pyclass(name = "Limits", module = "mcplens._core", frozen, eq)]
@@ -328,6 +350,23 @@ impl PyPager {
     fn accept_page_parsed(&mut self, py: Python<'_>, page: &Bound<'_, PyAny>, now: Option<f64>) -> PyResult<bool> {
         let now = instant(py, now)?;
         self.pager(py)?.accept_parsed(values::Values::of(page), now).map_err(|e| discovery_error(py, &e))
+    }
+
+    /// Feeds what the SDK reported for a request that brought no result, as facts the core
+    /// classifies (`SdkFailure`): `kind` `"error_answer"` (the server's error answer; `code` its
+    /// code), `"sdk_error"` (the SDK's protocol error with `code`; `connection_held` when the host
+    /// can tell), `"schema_refused"` or `"lost"` (anything else the SDK raised).
+    #[pyo3(signature = (kind, code = None, connection_held = None, now = None))]
+    fn accept_failure(
+        &mut self,
+        py: Python<'_>,
+        kind: &str,
+        code: Option<f64>,
+        connection_held: Option<bool>,
+        now: Option<f64>,
+    ) -> PyResult<()> {
+        let failure = sdk_failure(py, &self.server, kind, code, connection_held)?;
+        self.accept(py, failure.outcome(), now)
     }
 
     /// Feeds a JSON-RPC error response (only the code is kept: the message is server text).
@@ -815,6 +854,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(has_resources_capability, m)?)?;
     m.add_function(wrap_pyfunction!(initialized, m)?)?;
     m.add_function(wrap_pyfunction!(misuse, m)?)?;
+    m.add_function(wrap_pyfunction!(sdk_rpc_code, m)?)?;
     cli::register(m)?;
     read::register(m)?;
     template::register(m)?;

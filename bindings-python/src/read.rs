@@ -1,7 +1,7 @@
 //! `ReadMcpResourceTool` for Python (`mcplens::tool::read`): its settings and one read, sans-IO.
 //! `mcplens.Catalog.call_tool` performs the read with the `mcp` SDK; every rule is the core's.
 
-use mcplens::discovery::Outcome;
+use mcplens::discovery::{Outcome, SdkFailure};
 use mcplens::tool::{self, ReadCall, ReadConfig};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -99,16 +99,18 @@ impl PyReadCall {
     }
 
     /// The model's output for what became of the request — `"page"` (the result's JSON text, `str`
-    /// or UTF-8 `bytes`), `"rpc"` (the JSON-RPC error code), `"malformed"`, `"transport"` or
-    /// `"timeout"` — or raises `ToolError`.
+    /// or UTF-8 `bytes`), `"timeout"`, or what the SDK reported instead (classified by the core:
+    /// `"error_answer"` or `"sdk_error"` with the code as `value`, `"schema_refused"`, `"lost"`) —
+    /// or raises `ToolError`.
     #[pyo3(signature = (outcome, value = None))]
     fn finish(&self, py: Python<'_>, outcome: &str, value: Option<&Bound<'_, PyAny>>) -> PyResult<String> {
         let outcome = match (outcome, value) {
             ("page", Some(v)) => json_text(v)?.map_or(Outcome::Malformed, Outcome::Page),
-            ("rpc", Some(v)) => Outcome::RpcError { code: v.extract()? },
-            ("transport", _) => Outcome::Transport,
             ("timeout", _) => Outcome::TimedOut,
-            _ => Outcome::Malformed,
+            (kind, v) => {
+                let code = v.map(|v| v.extract::<f64>()).transpose()?;
+                SdkFailure::from_wire(kind, code, None).map_or(Outcome::Malformed, SdkFailure::outcome)
+            }
         };
         py.detach(|| self.inner.finish(outcome)).map_err(|e| tool_error(py, &e, None))
     }

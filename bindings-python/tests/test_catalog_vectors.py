@@ -20,7 +20,8 @@ VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "catalog"
 FILES = sorted(VECTORS.glob("*.json"))
 TOOL_FILES = sorted((VECTORS.parent / "catalog_tools").glob("*.json"))
 READ_FILES = sorted((VECTORS.parent / "read_tool").glob("*.json"))
-OUTCOMES = {"rpcError": "rpc", "transport": "transport", "timedOut": "timeout", "malformed": "malformed"}
+# A vector's outcome as the SDK's facts the core classifies (`ReadCall.finish`).
+OUTCOMES = {"rpcError": "error_answer", "transport": "lost", "timedOut": "timeout", "malformed": "schema_refused"}
 
 
 def read_op(catalog: mcplens._core.Catalog, op: dict[str, Any], now: float) -> str:

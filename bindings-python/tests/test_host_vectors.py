@@ -52,6 +52,10 @@ async def perform(call: dict[str, Any], catalog: mcplens.Catalog) -> None:
         mcplens.Refresher(_core.Catalog()).request(server, call["want"])
     elif op == "pager":
         mcplens.Pager(call["kind"], server)
+    elif op == "sdk_failure":
+        pager = mcplens.Pager("resources", server, now=0)
+        assert pager.next_request() is not None
+        pager.accept_failure(call["kind"], call.get("code"), call.get("connectionHeld"), now=0)
     else:
         assert call["client"] == "uninitialized"
         raised: mcplens.McplensError | None = None

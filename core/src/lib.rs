@@ -4,7 +4,9 @@
 //! templates for agents, and operation tracking for MCP servers.
 //!
 //! The rule modules are sans-IO: they never read a clock, never touch a socket and never spawn.
-//! Hosts (the rmcp driver behind the `rmcp` feature, the Python and Node bindings) drive them.
+//! Hosts (the rmcp driver behind the `rmcp` feature, the Python and Node bindings) drive them; the
+//! hosts' side of a catalog that every binding shares (its lock, its one driver, the seed read
+//! from the process) is `catalog::SharedRefresher`, outside the rules.
 //!
 //! - [`backoff`]: the one jitter source and retry rule (the refresher's and the export queues').
 //! - [`discovery`]: the [`Pager`] for `resources/list` and `resources/templates/list`.

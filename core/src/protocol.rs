@@ -17,6 +17,8 @@ pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknow
 /// The `_meta` key naming the `subscriptions/listen` request whose stream carries a notification.
 pub const SUBSCRIPTION_ID: &str = crate::discovery::meta::SUBSCRIPTION_ID;
 
+pub use crate::discovery::SDK_CONNECTION_CLOSED;
+
 /// The 2026-07-28 HTTP header naming a request's method (lower case, as `http` header names are).
 pub const HEADER_MCP_METHOD: &str = "mcp-method";
 

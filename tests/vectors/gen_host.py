@@ -82,6 +82,39 @@ refused_name(
 refused_name("refresher_request", "want", "stale", ["current", "refresh", "force"], "docs")
 refused_name("pager", "kind", "tools", ["resources", "resource_templates"], "docs")
 
+RL_FAILED = 'server "docs": resources/list failed'
+
+
+def sdk_failure(name: str, description: str, kind: str, code, held, expect: dict) -> None:
+    """What an SDK reported instead of a result, as the facts a binding reads off it, fed to a
+    pager's first page (`accept_failure` / `acceptFailure`): the core classifies, the same in every
+    language (decision 5 of the driver contract; each binding kept its own table before)."""
+    case(f"sdk_failure_{name}", description,
+         {"op": "sdk_failure", "server": "docs", "kind": kind, "code": code, "connectionHeld": held}, expect)
+
+
+TRANSPORT = {"code": "transport_error", "server": "docs", "message": f"{RL_FAILED}: the transport failed"}
+MALFORMED = {"code": "malformed_result", "server": "docs",
+             "message": 'server "docs": resources/list returned a malformed result (the host\'s client refused the result)'}
+sdk_failure("closed_code_when_the_host_cannot_tell", "the SDKs' own connection-closed code (-32000), on a "
+            "connection the host cannot see (Python's sessions): the transport's", "sdk_error", -32000, None, TRANSPORT)
+sdk_failure("closed_code_on_a_held_connection", "-32000 while the SDK still holds its connection (Node: a transport "
+            "is set): the server's own error", "sdk_error", -32000, True,
+            {"code": "server_error", "server": "docs", "message": f"{RL_FAILED} with JSON-RPC error -32000"})
+sdk_failure("error_on_a_dropped_connection", "an SDK error once the SDK holds no connection: the transport's, "
+            "whatever its code", "sdk_error", -32603, False, TRANSPORT)
+sdk_failure("error_answer_with_a_fractional_code", "an error answer whose code is not an integer: malformed",
+            "error_answer", 1.5, None, MALFORMED)
+sdk_failure("error_answer_without_a_code", "an error answer with no numeric code: malformed", "error_answer", None,
+            None, MALFORMED)
+sdk_failure("schema_refused", "the SDK's schema refused the result: malformed", "schema_refused", None, None, MALFORMED)
+sdk_failure("anything_else", "anything else the SDK threw (a closed stream, an OS error): the transport's", "lost",
+            None, None, TRANSPORT)
+case("sdk_failure_of_an_unknown_kind", "a kind of failure the core does not name is the caller's mistake",
+     {"op": "sdk_failure", "server": "docs", "kind": "timeout", "code": None, "connectionHeld": None},
+     {"code": "invalid_argument", "server": "docs", "message": 'server "docs": invalid argument: `kind` must be '
+      '"error_answer", "sdk_error", "schema_refused" or "lost"'})
+
 
 def main() -> None:
     if OUT.exists():

@@ -193,7 +193,7 @@ class Catalog(_core.Catalog):
         call = _core.ReadCall(self, {} if arguments is None else arguments)
         conn = self._connections.get(self._machine.epoch(call.server) or 0)
         if conn is None:
-            return call.finish("transport")
+            return call.finish("lost")
         sdk = _sdk()
         with sdk.anyio.move_on_after(call.remaining()) as scope:
             outcome, value = await sdk.fetch(sdk.client_session(conn.session), call)

@@ -32,6 +32,7 @@ __all__ = [
     "has_resources_capability",
     "initialized",
     "misuse",
+    "sdk_rpc_code",
 ]
 # URI templates.
 __all__ += ["TemplateError", "expand", "matches", "variables"]
@@ -56,6 +57,7 @@ _Kind: TypeAlias = Literal["resources", "resource_templates"]
 _Support: TypeAlias = Literal["listed", "no_capability", "method_not_found"]
 _Status: TypeAlias = Literal["unknown", "ok", "unsupported", "outdated", "failed", "stale"]
 _Decision: TypeAlias = Literal["refresh_now", "queued", "already_queued", "ignored"]
+_SdkFailure: TypeAlias = Literal["error_answer", "sdk_error", "schema_refused", "lost"]
 _Reason: TypeAlias = Literal["list_changed", "connection_closed", "configuration_changed", "disabled", "other"]
 _Want: TypeAlias = Literal["current", "refresh", "force"]
 _Disposition: TypeAlias = Literal["committed", "confirming", "failed", "discarded", "ignored"]
@@ -187,6 +189,13 @@ class Pager:
     def accept_page_parsed(self, page: dict[str, Any], now: float | None = None) -> bool:
         """The `result` as the host's SDK parsed it, read in place by the rules of its JSON text;
         False (nothing applied) when it holds what JSON text carries otherwise: call `accept_page`."""
+    def accept_failure(
+        self,
+        kind: _SdkFailure,
+        code: float | None = None,
+        connection_held: bool | None = None,
+        now: float | None = None,
+    ) -> None: ...
     def accept_rpc_error(self, code: int, now: float | None = None) -> None: ...
     def accept_transport_error(self, now: float | None = None) -> None: ...
     def accept_timeout(self, now: float | None = None) -> None: ...
@@ -451,9 +460,12 @@ class ReadCall:
     @property
     def params(self) -> dict[str, str]: ...
     def remaining(self, now: float | None = None) -> float: ...
-    def finish(self, outcome: str, value: str | bytes | int | None = None) -> str:
+    def finish(
+        self, outcome: Literal["page", "timeout"] | _SdkFailure, value: str | bytes | float | None = None
+    ) -> str:
         """The model's output for what became of the request: `"page"` with the result's JSON text,
-        `"rpc"` with the error code, `"malformed"`, `"transport"` or `"timeout"`."""
+        `"timeout"`, or what the SDK reported instead (`"error_answer"`/`"sdk_error"` with the code,
+        `"schema_refused"`, `"lost"`), classified by the core."""
 
 @final
 class ToolSpec:
@@ -497,6 +509,7 @@ def current_before(catalog: Catalog, name: str, arguments: Mapping[str, Any] | s
     the tool refuses. `mcplens.Catalog.call_tool` makes them current first."""
 
 def has_resources_capability(capabilities_json: str) -> bool: ...
+def sdk_rpc_code(kind: _SdkFailure, code: float | None = None, connection_held: bool | None = None) -> int | None: ...
 def misuse(
     misuse: Literal["session_not_entered", "not_an_sdk_client", "foreign_listing"], server: str | None = None
 ) -> CatalogError:

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any, Literal
 
+from mcplens import _core
 from mcplens._core import Limits, Listing, Pager, ReadCall, Request, initialized
 
 __all__ = ["list_resource_templates", "list_resources"]
@@ -73,12 +74,8 @@ async def _traverse(
         elif outcome == "page":
             if not pager.accept_page_parsed(value, now):
                 pager.accept_page(sdk.json(value), now)
-        elif outcome == "rpc":
-            pager.accept_rpc_error(value, now)
-        elif outcome == "malformed":
-            pager.accept_malformed(now)
-        else:
-            pager.accept_transport_error(now)
+        else:  # what the SDK raised, for the core to classify
+            pager.accept_failure(outcome, value, now=now)
     return pager.finish()
 
 
@@ -99,7 +96,6 @@ class _Sdk:
         self.session_type: Any = mcp.ClientSession
         self.client_type: Any = getattr(mcp, "Client", None)
         self.rpc_error: type[Exception] = getattr(exceptions, "MCPError" if self.v2 else "McpError")
-        self.connection_closed: int = types.CONNECTION_CLOSED
         self.validation_error = pydantic.ValidationError
         self.transport_errors = (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError)
         self.to_json = pydantic_core.to_json
@@ -178,28 +174,31 @@ class _Sdk:
         """The negotiated protocol version ("" on 1.x, which has only versions before 2026-07-28)."""
         return (getattr(session, "protocol_version", None) if self.v2 else None) or ""
 
-    async def fetch(self, session: Any, request: Request | ReadCall, parsed: bool = False) -> tuple[str, Any]:
-        """One request: ("page", JSON text, or with `parsed` the result as parsed) | ("rpc", code) |
-        ("malformed", None) | ("transport", None)."""
+    async def fetch(
+        self, session: Any, request: Request | ReadCall, parsed: bool = False
+    ) -> tuple[Literal["page", "sdk_error", "schema_refused", "lost"], Any]:
+        """One request: ("page", JSON text, or with `parsed` the result as parsed), or what the SDK
+        raised, as facts for the core to classify (`Pager.accept_failure`): ("sdk_error", code) |
+        ("schema_refused", None) | ("lost", None)."""
         data: dict[str, Any] = {"method": request.method}
         if (params := request.params) is not None:
             data["params"] = params
         try:
             raw = await self._send(session, data)
         except self.rpc_error as e:
-            code = self.rpc_code(e)
-            return ("transport", None) if code is None else ("rpc", code)
+            return "sdk_error", e.error.code  # type: ignore[attr-defined]
         except self.validation_error:
-            return "malformed", None
+            return "schema_refused", None
         except self.transport_errors:
-            return "transport", None
+            return "lost", None
         return "page", raw if parsed else self.json(raw)
 
     def rpc_code(self, e: BaseException) -> int | None:
-        """The JSON-RPC code of an error the server answered; None for anything else (the SDK's
-        own connection-closed code included)."""
-        code = e.error.code if isinstance(e, self.rpc_error) else None  # type: ignore[attr-defined]
-        return None if code == self.connection_closed else code
+        """The JSON-RPC code of an error the server answered (the core's `sdk_rpc_code`); None for
+        anything else."""
+        if not isinstance(e, self.rpc_error):
+            return None
+        return _core.sdk_rpc_code("sdk_error", e.error.code)  # type: ignore[attr-defined]
 
     async def _send(self, session: Any, data: dict[str, Any]) -> Any:
         stamp = getattr(session, "_stamp", None)

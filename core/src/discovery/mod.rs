@@ -256,6 +256,87 @@ pub enum Outcome<'a> {
     },
 }
 
+/// The JSON-RPC code both SDKs (Python `mcp`'s `CONNECTION_CLOSED`, the TypeScript SDK's
+/// `ErrorCode.ConnectionClosed`) give the error they raise for a request whose connection closed.
+pub const SDK_CONNECTION_CLOSED: i64 = -32000;
+
+/// What a host's SDK reported for a request that brought no result: the facts a binding reads off
+/// its SDK's answer or exception, before any decision. [`SdkFailure::outcome`] decides, once for
+/// every binding (each kept the same table before: Python's `_mcp.py`, Node's `discovery.ts`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum SdkFailure {
+    /// The server's JSON-RPC error answer, as the host saw it: its `code` member when a JSON
+    /// number (`None`: absent, or another type).
+    ErrorAnswer {
+        /// The code.
+        code: Option<f64>,
+    },
+    /// The SDK raised its protocol error (`McpError`) carrying `code`; `connection_held`: whether
+    /// the SDK still holds its connection, when the host can tell (Node: a transport is set;
+    /// Python's sessions cannot say: `None`).
+    SdkError {
+        /// The error's code.
+        code: f64,
+        /// The SDK still holds its connection.
+        connection_held: Option<bool>,
+    },
+    /// The SDK's schema validation refused the result.
+    SchemaRefused,
+    /// The SDK raised anything else: a closed stream, an OS error.
+    Lost,
+}
+
+impl SdkFailure {
+    /// The facts from their wire names: `kind` is `error_answer`, `sdk_error`, `schema_refused`
+    /// or `lost`; `code` is read by the first two (an `sdk_error` without one is `lost`).
+    pub fn from_wire(kind: &str, code: Option<f64>, connection_held: Option<bool>) -> Option<SdkFailure> {
+        Some(match kind {
+            "error_answer" => SdkFailure::ErrorAnswer { code },
+            "sdk_error" => match code {
+                Some(code) => SdkFailure::SdkError { code, connection_held },
+                None => SdkFailure::Lost,
+            },
+            "schema_refused" => SdkFailure::SchemaRefused,
+            "lost" => SdkFailure::Lost,
+            _ => return None,
+        })
+    }
+
+    /// What the failure is to a traversal or a read. A code that is not an integer (in `i64`) is a
+    /// malformed answer. An SDK error is the transport's when the SDK no longer holds its
+    /// connection — or, when the host cannot tell, when its code is both SDKs' own "connection
+    /// closed" ([`SDK_CONNECTION_CLOSED`]) — else the server's JSON-RPC error. A
+    /// schema refusal is malformed; anything else the SDK raised, the transport's.
+    pub fn outcome(self) -> Outcome<'static> {
+        let integer = |code: f64| {
+            (code.fract() == 0.0 && code >= i64::MIN as f64 && code < i64::MAX as f64).then_some(code as i64)
+        };
+        match self {
+            SdkFailure::ErrorAnswer { code } => match code.and_then(integer) {
+                Some(code) => Outcome::RpcError { code },
+                None => Outcome::Malformed,
+            },
+            SdkFailure::SdkError { connection_held: Some(false), .. } => Outcome::Transport,
+            SdkFailure::SdkError { code, connection_held } => match integer(code) {
+                Some(SDK_CONNECTION_CLOSED) if connection_held.is_none() => Outcome::Transport,
+                Some(code) => Outcome::RpcError { code },
+                None => Outcome::Malformed,
+            },
+            SdkFailure::SchemaRefused => Outcome::Malformed,
+            SdkFailure::Lost => Outcome::Transport,
+        }
+    }
+
+    /// The server's JSON-RPC error code, when the failure is one ([`Outcome::RpcError`]).
+    pub fn rpc_code(self) -> Option<i64> {
+        match self.outcome() {
+            Outcome::RpcError { code } => Some(code),
+            _ => None,
+        }
+    }
+}
+
 /// An [`Outcome`] that owns its page: what a host holds between receiving an answer and handing
 /// it over.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -272,6 +353,20 @@ pub enum Fetched {
     TimedOut,
     /// [`Outcome::TooLarge`].
     TooLarge(usize),
+}
+
+impl Outcome<'_> {
+    /// The owned form.
+    pub fn to_fetched(&self) -> Fetched {
+        match *self {
+            Outcome::Page(text) => Fetched::Page(text.to_owned()),
+            Outcome::RpcError { code } => Fetched::RpcError(code),
+            Outcome::Malformed => Fetched::Malformed,
+            Outcome::Transport => Fetched::Transport,
+            Outcome::TimedOut => Fetched::TimedOut,
+            Outcome::TooLarge { max_bytes } => Fetched::TooLarge(max_bytes),
+        }
+    }
 }
 
 impl Fetched {
@@ -916,5 +1011,38 @@ impl Pager {
 
     fn error_state(&self, reason: &'static str) -> DiscoveryError {
         DiscoveryError::InvalidState { server: self.server.clone(), reason }
+    }
+}
+
+#[cfg(test)]
+mod sdk_failure_tests {
+    use super::{Outcome, SdkFailure};
+
+    fn outcome(kind: &str, code: Option<f64>, held: Option<bool>) -> String {
+        format!("{:?}", SdkFailure::from_wire(kind, code, held).map(SdkFailure::outcome))
+    }
+
+    #[test]
+    fn one_table_for_what_an_sdk_reports() {
+        let rpc = |code| format!("{:?}", Some(Outcome::RpcError { code }));
+        let (transport, malformed) =
+            (format!("{:?}", Some(Outcome::Transport)), format!("{:?}", Some(Outcome::Malformed)));
+        assert_eq!(outcome("error_answer", Some(-32601.0), None), rpc(-32601));
+        assert_eq!(outcome("error_answer", Some(1.5), None), malformed);
+        assert_eq!(outcome("error_answer", None, None), malformed);
+        assert_eq!(outcome("error_answer", Some(1e300), None), malformed);
+        // The SDKs' own "connection closed": the transport's when the host cannot tell, the
+        // server's when the SDK still holds its connection (a server may answer -32000).
+        assert_eq!(outcome("sdk_error", Some(-32000.0), None), transport);
+        assert_eq!(outcome("sdk_error", Some(-32000.0), Some(true)), rpc(-32000));
+        assert_eq!(outcome("sdk_error", Some(-32603.0), None), rpc(-32603));
+        assert_eq!(outcome("sdk_error", Some(-32603.0), Some(false)), transport);
+        assert_eq!(outcome("sdk_error", Some(0.5), Some(true)), malformed);
+        assert_eq!(outcome("sdk_error", None, Some(true)), transport);
+        assert_eq!(outcome("schema_refused", None, None), malformed);
+        assert_eq!(outcome("lost", Some(3.0), None), transport);
+        assert_eq!(outcome("other", None, None), "None");
+        assert_eq!(SdkFailure::SdkError { code: -32602.0, connection_held: None }.rpc_code(), Some(-32602));
+        assert_eq!(SdkFailure::SchemaRefused.rpc_code(), None);
     }
 }
