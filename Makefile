@@ -27,7 +27,7 @@ RUST_SOURCES := $(shell find core/src cli/src -name '*.rs') core/Cargo.toml cli/
 -include tests/lifecycle/rules.mk
 -include tests/hosts/rules.mk
 
-.PHONY: help build test test-rust lint lint-rust lint-glue fmt bench bench-start bench-core-page bench-rust demo demo-build test-demo test-readme clean
+.PHONY: help build test check check-rust check-python test-rust lint lint-rust lint-glue fmt bench bench-start bench-core-page bench-rust demo demo-build test-demo test-readme clean
 
 help: ## List the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -40,15 +40,35 @@ build: $(BUILD_EXTRA) ## Build the workspace (debug)
 TEST_SUITES = lint test-readme test-rust $(TEST_EXTRA) test-demo
 TEST_TIMES := $(PY_OUT)/test-times.tsv
 
-test: ## Lint, then every test in every language, then the demo; then where the time went
-	@mkdir -p $(PY_OUT) && : > $(TEST_TIMES)
-	@for t in $(TEST_SUITES); do \
+# $(call timed,suites,table,name): each suite in turn, timed, then the table.
+define timed
+	@mkdir -p $(PY_OUT) && : > $(2)
+	@for t in $(1); do \
 		start=$$(date +%s); \
-		$(MAKE) --no-print-directory $$t || { python3 tests/test_times.py $(TEST_TIMES) $$t; exit 1; }; \
-		printf '%s\t%s\n' $$t $$(( $$(date +%s) - start )) >> $(TEST_TIMES); \
+		$(MAKE) --no-print-directory $$t || { python3 tests/test_times.py $(2) $$t; exit 1; }; \
+		printf '%s\t%s\n' $$t $$(( $$(date +%s) - start )) >> $(2); \
 	done
-	@python3 tests/test_times.py $(TEST_TIMES)
-	@echo "make test: all suites passed"
+	@python3 tests/test_times.py $(2)
+	@echo "make $(3): all suites passed"
+endef
+
+test: ## Lint, then every test in every language, then the demo; then where the time went
+	$(call timed,$(TEST_SUITES),$(TEST_TIMES),test)
+
+# The developer loop: lint and the fast suites of every language — the Rust core and CLI units, the
+# Python tests on one SDK line (mcp 2.3), the Node tests — not the second SDK line, the agent
+# frameworks, the hosts, packaging or the demo (`make test` runs those).
+CHECK_SUITES = lint check-rust check-python test-node
+check: ## The developer loop: lint and the fast suites of each language (make test runs everything)
+	$(call timed,$(CHECK_SUITES),$(PY_OUT)/check-times.tsv,check)
+
+check-rust: $(PY_OUT)/venv-mcp2/.requirements
+	$(CARGO) test -p mcplens --all-features
+	$(CARGO) test -p mcplens-cli --lib
+
+check-python: build-python node-install $(PY_OUT)/venv-mcp2/.requirements $(PY_OUT)/venv-bench/.requirements
+	$(PY_OUT)/venv-mcp2/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL)
+	cd $(PY_DIR) && MCPLENS_REQUIRE_NODE=1 ../$(PY_OUT)/venv-mcp2/bin/python -m pytest -q
 
 test-readme: ## Every README code block is executed by a test
 	python3 tests/readme_check.py

@@ -71,6 +71,18 @@ ROWS = [
         1.2,
     ),
     (
+        "python_convert_values",
+        "Python convert/values.rs: a page read in place ÷ handed over as JSON text, in memory (worst)",
+        "< 1×",
+        0.999,
+    ),
+    (
+        "python_convert_tracking",
+        "Python convert/json.rs: track() with responses over the floor ÷ pydantic's serializer alone",
+        "< 1×",
+        0.999,
+    ),
+    (
         "proxy_latency",
         "mcplens proxy: added p50 per relayed tools/call over stdio, vs direct (µs)",
         "≤ +100 µs",

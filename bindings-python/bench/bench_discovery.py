@@ -42,6 +42,8 @@ from mcplens import _mcp
 V2 = hasattr(mcp, "MCPError")
 WORKLOADS = {"S": (100, 100, 200), "M": (5, 88, 2000)}  # pages, per page, description chars
 LIMITS = {"S": mcplens.Limits(max_bytes=10_000_000), "M": mcplens.Limits()}
+# This run's in-memory ratio of mcplens to its JSON-text path, per workload (the convert row).
+CONVERT: dict[str, float] = {}
 WARMUP, ROUNDS = 3, {"S": 12, "M": 30}
 
 
@@ -157,7 +159,24 @@ def contestants(workload: str) -> dict[str, Callable[[Any], Awaitable[int]]]:
         listing = await mcplens.list_resource_templates(session, server="bench", limits=LIMITS[workload])
         return sum(touch(t, *OUR_NAMES) + len(t.server) > 0 for t in listing)
 
-    return {"sdk": sdk_loop, "mcplens": with_mcplens, "floor": raw_floor}
+    async def as_text(session: Any) -> int:
+        """mcplens' traversal with each page handed over as JSON text (the plain path that
+        src/convert/values.rs replaces: the SDK's dict serialized, then parsed by the core)."""
+        sdk = _mcp._sdk()
+        pager = mcplens.Pager(
+            "resource_templates",
+            "bench",
+            limits=LIMITS[workload],
+            now=time.monotonic(),
+            protocol_version=sdk.protocol_version(session),
+        )
+        while (request := pager.next_request()) is not None:
+            outcome, page = await sdk.fetch(session, request, parsed=True)
+            assert outcome == "page", outcome
+            pager.accept_page(sdk.json(page), time.monotonic())
+        return sum(touch(t, *OUR_NAMES) + len(t.server) > 0 for t in pager.finish())
+
+    return {"sdk": sdk_loop, "mcplens": with_mcplens, "floor": raw_floor, "text": as_text}
 
 
 async def measure(session: Any, workload: str) -> dict[str, float]:
@@ -213,17 +232,26 @@ async def serve(workload: str) -> None:
 
 async def main() -> tuple[dict[str, float], dict[str, float]]:
     print(f"mcp {importlib.metadata.version('mcp')} · mcplens {mcplens.__version__}")
-    print(f"{'workload':<34} {'transport':<9} {'SDK loop ms':>11} {'mcplens ms':>10} {'ratio':>6} {'floor':>6}")
+    print(
+        f"{'workload':<34} {'transport':<9} {'SDK loop ms':>11} {'mcplens ms':>10} {'ratio':>6} {'floor':>6} "
+        f"{'vs text':>8}"
+    )
     in_memory_ratios, floors = {}, {}
     for workload, label in (("S", "S 100x100 tpl, 200-char desc"), ("M", "M ~1 MB in bounds (5x88, 2000ch)")):
         for transport, run in (("memory", in_memory), ("stdio", over_stdio)):
             t = await run(workload)
             ratio = t["mcplens"] / t["sdk"]
             floor = t["floor"] / t["sdk"]
-            print(f"{label:<34} {transport:<9} {t['sdk']:>11.1f} {t['mcplens']:>10.1f} {ratio:>6.2f} {floor:>6.2f}")
+            text = t["mcplens"] / t["text"]
+            print(
+                f"{label:<34} {transport:<9} {t['sdk']:>11.1f} {t['mcplens']:>10.1f} {ratio:>6.2f} {floor:>6.2f} "
+                f"{text:>8.2f}"
+            )
             if transport == "memory":
                 in_memory_ratios[workload], floors[workload] = ratio, floor
-    print("ratio = mcplens / SDK loop; floor = the raw requests alone (no validation, no core) / SDK loop")
+                CONVERT[workload] = text
+    print("ratio = mcplens / SDK loop; floor = the raw requests alone (no validation, no core) / SDK loop;")
+    print("vs text = mcplens / the same traversal with each page handed over as JSON text (the convert row)")
     return in_memory_ratios, floors
 
 
@@ -240,6 +268,15 @@ def write_row(in_memory_ratios: dict[str, float], floors: dict[str, float]) -> N
         out = Path(results)
         out.mkdir(parents=True, exist_ok=True)
         (out / f"python_discovery.mcp{major}.json").write_text(json.dumps(row))
+        # The glue budget's `convert` row for src/convert/values.rs: the page read in place ÷ handed
+        # over as JSON text, worst in memory.
+        worst_text = max(CONVERT, key=CONVERT.__getitem__)
+        convert = {
+            "row": "python_convert_values",
+            "figure": round(CONVERT[worst_text], 3),
+            "detail": f"mcp {importlib.metadata.version('mcp')}: worst in memory is {worst_text}",
+        }
+        (out / f"python_convert_values.mcp{major}.json").write_text(json.dumps(convert))
 
 
 if __name__ == "__main__":

@@ -183,7 +183,7 @@ class NoopCore:
 
 class PydanticCore(NoopCore):
     """The same glue with pydantic's serializer instead of the core's (what the request-path
-    serializer in src/tracking.rs saves): params and result to JSON with `pydantic_core.to_json`."""
+    serializer in src/convert/json.rs saves): params and result to JSON with `pydantic_core.to_json`."""
 
     def record(self, code: Any, session: Any, t0: Any, rid: Any, params: Any, result: Any, *rest: Any) -> None:
         to_json(params, by_alias=True, exclude_none=True)
@@ -280,6 +280,32 @@ async def hot_path() -> None:
 
             request_ctx.reset(token)
     summary_row(added)
+    convert_row(added)
+
+
+def convert_row(added: dict[tuple[str, str], float]) -> None:
+    """The `python_convert_tracking` row (the glue budget's `convert` role, src/convert/json.rs): over
+    the glue floor, mcplens' whole record with responses captured (the writer and the core's queue)
+    ÷ pydantic's serializer alone on the same params and result, worst over both operations and
+    every SDK major run. Under 1: the converter saves what it costs in code."""
+    results = os.environ.get("MCPLENS_BENCH_RESULTS")
+    if not results or not added:
+        return
+    ops = sorted({op for op, _ in added})
+    over = {op: (added[op, "responses"] - added[op, "floor"], added[op, "pydantic"] - added[op, "floor"]) for op in ops}
+    figure = max(ours / max(plain, 1.0) for ours, plain in over.values())
+    print(f"    convert row: mcplens with responses ÷ pydantic's serializer alone, over the floor: {figure:.2f}")
+    detail = f"mcp {importlib.metadata.version('mcp')}: " + ", ".join(
+        f"{op} {ours / 1000:.2f} µs vs {plain / 1000:.2f} µs" for op, (ours, plain) in over.items()
+    )
+    path = os.path.join(results, "python_convert_tracking.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            previous = json.load(f)
+        detail = f"{previous['detail']}; {detail}"
+        figure = max(figure, float(previous["figure"]))
+    with open(path, "w") as f:
+        json.dump({"row": "python_convert_tracking", "figure": round(figure, 2), "detail": detail}, f)
 
 
 def summary_row(added: dict[tuple[str, str], float]) -> None:

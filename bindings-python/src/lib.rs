@@ -18,11 +18,11 @@ macro_rules! getters {
 }
 
 mod cli;
+mod convert;
 mod read;
 mod refresher;
 mod template;
 mod tracking;
-mod values;
 
 use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
@@ -349,7 +349,7 @@ impl PyPager {
     #[pyo3(signature = (page, now = None))]
     fn accept_page_parsed(&mut self, py: Python<'_>, page: &Bound<'_, PyAny>, now: Option<f64>) -> PyResult<bool> {
         let now = instant(py, now)?;
-        self.pager(py)?.accept_parsed(values::Values::of(page), now).map_err(|e| discovery_error(py, &e))
+        self.pager(py)?.accept_parsed(convert::values::Values::of(page), now).map_err(|e| discovery_error(py, &e))
     }
 
     /// Feeds what the SDK reported for a request that brought no result, as facts the core
