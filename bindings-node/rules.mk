@@ -18,9 +18,10 @@ $(NODE_STAMP): package-lock.json package.json bindings-node/package.json
 	$(NPM) ci --no-audit --no-fund --ignore-scripts
 	touch $@
 
-# napi also rewrites the loader and the types it generates (bindings-node/index.js, index.d.ts).
+# napi also rewrites the loader and the types it generates (bindings-node/native.js, native.d.ts:
+# not index.js, the name of the facade's entry, dist/index.js).
 $(NODE_ADDON): $(NODE_SOURCES) | $(NODE_STAMP)
-	cd bindings-node && $(NPM) exec -- napi build --platform --release
+	cd bindings-node && $(NPM) exec -- napi build --platform --release --js native.js --dts native.d.ts
 	touch $@
 
 $(NODE_FACADE): $(wildcard bindings-node/lib/*.ts bindings-node/lib/*.mts) bindings-node/tsconfig.build.json $(NODE_ADDON) | $(NODE_STAMP)
@@ -34,8 +35,8 @@ build-node: node-install ## Build the Node package (napi addon + facade)
 test-node: node-install $(PY_OUT)/venv-mcp2/.requirements $(PY_OUT)/venv-fastmcp4/.requirements ## Node tests: shared vectors, real SDK 1.x and v2 servers (memory, stdio, HTTP; both eras), Python mcp 2.3 and fastmcp 4 servers, ESM + CJS, tracking (memory, stdio, HTTP, OTLP, MCPcat)
 	@# In CI (a clean clone) the committed napi-generated loader and types must match the build.
 	@if [ -n "$$CI" ] && git rev-parse --git-dir >/dev/null 2>&1; then \
-		git diff --exit-code -- bindings-node/index.js bindings-node/index.d.ts \
-		|| { echo "bindings-node/index.js or index.d.ts is stale: commit the files napi build generated"; exit 1; }; \
+		git diff --exit-code -- bindings-node/native.js bindings-node/native.d.ts \
+		|| { echo "bindings-node/native.js or native.d.ts is stale: commit the files napi build generated"; exit 1; }; \
 	fi
 	cd bindings-node && $(NPM) run --silent test
 
@@ -49,7 +50,7 @@ lint-node: $(NODE_STAMP) ## tsc --noEmit on the facade and its typed usage examp
 # profile is overridden for this build only.
 bench-node-addon: $(NODE_STAMP)
 	cd bindings-node && CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
-		$(NPM) exec -- napi build --platform --release && $(NPM) exec -- tsc -p tsconfig.build.json
+		$(NPM) exec -- napi build --platform --release --js native.js --dts native.d.ts && $(NPM) exec -- tsc -p tsconfig.build.json
 
 bench-node: bench-node-addon ## Node benchmark: bounded traversal vs the SDK's listResourceTemplates loop (memory, stdio)
 	cd bindings-node && node bench/discovery.mjs

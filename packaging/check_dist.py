@@ -120,7 +120,7 @@ def check_npm(dist: Path, v: str) -> None:
     manifest = package_json(main)
     with tarfile.open(main) as t:
         names = set(t.getnames())
-    for required in ["index.js", "index.d.ts", "dist/index.js", "dist/index.mjs", "bin/mcplens.cjs", "README.md"]:
+    for required in ["native.js", "native.d.ts", "dist/index.js", "dist/index.mjs", "bin/mcplens.cjs", "README.md"]:
         expect(f"package/{required}" in names, f"{main.name} lacks {required}")
     for target in export_targets(manifest.get("exports", {})):  # the root and every subpath (mcplens/ai, …)
         expect(f"package/{target.removeprefix('./')}" in names, f"{main.name} lacks {target}, which `exports` names")

@@ -6,7 +6,7 @@ Both come from one cargo target directory and one set of flags, so the wheel's c
 release build of every dependency the addon's made (`packaging/features.py`: the same features):
 
 - the addon: `cargo zigbuild --release -p mcplens-node` (what `napi build -x` runs; the loader and
-  types napi generates do not depend on the target, so `bindings-node/index.js` is left as napi
+  types napi generates do not depend on the target, so `bindings-node/native.js` is left as napi
   wrote it), copied into `bindings-node/npm/PLATFORM/` as napi's `artifacts` step names it, then
   packed with `npm pack`;
 - the wheel: `maturin build --release`, its cargo being cargo-zigbuild (packaging/zig_cargo.py, not

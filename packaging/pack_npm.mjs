@@ -1,6 +1,6 @@
 // make dist: the npm packages as napi-rs lays them out, packed with `npm pack` into DIST:
 //
-//   mcplens-VERSION.tgz                the main package: napi's loader (index.js), its types, the
+//   mcplens-VERSION.tgz                the main package: napi's loader (native.js), its types, the
 //                                      facade (dist/), the `mcplens` command (bin/), and an
 //                                      optionalDependency on each platform package in DIST
 //   mcplens-PLATFORM-VERSION.tgz       bindings-node/npm/PLATFORM: the prebuilt addon, which

@@ -7,7 +7,7 @@ Rust and TypeScript; `#` comments and docstrings in Python.
   drivers (`core/src/rmcp/`, a host driver like the bindings' own).
 - A binding's glue: every file of it, recursively — its Rust crate (`src/**/*.rs`, `build.rs`) and
   its host-language package (`python/mcplens/**/*.py`; `lib/**/*.ts`, `*.mts`). Tests, benchmarks,
-  examples, stubs (`.pyi`) and the napi-generated loader (`index.js`/`index.d.ts`) are not glue.
+  examples, stubs (`.pyi`) and the napi-generated loader (`native.js`/`native.d.ts`) are not glue.
 - Each file has one role: `convert` (converters written for speed, one module per binding, capped:
   Python 450 code lines, Node 300; each names the `make bench` row that prints what it saves
   against the plain path in the same run, shown here from the last `make bench` when there is

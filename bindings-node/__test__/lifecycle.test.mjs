@@ -19,7 +19,7 @@ async function child(body) {
   const script = `
     import { createRequire } from 'node:module';
     import { Tracker, jsonlExporter } from 'mcplens';
-    const native = createRequire(import.meta.url)(${JSON.stringify(join(import.meta.dirname, '..', 'index.js'))});
+    const native = createRequire(import.meta.url)(${JSON.stringify(join(import.meta.dirname, '..', 'native.js'))});
     const path = process.argv[1];
     // Collect, then let the finalizers and the release threads run.
     async function settle() {

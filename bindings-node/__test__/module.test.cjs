@@ -110,7 +110,7 @@ test('the published types import from neither SDK line nor zod (all optional pee
   const dir = join(__dirname, '..', 'dist');
   const files = readdirSync(dir).filter((f) => /\.d\.m?ts$/.test(f));
   assert.ok(files.length >= 6, files.join(' '));
-  for (const f of [...files.map((n) => join(dir, n)), join(__dirname, '..', 'index.d.ts')]) {
+  for (const f of [...files.map((n) => join(dir, n)), join(__dirname, '..', 'native.d.ts')]) {
     const imports = readFileSync(f, 'utf8').match(/(?:from|import\()\s*['"][^'"]+['"]/g) ?? [];
     for (const i of imports) assert.ok(!/@modelcontextprotocol|['"]zod/.test(i), `${f}: ${i}`);
   }

@@ -11,7 +11,7 @@
  */
 import { performance } from 'node:perf_hooks';
 
-import * as native from '../index.js';
+import * as native from '../native.js';
 import {
   McplensError,
   call,

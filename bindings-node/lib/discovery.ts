@@ -2,11 +2,11 @@
  * Discovery: the sans-IO `Pager` and the traversals over an MCP TypeScript SDK `Client` — 1.x
  * (`@modelcontextprotocol/sdk`) or v2 (`@modelcontextprotocol/client`), either era.
  *
- * Every rule lives in the Rust core (the napi addon in `../index.js`). This facade only drives the
+ * Every rule lives in the Rust core (the napi addon's loader, `../native.js`). This facade only drives the
  * SDK's I/O, reads the clock, converts values (pages cross as JSON text) and maps errors.
  */
 import { performance } from 'node:perf_hooks';
-import * as native from '../index.js';
+import * as native from '../native.js';
 
 /** Which list a traversal reads. */
 export type ListKind = 'resources' | 'resource_templates';

@@ -5,7 +5,7 @@
  * the model-facing `ListMcpResourceTemplatesTool`, `ListMcpResourcesTool` and `ReadMcpResourceTool`, RFC 6570
  * `expand`/`matches`/`variables`, and operation tracking for MCP SDK servers (`track`).
  *
- * Every rule lives in the Rust core (the napi addon in `../index.js`). This facade only drives the
+ * Every rule lives in the Rust core (the napi addon's loader, `../native.js`). This facade only drives the
  * SDK's I/O, reads the clock, converts values and maps errors.
  */
 export {

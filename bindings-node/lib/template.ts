@@ -3,7 +3,7 @@
  * `matches`, and the shapes of `Catalog.matchUri`'s answer. Every rule
  * is the Rust core's (`mcplens::template`); this file converts values and maps errors.
  */
-import * as native from '../index.js';
+import * as native from '../native.js';
 import { rethrow } from './discovery.js';
 
 /** A value as `matches` returns it: a string, a list, or an associative array (in order). */

@@ -14,7 +14,7 @@
  */
 import { performance } from 'node:perf_hooks';
 
-import * as native from '../index.js';
+import * as native from '../native.js';
 import { McplensError, type ErrorCode } from './discovery.js';
 
 // The request path makes one native call per request, without arguments: its numbers go through
