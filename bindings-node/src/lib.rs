@@ -178,7 +178,7 @@ impl Pager {
     /// The next request to send, or `null` when the traversal is over (call `finish`).
     #[napi]
     pub fn next_request(&mut self) -> Option<Request> {
-        let request = self.inner.as_mut()?.next_request()?;
+        let request = self.inner.as_mut()?.poll_request()?;
         Some(Request { method: request.method.to_owned(), params: request.params_json() })
     }
 
@@ -261,7 +261,7 @@ impl Pager {
     fn accept(&mut self, outcome: Outcome<'_>, now_ms: f64) -> Result<()> {
         let now = instant(&self.server, now_ms)?;
         let pager = self.inner.as_mut().ok_or_else(|| finished(&self.server))?;
-        pager.accept(outcome, now).map_err(discovery_error)
+        pager.handle_outcome(outcome, now).map_err(discovery_error)
     }
 
     fn finished(&self) -> Error<Code> {

@@ -81,7 +81,7 @@ impl NativeRefresher {
     /// or a watch that is not listening.
     #[napi]
     pub fn listen_acknowledged(&mut self, server: String, epoch: i64) -> bool {
-        self.inner().listen_acknowledged(&server, Epoch(epoch as u64))
+        self.inner().handle_listen_acknowledged(&server, Epoch(epoch as u64))
     }
 
     /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or ended (`null`), the
@@ -99,7 +99,7 @@ impl NativeRefresher {
     ) -> Result<Option<ListenFailure>> {
         let liveness = parse_wire_name(&server, "connection", &connection).map_err(invalid)?;
         let now = instant(&server, now_ms)?;
-        Ok(match self.inner().listen_closed(&server, Epoch(epoch as u64), rpc_code, liveness, now) {
+        Ok(match self.inner().handle_listen_closed(&server, Epoch(epoch as u64), rpc_code, liveness, now) {
             Ok(n) => n.map(|n| ListenFailure { closed: Some(wire_name(n)), code: None, message: None }),
             Err(e) => {
                 Some(ListenFailure { closed: None, code: Some(e.code().to_string()), message: Some(e.to_string()) })
@@ -117,7 +117,7 @@ impl NativeRefresher {
     #[napi]
     pub fn on_list_changed(&mut self, server: String, epoch: i64, now_ms: f64) -> Result<String> {
         let now = instant(&server, now_ms)?;
-        Ok(wire_name(self.inner().on_list_changed(&server, Epoch(epoch as u64), now)))
+        Ok(wire_name(self.inner().handle_list_changed(&server, Epoch(epoch as u64), now)))
     }
 
     /// A caller wants `server`'s listing (`want`: `current`, `refresh` or `force`): its id.
@@ -209,7 +209,7 @@ impl NativeRefresher {
         now_ms: f64,
     ) -> Result<String> {
         let now = instant("", now_ms)?;
-        Ok(wire_name(self.inner().traversed(TraversalId(traversal as u64), result, now)))
+        Ok(wire_name(self.inner().handle_traversed(TraversalId(traversal as u64), result, now)))
     }
 }
 

@@ -141,7 +141,7 @@ impl PyPager {
     fn accept(&mut self, py: Python<'_>, outcome: Outcome<'_>, now: Option<f64>) -> PyResult<()> {
         let now = instant(py, now)?;
         let pager = self.pager(py)?;
-        pager.accept(outcome, now).map_err(|e| discovery_error(py, &e))
+        pager.handle_outcome(outcome, now).map_err(|e| discovery_error(py, &e))
     }
 }
 
@@ -176,7 +176,7 @@ impl PyPager {
 
     /// The next request to send, or `None` when the traversal is over (call `finish()`).
     fn next_request(&mut self) -> Option<PyRequest> {
-        self.inner.as_mut()?.next_request().map(|inner| PyRequest { inner })
+        self.inner.as_mut()?.poll_request().map(|inner| PyRequest { inner })
     }
 
     /// Seconds left for the whole traversal at `now`: the timeout for the in-flight request.
@@ -193,8 +193,8 @@ impl PyPager {
         let text = json_text(page)?;
         let pager = self.pager(py)?;
         let result = match text {
-            Some(text) => py.detach(|| pager.accept(Outcome::Page(text), now)),
-            None => pager.accept(Outcome::Malformed, now),
+            Some(text) => py.detach(|| pager.handle_outcome(Outcome::Page(text), now)),
+            None => pager.handle_outcome(Outcome::Malformed, now),
         };
         result.map_err(|e| discovery_error(py, &e))
     }
@@ -206,7 +206,7 @@ impl PyPager {
     #[pyo3(signature = (page, now = None))]
     fn accept_page_parsed(&mut self, py: Python<'_>, page: &Bound<'_, PyAny>, now: Option<f64>) -> PyResult<bool> {
         let now = instant(py, now)?;
-        self.pager(py)?.accept_parsed(convert::values::Values::of(page), now).map_err(|e| discovery_error(py, &e))
+        self.pager(py)?.handle_parsed_page(convert::values::Values::of(page), now).map_err(|e| discovery_error(py, &e))
     }
 
     /// Feeds what the SDK reported for a request that brought no result, as facts the core

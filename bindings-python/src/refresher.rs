@@ -92,7 +92,7 @@ impl PyRefresher {
     ) -> PyResult<Bound<'py, PyAny>> {
         let now = instant(py, now)?;
         let result = result.map(|(r, t)| (&r.inner, &t.inner));
-        wire(py, self.lock().traversed(TraversalId(traversal), result, now))
+        wire(py, self.lock().handle_traversed(TraversalId(traversal), result, now))
     }
 }
 
@@ -152,12 +152,12 @@ impl PyRefresher {
     /// The server acknowledged the watch's `subscriptions/listen` stream; False for an old epoch
     /// or a watch that is not listening.
     fn listen_acknowledged(&self, server: &str, epoch: u64) -> bool {
-        self.lock().listen_acknowledged(server, Epoch(epoch))
+        self.lock().handle_listen_acknowledged(server, Epoch(epoch))
     }
 
     /// The watch's `subscriptions/listen` stream was refused (`rpc_code`) or ended (`None`), the
     /// host knowing its `connection` then (`"open"`, `"closed"`, `"unknown"`): the core's rule
-    /// (`Refresher::listen_closed`) answers `"not_offered"` (-32601 before the acknowledgement),
+    /// (`Refresher::handle_listen_closed`) answers `"not_offered"` (-32601 before the acknowledgement),
     /// `"relisting"` (ended after it, the connection open), `"detached"` (ended after it
     /// otherwise: the connection's end), or the `CatalogError` to raise from the watch (refused or
     /// failed before the acknowledgement); `None` for an old epoch or a watch not listening.
@@ -174,7 +174,7 @@ impl PyRefresher {
         let liveness: Liveness = parse_wire_name(server, "connection", connection)
             .map_err(|e| crate::invalid::<crate::CatalogError>(py, &e))?;
         let now = instant(py, now)?;
-        Ok(match self.lock().listen_closed(server, Epoch(epoch), rpc_code, liveness, now) {
+        Ok(match self.lock().handle_listen_closed(server, Epoch(epoch), rpc_code, liveness, now) {
             Ok(n) => n.map(|n| wire_name(n).into_pyobject(py).expect("a str").into_any().unbind()),
             Err(e) => Some(catalog_error(py, &e).into_value(py).into_any()),
         })
@@ -196,7 +196,7 @@ impl PyRefresher {
         now: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let now = instant(py, now)?;
-        wire(py, self.lock().on_list_changed(server, Epoch(epoch), now))
+        wire(py, self.lock().handle_list_changed(server, Epoch(epoch), now))
     }
 
     /// A caller wants `server`'s listing (`want`: `"current"`, `"refresh"` or `"force"`): its id,

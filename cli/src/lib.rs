@@ -753,12 +753,16 @@ async fn list_command(target: &Target, kind: ListKind, json: bool, input: mcplen
         let failed = match listed {
             Ok(templates) => {
                 let resources = empty_resources(&plan.server, templates.support);
-                machine.traversed(traversal, Ok((&resources, &templates)), Duration::ZERO);
+                machine.handle_traversed(traversal, Ok((&resources, &templates)), Duration::ZERO);
                 None
             }
             Err(e) => {
                 let failure = e.failure();
-                machine.traversed(traversal, Err(TraversalError::Failed { failure, rpc_code: None }), Duration::ZERO);
+                machine.handle_traversed(
+                    traversal,
+                    Err(TraversalError::Failed { failure, rpc_code: None }),
+                    Duration::ZERO,
+                );
                 Some(e)
             }
         };

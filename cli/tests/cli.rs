@@ -112,9 +112,9 @@ fn findings(report: &Value) -> Vec<(String, String, Option<u64>)> {
 fn core_tool_output(options: &Options, server: &str, input: &str) -> String {
     let list = |kind: ListKind| {
         let mut pager = Pager::new(kind, server, true, Limits::default(), Duration::ZERO).unwrap();
-        while let Some(request) = pager.next_request() {
+        while let Some(request) = pager.poll_request() {
             let page = options.page(kind.list_key(), request.cursor.as_deref()).to_string();
-            pager.accept(Outcome::Page(&page), Duration::ZERO).unwrap();
+            pager.handle_outcome(Outcome::Page(&page), Duration::ZERO).unwrap();
         }
         pager.finish().unwrap()
     };
@@ -123,7 +123,7 @@ fn core_tool_output(options: &Options, server: &str, input: &str) -> String {
     machine.request(server, Want::Refresh, Duration::ZERO).unwrap();
     let Some(Action::Traverse { traversal, .. }) = machine.poll_action() else { panic!("no traversal") };
     let (resources, templates) = (list(ListKind::Resources), list(ListKind::ResourceTemplates));
-    machine.traversed(traversal, Ok((&resources, &templates)), Duration::ZERO);
+    machine.handle_traversed(traversal, Ok((&resources, &templates)), Duration::ZERO);
     mcplens::tool::call(machine.catalog(), input).unwrap()
 }
 

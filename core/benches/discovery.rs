@@ -14,8 +14,8 @@ use common::page;
 
 fn one_page(text: &str) -> usize {
     let mut p = Pager::new(ListKind::ResourceTemplates, "bench", true, Limits::default(), Duration::ZERO).unwrap();
-    p.next_request().unwrap();
-    p.accept(Outcome::Page(text), Duration::ZERO).unwrap();
+    p.poll_request().unwrap();
+    p.handle_outcome(Outcome::Page(text), Duration::ZERO).unwrap();
     p.finish().unwrap().items.len()
 }
 
@@ -48,8 +48,8 @@ fn bench_traversal(c: &mut Criterion) {
         b.iter(|| {
             let mut p = Pager::new(ListKind::ResourceTemplates, "bench", true, limits, Duration::ZERO).unwrap();
             let mut i = 0;
-            while p.next_request().is_some() {
-                p.accept(Outcome::Page(black_box(&pages[i])), Duration::ZERO).unwrap();
+            while p.poll_request().is_some() {
+                p.handle_outcome(Outcome::Page(black_box(&pages[i])), Duration::ZERO).unwrap();
                 i += 1;
             }
             assert_eq!(p.finish().unwrap().items.len(), 10_000);

@@ -42,8 +42,8 @@ const CHILD: &str = "MCPLENS_CALLGRIND_CHILD";
 
 fn pager(text: &str) -> usize {
     let mut p = Pager::new(ListKind::ResourceTemplates, "bench", true, Limits::default(), Duration::ZERO).unwrap();
-    p.next_request().unwrap();
-    p.accept(Outcome::Page(text), Duration::ZERO).unwrap();
+    p.poll_request().unwrap();
+    p.handle_outcome(Outcome::Page(text), Duration::ZERO).unwrap();
     p.finish().unwrap().items.len()
 }
 

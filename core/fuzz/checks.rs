@@ -650,17 +650,17 @@ pub fn check_page(data: &[u8]) {
 /// listing satisfies [`check_listing`]; a continuing traversal asks for exactly one cursor.
 pub fn check_one_page(kind: ListKind, text: &str, limits: Limits) {
     let mut pager = Pager::new(kind, "fuzz", true, limits, Duration::ZERO).expect("valid limits");
-    let request = pager.next_request().expect("page 1");
+    let request = pager.poll_request().expect("page 1");
     assert_eq!(request.cursor, None, "page 1 has no cursor");
     assert_eq!(request.params_json(), None);
-    match pager.accept(Outcome::Page(text), Duration::from_millis(1)) {
+    match pager.handle_outcome(Outcome::Page(text), Duration::from_millis(1)) {
         Err(e) => assert_failed_for_good(pager, &e),
         Ok(()) if pager.is_done() => {
             let listing = pager.finish().expect("a done traversal finishes");
             check_listing(kind, &listing, &limits);
         }
         Ok(()) => {
-            let next = pager.next_request().expect("a continuing traversal asks again");
+            let next = pager.poll_request().expect("a continuing traversal asks again");
             let params: Value = serde_json::from_str(&next.params_json().expect("params")).expect("JSON params");
             let obj = params.as_object().expect("params object");
             assert_eq!(obj.len(), 1);
@@ -675,8 +675,8 @@ pub fn check_one_page(kind: ListKind, text: &str, limits: Limits) {
 pub fn assert_failed_for_good(mut pager: Pager, e: &DiscoveryError) {
     assert!(CODES.contains(&e.code().as_str()), "unknown code {}", e.code());
     assert!(pager.is_done());
-    assert!(pager.next_request().is_none(), "a failed traversal asked again");
-    let again = pager.accept(Outcome::Page(r#"{"resourceTemplates":[],"resources":[]}"#), Duration::ZERO);
+    assert!(pager.poll_request().is_none(), "a failed traversal asked again");
+    let again = pager.handle_outcome(Outcome::Page(r#"{"resourceTemplates":[],"resources":[]}"#), Duration::ZERO);
     assert_eq!(again.as_ref().err(), Some(e), "a failed pager accepted more");
     let finished = pager.finish();
     assert_eq!(finished.as_ref().err(), Some(e), "a failed traversal produced a listing (a prefix)");
@@ -1279,8 +1279,8 @@ fn page_bytes(kind: ListKind, p: &PageSpec) -> Option<usize> {
         ..Limits::default()
     };
     let mut pager = Pager::new(kind, "fuzz", true, unbounded, Duration::ZERO).ok()?;
-    pager.next_request()?;
-    pager.accept(Outcome::Page(&text), Duration::ZERO).ok()?;
+    pager.poll_request()?;
+    pager.handle_outcome(Outcome::Page(&text), Duration::ZERO).ok()?;
     Some(pager.finish().ok()?.diagnostics.bytes)
 }
 
@@ -1351,7 +1351,7 @@ pub fn run_script(s: &Script) {
         .expect("valid limits")
         .with_protocol_version(s.protocol_version);
     if !s.capable {
-        assert!(pager.next_request().is_none(), "an ineligible server was asked");
+        assert!(pager.poll_request().is_none(), "an ineligible server was asked");
         let listing = pager.finish().expect("an empty listing");
         assert!(listing.items.is_empty());
         assert_eq!(listing.diagnostics.requests, 0);
@@ -1366,7 +1366,7 @@ pub fn run_script(s: &Script) {
     // Cursors followed although already sent, while the model knows them.
     let mut repeats = Some(0u32);
     for (step, ms) in &s.steps {
-        let Some(request) = pager.next_request() else { break };
+        let Some(request) = pager.poll_request() else { break };
         requests += 1;
         assert_eq!(request.method, s.kind.method());
         if let Some(want) = &expect_cursor {
@@ -1413,7 +1413,7 @@ pub fn run_script(s: &Script) {
             Step::Transport => (Outcome::Transport, Some(Err(if late { "deadline" } else { "transport_error" }))),
             Step::TimedOut => (Outcome::TimedOut, Some(Err("deadline"))),
         };
-        let got = pager.accept(outcome, at);
+        let got = pager.handle_outcome(outcome, at);
         match (&got, expected) {
             (Err(e), want) => {
                 let msg = format!("{e} {e:?}");

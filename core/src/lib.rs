@@ -8,6 +8,26 @@
 //! hosts' side of a catalog that every binding shares (its lock, its one driver, the seed read
 //! from the process) is `catalog::SharedRefresher`, outside the rules.
 //!
+//! ## One method dialect
+//!
+//! Every machine speaks the same way, as quinn-proto's `Connection` does: what happened in the world
+//! goes in through `handle_*` (with `now`, any monotonic reading), what the machine wants done
+//! comes out through `poll_*`, and what the host asks of it are plain verbs. A host loops: hand it
+//! each event, then drain `poll_*` until it returns `None`, then wait for the next event or
+//! `poll_timeout`.
+//!
+//! | machine | commands | events in (`handle_*`) | out (`poll_*`) |
+//! |---|---|---|---|
+//! | [`Pager`] | `new`, `finish` | `handle_outcome`, `handle_parsed_page` | `poll_request`, `remaining` |
+//! | [`catalog::Refresher`] | `attach`, `detach`, `watch`, `request`, `invalidate`, `remove` | `handle_traversed`, `handle_list_changed`, `handle_listen_acknowledged`, `handle_listen_closed`, `handle_timeout` | `poll_action`, `poll_timeout` |
+//! | [`tool::ReadCall`] | `new`, `from_json`, `finish` (with the outcome: the model's output) | — | `params_json`, `remaining` |
+//! | [`proxy::Proxy`] | `new` | `handle_host`, `handle_upstream`, `handle_host_oversize`, `handle_upstream_oversize`, `handle_host_end`, `handle_timeout` | `poll_action`, `poll_timeout` |
+//!
+//! The bindings keep their languages' names (Python `next_request`, `accept_page`,
+//! `on_list_changed`; Node `nextRequest`, `acceptPage`, `onListChanged`).
+//!
+//! ## Modules
+//!
 //! - [`backoff`]: the one jitter source and retry rule (the refresher's and the export queues').
 //! - [`discovery`]: the [`Pager`] for `resources/list` and `resources/templates/list`.
 //! - [`sanitize`]: untrusted text → safe text, and the RFC 6570 URI-template check.

@@ -11,8 +11,8 @@ use mcplens::tool;
 
 fn listing(kind: ListKind, server: &str, page: &str) -> Listing {
     let mut p = Pager::new(kind, server, true, Limits::default(), Duration::ZERO).unwrap();
-    p.next_request().unwrap();
-    p.accept(Outcome::Page(page), Duration::ZERO).unwrap();
+    p.poll_request().unwrap();
+    p.handle_outcome(Outcome::Page(page), Duration::ZERO).unwrap();
     p.finish().unwrap()
 }
 
@@ -44,7 +44,7 @@ fn refreshed(servers: &[&str]) -> Refresher {
     for s in servers {
         let traversal = begin(&mut machine, s);
         let (r, t) = pair(s);
-        assert_eq!(machine.traversed(traversal, Ok((&r, &t)), Duration::ZERO), Disposition::Committed);
+        assert_eq!(machine.handle_traversed(traversal, Ok((&r, &t)), Duration::ZERO), Disposition::Committed);
     }
     machine
 }
@@ -72,7 +72,7 @@ fn concurrent_list_changed_storm_queues_exactly_one_refresh() {
             std::thread::spawn(move || {
                 barrier.wait();
                 (0..per_thread)
-                    .map(|_| machine.lock().unwrap().on_list_changed("a", epoch, Duration::ZERO))
+                    .map(|_| machine.lock().unwrap().handle_list_changed("a", epoch, Duration::ZERO))
                     .collect::<Vec<_>>()
             })
         })
@@ -83,10 +83,10 @@ fn concurrent_list_changed_storm_queues_exactly_one_refresh() {
     assert!(!answers.contains(&ListChanged::RefreshNow), "a refresh is running: never start a second one");
     // The running traversal predates the notifications: discarded, exactly one more started.
     let mut machine = Arc::try_unwrap(machine).unwrap().into_inner().unwrap();
-    assert_eq!(machine.traversed(first, Ok((&r, &t)), Duration::ZERO), Disposition::Discarded);
+    assert_eq!(machine.handle_traversed(first, Ok((&r, &t)), Duration::ZERO), Disposition::Discarded);
     let started: Vec<Action> = std::iter::from_fn(|| machine.poll_action()).collect();
     let [Action::Traverse { traversal: again, .. }] = started[..] else { panic!("one more traversal: {started:?}") };
-    assert_eq!(machine.traversed(again, Ok((&r, &t)), Duration::ZERO), Disposition::Committed);
+    assert_eq!(machine.handle_traversed(again, Ok((&r, &t)), Duration::ZERO), Disposition::Committed);
     let rest: Vec<Action> = std::iter::from_fn(|| machine.poll_action()).collect();
     assert!(rest.iter().all(|a| matches!(a, Action::Resolve { .. })), "no third traversal: {rest:?}");
     assert_eq!(machine.catalog().status("a", Duration::ZERO).unwrap().status, Status::Ok);
@@ -97,16 +97,16 @@ fn commit_refuses_listings_of_the_wrong_kind_or_server() {
     let mut machine = Refresher::new(RefreshConfig::default(), 0);
     let (r, t) = pair("a");
     let traversal = begin(&mut machine, "a");
-    assert_eq!(machine.traversed(traversal, Ok((&t, &r)), Duration::ZERO), Disposition::Failed);
+    assert_eq!(machine.handle_traversed(traversal, Ok((&t, &r)), Duration::ZERO), Disposition::Failed);
     let status = machine.catalog().status("a", Duration::ZERO).unwrap();
     assert_eq!((status.generation, status.last_error.unwrap().code.as_str()), (0, "invalid_argument"));
     let traversal = begin(&mut machine, "a");
     let (r_b, t_b) = pair("b");
-    assert_eq!(machine.traversed(traversal, Ok((&r_b, &t_b)), Duration::ZERO), Disposition::Failed);
+    assert_eq!(machine.handle_traversed(traversal, Ok((&r_b, &t_b)), Duration::ZERO), Disposition::Failed);
     // Nothing was applied by the refused commits; the right one still is.
     assert_eq!(machine.catalog().status("a", Duration::ZERO).unwrap().generation, 0);
     let traversal = begin(&mut machine, "a");
-    assert_eq!(machine.traversed(traversal, Ok((&r, &t)), Duration::ZERO), Disposition::Committed);
+    assert_eq!(machine.handle_traversed(traversal, Ok((&r, &t)), Duration::ZERO), Disposition::Committed);
 }
 
 #[test]
@@ -248,9 +248,9 @@ fn the_generation_moves_on_changes_not_on_reads() {
     let traversal = begin(&mut machine, "a");
     assert!(!moved(&machine), "beginning a refresh lists nothing new");
     let (r, t) = pair("a");
-    machine.traversed(traversal, Ok((&r, &t)), Duration::ZERO);
+    machine.handle_traversed(traversal, Ok((&r, &t)), Duration::ZERO);
     assert!(moved(&machine), "a commit");
-    assert_eq!(machine.on_list_changed("a", epoch, Duration::ZERO), ListChanged::RefreshNow);
+    assert_eq!(machine.handle_list_changed("a", epoch, Duration::ZERO), ListChanged::RefreshNow);
     assert!(moved(&machine), "list_changed: the status is now outdated");
     machine.invalidate("a", Reason::ConnectionClosed, Duration::ZERO);
     assert!(moved(&machine));
@@ -269,7 +269,7 @@ fn invalidating_for_another_reason_clears_and_keeps_the_connection() {
     assert_eq!((status.status, status.templates), (Status::Unknown, 0), "both lists cleared at once");
     assert_eq!(machine.epoch("a"), Some(epoch), "the connection stays");
     let (r, t) = pair("a");
-    assert_eq!(machine.traversed(traversal, Ok((&r, &t)), Duration::ZERO), Disposition::Discarded);
+    assert_eq!(machine.handle_traversed(traversal, Ok((&r, &t)), Duration::ZERO), Disposition::Discarded);
     assert!(machine.catalog().needs_refresh("a", Duration::ZERO), "the next request traverses");
 }
 

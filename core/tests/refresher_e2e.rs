@@ -469,7 +469,7 @@ async fn modern_era_listens_for_changes() {
 
 /// 2026-07-28: the server ends the listen stream while the connection stays (the peer's transport
 /// lives): the watch stands without a stream and the pair is re-listed at once, since a change may
-/// have gone unheard (`Refresher::listen_closed` with `Liveness::Open`); closing still clears it.
+/// have gone unheard (`Refresher::handle_listen_closed` with `Liveness::Open`); closing still clears it.
 /// Before, the driver detached the live connection: both lists cleared, nothing re-listed.
 async fn modern_era_listen_ended_by_the_server_relists() {
     let child = Child::new("modern");

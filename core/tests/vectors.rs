@@ -50,7 +50,7 @@ enum Pages {
     /// Parsed first, as a host's SDK does (a page that is not valid JSON goes as its text): as
     /// the parsed value's JSON text (what a host that re-serializes hands over) ...
     Reserialized,
-    /// ... or as the parsed value itself (`Pager::accept_parsed`).
+    /// ... or as the parsed value itself (`Pager::handle_parsed_page`).
     Parsed,
 }
 
@@ -72,7 +72,7 @@ fn drive(
     let mut out_of_answers = false;
     let result = Pager::new(kind, server, has_resources_capability(&caps.to_string()), limits, now).and_then(|p| {
         let mut p = p.with_protocol_version(version);
-        while let Some(req) = p.next_request() {
+        while let Some(req) = p.poll_request() {
             let mut r = json!({"method": req.method});
             if let Some(params) = req.params_json() {
                 r["params"] = serde_json::from_str(&params).unwrap();
@@ -93,8 +93,10 @@ fn drive(
             if let Some(value) = &parsed {
                 used += 1;
                 let accepted = match pages {
-                    Pages::Parsed => p.accept_parsed(value, now).map(|applied| assert!(applied, "a Value is JSON")),
-                    _ => p.accept(Outcome::Page(&value.to_string()), now),
+                    Pages::Parsed => {
+                        p.handle_parsed_page(value, now).map(|applied| assert!(applied, "a Value is JSON"))
+                    }
+                    _ => p.handle_outcome(Outcome::Page(&value.to_string()), now),
                 };
                 if accepted.is_err() {
                     break;
@@ -115,7 +117,7 @@ fn drive(
                 panic!("unknown answer {a}");
             };
             used += 1;
-            if p.accept(outcome, now).is_err() {
+            if p.handle_outcome(outcome, now).is_err() {
                 break;
             }
         }
@@ -248,7 +250,7 @@ fn discovery_vectors() {
     replay("discovery", 60, run_case);
 }
 
-/// A page handed over as the host's parsed values (`Pager::accept_parsed`) ends every discovery
+/// A page handed over as the host's parsed values (`Pager::handle_parsed_page`) ends every discovery
 /// vector exactly as the same values' JSON text does: requests, items, diagnostics, errors.
 #[test]
 fn discovery_vectors_as_parsed_values() {
@@ -320,16 +322,16 @@ impl<'de> serde::de::IntoDeserializer<'de, serde::de::value::Error> for Declinin
 #[test]
 fn a_declined_parsed_page_applies_nothing() {
     let mut p = Pager::new(ListKind::ResourceTemplates, "srv", true, Limits::default(), Duration::ZERO).unwrap();
-    p.next_request().unwrap();
+    p.poll_request().unwrap();
     let declined = json!({"resourceTemplates": [
         {"uriTemplate": "a://{x}", "name": "a", "description": "kept once"},
         {"uriTemplate": "b://{x}", "name": "b", "_meta": {"x": "<decline>"}},
     ]});
-    assert_eq!(p.accept_parsed(Declining(&declined), Duration::ZERO), Ok(false));
+    assert_eq!(p.handle_parsed_page(Declining(&declined), Duration::ZERO), Ok(false));
     assert!(!p.is_done());
     assert_eq!(p.diagnostics().pages, 0);
     let text = r#"{"resourceTemplates": [{"uriTemplate": "c://{x}", "name": "c", "description": "as text"}]}"#;
-    p.accept(Outcome::Page(text), Duration::ZERO).unwrap();
+    p.handle_outcome(Outcome::Page(text), Duration::ZERO).unwrap();
     let listing = p.finish().unwrap();
     let got = serde_json::to_value(&listing.items).unwrap();
     assert_eq!(got, json!([{"uriTemplate": "c://{x}", "name": "c", "description": "as text", "server": "srv"}]));
@@ -390,7 +392,7 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
                     (Ok(r), Ok(t)) => (Ok((r, t)), None),
                     (Err(e), _) | (_, Err(e)) => (Err(TraversalError::from(e)), Some(e.code())),
                 };
-                let disposition = machine.traversed(traversal, result, now);
+                let disposition = machine.handle_traversed(traversal, result, now);
                 let mut got = json!({ "disposition": disposition });
                 if let Some(code) = failure.filter(|_| disposition == mcplens::catalog::Disposition::Failed) {
                     got["failure"] = json!(code);
@@ -401,10 +403,10 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
                 let traversal = pending.remove(server).expect("a traversal in flight");
                 check(
                     "abandon",
-                    json!({ "disposition": machine.traversed(traversal, Err(TraversalError::Abandoned), now) }),
+                    json!({ "disposition": machine.handle_traversed(traversal, Err(TraversalError::Abandoned), now) }),
                 );
             }
-            "listChanged" => check("listChanged", json!(machine.on_list_changed(server, epoch, now))),
+            "listChanged" => check("listChanged", json!(machine.handle_list_changed(server, epoch, now))),
             "invalidate" => {
                 let reason = serde_json::from_value(op["reason"].clone()).unwrap();
                 machine.invalidate(server, reason, now);
@@ -586,12 +588,12 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
             expect(bad, i, "watch", json!(got), step.get("notifications"));
         } else if step.get("listenAcknowledged").is_some() {
             let epoch = Epoch(step["epoch"].as_u64().unwrap());
-            let got = machine.listen_acknowledged(&s("listenAcknowledged"), epoch);
+            let got = machine.handle_listen_acknowledged(&s("listenAcknowledged"), epoch);
             expect(bad, i, "listenAcknowledged", json!(got), step.get("acknowledged"));
         } else if step.get("listenClosed").is_some() {
             let epoch = Epoch(step["epoch"].as_u64().unwrap());
             let liveness: Liveness = serde_json::from_value(step["liveness"].clone()).unwrap();
-            match machine.listen_closed(&s("listenClosed"), epoch, step["rpcCode"].as_i64(), liveness, now) {
+            match machine.handle_listen_closed(&s("listenClosed"), epoch, step["rpcCode"].as_i64(), liveness, now) {
                 Err(e) => {
                     check_error(bad, i, step, e.code().as_str(), &e.to_string());
                     expect(bad, i, "rpcCode", json!(e.rpc_code()), step.get("rpcCode"));
@@ -603,14 +605,14 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
             }
         } else if step.get("listChanged").is_some() {
             let epoch = Epoch(step["epoch"].as_u64().unwrap());
-            let decision = machine.on_list_changed(&s("listChanged"), epoch, now);
+            let decision = machine.handle_list_changed(&s("listChanged"), epoch, now);
             expect(bad, i, "listChanged", serde_json::to_value(decision).unwrap(), step.get("decision"));
         } else if let Some(id) = step.get("traversed").and_then(Value::as_u64) {
             // The server is the one its Traverse action named (any name for an unknown traversal).
             let server = traversals.get(&id).cloned().unwrap_or_else(|| "a".to_owned());
             let result = traversal_result(&server, step, now);
             let result = result.as_ref().map(|(r, t)| (r, t)).map_err(Clone::clone);
-            let disposition = machine.traversed(TraversalId(id), result, now);
+            let disposition = machine.handle_traversed(TraversalId(id), result, now);
             expect(bad, i, "traversed", serde_json::to_value(disposition).unwrap(), step.get("disposition"));
         } else if step.get("timeout").is_some() {
             machine.handle_timeout(now);

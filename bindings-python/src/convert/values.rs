@@ -1,5 +1,5 @@
 //! A page as the host's SDK parsed it (dicts, lists, strings, numbers, booleans, `None`), read in
-//! place by the core's page rules through serde (`Pager::accept_parsed`). Only JSON's own values:
+//! place by the core's page rules through serde (`Pager::handle_parsed_page`). Only JSON's own values:
 //! anything else (a lone surrogate, an integer past 64 bits, a non-finite float, a tuple, a
 //! non-string key, any other type) is [`NotJson`], and the host hands the page's text instead.
 //!

@@ -8,7 +8,7 @@
 //! [`templates`](Catalog::templates), [`resources`](Catalog::resources), the listing tools
 //! ([`crate::tool`]) and [`match_uri`](Catalog::match_uri) — through
 //! [`Refresher::catalog`]. Nothing else writes it: hosts that run their own traversals drive the
-//! refresher (its [`Action::Traverse`] → [`Refresher::traversed`]).
+//! refresher (its [`Action::Traverse`] → [`Refresher::handle_traversed`]).
 //!
 //! A commit is discarded when its traversal began before the server's latest list_changed or
 //! clearing: an older traversal never overwrites a newer state.
@@ -146,7 +146,7 @@ pub enum CatalogError {
     },
     /// The `subscriptions/listen` stream of a watched 2026-07-28 connection was refused (a
     /// JSON-RPC error: `server_error`) or failed before the server acknowledged it
-    /// (`transport_error`). See [`Refresher::listen_closed`](refresher::Refresher::listen_closed).
+    /// (`transport_error`). See [`Refresher::handle_listen_closed`](refresher::Refresher::handle_listen_closed).
     #[error("server \"{server}\": subscriptions/listen failed {}", match rpc_code {
         Some(code) => format!("with JSON-RPC error {code}"),
         None => "before the server acknowledged it: the transport failed".to_owned(),

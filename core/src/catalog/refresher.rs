@@ -1,9 +1,10 @@
 //! [`Refresher`]: when to traverse which server, as one sans-IO state machine that owns its
 //! [`Catalog`] (hosts read it through [`Refresher::catalog`]).
 //!
-//! Events go in (`attach`, `detach`, `on_list_changed`, `request`, `traversed`,
-//! `handle_timeout`), actions come out (`poll_action`), and `poll_timeout` says when the host
-//! must call `handle_timeout` next. Time and randomness are passed in: the machine reads no clock,
+//! Commands (`attach`, `detach`, `watch`, `request`) and events (`handle_list_changed`,
+//! `handle_traversed`, `handle_listen_acknowledged`, `handle_listen_closed`, `handle_timeout`) go
+//! in, actions come out (`poll_action`), and `poll_timeout` says when the host must call
+//! `handle_timeout` next (the crate's one method dialect). Time and randomness are passed in: the machine reads no clock,
 //! draws its jitter from a seeded generator, spawns nothing and does no I/O. The host (a driver)
 //! performs the actions — runs the two traversals of a [`Action::Traverse`] over the connection
 //! of that epoch, wakes the callers of an [`Action::Resolve`], arms one timer — and holds no rule
@@ -16,7 +17,7 @@
 //! loop {
 //!     while let Some(action) = refresher.poll_action() {
 //!         Traverse { server, epoch, traversal } → run resources/list + resources/templates/list,
-//!             then refresher.traversed(traversal, Ok((&resources, &templates)) | Err(e), now)
+//!             then refresher.handle_traversed(traversal, Ok((&resources, &templates)) | Err(e), now)
 //!         Resolve { callers, outcome, .. }      → wake those callers with the outcome
 //!     }
 //!     sleep until refresher.poll_timeout() (or the next event) → refresher.handle_timeout(now)
@@ -41,7 +42,7 @@
 //!   `resources.listChanged`. Otherwise — or when the server answers the stream with -32601 — no
 //!   change notifications will come (`not_offered`), and the watch stands without a stream.
 //! - Any other refusal (or, before its acknowledgement, a failed) `subscriptions/listen` stream is
-//!   an error for the watch alone ([`listen_closed`](Refresher::listen_closed): `server_error` with
+//!   an error for the watch alone ([`listen_closed`](Refresher::handle_listen_closed): `server_error` with
 //!   the JSON-RPC code, or `transport_error`); the connection and its pair stay. After the
 //!   acknowledgement its end re-lists the pair when the host knows the connection stays, and is
 //!   the connection's end otherwise.
@@ -148,7 +149,7 @@ id!(
     Epoch
 );
 id!(
-    /// One traversal pair (from an [`Action::Traverse`]); hand it back to [`Refresher::traversed`].
+    /// One traversal pair (from an [`Action::Traverse`]); hand it back to [`Refresher::handle_traversed`].
     TraversalId
 );
 id!(
@@ -201,7 +202,7 @@ pub enum Outcome {
 #[serde(rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum Action {
     /// Run both traversals (resources, then templates) over the connection of `epoch`, then
-    /// report with [`Refresher::traversed`].
+    /// report with [`Refresher::handle_traversed`].
     Traverse {
         /// The server.
         server: String,
@@ -245,7 +246,7 @@ impl From<&DiscoveryError> for TraversalError {
     }
 }
 
-/// What [`Refresher::traversed`] did with a traversal's result.
+/// What [`Refresher::handle_traversed`] did with a traversal's result.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Disposition {
@@ -272,8 +273,8 @@ pub enum Notifications {
     Unsolicited,
     /// 2026-07-28, the server advertises `resources.listChanged`: they come on a
     /// `subscriptions/listen` stream, which the host opens now; the server's acknowledgement goes
-    /// to [`Refresher::listen_acknowledged`], the stream's end (or refusal) to
-    /// [`Refresher::listen_closed`].
+    /// to [`Refresher::handle_listen_acknowledged`], the stream's end (or refusal) to
+    /// [`Refresher::handle_listen_closed`].
     Listening,
     /// 2026-07-28, the server does not offer them: it does not advertise `resources.listChanged`,
     /// or it answered the stream with -32601 (method not found). None will come; the watch stands
@@ -283,7 +284,7 @@ pub enum Notifications {
 }
 
 /// What a host knows of a connection when its `subscriptions/listen` stream closed
-/// ([`Refresher::listen_closed`]). Wire names `open`, `closed`, `unknown`.
+/// ([`Refresher::handle_listen_closed`]). Wire names `open`, `closed`, `unknown`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -300,7 +301,7 @@ impl crate::error::WireName for Liveness {
     const ALL: &'static [Liveness] = &[Liveness::Open, Liveness::Closed, Liveness::Unknown];
 }
 
-/// What became of a watch whose `subscriptions/listen` stream closed ([`Refresher::listen_closed`]).
+/// What became of a watch whose `subscriptions/listen` stream closed ([`Refresher::handle_listen_closed`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
@@ -322,7 +323,7 @@ pub fn advertises_list_changed(capabilities_json: &str) -> bool {
         .is_ok_and(|c| c.pointer("/resources/listChanged") == Some(&serde_json::Value::Bool(true)))
 }
 
-/// What became of a `notifications/resources/list_changed` ([`Refresher::on_list_changed`]).
+/// What became of a `notifications/resources/list_changed` ([`Refresher::handle_list_changed`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ListChanged {
@@ -424,7 +425,7 @@ impl Refresher {
     }
 
     /// Invalidates `server` for `reason`: [`Reason::ListChanged`] is a list_changed on its current
-    /// connection ([`on_list_changed`](Self::on_list_changed)); [`Reason::ConnectionClosed`] and
+    /// connection ([`on_list_changed`](Self::handle_list_changed)); [`Reason::ConnectionClosed`] and
     /// [`Reason::Disabled`] end its current connection ([`detach`](Self::detach)); any other
     /// reason clears both lists at once and keeps the connection: a traversal in flight is
     /// discarded (its callers carried to a new one, once), and the next request traverses.
@@ -436,7 +437,7 @@ impl Refresher {
         };
         match (reason, self.slots[i].epoch) {
             (Reason::ListChanged, Some(epoch)) => {
-                self.on_list_changed(server, epoch, now);
+                self.handle_list_changed(server, epoch, now);
             }
             (Reason::ConnectionClosed | Reason::Disabled, Some(epoch)) => {
                 self.detach(server, epoch);
@@ -543,10 +544,10 @@ impl Refresher {
     }
 
     /// The server acknowledged the `subscriptions/listen` stream a host opened to watch connection
-    /// `epoch` (2026-07-28): from here on the stream's end is [`listen_closed`](Self::listen_closed)
+    /// `epoch` (2026-07-28): from here on the stream's end is [`listen_closed`](Self::handle_listen_closed)
     /// after the acknowledgement. False (and nothing changes) for an old epoch or a watch that is
     /// not listening.
-    pub fn listen_acknowledged(&mut self, server: &str, epoch: Epoch) -> bool {
+    pub fn handle_listen_acknowledged(&mut self, server: &str, epoch: Epoch) -> bool {
         let Some(i) = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch)) else { return false };
         let listening = self.slots[i].notifications == Some(Notifications::Listening);
         self.slots[i].acknowledged |= listening;
@@ -574,7 +575,7 @@ impl Refresher {
     ///   ([`ListenClosed::Detached`]).
     ///
     /// `Ok(None)` (and nothing changes) for an old epoch, or a watch that was not listening.
-    pub fn listen_closed(
+    pub fn handle_listen_closed(
         &mut self,
         server: &str,
         epoch: Epoch,
@@ -592,7 +593,7 @@ impl Refresher {
                 return Ok(Some(ListenClosed::Detached));
             }
             self.slots[i].notifications = Some(Notifications::NotOffered);
-            self.on_list_changed(server, epoch, now);
+            self.handle_list_changed(server, epoch, now);
             return Ok(Some(ListenClosed::Relisting));
         }
         if rpc_code == Some(METHOD_NOT_FOUND) {
@@ -612,7 +613,7 @@ impl Refresher {
     /// kept (status `outdated`) and a traversal starts now, or one is queued behind the one in
     /// flight (whose result will be discarded). Notifications of an old connection are
     /// [`ListChanged::Ignored`].
-    pub fn on_list_changed(&mut self, server: &str, epoch: Epoch, now: Duration) -> ListChanged {
+    pub fn handle_list_changed(&mut self, server: &str, epoch: Epoch, now: Duration) -> ListChanged {
         let _ = now;
         let Some(i) = self.find(server).filter(|&i| self.slots[i].epoch == Some(epoch)) else {
             return ListChanged::Ignored;
@@ -666,7 +667,7 @@ impl Refresher {
     }
 
     /// The result of traversal `traversal`: both listings, or why not. Returns what became of it.
-    pub fn traversed(
+    pub fn handle_traversed(
         &mut self,
         traversal: TraversalId,
         result: Result<(&Listing, &Listing), TraversalError>,

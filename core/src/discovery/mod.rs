@@ -13,10 +13,10 @@
 //! let now = Duration::ZERO; // any monotonic reading; the host's clock, passed in
 //! let mut pager = Pager::new(ListKind::ResourceTemplates, "docs", true, Limits::default(), now)?;
 //! let mut answers = pages.iter();
-//! while let Some(request) = pager.next_request() {
+//! while let Some(request) = pager.poll_request() {
 //!     // The host sends `request.method` with `request.params_json()` and waits at most
 //!     // `pager.remaining(now)`; here the answers are canned.
-//!     pager.accept(Outcome::Page(answers.next().unwrap()), now)?;
+//!     pager.handle_outcome(Outcome::Page(answers.next().unwrap()), now)?;
 //! }
 //! let listing = pager.finish()?;
 //! assert_eq!(listing.items.len(), 2);
@@ -24,7 +24,7 @@
 //! # Ok::<(), mcplens::DiscoveryError>(())
 //! ```
 //!
-//! Call order: [`Pager::new`] → loop { [`Pager::next_request`] → [`Pager::accept`] } →
+//! Call order: [`Pager::new`] → loop { [`Pager::poll_request`] → [`Pager::handle_outcome`] } →
 //! [`Pager::finish`]. `accept` must follow each request exactly once. Any failure ends the
 //! traversal: no prefix of a failed traversal is ever returned.
 
@@ -719,7 +719,7 @@ impl Pager {
     }
 
     /// The next request to send, or `None` when the traversal is over (call [`Pager::finish`]).
-    pub fn next_request(&mut self) -> Option<Request> {
+    pub fn poll_request(&mut self) -> Option<Request> {
         match self.state {
             State::Ready => {
                 self.state = State::Awaiting;
@@ -740,20 +740,20 @@ impl Pager {
         matches!(self.state, State::Done | State::Failed(_))
     }
 
-    /// Feeds the answer to the request from [`Pager::next_request`], received at `now`.
-    pub fn accept(&mut self, outcome: Outcome<'_>, now: Duration) -> Result<(), DiscoveryError> {
+    /// Feeds the answer to the request from [`Pager::poll_request`], received at `now`.
+    pub fn handle_outcome(&mut self, outcome: Outcome<'_>, now: Duration) -> Result<(), DiscoveryError> {
         self.expect_answer()?;
         let result = self.accept_inner(outcome, now);
         self.settle(result)
     }
 
-    /// [`Pager::accept`] with a page the host holds as its own parsed values instead of JSON text
+    /// [`Pager::handle_outcome`] with a page the host holds as its own parsed values instead of JSON text
     /// (Python's dicts, lists and strings, say), read through the serde deserializer `page`: the
     /// same rules, with the same outcome, as the page's JSON text. Returns `Ok(false)`, having
     /// applied nothing, when `page` meets a value it cannot present as a JSON value (a string with
     /// a lone surrogate, an integer past 64 bits): the host then hands the page's JSON text to
-    /// [`Pager::accept`].
-    pub fn accept_parsed<'de, D: serde::Deserializer<'de>>(
+    /// [`Pager::handle_outcome`].
+    pub fn handle_parsed_page<'de, D: serde::Deserializer<'de>>(
         &mut self,
         page: D,
         now: Duration,

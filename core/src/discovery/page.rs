@@ -12,7 +12,7 @@
 //! Field values are dispatched on their JSON type (`deserialize_any`, the only serde entry that
 //! reads a value whose type decides the rule), straight into the typed value the rule needs.
 //!
-//! The rules' precedence is the pager's (`Pager::accept`): an item that breaks the structure
+//! The rules' precedence is the pager's (`Pager::handle_outcome`): an item that breaks the structure
 //! (no string identifier or name) is recorded, not failed on, so a JSON or structure error later
 //! in the page, the item bound and the result-level fields still come first. Items after it, and
 //! items past the item bound, are parsed but not projected: the page fails either way. Problems

@@ -216,14 +216,14 @@ mod tests {
         let mut pager = Pager::new(ListKind::Resources, "srv", true, Limits::default(), Duration::ZERO).unwrap();
         let mut page_bytes = 0;
         for page in 0..3 {
-            pager.next_request().unwrap();
+            pager.poll_request().unwrap();
             let items: Vec<String> = (0..10)
                 .map(|i| format!(r#"{{"uri":"file:///{page}/{i}","name":"n{i}","_meta":{{"junk":"{meta}"}}}}"#))
                 .collect();
             let next = if page < 2 { format!(r#","nextCursor":"c{page}""#) } else { String::new() };
             let text = format!(r#"{{"resources":[{}]{next}}}"#, items.join(","));
             page_bytes += text.len();
-            pager.accept(Outcome::Page(&text), Duration::ZERO).unwrap();
+            pager.handle_outcome(Outcome::Page(&text), Duration::ZERO).unwrap();
         }
         let listing = pager.finish().unwrap();
         assert_eq!(listing.items.len(), 30);
@@ -254,8 +254,8 @@ mod tests {
                 r#"{{"resources":[{{"uri":"file:///a","name":"a","annotations":{{"audience":{audience}}}}}]}}"#
             );
             let mut pager = Pager::new(ListKind::Resources, "srv", true, Limits::default(), Duration::ZERO).unwrap();
-            pager.next_request().unwrap();
-            pager.accept(Outcome::Page(&page), Duration::ZERO).unwrap();
+            pager.poll_request().unwrap();
+            pager.handle_outcome(Outcome::Page(&page), Duration::ZERO).unwrap();
             let listing = pager.finish().unwrap();
             let Item::Resource(r) = &listing.items[0] else { panic!("a resource") };
             let kept = r.annotations.as_ref().unwrap().audience.as_ref().unwrap();

@@ -21,7 +21,7 @@
 //!   the host listed tools.
 //!
 //! An upstream `notifications/resources/list_changed` is relayed and refreshes the catalog
-//! ([`Refresher::on_list_changed`], as a watch does).
+//! ([`Refresher::handle_list_changed`], as a watch does).
 //!
 //! On a 2026-07-28 connection (the host began with `server/discover`) the proxy speaks that
 //! revision itself: its own requests carry the host's `_meta` envelope (protocol version, client
@@ -31,7 +31,7 @@
 //! a `subscriptions/listen` stream, so the proxy opens its own (resources list changes only) when
 //! the refresher says the upstream offers them ([`Notifications::Listening`]): everything
 //! stamped with that stream's id (its acknowledgement, its notifications, its end) is the
-//! proxy's and never reaches the host. A refusal goes to [`Refresher::listen_closed`] (-32601:
+//! proxy's and never reaches the host. A refusal goes to [`Refresher::handle_listen_closed`] (-32601:
 //! not offered; any other: a [`ProxyAction::Notice`]), as does a stream that ends after its
 //! acknowledgement (the upstream stays: the pair is re-listed). The host's own streams are relayed; its
 //! `notifications/tools/list_changed` goes only on a stream of the host's that asked for
@@ -931,13 +931,13 @@ impl Proxy {
                 let ours = self.listen.is_some_and(|n| subscription_id(msg.params).is_some_and(|id| id == own_id(n)));
                 if method == crate::protocol::RESOURCES_LIST_CHANGED {
                     if let Some((server, epoch)) = self.server.clone() {
-                        self.refresher.on_list_changed(&server, epoch, now);
+                        self.refresher.handle_list_changed(&server, epoch, now);
                     }
                 } else if ours && method == crate::protocol::SUBSCRIPTIONS_ACKNOWLEDGED {
                     if let Some(Own::Listen { ack_deadline }) = self.listen.and_then(|n| self.own.get_mut(&n)) {
                         *ack_deadline = None;
                         if let Some((server, epoch)) = &self.server {
-                            self.refresher.listen_acknowledged(server, *epoch);
+                            self.refresher.handle_listen_acknowledged(server, *epoch);
                         }
                     }
                 }
@@ -1197,19 +1197,19 @@ impl Proxy {
     }
 
     /// The proxy's listen stream ended (`acked`: after its acknowledgement) or was refused; the
-    /// upstream stays ([`Refresher::listen_closed`] decides).
+    /// upstream stays ([`Refresher::handle_listen_closed`] decides).
     fn listen_answer(&mut self, acked: bool, outcome: Outcome<'_>, now: Duration) {
         self.listen = None;
         let Some((server, epoch)) = self.server.clone() else { return };
         if !acked && matches!(outcome, Outcome::Page(_)) {
             // A result with no acknowledgement before it: the stream opened already closed.
-            self.refresher.listen_acknowledged(&server, epoch);
+            self.refresher.handle_listen_acknowledged(&server, epoch);
         }
         let code = match outcome {
             Outcome::RpcError { code } => Some(code),
             _ => None,
         };
-        match self.refresher.listen_closed(&server, epoch, code, Liveness::Open, now) {
+        match self.refresher.handle_listen_closed(&server, epoch, code, Liveness::Open, now) {
             Ok(Some(ListenClosed::Relisting)) => self.actions.push_back(ProxyAction::Notice(format!(
                 "the change notifications of {server} ended (subscriptions/listen closed): its resources are \
                  listed again now, then when they are asked for and out of date"
@@ -1275,8 +1275,8 @@ impl Proxy {
 
     fn page_answer(&mut self, outcome: Outcome<'_>, now: Duration) {
         let Some(mut t) = self.traversal.take() else { return };
-        if let Err(e) = t.pager.accept(outcome, now) {
-            self.traversed(t.id, Err(&e), now);
+        if let Err(e) = t.pager.handle_outcome(outcome, now) {
+            self.handle_traversed(t.id, Err(&e), now);
             return;
         }
         self.traversal = Some(t);
@@ -1287,7 +1287,7 @@ impl Proxy {
     fn advance(&mut self, now: Duration) {
         loop {
             let Some(t) = self.traversal.as_mut() else { return };
-            if let Some(req) = t.pager.next_request() {
+            if let Some(req) = t.pager.poll_request() {
                 let deadline = now.saturating_add(t.pager.remaining(now));
                 let params = req.params_json();
                 let n = self.next_own_id();
@@ -1301,25 +1301,30 @@ impl Proxy {
             let server = pager.server().to_owned();
             let listing = match pager.finish() {
                 Ok(l) => l,
-                Err(e) => return self.traversed(id, Err(&e), now),
+                Err(e) => return self.handle_traversed(id, Err(&e), now),
             };
             if kind == ListKind::ResourceTemplates {
                 let resources = resources.expect("resources come first");
-                return self.traversed(id, Ok((resources, listing)), now);
+                return self.handle_traversed(id, Ok((resources, listing)), now);
             }
             let eligible = listing.support != Support::NoCapability;
             let pager = match self.pager(ListKind::ResourceTemplates, &server, eligible, now) {
                 Ok(p) => p,
-                Err(e) => return self.traversed(id, Err(&e), now),
+                Err(e) => return self.handle_traversed(id, Err(&e), now),
             };
             self.traversal = Some(Traversal { id, pager, resources: Some(listing) });
         }
     }
 
-    fn traversed(&mut self, id: TraversalId, result: Result<(Listing, Listing), &DiscoveryError>, now: Duration) {
+    fn handle_traversed(
+        &mut self,
+        id: TraversalId,
+        result: Result<(Listing, Listing), &DiscoveryError>,
+        now: Duration,
+    ) {
         let _ = match result {
-            Ok((r, t)) => self.refresher.traversed(id, Ok((&r, &t)), now),
-            Err(e) => self.refresher.traversed(id, Err(TraversalError::from(e)), now),
+            Ok((r, t)) => self.refresher.handle_traversed(id, Ok((&r, &t)), now),
+            Err(e) => self.refresher.handle_traversed(id, Err(TraversalError::from(e)), now),
         };
     }
 
@@ -1333,10 +1338,10 @@ impl Proxy {
             match action {
                 Action::Traverse { server, epoch, traversal } => {
                     if let Some(old) = self.traversal.take() {
-                        self.refresher.traversed(old.id, Err(TraversalError::Abandoned), now);
+                        self.refresher.handle_traversed(old.id, Err(TraversalError::Abandoned), now);
                     }
                     if self.server.as_ref().map(|(_, e)| *e) != Some(epoch) {
-                        self.refresher.traversed(traversal, Err(TraversalError::Abandoned), now);
+                        self.refresher.handle_traversed(traversal, Err(TraversalError::Abandoned), now);
                         continue;
                     }
                     let eligible = self.declares_resources;
@@ -1345,7 +1350,7 @@ impl Proxy {
                             self.traversal = Some(Traversal { id: traversal, pager, resources: None });
                             self.advance(now);
                         }
-                        Err(e) => self.traversed(traversal, Err(&e), now),
+                        Err(e) => self.handle_traversed(traversal, Err(&e), now),
                     }
                 }
                 Action::Resolve { callers, .. } => {

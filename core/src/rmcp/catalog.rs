@@ -107,7 +107,7 @@ pub enum DriverEvent {
     /// How `server`'s new connection learns of changes was decided ([`Refresher::watch`]), or
     /// changed to [`Notifications::NotOffered`] when the server answered the
     /// `subscriptions/listen` stream with -32601 or ended it while the connection stays
-    /// ([`Refresher::listen_closed`]: the pair is re-listed then).
+    /// ([`Refresher::handle_listen_closed`]: the pair is re-listed then).
     Watching {
         /// The server.
         server: String,
@@ -116,7 +116,7 @@ pub enum DriverEvent {
     },
     /// `server` refused the `subscriptions/listen` stream (or it failed before the
     /// acknowledgement): no change notifications will arrive on this connection; its pair stays
-    /// listed and refreshes still reach the server ([`Refresher::listen_closed`]).
+    /// listed and refreshes still reach the server ([`Refresher::handle_listen_closed`]).
     ListenFailed {
         /// The server.
         server: String,
@@ -176,7 +176,7 @@ pub enum DriverEvent {
 /// # `notifications/resources/list_changed`
 ///
 /// [`CatalogClientHandler::on_resource_list_changed`] hands each notification of its connection
-/// to [`Refresher::on_list_changed`], whether or not the server advertised `listChanged`. On a
+/// to [`Refresher::handle_list_changed`], whether or not the server advertised `listChanged`. On a
 /// `2026-07-28` connection rmcp routes list_changed only to a `subscriptions/listen`
 /// subscription, so the driver opens one ([`Peer::listen`] with `resourcesListChanged`) for every
 /// connection it attaches in that era; the subscription ending while the connection lives
@@ -584,13 +584,13 @@ impl Shared {
         true
     }
 
-    /// The listen stream of connection `epoch` was refused or ended ([`Refresher::listen_closed`]).
-    fn listen_closed(self: &Arc<Self>, server: &str, epoch: Epoch, rpc_code: Option<i64>, liveness: Liveness) {
+    /// The listen stream of connection `epoch` was refused or ended ([`Refresher::handle_listen_closed`]).
+    fn handle_listen_closed(self: &Arc<Self>, server: &str, epoch: Epoch, rpc_code: Option<i64>, liveness: Liveness) {
         let gone = {
             let mut state = self.lock();
             let now = self.now();
             let server = server.to_owned();
-            let gone = match state.machine.listen_closed(&server, epoch, rpc_code, liveness, now) {
+            let gone = match state.machine.handle_listen_closed(&server, epoch, rpc_code, liveness, now) {
                 Ok(Some(ListenClosed::NotOffered | ListenClosed::Relisting)) => {
                     self.emit(DriverEvent::Watching { server, notifications: Notifications::NotOffered });
                     None
@@ -614,7 +614,7 @@ impl Shared {
     /// A list_changed from `server` on connection `epoch`.
     fn list_changed(self: &Arc<Self>, server: &str, epoch: Epoch) {
         let mut state = self.lock();
-        let decision = state.machine.on_list_changed(server, epoch, self.now());
+        let decision = state.machine.handle_list_changed(server, epoch, self.now());
         self.emit(DriverEvent::ListChanged { server: server.to_owned(), decision });
         self.drain(&mut state, None);
     }
@@ -669,7 +669,7 @@ impl Shared {
                         }
                         // No runtime to run it on (the host's runtime is gone): it cannot happen.
                         _ => {
-                            state.machine.traversed(traversal, Err(TraversalError::Abandoned), self.now());
+                            state.machine.handle_traversed(traversal, Err(TraversalError::Abandoned), self.now());
                         }
                     }
                 }
@@ -740,7 +740,7 @@ impl Traversal {
         let now = shared.now();
         let (disposition, error) = match &result {
             Ok((resources, templates)) => {
-                let d = state.machine.traversed(self.id, Ok((resources, templates)), now);
+                let d = state.machine.handle_traversed(self.id, Ok((resources, templates)), now);
                 if d == Disposition::Committed {
                     if let Some(conn) = state.conns.get_mut(&self.epoch) {
                         let diagnostics = ServerDiagnostics {
@@ -752,7 +752,7 @@ impl Traversal {
                 }
                 (d, None)
             }
-            Err(e) => (state.machine.traversed(self.id, Err(TraversalError::from(e)), now), Some(e.code())),
+            Err(e) => (state.machine.handle_traversed(self.id, Err(TraversalError::from(e)), now), Some(e.code())),
         };
         shared.emit(DriverEvent::Traversed { server: self.server.clone(), disposition, error });
         let failed = result.as_ref().err().map(|e| (self.id, e));
@@ -764,7 +764,7 @@ impl Drop for Traversal {
     fn drop(&mut self) {
         if !self.done {
             let mut state = self.shared.lock();
-            state.machine.traversed(self.id, Err(TraversalError::Abandoned), self.shared.now());
+            state.machine.handle_traversed(self.id, Err(TraversalError::Abandoned), self.shared.now());
             self.shared.drain(&mut state, None);
         }
     }
@@ -779,7 +779,7 @@ async fn traverse(peer: &Peer<RoleClient>, server: &str, limits: Limits) -> Resu
 
 /// The `subscriptions/listen` stream of a 2026-07-28 connection whose server advertises
 /// `resources.listChanged`: each resources list_changed goes to the refresher; how the stream's
-/// refusal or end is taken is [`Refresher::listen_closed`]'s rule (this task has no caller to fail:
+/// refusal or end is taken is [`Refresher::handle_listen_closed`]'s rule (this task has no caller to fail:
 /// a failure is a [`DriverEvent::ListenFailed`]).
 async fn listen_changes(shared: Weak<Shared>, server: String, epoch: Epoch, peer: Peer<RoleClient>) {
     let filter = SubscriptionFilter::builder().resources_list_changed().build();
@@ -791,13 +791,13 @@ async fn listen_changes(shared: Weak<Shared>, server: String, epoch: Epoch, peer
                 _ => None,
             };
             if let Some(shared) = shared.upgrade() {
-                shared.listen_closed(&server, epoch, rpc_code, Liveness::Unknown);
+                shared.handle_listen_closed(&server, epoch, rpc_code, Liveness::Unknown);
             }
             return;
         }
     };
     if let Some(shared) = shared.upgrade() {
-        shared.lock().machine.listen_acknowledged(&server, epoch);
+        shared.lock().machine.handle_listen_acknowledged(&server, epoch);
     }
     while let Ok(Some(notification)) = subscription.next().await {
         let Some(shared) = shared.upgrade() else { return };
@@ -807,7 +807,7 @@ async fn listen_changes(shared: Weak<Shared>, server: String, epoch: Epoch, peer
     }
     if let Some(shared) = shared.upgrade() {
         let liveness = if peer.is_transport_closed() { Liveness::Closed } else { Liveness::Open };
-        shared.listen_closed(&server, epoch, None, liveness);
+        shared.handle_listen_closed(&server, epoch, None, liveness);
     }
 }
 

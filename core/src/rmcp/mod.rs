@@ -121,10 +121,10 @@ pub async fn list(
     let eligible = declares_resources(peer);
     let version = peer.peer_info().map(|info| info.protocol_version.as_str().to_owned()).unwrap_or_default();
     let mut pager = Pager::new(kind, server, eligible, limits, Duration::ZERO)?.with_protocol_version(&version);
-    while let Some(request) = pager.next_request() {
+    while let Some(request) = pager.poll_request() {
         let remaining = pager.remaining(start.elapsed());
         let fetched = fetch_page(peer, kind, request.cursor, remaining).await;
-        pager.accept(fetched.as_outcome(), start.elapsed())?;
+        pager.handle_outcome(fetched.as_outcome(), start.elapsed())?;
     }
     pager.finish()
 }
