@@ -662,3 +662,46 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
 fn refresher_vectors() {
     replay("refresher", 40, run_refresher_case);
 }
+
+/// The host vectors the Rust API can take as they are: what an SDK reported instead of a result
+/// (`sdk_failure_*`), fed to a pager's first page — the same table the Python and Node replays
+/// check through their public APIs. (The other host vectors are the bindings' own arguments.)
+fn run_host_case(case: &Value) -> Vec<String> {
+    let call = &case["call"];
+    if call["op"] != "sdk_failure" {
+        return Vec::new();
+    }
+    let want = &case["expectError"];
+    let server = call["server"].as_str().unwrap();
+    let kind = call["kind"].as_str().unwrap();
+    let Some(failure) =
+        mcplens::discovery::SdkFailure::from_wire(kind, call["code"].as_f64(), call["connectionHeld"].as_bool())
+    else {
+        return if want["code"] == "invalid_argument" {
+            Vec::new()
+        } else {
+            vec![format!("{kind}: not a kind the core names")]
+        };
+    };
+    let mut p = Pager::new(ListKind::Resources, server, true, Limits::default(), Duration::ZERO).unwrap();
+    assert!(p.poll_request().is_some());
+    let got = match p.handle_outcome(failure.outcome(), Duration::ZERO) {
+        Ok(()) => json!(null),
+        Err(e) => json!({"code": e.code().as_str(), "server": server, "message": e.to_string()}),
+    };
+    if &got == want {
+        Vec::new()
+    } else {
+        vec![format!("got {got}, want {want}")]
+    }
+}
+
+#[test]
+fn host_vectors_the_rust_api_takes() {
+    let sdk_failures = std::fs::read_dir(vectors_dir("host"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("sdk_failure_"))
+        .count();
+    assert!(sdk_failures >= 8, "only {sdk_failures} sdk_failure host vectors");
+    replay("host", 17, run_host_case);
+}
