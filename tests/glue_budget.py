@@ -19,6 +19,7 @@ Run: `python3 tests/glue_budget.py` (part of `make lint`; exit 1 when a role is 
 
 from __future__ import annotations
 
+import functools
 import io
 import sys
 import tokenize
@@ -153,11 +154,16 @@ def rule_files() -> list[Path]:
 
 
 def role_of(name: str, path: Path) -> str | None:
-    """The first role whose patterns match `path` (`convert` before the catch-alls)."""
+    """The first role whose patterns match `path` (`convert` and `plumbing` before the catch-alls)."""
     for role, patterns in ROLES[name].items():
-        if any(path in ROOT.glob(pattern) for pattern in patterns):
+        if any(path in matched(pattern) for pattern in patterns):
             return role
     return None
+
+
+@functools.cache
+def matched(pattern: str) -> frozenset[Path]:
+    return frozenset(ROOT.glob(pattern))
 
 
 def bench_row(row: str) -> str:

@@ -5,6 +5,7 @@
 // byte for byte: every one the core's.
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
@@ -78,4 +79,19 @@ for (const file of files) {
       if (c.expectServers !== undefined) assert.deepEqual(catalog.servers(), c.expectServers);
     });
   }
+}
+
+// The listen stream's refusal takes the same table (the addon's sdkRpcCode): the server's code
+// exactly when the pager's error is server_error.
+const native = createRequire(import.meta.url)(join(import.meta.dirname, '..', 'native.js'));
+for (const file of files.filter((f) => f.startsWith('sdk_failure_'))) {
+  const { call, expectError } = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
+  test(`sdkRpcCode agrees with host vector ${file}`, () => {
+    const args = [call.kind, call.code ?? null, call.connectionHeld ?? null];
+    if (expectError.code === 'invalid_argument') {
+      assert.throws(() => native.sdkRpcCode(...args), (e) => e.code === 'invalid_argument');
+      return;
+    }
+    assert.equal(native.sdkRpcCode(...args) ?? null, expectError.code === 'server_error' ? call.code : null);
+  });
 }

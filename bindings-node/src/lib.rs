@@ -47,26 +47,14 @@ fn invalid_argument(server: &str, reason: &str) -> Error<Code> {
     invalid(InvalidArgument::new(server, reason))
 }
 
-/// The SDK's facts from their wire names (`discovery::SdkFailure::from_wire`).
-fn sdk_failure(
-    server: &str,
-    kind: &str,
-    code: Option<f64>,
-    connection_held: Option<bool>,
-) -> Result<discovery::SdkFailure> {
-    discovery::SdkFailure::from_wire(kind, code, connection_held).ok_or_else(|| {
-        invalid_argument(server, "`kind` must be \"error_answer\", \"sdk_error\", \"schema_refused\" or \"lost\"")
-    })
-}
-
 /// The server's JSON-RPC error code in what the SDK reported (`SdkFailure::rpc_code`): null when
 /// the failure is not one.
 #[napi]
 pub fn sdk_rpc_code(kind: String, code: Option<f64>, connection_held: Option<bool>) -> Result<Option<i64>> {
-    Ok(sdk_failure("", &kind, code, connection_held)?.rpc_code())
+    Ok(discovery::SdkFailure::from_wire("", &kind, code, connection_held).map_err(invalid)?.rpc_code())
 }
 
-fn invalid(e: InvalidArgument) -> Error<Code> {
+pub(crate) fn invalid(e: InvalidArgument) -> Error<Code> {
     Error::new(Code("invalid_argument"), e.to_string())
 }
 
@@ -211,7 +199,7 @@ impl Pager {
         connection_held: Option<bool>,
         now_ms: f64,
     ) -> Result<()> {
-        let failure = sdk_failure(&self.server, &kind, code, connection_held)?;
+        let failure = discovery::SdkFailure::from_wire(&self.server, &kind, code, connection_held).map_err(invalid)?;
         self.accept(failure.outcome(), now_ms)
     }
 

@@ -2,7 +2,7 @@
 //! `remaining`/`accept*` calls as the `Pager` so the facade sends it the same way; the tools'
 //! specs by name; either listing tool by name. Every rule is the core's.
 
-use mcplens::discovery::{Fetched, Outcome};
+use mcplens::discovery::{Fetched, Outcome, SdkFailure};
 use mcplens::tool::{self, ReadCall, ReadConfig};
 use napi_derive::napi;
 
@@ -71,7 +71,8 @@ impl NativeReadCall {
         connection_held: Option<bool>,
         _now_ms: f64,
     ) -> Result<()> {
-        let failure = crate::sdk_failure(self.inner.server(), &kind, code, connection_held)?;
+        let failure =
+            SdkFailure::from_wire(self.inner.server(), &kind, code, connection_held).map_err(crate::invalid)?;
         self.fetched = Some(failure.outcome().to_fetched());
         Ok(())
     }

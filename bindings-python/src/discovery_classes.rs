@@ -2,20 +2,6 @@
 
 use crate::*;
 
-/// The SDK's facts from their wire names (`discovery::SdkFailure::from_wire`).
-pub(crate) fn sdk_failure(
-    py: Python<'_>,
-    server: &str,
-    kind: &str,
-    code: Option<f64>,
-    connection_held: Option<bool>,
-) -> PyResult<discovery::SdkFailure> {
-    discovery::SdkFailure::from_wire(kind, code, connection_held).ok_or_else(|| {
-        let why = "`kind` must be \"error_answer\", \"sdk_error\", \"schema_refused\" or \"lost\"";
-        invalid::<DiscoveryError>(py, &InvalidArgument::new(server, why))
-    })
-}
-
 /// The server's JSON-RPC error code in what the SDK reported (`SdkFailure::rpc_code`): `None`
 /// when the failure is not one (the transport's, a malformed answer).
 #[pyfunction]
@@ -26,7 +12,8 @@ pub(crate) fn sdk_rpc_code(
     code: Option<f64>,
     connection_held: Option<bool>,
 ) -> PyResult<Option<i64>> {
-    Ok(sdk_failure(py, "", kind, code, connection_held)?.rpc_code())
+    let failure = discovery::SdkFailure::from_wire("", kind, code, connection_held);
+    Ok(failure.map_err(|e| invalid::<DiscoveryError>(py, &e))?.rpc_code())
 }
 
 /// Bounds on one traversal (defaults: 100 pages, 10,000 items, 1,000,000 bytes, 60 s; repeated
@@ -222,7 +209,8 @@ impl PyPager {
         connection_held: Option<bool>,
         now: Option<f64>,
     ) -> PyResult<()> {
-        let failure = sdk_failure(py, &self.server, kind, code, connection_held)?;
+        let failure = discovery::SdkFailure::from_wire(&self.server, kind, code, connection_held)
+            .map_err(|e| invalid::<DiscoveryError>(py, &e))?;
         self.accept(py, failure.outcome(), now)
     }
 

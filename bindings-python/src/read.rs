@@ -109,7 +109,8 @@ impl PyReadCall {
             ("timeout", _) => Outcome::TimedOut,
             (kind, v) => {
                 let code = v.map(|v| v.extract::<f64>()).transpose()?;
-                SdkFailure::from_wire(kind, code, None).map_or(Outcome::Malformed, SdkFailure::outcome)
+                let failure = SdkFailure::from_wire(self.inner.server(), kind, code, None);
+                failure.map_err(|e| crate::invalid::<crate::ToolError>(py, &e))?.outcome()
             }
         };
         py.detach(|| self.inner.finish(outcome)).map_err(|e| tool_error(py, &e, None))

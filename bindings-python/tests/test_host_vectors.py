@@ -110,3 +110,17 @@ async def test_a_session_not_entered_is_the_cores_misuse_error() -> None:
             'server "docs": invalid argument: the session must be entered',
         )
         assert catalog.servers() == []
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if n.startswith("sdk_failure_")))
+def test_sdk_failure_rpc_code(name: str) -> None:
+    """The listen stream's refusal takes the same table (`sdk_rpc_code`): the server's code exactly
+    when the pager's error is `server_error`."""
+    call, want = CASES[name]["call"], CASES[name]["expectError"]
+    if want["code"] == "invalid_argument":
+        with pytest.raises(mcplens.DiscoveryError) as e:
+            _core.sdk_rpc_code(call["kind"], call["code"], call["connectionHeld"])
+        assert e.value.code == "invalid_argument"
+        return
+    expected = call["code"] if want["code"] == "server_error" else None
+    assert _core.sdk_rpc_code(call["kind"], call["code"], call["connectionHeld"]) == expected

@@ -168,3 +168,19 @@ def test_read_settings_are_checked_by_the_core() -> None:
     assert [s.name for s in specs] == [LIST, "ListMcpResourcesTool", READ]
     assert [s.to_json() for s in specs][2] == mcplens.READ_RESOURCE_TOOL.to_json()
     assert mcplens.tool_spec("Other") is None
+
+
+def test_read_call_finish_refuses_a_failure_kind_the_core_does_not_name() -> None:
+    """What the SDK reported is one of the core's four kinds; any other is the caller's mistake
+    (`invalid_argument`, naming the server), never taken for a malformed answer."""
+    catalog = mcplens._core.Catalog()
+    machine = mcplens.Refresher(catalog)
+    machine.attach("docs", True)
+    call = mcplens.ReadCall(catalog, {"server": "docs", "uri": "note://1"}, config=mcplens.ReadConfig(any_uri=True))
+    with pytest.raises(mcplens.ToolError) as e:
+        call.finish("transport")  # type: ignore[arg-type]
+    assert (e.value.code, e.value.server) == ("invalid_argument", "docs")
+    assert str(e.value).endswith('`kind` must be "error_answer", "sdk_error", "schema_refused" or "lost"')
+    with pytest.raises(mcplens.ToolError) as e:
+        call.finish("sdk_error", -32000)  # the SDK's own "connection closed": the transport's
+    assert e.value.code == "transport_error"

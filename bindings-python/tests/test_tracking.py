@@ -546,8 +546,7 @@ async def test_under_the_sdks_own_span_the_mcplens_span_is_its_child(tmp_path: A
     mcplens' OTLP span for the same request is its INTERNAL child in the same trace: one trace per
     request holding both, where it used to start a second trace."""
     if not V2:
-        # reason: mcp 1.x opens no spans of its own; this test runs in the mcp 2.3.0 pass of make test-python
-        # reason: mcp 1.x emits no OpenTelemetry spans of its own; compared in the mcp 2.3.0 pass
+        # reason: mcp 1.x emits no OpenTelemetry spans of its own; the test runs in the mcp 2.3.0 pass
         pytest.skip("the SDK's own OpenTelemetry spans are mcp 2.x's")
     import os
     import sys

@@ -209,7 +209,6 @@ async def test_agentcat_body_matches_what_agentcat_2_1_0_sends_for_the_same_tool
     injection and intent capture off) and once by mcplens, each to a loopback receiver: field by
     field the bodies agree except where `ON_PURPOSE` says why."""
     if not V2:
-        # reason: agentcat 2.1.0 needs mcp 2.x; this test runs in the mcp 2.3.0 pass of make test-python
         # reason: agentcat 2.1.0 needs mcp 2.x; the comparison runs in the mcp 2.3.0 pass of make test-python
         pytest.skip("agentcat 2.1.0 runs on mcp 2.x: compared in the mcp 2.3.0 run")
     assert AGENTCAT_PYTHON.exists(), "make test-python creates .build/venv-bench (agentcat 2.1.0)"

@@ -443,20 +443,26 @@ async fn transient_failures_are_retried_until_they_recover() {
     child.assert_only_discovery();
 }
 
-/// 2026-07-28: the driver opens `subscriptions/listen`; list_changed arrives through it.
-async fn modern_era_listens_for_changes() {
-    let child = Child::new("modern");
-    let driver = driver(NEVER);
+/// A 2026-07-28 connection of `child` attached to `driver` as "s", one template committed, once the
+/// server holds the driver's listen stream.
+async fn listening_with_one_template(child: &Child, driver: &CatalogDriver) -> mcplens::rmcp::Connection {
     let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
     let running = serve_client_with_lifecycle(driver.client_handler("s"), child.transport(), mode).await.unwrap();
     assert_eq!(running.peer().peer_info().unwrap().protocol_version, ProtocolVersion::V_2026_07_28);
     let conn = driver.attach(running);
     control(conn.peer(), json!({ "templates": 1 })).await;
     assert_eq!(driver.refresh("s").await, Ok(RefreshOutcome::Committed));
-    // Wait until the server holds the driver's listen stream, then change the templates.
     while control(conn.peer(), json!({})).await["listening"] != true {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+    conn
+}
+
+/// 2026-07-28: the driver opens `subscriptions/listen`; list_changed arrives through it.
+async fn modern_era_listens_for_changes() {
+    let child = Child::new("modern");
+    let driver = driver(NEVER);
+    let conn = listening_with_one_template(&child, &driver).await;
     let mut events = driver.subscribe();
     control(conn.peer(), json!({ "templates": 3, "notify": true })).await;
     next_event(&mut events, traversed(Disposition::Committed)).await;
@@ -474,14 +480,7 @@ async fn modern_era_listens_for_changes() {
 async fn modern_era_listen_ended_by_the_server_relists() {
     let child = Child::new("modern");
     let driver = driver(NEVER);
-    let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
-    let running = serve_client_with_lifecycle(driver.client_handler("s"), child.transport(), mode).await.unwrap();
-    let conn = driver.attach(running);
-    control(conn.peer(), json!({ "templates": 1 })).await;
-    assert_eq!(driver.refresh("s").await, Ok(RefreshOutcome::Committed));
-    while control(conn.peer(), json!({})).await["listening"] != true {
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let conn = listening_with_one_template(&child, &driver).await;
     let mut events = driver.subscribe();
     control(conn.peer(), json!({ "templates": 2, "endListen": true })).await;
     let watched = |e: &DriverEvent| matches!(e, DriverEvent::Watching { .. } | DriverEvent::Invalidated { .. });

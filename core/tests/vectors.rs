@@ -674,20 +674,17 @@ fn run_host_case(case: &Value) -> Vec<String> {
     let want = &case["expectError"];
     let server = call["server"].as_str().unwrap();
     let kind = call["kind"].as_str().unwrap();
-    let Some(failure) =
-        mcplens::discovery::SdkFailure::from_wire(kind, call["code"].as_f64(), call["connectionHeld"].as_bool())
-    else {
-        return if want["code"] == "invalid_argument" {
-            Vec::new()
-        } else {
-            vec![format!("{kind}: not a kind the core names")]
-        };
-    };
-    let mut p = Pager::new(ListKind::Resources, server, true, Limits::default(), Duration::ZERO).unwrap();
-    assert!(p.poll_request().is_some());
-    let got = match p.handle_outcome(failure.outcome(), Duration::ZERO) {
-        Ok(()) => json!(null),
-        Err(e) => json!({"code": e.code().as_str(), "server": server, "message": e.to_string()}),
+    let (code, held) = (call["code"].as_f64(), call["connectionHeld"].as_bool());
+    let got = match mcplens::discovery::SdkFailure::from_wire(server, kind, code, held) {
+        Err(e) => json!({"code": "invalid_argument", "server": server, "message": e.to_string()}),
+        Ok(failure) => {
+            let mut p = Pager::new(ListKind::Resources, server, true, Limits::default(), Duration::ZERO).unwrap();
+            assert!(p.poll_request().is_some());
+            match p.handle_outcome(failure.outcome(), Duration::ZERO) {
+                Ok(()) => json!(null),
+                Err(e) => json!({"code": e.code().as_str(), "server": server, "message": e.to_string()}),
+            }
+        }
     };
     if &got == want {
         Vec::new()

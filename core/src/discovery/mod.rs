@@ -289,9 +289,15 @@ pub enum SdkFailure {
 
 impl SdkFailure {
     /// The facts from their wire names: `kind` is `error_answer`, `sdk_error`, `schema_refused`
-    /// or `lost`; `code` is read by the first two (an `sdk_error` without one is `lost`).
-    pub fn from_wire(kind: &str, code: Option<f64>, connection_held: Option<bool>) -> Option<SdkFailure> {
-        Some(match kind {
+    /// or `lost`; `code` is read by the first two (an `sdk_error` without one is `lost`). Any other
+    /// kind is the host's mistake about `server` (`invalid_argument`, naming the four).
+    pub fn from_wire(
+        server: &str,
+        kind: &str,
+        code: Option<f64>,
+        connection_held: Option<bool>,
+    ) -> Result<SdkFailure, crate::error::InvalidArgument> {
+        Ok(match kind {
             "error_answer" => SdkFailure::ErrorAnswer { code },
             "sdk_error" => match code {
                 Some(code) => SdkFailure::SdkError { code, connection_held },
@@ -299,7 +305,10 @@ impl SdkFailure {
             },
             "schema_refused" => SdkFailure::SchemaRefused,
             "lost" => SdkFailure::Lost,
-            _ => return None,
+            _ => {
+                let why = "`kind` must be \"error_answer\", \"sdk_error\", \"schema_refused\" or \"lost\"";
+                return Err(crate::error::InvalidArgument::new(server, why));
+            }
         })
     }
 
@@ -1019,7 +1028,7 @@ mod sdk_failure_tests {
     use super::{Outcome, SdkFailure};
 
     fn outcome(kind: &str, code: Option<f64>, held: Option<bool>) -> String {
-        format!("{:?}", SdkFailure::from_wire(kind, code, held).map(SdkFailure::outcome))
+        format!("{:?}", SdkFailure::from_wire("s", kind, code, held).ok().map(SdkFailure::outcome))
     }
 
     #[test]
@@ -1042,6 +1051,11 @@ mod sdk_failure_tests {
         assert_eq!(outcome("schema_refused", None, None), malformed);
         assert_eq!(outcome("lost", Some(3.0), None), transport);
         assert_eq!(outcome("other", None, None), "None");
+        let refused = SdkFailure::from_wire("docs", "timeout", None, None).unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            r#"server "docs": invalid argument: `kind` must be "error_answer", "sdk_error", "schema_refused" or "lost""#
+        );
         assert_eq!(SdkFailure::SdkError { code: -32602.0, connection_held: None }.rpc_code(), Some(-32602));
         assert_eq!(SdkFailure::SchemaRefused.rpc_code(), None);
     }
