@@ -125,10 +125,8 @@ export declare class NativeRefresher {
   onListChanged(server: string, epoch: number, nowMs: number): string
   /** A caller wants `server`'s listing (`want`: `current`, `refresh` or `force`): its id. */
   request(server: string, want: string, nowMs: number): number
-  /** Traversal `traversal` gave both listings. */
-  traversed(traversal: number, resources: NativeListing, templates: NativeListing, nowMs: number): string
-  /** Traversal `traversal` failed: the first error's code, message and JSON-RPC code. */
-  traversalFailed(traversal: number, code: string, message: string, rpcCode: number | undefined | null, nowMs: number): string
+  /** A pair (`Pager.pair`) handed back: ended (`committed`, `failed`…) or not (abandoned). */
+  traversed(pair: Pager, nowMs: number): string
   /** Traversal `traversal` will not complete. */
   traversalAbandoned(traversal: number, nowMs: number): string
   /** Starts the retries due at `nowMs`. */
@@ -147,10 +145,11 @@ export declare class NativeRefresher {
 
 /**
  * The sans-IO traversal of one list (`resources/list` or `resources/templates/list`) of one
- * server.
+ * server, or a refresher's traversal pair (`Pager.pair`).
  *
  * Call order: `new Pager(…)` → loop { `nextRequest()` → send it, waiting at most
- * `remaining(now)` ms → one `accept*` call } → `finish()`. Any failure ends the traversal.
+ * `remaining(now)` ms → one `accept*` call } → `finish()` (a pair: `NativeRefresher.traversed`).
+ * Any failure ends the traversal (a pair keeps it: its `accept*` throw only on misuse).
  */
 export declare class Pager {
   /**
@@ -161,6 +160,14 @@ export declare class Pager {
    * default). With `resourcesCapability` false no request is made and the listing is empty.
    */
   constructor(kind: string, server: string, resourcesCapability: boolean, limitsJson: string | undefined | null, nowMs: number, protocolVersion?: string | undefined | null)
+  /**
+   * The traversal pair of a refresher's `traverse` action (`traversal`, its server) over a
+   * connection whose server's capabilities are `capabilitiesJson` (`null`: not initialized):
+   * resources, then templates, as the core decides. Hand it back to `NativeRefresher.traversed`.
+   */
+  static pair(traversal: number, server: string, capabilitiesJson: string | undefined | null, limitsJson: string | undefined | null, nowMs: number, protocolVersion?: string | undefined | null): Pager
+  /** The list being read (`resources` or `resource_templates`); `null` once a pair ended. */
+  get kind(): string | null
   /** The server's name. */
   get server(): string
   /** The next request to send, or `null` when the traversal is over (call `finish`). */
@@ -258,7 +265,7 @@ export interface ListenFailure {
 export declare function matchTemplate(template: string, uri: string): string | null
 
 /**
- * The message of a misuse (`session_not_entered`, `not_an_sdk_client`, `foreign_listing`) about
+ * The message of a misuse (`session_not_entered`, `not_an_sdk_client`) about
  * `server` (`''`: none): the core's `invalid_argument` text.
  */
 export declare function misuseMessage(misuse: string, server: string): string

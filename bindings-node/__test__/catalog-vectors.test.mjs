@@ -1,9 +1,9 @@
 // Replays every shared vector in tests/vectors/catalog/ and tests/vectors/catalog_tools/ (format:
 // tests/vectors/README.md) through the package's Catalog and its Refresher (the machine that owns the
 // catalog's state: `refresh` completes the server's traversal in flight, else attaches the server if
-// it has no connection and asks for one, then completes it), with the traversals run
-// by the Pager and again by the package's traversal over a TypeScript SDK v2 `Client` (legacy
-// handshake and 2026-07-28, replay.mjs `driveClient`), mirroring core/tests/vectors.rs
+// it has no connection and asks for one, then completes it), with the core's traversal pair performed
+// through `Pager.pair` and again by `Refresher.traverse` over a TypeScript SDK v2 `Client` (legacy
+// handshake and 2026-07-28, replay.mjs `pairTraversed`), mirroring core/tests/vectors.rs
 // `run_catalog_case`: the same completions, statuses, errors and byte-identical tool output.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
@@ -12,7 +12,7 @@ import { test } from 'node:test';
 
 import { Catalog, McplensError, ReadCall, Refresher } from 'mcplens';
 
-import { perDriver, traverse } from './replay.mjs';
+import { pairTraversed, perDriver } from './replay.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'catalog');
 const files = readdirSync(DIR)
@@ -42,14 +42,10 @@ function readOp(catalog, op, now) {
   return read.finish();
 }
 
-/** Both traversals, then `traversed`, or `traversalFailed` with the first error (resources first). */
-async function complete(machine, server, traversal, op, now, via) {
-  const res = await traverse('resources', server, op.resources, now, via);
-  const tpl = await traverse('resource_templates', server, op.templates, now, via);
-  const error = res.error ?? tpl.error;
-  if (error === undefined) return { disposition: machine.traversed(traversal, res.listing, tpl.listing, now) };
-  const disposition = machine.traversalFailed(traversal, { code: error.code, message: error.message }, now);
-  return disposition === 'failed' ? { disposition, failure: error.code } : { disposition };
+/** The core's pair performed and handed back; a failure's code as the catalog recorded it. */
+async function complete(machine, catalog, server, traversal, op, now, via) {
+  const disposition = await pairTraversed(machine, traversal, server, op, now, via);
+  return disposition === 'failed' ? { disposition, failure: catalog.status(server, now).lastError.code } : { disposition };
 }
 
 /** Runs one case; returns the list of mismatches. */
@@ -94,7 +90,7 @@ async function runCase(c, via) {
       case 'refresh': {
         const traversal = pending.get(server);
         pending.delete(server);
-        check('refresh', await complete(machine, server, traversal, op, now, via));
+        check('refresh', await complete(machine, catalog, server, traversal, op, now, via));
         break;
       }
       case 'abandon': {

@@ -115,10 +115,10 @@ describe('in memory, our paginating low-level Server', () => {
     throwsWith(() => catalog.invalidate('a', 'because'), 'invalid_argument');
   });
 
-  test('listings from listResources / listResourceTemplates commit as they are (a Refresher of the catalog)', async () => {
+  test('Refresher.traverse performs the core\'s pair over a real SDK client and hands it back', async () => {
     const { client, close } = await connectMemory('pages');
     try {
-      const { listResources, listResourceTemplates, Refresher } = await import('mcplens');
+      const { Refresher } = await import('mcplens');
       const catalog = new Catalog();
       const machine = new Refresher(catalog);
       machine.attach('pg', true);
@@ -126,17 +126,11 @@ describe('in memory, our paginating low-level Server', () => {
         machine.request('pg', 'refresh');
         return machine.pollActions().find((a) => 'traverse' in a).traverse.traversal;
       };
-      const resources = await listResources(client, { server: 'pg' });
-      const templates = await listResourceTemplates(client, { server: 'pg' });
-      // Only listings mcplens returned are taken: never a hand-made object.
-      const fake = { kind: 'resources', server: 'pg', items: [], support: 'listed', diagnostics: {} };
-      const first = traversal();
-      throwsWith(() => machine.traversed(first, fake, fake), 'invalid_argument');
-      assert.equal(machine.traversalAbandoned(first), 'discarded');
-      // Listings of the wrong kinds: the catalog refuses them, and the refresh ends as that failure.
-      assert.equal(machine.traversed(traversal(), templates, resources), 'failed');
-      assert.equal(catalog.status('pg').lastError.code, 'invalid_argument');
-      assert.equal(machine.traversed(traversal(), resources, templates), 'committed');
+      // An aborted signal: the pair is handed back unfinished, abandoned — nothing recorded.
+      const aborted = AbortSignal.abort(new Error('stop'));
+      assert.equal(await machine.traverse(client, traversal(), { server: 'pg', signal: aborted }), 'discarded');
+      assert.equal(catalog.status('pg').status, 'unknown');
+      assert.equal(await machine.traverse(client, traversal(), { server: 'pg' }), 'committed');
       assert.equal(catalog.callListTemplatesTool({}), PAGES_TOOL_OUTPUT);
     } finally {
       await close();

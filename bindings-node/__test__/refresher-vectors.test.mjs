@@ -1,6 +1,7 @@
 // Replays every shared vector in tests/vectors/refresher/ (format: tests/vectors/README.md) through
-// the package's Refresher, with the traversals run by the Pager and again by the package's traversal
-// over a TypeScript SDK v2 `Client` (legacy handshake and 2026-07-28, replay.mjs `driveClient`),
+// the package's Refresher, with the core's traversal pair performed through `Pager.pair` and again by
+// `Refresher.traverse` over a TypeScript SDK v2 `Client` (legacy handshake and 2026-07-28, replay.mjs
+// `pairTraversed`),
 // mirroring core/tests/vectors.rs `run_refresher_case`: the exact actions, timeouts, statuses and
 // byte-identical tool output.
 import assert from 'node:assert/strict';
@@ -8,22 +9,22 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { Catalog, McplensError, Refresher, errorCodes } from 'mcplens';
+import { Catalog, McplensError, Pager, Refresher, errorCodes } from 'mcplens';
 
-import { perDriver, traverse } from './replay.mjs';
+import { pairTraversed, perDriver } from './replay.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'refresher');
 const files = readdirSync(DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
 
+/** The core's pair performed over the step's answers and handed back; `abandoned`: handed back
+ *  with its first request unanswered. */
 async function traversed(machine, server, step, now, via) {
-  if (step.abandoned) return machine.traversalAbandoned(step.traversed, now);
-  const resources = await traverse('resources', server, step.resources, now, via);
-  if (resources.error !== undefined) return machine.traversalFailed(step.traversed, resources.error, now);
-  const templates = await traverse('resource_templates', server, step.templates, now, via);
-  if (templates.error !== undefined) return machine.traversalFailed(step.traversed, templates.error, now);
-  return machine.traversed(step.traversed, resources.listing, templates.listing, now);
+  if (!step.abandoned) return pairTraversed(machine, step.traversed, server, step, now, via);
+  const pair = Pager.pair(step.traversed, { server, capabilities: { resources: {} }, now });
+  assert.notEqual(pair.nextRequest(), null);
+  return machine.traversed(pair, now);
 }
 
 function statusValue(catalog, server, now) {
@@ -120,19 +121,34 @@ test('listenClosed: bad input throws invalid_argument (it is never returned as t
   assert.equal(machine.listenClosed('a', epoch, -32601, 'unknown', cause), 'not_offered');
 });
 
-test('errorCodes come from the core; a code handed back must be one of them', () => {
+test('errorCodes come from the core', () => {
   assert.equal(errorCodes.length, 23);
   assert.deepEqual(errorCodes.slice(0, 3), ['malformed_result', 'repeated_cursor', 'page_limit']);
+});
+
+test('a pair goes back to its refresher once; it fails into itself and is not finished like a pager', () => {
   const catalog = new Catalog();
   const machine = new Refresher(catalog);
   machine.attach('a', true);
-  machine.request('a', 'refresh');
+  machine.request('a', 'refresh', 0);
   const [{ traverse }] = machine.pollActions();
-  assert.throws(
-    () => machine.traversalFailed(traverse.traversal, { code: 'Transport_Error', message: 'no' }),
-    (e) => e instanceof McplensError && e.code === 'invalid_argument' && !e.message.includes('Transport_Error'),
-  );
-  assert.equal(machine.traversalFailed(traverse.traversal, { code: 'transport_error', message: 'the pipe broke' }), 'failed');
+  const pair = Pager.pair(traverse.traversal, { server: 'a', capabilities: { resources: {} }, now: 0 });
+  assert.deepEqual([pair.kind, pair.nextRequest()], ['resources', { method: 'resources/list' }]);
+  pair.acceptTransportError(0); // the pair's end, not an exception
+  assert.deepEqual([pair.isDone(), pair.kind, pair.nextRequest()], [true, null, null]);
+  const invalidState = (e) => e instanceof McplensError && e.code === 'invalid_state';
+  assert.throws(() => pair.finish(), invalidState);
+  assert.throws(() => machine.traversed(new Pager({ kind: 'resources', server: 'a', resourcesCapability: true, now: 0 })), invalidState);
+  assert.equal(machine.traversed(pair, 0), 'failed');
+  assert.deepEqual(machine.pollActions().map((a) => a.resolve.outcome.failed.failure.code), ['transport_error']);
+  assert.throws(() => machine.traversed(pair, 0), invalidState);
+  // Not initialized: the pair ends at once with the core's error, asking nothing.
+  machine.request('a', 'refresh', 0);
+  const [{ traverse: again }] = machine.pollActions();
+  const uninitialized = Pager.pair(again.traversal, { server: 'a', capabilities: null, now: 0 });
+  assert.deepEqual([uninitialized.isDone(), uninitialized.nextRequest()], [true, null]);
+  assert.equal(machine.traversed(uninitialized, 0), 'failed');
+  assert.equal(catalog.status('a', 0).lastError.code, 'invalid_argument');
 });
 
 test('one machine drives a catalog: a second Refresher, or the Catalog driving a catalog a Refresher has, throws', async () => {

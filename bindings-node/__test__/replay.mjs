@@ -45,13 +45,7 @@ export function drive({ kind, server, capabilities, limits, startMs, answers, pr
       used += 1;
       if (a.atMs !== undefined) now = a.atMs;
       try {
-        if (typeof a.page === 'string') pager.acceptPage(a.page, now);
-        else if (a.synth) pager.acceptPage(synth(kind, a.synth), now);
-        else if (a.rpcError) pager.acceptRpcError(a.rpcError.code, now);
-        else if (a.transport) pager.acceptTransportError(now);
-        else if (a.timedOut) pager.acceptTimeout(now);
-        else if (a.malformed) pager.acceptMalformed(now);
-        else throw new Error(`unknown answer ${JSON.stringify(a)}`);
+        accept(pager, kind, a, now);
       } catch (e) {
         if (!(e instanceof McplensError)) throw e;
         error = e; // the pager has failed; finish() reports the same error (without the rpcCode)
@@ -109,23 +103,39 @@ export function perDriver(test, label, path, runCase) {
 /**
  * The same traversal through the package's `listResources`/`listResourceTemplates` over a real
  * TypeScript SDK v2 `Client`, on the legacy handshake or pinned to 2026-07-28 (`era: 'modern'`),
- * over a scripted raw transport (a real v2 server validates what it sends; the vectors' sloppy pages
- * need one that does not). The transport answers the handshake with `capabilities`, then each
- * list request with the next answer as a JSON-RPC message a microtask later: a page as its parsed
- * JSON (one that is not JSON is dropped, as a transport drops such a line), `rpcError` as an error
- * response, `transport` as a failed send, `timedOut` by never answering
- * (the fake clock stands at `atMs` and `mock.timers` fires the deadline), `malformed` as an error
- * response without an integer code (the only answer the Node host refuses itself). The clock
- * (`performance.now`) is the vector's. Returns what `drive` returns; `requests` without the era's
- * `_meta` envelope (checked to hold only envelope keys, and to be absent on the legacy handshake).
+ * over a scripted raw transport (`scripted`). Returns what `drive` returns.
  */
 export async function driveClient({ kind, server, capabilities, limits, startMs, answers, era, timers }) {
-  const { Client } = await import('@modelcontextprotocol/client');
   const { listResources, listResourceTemplates } = await import('mcplens');
+  const list = kind === 'resources' ? listResources : listResourceTemplates;
+  const run = await scripted({ capabilities, startMs, answers: { [kind]: answers }, era, timers }, (client) =>
+    list(client, { server, limits }),
+  );
+  return { requests: run.requests, used: run.used[kind], ranOut: run.ranOut, listing: run.value, error: run.error };
+}
+
+const METHOD_KIND = { 'resources/list': 'resources', 'resources/templates/list': 'resource_templates' };
+
+/**
+ * A real TypeScript SDK v2 `Client`, on the legacy handshake or pinned to 2026-07-28 (`era:
+ * 'modern'`), over a scripted raw transport (a real v2 server validates what it sends; the vectors'
+ * sloppy pages need one that does not), handed to `body`. The transport answers the handshake
+ * with `capabilities`, then each list request with the next answer of its kind (`answers`:
+ * `{resources?, resource_templates?}`) as a JSON-RPC message a microtask later: a page as its
+ * parsed JSON (one that is not JSON is dropped, as a transport drops such a line), `rpcError` as
+ * an error response, `transport` as a failed send, `timedOut` by never answering (the fake clock
+ * stands at `atMs` and `mock.timers` fires the deadline), `malformed` as an error response without
+ * an integer code (the only answer the Node host refuses itself). The clock (`performance.now`) is
+ * the vector's. Returns `{requests, used, ranOut, value, error}`: `requests` without the era's
+ * `_meta` envelope (checked to hold only envelope keys, and to be absent on the legacy handshake),
+ * `used` per kind, `value` what `body` returned, `error` the McplensError it threw.
+ */
+export async function scripted({ capabilities, startMs, answers, era, timers }, body) {
+  const { Client } = await import('@modelcontextprotocol/client');
   const real = performance.now;
   let now = startMs;
   const requests = [];
-  let used = 0;
+  const used = { resources: 0, resource_templates: 0 };
   let ranOut = false;
   const transport = {
     async start() {},
@@ -154,12 +164,13 @@ export async function driveClient({ kind, server, capabilities, limits, startMs,
           for (const key of Object.keys(_meta ?? {})) if (!ENVELOPE.test(key)) throw new Error(`_meta key ${key} sent`);
         } else if (_meta !== undefined) throw new Error('_meta sent on the legacy handshake');
         requests.push(message.params === undefined || Object.keys(params).length === 0 && era === 'modern' ? { method: message.method } : { method: message.method, params });
-        const a = answers[used];
+        const kind = METHOD_KIND[message.method];
+        const a = answers[kind]?.[used[kind]];
         if (a === undefined) {
           ranOut = true;
           return Promise.reject(new Error('ran out of answers'));
         }
-        used += 1;
+        used[kind] += 1;
         if (a.atMs !== undefined) now = a.atMs;
         const text = typeof a.page === 'string' ? a.page : a.synth ? synth(kind, a.synth) : undefined;
         if (text !== undefined) {
@@ -184,15 +195,14 @@ export async function driveClient({ kind, server, capabilities, limits, startMs,
   };
   const mode = era === 'modern' ? { pin: '2026-07-28' } : 'legacy';
   const client = new Client({ name: 'mcplens-replay', version: '0.0.0' }, { versionNegotiation: { mode } });
-  let listing;
+  let value;
   let error;
   performance.now = () => now;
   try {
     await client.connect(transport);
     if (client.getProtocolEra() !== (era ?? 'legacy')) throw new Error(`negotiated ${client.getProtocolEra()}`);
     now = startMs;
-    const list = kind === 'resources' ? listResources : listResourceTemplates;
-    listing = await list(client, { server, limits });
+    value = await body(client);
   } catch (e) {
     if (e?.name !== 'McplensError') throw e;
     error = e;
@@ -200,18 +210,59 @@ export async function driveClient({ kind, server, capabilities, limits, startMs,
     performance.now = real;
     await client.close();
   }
-  return { requests, used, ranOut, listing, error };
+  return { requests, used, ranOut, value, error };
 }
 
-/** One traversal of a catalog or refresher vector step: `spec` is `{capabilities?, answers}` (default
- *  limits), driven over the Pager or, with `via` (a v2 client's era), over a v2 client. The steps'
- *  answers follow the legacy rule for a repeated cursor, which a 2026-07-28 client pins. */
-export async function traverse(kind, server, spec, now, via) {
-  const answers = spec?.answers ?? [];
-  const capabilities = spec !== undefined && 'capabilities' in spec ? spec.capabilities : { resources: {} };
-  const limits = via?.era === 'modern' ? { repeatedCursors: 'fail' } : undefined;
-  const setup = { kind, server, capabilities, limits, startMs: now, answers };
-  const run = via === undefined ? drive(setup) : await driveClient({ ...setup, ...via });
-  assert.ok(!run.ranOut && run.used === answers.length, `${server}: answers do not match the requests`);
-  return run;
+/** Feeds one answer of the shared format to `pager` as its text (a page) or its outcome. */
+function accept(pager, kind, a, now) {
+  if (typeof a.page === 'string') pager.acceptPage(a.page, now);
+  else if (a.synth) pager.acceptPage(synth(kind, a.synth), now);
+  else if (a.rpcError) pager.acceptRpcError(a.rpcError.code, now);
+  else if (a.transport) pager.acceptTransportError(now);
+  else if (a.timedOut) pager.acceptTimeout(now);
+  else if (a.malformed) pager.acceptMalformed(now);
+  else throw new Error(`unknown answer ${JSON.stringify(a)}`);
+}
+
+/**
+ * The core's traversal pair (`Pager.pair`) over a catalog or refresher step's
+ * `{resources, templates}` answers (each `{capabilities?, answers}`; core/tests/vectors.rs
+ * `perform_pair`): each request is answered from the list of its kind; every answer must be used.
+ */
+export function performPair(traversal, server, step, now) {
+  const capabilities = step.resources?.capabilities ?? { resources: {} };
+  const pair = Pager.pair(traversal, { server, capabilities, now });
+  const lists = { resources: step.resources?.answers ?? [], resource_templates: step.templates?.answers ?? [] };
+  const used = { resources: 0, resource_templates: 0 };
+  while (pair.nextRequest() !== null) {
+    const kind = pair.kind;
+    const a = lists[kind][used[kind]];
+    assert.ok(a !== undefined, `${server}: out of ${kind} answers`);
+    used[kind] += 1;
+    if (a.atMs !== undefined) now = a.atMs;
+    accept(pair, kind, a, now);
+  }
+  assert.deepEqual(used, { resources: lists.resources.length, resource_templates: lists.resource_templates.length }, `${server}: answers do not match the requests`);
+  return pair;
+}
+
+/**
+ * A refresher's traversal pair over a catalog or refresher step's answers, performed and handed
+ * back: through `Pager.pair` (`via` undefined, `performPair`), or by `Refresher.traverse` over a v2
+ * client (`via`: its era and fake timers; the steps' answers follow the legacy rule for a repeated
+ * cursor, which a 2026-07-28 client pins). Returns the disposition.
+ */
+export async function pairTraversed(machine, traversal, server, step, now, via) {
+  if (via === undefined) return machine.traversed(performPair(traversal, server, step, now), now);
+  const capabilities = step.resources?.capabilities ?? { resources: {} };
+  const answers = { resources: step.resources?.answers ?? [], resource_templates: step.templates?.answers ?? [] };
+  const limits = via.era === 'modern' ? { repeatedCursors: 'fail' } : undefined;
+  const run = await scripted({ capabilities, startMs: now, answers, ...via }, (client) =>
+    machine.traverse(client, traversal, { server, limits }),
+  );
+  const counts = { resources: answers.resources.length, resource_templates: answers.resource_templates.length };
+  assert.ok(!run.ranOut, `${server}: ran out of answers`);
+  assert.deepEqual(run.used, counts, `${server}: answers do not match the requests`);
+  assert.equal(run.error, undefined);
+  return run.value;
 }

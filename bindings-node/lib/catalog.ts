@@ -16,14 +16,16 @@ import {
   McplensError,
   call,
   initialized,
-  nativeOf,
   rethrow,
   rpcCodeOf,
   send,
-  traverse,
+  nativePager,
+  pairOver,
+  perform,
+  type Pager,
   type ErrorCode,
   type Limits,
-  type Listing,
+  type ListOptions,
   type McpClient,
   type Resource,
   type ResourceTemplate,
@@ -210,7 +212,7 @@ export interface WatchState {
 let nativeCatalog: (catalog: Catalog) => native.NativeCatalog;
 
 /** The core's `invalid_argument` error of a misuse. */
-function misuse(kind: 'not_an_sdk_client' | 'foreign_listing', server?: string): McplensError {
+function misuse(kind: 'not_an_sdk_client', server?: string): McplensError {
   return new McplensError('invalid_argument', server, native.misuseMessage(kind, server ?? ''));
 }
 
@@ -312,16 +314,24 @@ export class Refresher {
     return call(server, () => this.#native.request(server, want, now));
   }
 
-  /** Traversal `traversal` gave both listings (`traverse`'s, or ones this package returned). */
-  traversed(traversal: number, resources: Listing | native.NativeListing, templates: Listing | native.NativeListing, now: number = performance.now()): Disposition {
-    const [r, t] = [resources, templates].map((l) => (l instanceof native.NativeListing ? l : nativeOf(l)));
-    if (r === undefined || t === undefined) throw misuse('foreign_listing');
-    return call(undefined, () => this.#native.traversed(traversal, r, t, now)) as Disposition;
+  /** A pair (`Pager.pair`) handed back, performed: ended (committed, failed…) or not (abandoned). */
+  traversed(pair: Pager, now: number = performance.now()): Disposition {
+    return call(pair.server, () => this.#native.traversed(nativePager(pair), now)) as Disposition;
   }
 
-  /** Traversal `traversal` failed with this (the first) error. */
-  traversalFailed(traversal: number, failure: Failure & { rpcCode?: number }, now: number = performance.now()): Disposition {
-    return call(undefined, () => this.#native.traversalFailed(traversal, failure.code, failure.message, failure.rpcCode ?? null, now)) as Disposition;
+  /**
+   * Performs `traverse` action `traversal` over an SDK `client` (1.x or v2): the core's pair
+   * (`Pager.pair`), its requests sent by the package, then handed back (`traversed`). A host error
+   * (the client threw past its SDK, `signal` aborted) hands it back unfinished: abandoned.
+   */
+  async traverse(client: McpClient, traversal: number, options: ListOptions): Promise<Disposition> {
+    const pair = pairOver(client, traversal, options);
+    try {
+      await perform(client, pair, options.signal);
+    } catch {
+      // handed back unfinished: the core records nothing of it
+    }
+    return this.traversed(pair);
   }
 
   /** Traversal `traversal` will not complete (a host error). */
@@ -767,17 +777,9 @@ export class Catalog {
     return this.#machine.pollActions();
   }
 
-  /** Both traversals (resources, then templates), reported back; a host error abandons it. */
+  /** Performs the core's traversal pair and hands it back (ended, or abandoned: the core decides). */
   async #traverse(conn: Connection, traversal: number): Promise<void> {
-    const options = { server: conn.server, limits: this.#limits };
-    try {
-      const resources = await traverse('resources', conn.client, options);
-      const templates = await traverse('resource_templates', conn.client, options);
-      this.#machine.traversed(traversal, resources, templates);
-    } catch (error) {
-      if (error instanceof McplensError) this.#machine.traversalFailed(traversal, error);
-      else this.#machine.traversalAbandoned(traversal);
-    }
+    await this.#machine.traverse(conn.client, traversal, { server: conn.server, limits: this.#limits });
     this.#drive();
   }
 

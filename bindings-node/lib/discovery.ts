@@ -200,8 +200,23 @@ export interface PagerOptions {
   protocolVersion?: string;
 }
 
+/** What a refresher's traversal pair (`Pager.pair`) needs besides the traversal's id. */
+export interface PairOptions {
+  /** The host's name for the server (the `traverse` action's). */
+  server: string;
+  /** The server's capabilities (`client.getServerCapabilities()`); `null`/`undefined`: not initialized. */
+  capabilities: object | null | undefined;
+  limits?: Limits;
+  /** The host's monotonic clock in milliseconds (`performance.now()`). */
+  now: number;
+  /** The protocol revision the connection negotiated (`client.getNegotiatedProtocolVersion()`). */
+  protocolVersion?: string;
+}
+
 /** `pager.finish()` without leaving Rust (the package's own traversals). */
 let finishNative: (pager: Pager) => native.NativeListing;
+/** The native pager of a facade `Pager` (for `Refresher.traversed`). */
+export let nativePager: (pager: Pager) => native.Pager;
 
 /**
  * The sans-IO pager, for hosts that drive their own I/O. Time is passed in (milliseconds of any
@@ -214,8 +229,13 @@ export class Pager {
   /** The host's name for the server. */
   readonly server: string;
 
-  constructor(options: PagerOptions) {
+  /** `adopted`: internal (`Pager.pair`). */
+  constructor(options: PagerOptions, adopted?: native.Pager) {
     this.server = options.server;
+    if (adopted !== undefined) {
+      this.#native = adopted;
+      return;
+    }
     const limits = options.limits === undefined ? undefined : JSON.stringify(options.limits);
     try {
       this.#native = new native.Pager(
@@ -229,6 +249,26 @@ export class Pager {
     } catch (e) {
       rethrow(e, String(options.server));
     }
+  }
+
+  /**
+   * The traversal pair of a refresher's `traverse` action: resources, then templates, as the core
+   * decides. Perform it like a pager, then hand it back with `Refresher.traversed` (a pair handed
+   * back before it ended was abandoned). A pair fails into itself: its `accept*` throw only on
+   * misuse, and `finish()` refuses it.
+   */
+  static pair(traversal: number, options: PairOptions): Pager {
+    const caps = options.capabilities == null ? null : JSON.stringify(options.capabilities);
+    const limits = options.limits === undefined ? undefined : JSON.stringify(options.limits);
+    const made = call(options.server, () =>
+      native.Pager.pair(traversal, options.server, caps, limits, options.now, options.protocolVersion),
+    );
+    return new Pager({ server: options.server } as PagerOptions, made);
+  }
+
+  /** The list being read (`null` once a pair ended). */
+  get kind(): ListKind | null {
+    return this.#native.kind as ListKind | null;
   }
 
   /** The next request to send, or `null` when the traversal is over. */
@@ -300,6 +340,7 @@ export class Pager {
 
   static {
     finishNative = (pager) => call(pager.server, () => pager.#native.finish());
+    nativePager = (pager) => pager.#native;
   }
 }
 
@@ -371,18 +412,9 @@ export async function listResources(client: McpClient, options: ListOptions): Pr
 }
 
 /** Every listing this package returned → the core's own listing, so a commit never re-validates. */
-const NATIVE_LISTINGS = new WeakMap<object, native.NativeListing>();
-
-/** The JS listing of a core listing (kept together: the listing can be committed). */
+/** The JS listing of a core listing. */
 export function fromNative(handle: native.NativeListing): Listing {
-  const listing = JSON.parse(handle.toJson()) as Listing;
-  NATIVE_LISTINGS.set(listing, handle);
-  return listing;
-}
-
-/** The core's listing behind a listing this package returned, if it is one. */
-export function nativeOf(listing: unknown): native.NativeListing | undefined {
-  return typeof listing === 'object' && listing !== null ? NATIVE_LISTINGS.get(listing) : undefined;
+  return JSON.parse(handle.toJson()) as Listing;
 }
 
 /**
@@ -409,10 +441,26 @@ export async function traverse(kind: ListKind, client: McpClient, options: ListO
     now: performance.now(),
     protocolVersion: client.getNegotiatedProtocolVersion?.(),
   });
+  await perform(client, pager, signal);
+  return finishNative(pager);
+}
+
+/** The core's traversal pair of a refresher's `traverse` action over `client`. */
+export function pairOver(client: McpClient, traversal: number, options: ListOptions): Pager {
+  return Pager.pair(traversal, {
+    server: options.server,
+    capabilities: client.getServerCapabilities(),
+    limits: options.limits,
+    now: performance.now(),
+    protocolVersion: client.getNegotiatedProtocolVersion?.(),
+  });
+}
+
+/** Sends the pager's requests over `client` and feeds it what came back, until it asks no more. */
+export async function perform(client: McpClient, pager: Pager, signal?: AbortSignal): Promise<void> {
   for (let request = pager.nextRequest(); request !== null; request = pager.nextRequest()) {
     await send(client, pager, request, signal);
   }
-  return finishNative(pager);
 }
 
 /** What a sent request's outcome is fed to: a `Pager`, or the core's read call. */

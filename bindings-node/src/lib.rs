@@ -13,9 +13,9 @@
 use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
-use mcplens::catalog::{self, CatalogError};
+use mcplens::catalog::{self, CatalogError, Paging, PairTraversal};
 use mcplens::discovery::{self, DiscoveryError, Limits, ListKind, Outcome};
-use mcplens::error::{parse_wire_name, InvalidArgument};
+use mcplens::error::{parse_wire_name, wire_name, InvalidArgument};
 use mcplens::tool::{self, ToolError};
 use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, ValueType};
 use napi::sys;
@@ -112,15 +112,30 @@ pub struct Request {
 }
 
 /// The sans-IO traversal of one list (`resources/list` or `resources/templates/list`) of one
-/// server.
+/// server, or a refresher's traversal pair (`Pager.pair`).
 ///
 /// Call order: `new Pager(…)` → loop { `nextRequest()` → send it, waiting at most
-/// `remaining(now)` ms → one `accept*` call } → `finish()`. Any failure ends the traversal.
+/// `remaining(now)` ms → one `accept*` call } → `finish()` (a pair: `NativeRefresher.traversed`).
+/// Any failure ends the traversal (a pair keeps it: its `accept*` throw only on misuse).
 #[napi]
 pub struct Pager {
-    /// `None` once `finish` has consumed the core pager.
-    inner: Option<discovery::Pager>,
+    /// `None` once `finish` has consumed the core pager, or the pair was handed back.
+    inner: Option<Paging>,
     server: String,
+}
+
+/// `limitsJson` as the core's limits (missing keys take the defaults).
+fn limits_of(server: &str, limits_json: Option<&str>) -> Result<Limits> {
+    match limits_json {
+        None => Ok(Limits::default()),
+        Some(text) => serde_json::from_str::<Limits>(text).map_err(|_| {
+            invalid_argument(
+                server,
+                "limits must be {maxPages, maxItems, maxBytes, deadlineMs, maxCursorBytes} with non-negative \
+                 integers and repeatedCursors \"by_era\", \"fail\" or \"follow\"",
+            )
+        }),
+    }
 }
 
 #[napi]
@@ -140,21 +155,38 @@ impl Pager {
         protocol_version: Option<String>,
     ) -> Result<Self> {
         let kind: ListKind = parse_wire_name(&server, "kind", &kind).map_err(invalid)?;
-        let limits = match limits_json.as_deref() {
-            None => Limits::default(),
-            Some(text) => serde_json::from_str::<Limits>(text).map_err(|_| {
-                invalid_argument(
-                    &server,
-                    "limits must be {maxPages, maxItems, maxBytes, deadlineMs, maxCursorBytes} with non-negative \
-                     integers and repeatedCursors \"by_era\", \"fail\" or \"follow\"",
-                )
-            })?,
-        };
+        let limits = limits_of(&server, limits_json.as_deref())?;
         let now = instant(&server, now_ms)?;
         let inner =
             discovery::Pager::new(kind, server.clone(), resources_capability, limits, now).map_err(discovery_error)?;
         let inner = inner.with_protocol_version(protocol_version.as_deref().unwrap_or_default());
-        Ok(Pager { inner: Some(inner), server })
+        Ok(Pager { inner: Some(Paging::One(inner)), server })
+    }
+
+    /// The traversal pair of a refresher's `traverse` action (`traversal`, its server) over a
+    /// connection whose server's capabilities are `capabilitiesJson` (`null`: not initialized):
+    /// resources, then templates, as the core decides. Hand it back to `NativeRefresher.traversed`.
+    #[napi(factory)]
+    pub fn pair(
+        traversal: i64,
+        server: String,
+        capabilities_json: Option<String>,
+        limits_json: Option<String>,
+        now_ms: f64,
+        protocol_version: Option<String>,
+    ) -> Result<Self> {
+        let limits = limits_of(&server, limits_json.as_deref())?;
+        let now = instant(&server, now_ms)?;
+        let id = mcplens::catalog::TraversalId(traversal as u64);
+        let version = protocol_version.as_deref().unwrap_or_default();
+        let pair = PairTraversal::new(id, &server, capabilities_json.as_deref(), limits, version, now);
+        Ok(Pager { inner: Some(Paging::Pair(pair)), server })
+    }
+
+    /// The list being read (`resources` or `resource_templates`); `null` once a pair ended.
+    #[napi(getter)]
+    pub fn kind(&self) -> Option<String> {
+        self.inner.as_ref().map_or(Some(ListKind::Resources), Paging::kind).map(wire_name)
     }
 
     /// The server's name.
@@ -180,7 +212,7 @@ impl Pager {
     /// True once the traversal has finished or failed.
     #[napi]
     pub fn is_done(&self) -> bool {
-        self.inner.as_ref().is_none_or(discovery::Pager::is_done)
+        self.inner.as_ref().is_none_or(Paging::is_done)
     }
 
     /// The JSON-RPC `result` of the request, as JSON text exactly as the server sent it.
@@ -231,19 +263,42 @@ impl Pager {
     /// be used afterwards.
     #[napi]
     pub fn finish(&mut self) -> Result<NativeListing> {
-        let pager = self.inner.take().ok_or_else(|| self.finished())?;
-        pager.finish().map(|inner| NativeListing { inner }).map_err(discovery_error)
+        match self.inner.take() {
+            Some(Paging::One(pager)) => pager.finish().map(|inner| NativeListing { inner }).map_err(discovery_error),
+            Some(pair) => {
+                self.inner = Some(pair);
+                Err(discovery_error(discovery::DiscoveryError::InvalidState {
+                    server: self.server.clone(),
+                    reason: "a pair is handed back to its refresher (traversed), not finished",
+                }))
+            }
+            None => Err(self.finished()),
+        }
     }
 
     /// The diagnostics so far as JSON text (also after a failure, for telemetry).
     #[napi]
     pub fn diagnostics(&self) -> Result<String> {
-        let diagnostics = self.pager()?.diagnostics();
-        Ok(serde_json::to_string(diagnostics).expect("diagnostics always serialize"))
+        let diagnostics = self.pager()?.diagnostics().cloned().unwrap_or_default();
+        Ok(serde_json::to_string(&diagnostics).expect("diagnostics always serialize"))
     }
 
-    fn pager(&self) -> Result<&discovery::Pager> {
+    fn pager(&self) -> Result<&Paging> {
         self.inner.as_ref().ok_or_else(|| self.finished())
+    }
+
+    /// The pair this pager performs, taken (for `NativeRefresher.traversed`).
+    pub(crate) fn take_pair(&mut self) -> Result<PairTraversal> {
+        match self.inner.take() {
+            Some(Paging::Pair(pair)) => Ok(pair),
+            other => {
+                self.inner = other;
+                Err(discovery_error(discovery::DiscoveryError::InvalidState {
+                    server: self.server.clone(),
+                    reason: "not a refresher's pair (Pager.pair), or already handed back",
+                }))
+            }
+        }
     }
 
     fn accept(&mut self, outcome: Outcome<'_>, now_ms: f64) -> Result<()> {
@@ -282,12 +337,6 @@ fn catalog_error(e: CatalogError) -> Error<Code> {
 
 fn tool_error(e: ToolError) -> Error<Code> {
     Error::new(Code(e.code().as_str()), e.to_string())
-}
-
-/// A snake_case wire name of a core enum (`"refresh_now"`, `"ok"`, …).
-/// A stable error code the host passes back (a failure it got from this package).
-fn error_code(server: &str, code: &str) -> Result<mcplens::ErrorCode> {
-    code.parse().map_err(|_| invalid_argument(server, "`code` must be one of mcplens' error codes (errorCodes())"))
 }
 
 /// Every stable error code, in the order of `docs/errors.md`.
@@ -392,7 +441,7 @@ pub fn initialized(server: String, capabilities_json: String) -> Result<bool> {
     discovery::initialized(&server, Some(&capabilities_json)).map_err(discovery_error)
 }
 
-/// The message of a misuse (`session_not_entered`, `not_an_sdk_client`, `foreign_listing`) about
+/// The message of a misuse (`session_not_entered`, `not_an_sdk_client`) about
 /// `server` (`''`: none): the core's `invalid_argument` text.
 #[napi]
 pub fn misuse_message(misuse: String, server: String) -> Result<String> {

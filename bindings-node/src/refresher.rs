@@ -4,12 +4,12 @@
 
 use std::sync::{Arc, MutexGuard};
 
-use mcplens::catalog::{Epoch, Failure, Refresher, TraversalError, TraversalId, Want};
+use mcplens::catalog::{Epoch, Refresher, TraversalError, TraversalId, Want};
 use mcplens::error::{parse_wire_name, wire_name};
 use napi::bindgen_prelude::BigInt;
 use napi_derive::napi;
 
-use crate::{catalog_error, error_code, instant, invalid, JsonText, NativeCatalog, NativeListing, Result};
+use crate::{catalog_error, instant, invalid, JsonText, NativeCatalog, Pager, Result};
 
 /// The refresh state machine of a [`NativeCatalog`] (see `mcplens::catalog::Refresher`): one per
 /// catalog.
@@ -128,36 +128,19 @@ impl NativeRefresher {
         self.inner().request(&server, want, now).map(|id| id.0 as i64).map_err(catalog_error)
     }
 
-    /// Traversal `traversal` gave both listings.
+    /// A pair (`Pager.pair`) handed back: ended (`committed`, `failed`…) or not (abandoned).
     #[napi]
-    pub fn traversed(
-        &mut self,
-        traversal: i64,
-        resources: &NativeListing,
-        templates: &NativeListing,
-        now_ms: f64,
-    ) -> Result<String> {
-        self.report(traversal, Ok((&resources.inner, &templates.inner)), now_ms)
-    }
-
-    /// Traversal `traversal` failed: the first error's code, message and JSON-RPC code.
-    #[napi]
-    pub fn traversal_failed(
-        &mut self,
-        traversal: i64,
-        code: String,
-        message: String,
-        rpc_code: Option<i64>,
-        now_ms: f64,
-    ) -> Result<String> {
-        let code = error_code("", &code)?;
-        self.report(traversal, Err(TraversalError::Failed { failure: Failure { code, message }, rpc_code }), now_ms)
+    pub fn traversed(&mut self, pair: &mut Pager, now_ms: f64) -> Result<String> {
+        let pair = pair.take_pair()?;
+        let now = instant("", now_ms)?;
+        Ok(wire_name(self.inner().handle_pair(pair, now)))
     }
 
     /// Traversal `traversal` will not complete.
     #[napi]
     pub fn traversal_abandoned(&mut self, traversal: i64, now_ms: f64) -> Result<String> {
-        self.report(traversal, Err(TraversalError::Abandoned), now_ms)
+        let now = instant("", now_ms)?;
+        Ok(wire_name(self.inner().handle_traversed(TraversalId(traversal as u64), Err(TraversalError::Abandoned), now)))
     }
 
     /// Starts the retries due at `nowMs`.
@@ -200,16 +183,6 @@ impl NativeRefresher {
 
     fn inner(&self) -> MutexGuard<'_, Refresher> {
         self.machine.lock()
-    }
-
-    fn report(
-        &mut self,
-        traversal: i64,
-        result: std::result::Result<(&mcplens::discovery::Listing, &mcplens::discovery::Listing), TraversalError>,
-        now_ms: f64,
-    ) -> Result<String> {
-        let now = instant("", now_ms)?;
-        Ok(wire_name(self.inner().handle_traversed(TraversalId(traversal as u64), result, now)))
     }
 }
 

@@ -108,21 +108,37 @@ impl PyRequest {
     }
 }
 
-/// The sans-IO pager: `next_request()` → send it → `accept_*()` → … → `finish()`.
+/// The sans-IO pager: `next_request()` → send it → `accept_*()` → … → `finish()`; or a refresher's
+/// pair (`Pager.pair`), performed by the same loop and handed back to `Refresher.traversed`.
 #[pyclass(name = "Pager", module = "mcplens._core")]
 pub(crate) struct PyPager {
-    pub(crate) inner: Option<Pager>,
+    pub(crate) inner: Option<Paging>,
     pub(crate) server: String,
 }
 
 impl PyPager {
-    fn pager(&mut self, py: Python<'_>) -> PyResult<&mut Pager> {
+    fn pager(&mut self, py: Python<'_>) -> PyResult<&mut Paging> {
         let server = &self.server;
         self.inner.as_mut().ok_or_else(|| {
-            let e =
-                discovery::DiscoveryError::InvalidState { server: server.clone(), reason: "finish was already called" };
+            let e = discovery::DiscoveryError::InvalidState {
+                server: server.clone(),
+                reason: "finish was already called, or the pair handed back",
+            };
             discovery_error(py, &e)
         })
+    }
+
+    /// The pair this pager performs, taken (for `Refresher.traversed`).
+    pub(crate) fn take_pair(&mut self, py: Python<'_>) -> PyResult<PairTraversal> {
+        match self.inner.take() {
+            Some(Paging::Pair(pair)) => Ok(pair),
+            other => {
+                self.inner = other;
+                let reason = "not a refresher's pair (Pager.pair), or already handed back";
+                let e = discovery::DiscoveryError::InvalidState { server: self.server.clone(), reason };
+                Err(discovery_error(py, &e))
+            }
+        }
     }
 
     fn accept(&mut self, py: Python<'_>, outcome: Outcome<'_>, now: Option<f64>) -> PyResult<()> {
@@ -133,11 +149,11 @@ impl PyPager {
 }
 
 getters! { PyPager, |s| {
-    /// `"resources"` or `"resource_templates"`.
-    kind: String = wire_name(s.inner.as_ref().map_or(ListKind::Resources, Pager::kind));
+    /// `"resources"` or `"resource_templates"`: the list being read (a pair that ended: `None`).
+    kind: Option<String> = s.inner.as_ref().map_or(Some(ListKind::Resources), Paging::kind).map(wire_name);
     server: &str = &s.server;
-    /// True once the traversal has finished or failed.
-    is_done: bool = s.inner.as_ref().is_none_or(Pager::is_done);
+    /// True once the traversal (or the pair) has finished or failed.
+    is_done: bool = s.inner.as_ref().is_none_or(Paging::is_done);
 }}
 
 #[pymethods]
@@ -158,7 +174,28 @@ impl PyPager {
         let now = instant(py, now)?;
         let pager =
             Pager::new(kind, server.clone(), resources_capability, limits, now).map_err(|e| discovery_error(py, &e))?;
-        Ok(PyPager { inner: Some(pager.with_protocol_version(protocol_version)), server })
+        Ok(PyPager { inner: Some(Paging::One(pager.with_protocol_version(protocol_version))), server })
+    }
+
+    /// The traversal pair of a refresher's `traverse` action (`traversal`, its server) over a
+    /// connection whose server's `capabilities` are this JSON text (`None`: not initialized):
+    /// resources, then templates, as the core decides. Perform it like a pager, then hand it back
+    /// with `Refresher.traversed` (a pair handed back before it ended was abandoned).
+    #[staticmethod]
+    #[pyo3(signature = (traversal, server, *, capabilities, limits = None, now = None, protocol_version = ""))]
+    fn pair(
+        py: Python<'_>,
+        traversal: u64,
+        server: String,
+        capabilities: Option<&str>,
+        limits: Option<PyRef<'_, PyLimits>>,
+        now: Option<f64>,
+        protocol_version: &str,
+    ) -> PyResult<Self> {
+        let limits = limits.map(|l| l.inner).unwrap_or_default();
+        let id = catalog::TraversalId(traversal);
+        let pair = PairTraversal::new(id, &server, capabilities, limits, protocol_version, instant(py, now)?);
+        Ok(PyPager { inner: Some(Paging::Pair(pair)), server })
     }
 
     /// The next request to send, or `None` when the traversal is over (call `finish()`).
@@ -241,22 +278,26 @@ impl PyPager {
     /// What the traversal has counted so far (also after a failure).
     #[getter]
     fn diagnostics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        match &self.inner {
-            Some(p) => pythonize(py, p.diagnostics()),
+        match self.inner.as_ref().and_then(Paging::diagnostics) {
+            Some(d) => pythonize(py, d),
             None => Ok(PyDict::new(py).into_any()),
         }
     }
 
     /// The listing of a complete traversal; raises the error that ended a failed one.
     fn finish(&mut self, py: Python<'_>) -> PyResult<PyListing> {
-        self.pager(py)?;
-        let pager = self.inner.take().expect("checked above");
+        let Paging::One(_) = self.pager(py)? else {
+            let reason = "a pair is handed back to its refresher (Refresher.traversed), not finished";
+            let e = discovery::DiscoveryError::InvalidState { server: self.server.clone(), reason };
+            return Err(discovery_error(py, &e));
+        };
+        let Some(Paging::One(pager)) = self.inner.take() else { unreachable!("checked above") };
         let listing = pager.finish().map_err(|e| discovery_error(py, &e))?;
         PyListing::new(py, listing)
     }
 
     fn __repr__(&self) -> String {
-        format!("<Pager {} server={:?} done={}>", self.kind(), self.server, self.is_done())
+        format!("<Pager {} server={:?} done={}>", self.kind().unwrap_or_default(), self.server, self.is_done())
     }
 }
 

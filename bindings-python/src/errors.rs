@@ -64,23 +64,13 @@ pub(crate) fn tool_error(py: Python<'_>, e: &tool::ToolError, server: Option<&st
     error::<ToolError>(py, e.to_string(), e.code().as_str(), e.server().or(server), e.rpc_code())
 }
 
-/// A stable error code the host passes back (a failure it got from this package).
-pub(crate) fn error_code(py: Python<'_>, server: &str, code: &str) -> PyResult<mcplens::ErrorCode> {
-    code.parse().map_err(|_| {
-        let _ = code; // host text: never echoed
-        let message = "invalid argument: `code` must be one of mcplens' error codes (ERROR_CODES)".to_owned();
-        let server = (!server.is_empty()).then_some(server);
-        error::<McplensError>(py, message, "invalid_argument", server, None)
-    })
-}
-
 /// The core's `invalid_argument` about a caller's argument, as an exception of class `T`.
 pub(crate) fn invalid<T: pyo3::PyTypeInfo>(py: Python<'_>, e: &InvalidArgument) -> PyErr {
     error::<T>(py, e.to_string(), "invalid_argument", e.server.as_deref(), None)
 }
 
 /// The `CatalogError` (`invalid_argument`) of a misuse (`"session_not_entered"`,
-/// `"not_an_sdk_client"`, `"foreign_listing"`) about `server`: the core's message.
+/// `"not_an_sdk_client"`) about `server`: the core's message.
 #[pyfunction]
 #[pyo3(signature = (misuse, server = None))]
 pub(crate) fn misuse(py: Python<'_>, misuse: &str, server: Option<&str>) -> PyResult<Py<PyAny>> {

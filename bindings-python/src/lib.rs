@@ -36,7 +36,7 @@ mod tracking;
 use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
-use mcplens::catalog::{self, Reason, Refresher, ServerStatus};
+use mcplens::catalog::{self, Paging, PairTraversal, Reason, Refresher, ServerStatus};
 use mcplens::discovery::{self, Annotations, Item, Limits, ListKind, Listing, Outcome, Pager};
 use mcplens::error::{parse_wire_name, wire_name, InvalidArgument};
 use mcplens::tool;

@@ -7,11 +7,11 @@
 use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
-use mcplens::catalog::{self, Epoch, Failure, Liveness, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
+use mcplens::catalog::{self, Epoch, Liveness, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
 use mcplens::error::{parse_wire_name, wire_name};
 use pyo3::prelude::*;
 
-use crate::{catalog_error, duration, error, instant, parse_reason, pythonize, McplensError, PyCatalog, PyListing};
+use crate::{catalog_error, duration, error, instant, parse_reason, pythonize, McplensError, PyCatalog, PyPager};
 
 /// The refresher's settings (defaults: retries from 1 s doubling to 5 min, `ttlMs` honoured down to
 /// 10 s, the shrink guard from 10 items).
@@ -81,18 +81,6 @@ fn wire<'py, T: serde::Serialize>(py: Python<'py>, value: T) -> PyResult<Bound<'
 impl PyRefresher {
     fn lock(&self) -> MutexGuard<'_, Refresher> {
         self.machine.lock()
-    }
-
-    fn report<'py>(
-        &self,
-        py: Python<'py>,
-        traversal: u64,
-        result: Result<(&PyListing, &PyListing), TraversalError>,
-        now: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let now = instant(py, now)?;
-        let result = result.map(|(r, t)| (&r.inner, &t.inner));
-        wire(py, self.lock().handle_traversed(TraversalId(traversal), result, now))
     }
 }
 
@@ -210,34 +198,18 @@ impl PyRefresher {
         Ok(id.0)
     }
 
-    /// Traversal `traversal` gave both listings: `"committed"`, `"confirming"`, `"discarded"` or
-    /// `"ignored"`.
-    #[pyo3(signature = (traversal, resources, templates, now = None))]
+    /// A pair (`Pager.pair`) handed back, performed: `"committed"`, `"confirming"`, `"failed"`,
+    /// `"discarded"` (also a pair handed back before it ended: abandoned) or `"ignored"`.
+    #[pyo3(signature = (pair, now = None))]
     fn traversed<'py>(
         &self,
         py: Python<'py>,
-        traversal: u64,
-        resources: PyRef<'py, PyListing>,
-        templates: PyRef<'py, PyListing>,
+        mut pair: PyRefMut<'py, PyPager>,
         now: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.report(py, traversal, Ok((&resources, &templates)), now)
-    }
-
-    /// Traversal `traversal` failed (the first error's code, message and JSON-RPC code).
-    #[pyo3(signature = (traversal, code, message, rpc_code = None, now = None))]
-    fn traversal_failed<'py>(
-        &self,
-        py: Python<'py>,
-        traversal: u64,
-        code: String,
-        message: String,
-        rpc_code: Option<i64>,
-        now: Option<f64>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let code = crate::error_code(py, "", &code)?;
-        let failure = TraversalError::Failed { failure: Failure { code, message }, rpc_code };
-        self.report(py, traversal, Err(failure), now)
+        let pair = pair.take_pair(py)?;
+        let now = instant(py, now)?;
+        wire(py, self.lock().handle_pair(pair, now))
     }
 
     /// Traversal `traversal` will not complete (cancelled, the host failed).
@@ -248,7 +220,8 @@ impl PyRefresher {
         traversal: u64,
         now: Option<f64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.report(py, traversal, Err(TraversalError::Abandoned), now)
+        let now = instant(py, now)?;
+        wire(py, self.lock().handle_traversed(TraversalId(traversal), Err(TraversalError::Abandoned), now))
     }
 
     /// Starts the retries that are due at `now`.

@@ -225,17 +225,39 @@ def test_big_page_parses_off_the_gil() -> None:
     assert [len(listing) for listing in listings] == [5000] * 4
 
 
-def test_error_codes_come_from_the_core_and_a_code_handed_back_must_be_one() -> None:
+def test_error_codes_come_from_the_core() -> None:
     codes = mcplens._core.ERROR_CODES
     assert codes[:3] == ("malformed_result", "repeated_cursor", "page_limit")
     assert len(codes) == len(set(codes)) == 23
+
+
+def test_a_pair_goes_back_to_its_refresher_once() -> None:
+    """The core's pair fails into itself, is not finished like a pager, and is handed back once;
+    a pager of one list is not a pair."""
     catalog = mcplens._core.Catalog()
     machine = mcplens.Refresher(catalog, seed=0)
     machine.attach("a", True)
-    machine.request("a", "refresh")
-    (traverse,) = machine.poll_actions()
-    with pytest.raises(McplensError) as e:
-        machine.traversal_failed(traverse["traverse"]["traversal"], "Transport_Error", "no")
-    assert e.value.code == "invalid_argument"
-    assert "Transport_Error" not in str(e.value)
-    assert machine.traversal_failed(traverse["traverse"]["traversal"], "transport_error", "the pipe broke") == "failed"
+    machine.request("a", "refresh", now=0)
+    (action,) = machine.poll_actions()
+    pair = mcplens.Pager.pair(action["traverse"]["traversal"], "a", capabilities='{"resources":{}}', now=0)
+    assert (pair.kind, pair.next_request().method) == ("resources", "resources/list")
+    pair.accept_transport_error(now=0)  # the pair's end, not an exception
+    assert (pair.is_done, pair.kind, pair.next_request()) == (True, None, None)
+    with pytest.raises(mcplens.DiscoveryError) as e:
+        pair.finish()
+    assert e.value.code == "invalid_state"
+    with pytest.raises(mcplens.DiscoveryError) as e:
+        machine.traversed(mcplens.Pager("resources", "a", now=0))
+    assert e.value.code == "invalid_state"
+    assert machine.traversed(pair, now=0) == "failed"
+    assert [a["resolve"]["outcome"]["failed"]["failure"]["code"] for a in machine.poll_actions()] == ["transport_error"]
+    with pytest.raises(mcplens.DiscoveryError) as e:
+        machine.traversed(pair, now=0)
+    assert e.value.code == "invalid_state"
+    # Not initialized: the pair ends at once with the core's error, asking nothing.
+    machine.request("a", "refresh", now=0)
+    (action,) = machine.poll_actions()
+    pair = mcplens.Pager.pair(action["traverse"]["traversal"], "a", capabilities=None, now=0)
+    assert (pair.is_done, pair.next_request()) == (True, None)
+    assert machine.traversed(pair, now=0) == "failed"
+    assert catalog.status("a", now=0).last_error.code == "invalid_argument"

@@ -328,13 +328,10 @@ def catalog_with(*pages: tuple[str, str]) -> tuple[mcplens._core.Catalog, mcplen
         machine.attach(server, True)
         machine.request(server, "refresh", now=0)
         (action,) = machine.poll_actions()
-        listings = []
-        for kind, text in (("resources", '{"resources":[]}'), ("resource_templates", page)):
-            pager = mcplens.Pager(kind, server, now=0)
-            while pager.next_request() is not None:
-                pager.accept_page(text, now=0)
-            listings.append(pager.finish())
-        assert machine.traversed(action["traverse"]["traversal"], *listings, now=0) == "committed"
+        pair = mcplens.Pager.pair(action["traverse"]["traversal"], server, capabilities='{"resources":{}}', now=0)
+        while (request := pair.next_request()) is not None:
+            pair.accept_page('{"resources":[]}' if request.method == "resources/list" else page, now=0)
+        assert machine.traversed(pair, now=0) == "committed"
         assert [a["resolve"]["outcome"] for a in machine.poll_actions()] == ["committed"]
     return catalog, machine
 
@@ -394,16 +391,6 @@ def test_catalog_errors_are_typed() -> None:
     with pytest.raises(mcplens.CatalogError) as info:
         machine.invalidate("a", "whatever")  # type: ignore[arg-type]
     assert info.value.code == "invalid_argument"
-    machine.request("a", "refresh")
-    (action,) = machine.poll_actions()
-    listing = mcplens.Pager("resources", "a", resources_capability=False, now=0).finish()
-    # Two resources listings: the catalog refuses the commit, and the refresh ends as that failure;
-    # the previous pair is kept.
-    assert machine.traversed(action["traverse"]["traversal"], listing, listing) == "failed"
-    status = catalog.status("a")
-    assert (status.status, status.refreshing, status.templates) == ("stale", False, 3)
-    assert status.last_error is not None
-    assert status.last_error.code == "invalid_argument"
 
 
 def test_one_machine_drives_a_catalog() -> None:
@@ -431,7 +418,10 @@ def test_one_machine_drives_a_catalog() -> None:
     assert machine.on_list_changed("zzz", epoch) == "ignored"
     # The traversal in flight predates the change: discarded, and the queued one starts.
     traversal = action["traverse"]["traversal"]
-    assert machine.traversal_failed(traversal, "server_error", 'server "a": boom') == "discarded"
+    pair = mcplens.Pager.pair(traversal, "a", capabilities='{"resources":{}}')
+    assert pair.next_request() is not None
+    pair.accept_rpc_error(-32603)
+    assert machine.traversed(pair) == "discarded"
     assert [a["traverse"]["traversal"] for a in machine.poll_actions() if "traverse" in a] == [traversal + 1]
     assert catalog.needs_refresh("a")
     status = catalog.status("a", now=0)

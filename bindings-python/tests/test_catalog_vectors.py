@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import mcplens
-from test_vectors import drive
+from test_vectors import accept
 
 VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "catalog"
 FILES = sorted(VECTORS.glob("*.json"))
@@ -44,30 +44,37 @@ def read_op(catalog: mcplens._core.Catalog, op: dict[str, Any], now: float) -> s
     return call.finish(OUTCOMES[key], value if key == "rpcError" else None)
 
 
-def traverse(kind: str, server: str, spec: dict[str, Any], now_ms: float) -> mcplens.Listing:
-    """One list of a refresh: `{"capabilities"?, "answers": [...]}`, default limits."""
-    answers = spec.get("answers", [])
-    run = drive(kind, server, spec.get("capabilities", {"resources": {}}), mcplens.Limits(), now_ms, answers)
-    assert not run.out_of_answers, f"{server}: ran out of answers"
-    assert run.used == len(answers), f"{server}: answers left over"
-    if run.error is not None:
-        raise run.error
-    assert run.listing is not None
-    return run.listing
+def perform_pair(traversal: int, server: str, step: dict[str, Any], now_ms: float) -> mcplens.Pager:
+    """The core's pair over a step's `{"resources", "templates"}` answers (each `{"capabilities"?,
+    "answers"}`; `core/tests/vectors.rs` `perform_pair`): each request is answered from the list
+    of its kind, and every answer must be used."""
+    caps = step.get("resources", {}).get("capabilities", {"resources": {}})
+    pair = mcplens.Pager.pair(traversal, server, capabilities=json.dumps(caps), now=now_ms / 1000)
+    lists = {kind: step.get(key, {}).get("answers", []) for kind, key in KEYS}
+    used = dict.fromkeys(lists, 0)
+    while pair.next_request() is not None:
+        kind = pair.kind
+        assert kind is not None
+        assert used[kind] < len(lists[kind]), f"{server}: out of {kind} answers"
+        answer = lists[kind][used[kind]]
+        used[kind] += 1
+        now_ms = answer.get("atMs", now_ms)
+        accept(pair, kind, answer, now_ms / 1000)
+    assert used == {k: len(v) for k, v in lists.items()}, f"{server}: answers do not match the requests"
+    return pair
+
+
+KEYS = (("resources", "resources"), ("resource_templates", "templates"))
 
 
 def complete(
-    machine: mcplens.Refresher, server: str, traversal: int, op: dict[str, Any], now_ms: float
+    machine: mcplens.Refresher, catalog: Any, server: str, traversal: int, op: dict[str, Any], now_ms: float
 ) -> dict[str, Any]:
-    """Both traversals (resources first), then `traversed`, or `traversal_failed` with the first error."""
-    listings: list[mcplens.Listing] = []
-    for kind, key in (("resources", "resources"), ("resource_templates", "templates")):
-        try:
-            listings.append(traverse(kind, server, op[key], now_ms))
-        except mcplens.DiscoveryError as e:
-            got = machine.traversal_failed(traversal, e.code, str(e), e.rpc_code, now_ms / 1000)
-            return {"disposition": got, "failure": e.code} if got == "failed" else {"disposition": got}
-    return {"disposition": machine.traversed(traversal, listings[0], listings[1], now_ms / 1000)}
+    """The pair performed and handed back; a failure's code as the catalog recorded it."""
+    got = machine.traversed(perform_pair(traversal, server, op, now_ms), now_ms / 1000)
+    if got != "failed":
+        return {"disposition": got}
+    return {"disposition": got, "failure": catalog.status(server, now_ms / 1000).last_error.code}
 
 
 def declares_resources(op: dict[str, Any]) -> bool:
@@ -124,7 +131,7 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
             if name == "refresh":
                 take_traversals()
         if name == "refresh":
-            check(name, complete(machine, server, pending.pop(server), op, now_ms))
+            check(name, complete(machine, catalog, server, pending.pop(server), op, now_ms))
         elif name == "abandon":
             check(name, {"disposition": machine.traversal_abandoned(pending.pop(server), now)})
         elif name == "listChanged":

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_catalog_vectors import status_value, traverse
+from test_catalog_vectors import perform_pair, status_value
 
 import mcplens
 
@@ -29,15 +29,13 @@ def config(spec: dict[str, Any]) -> mcplens.RefreshConfig:
 
 
 def traversed(machine: mcplens.Refresher, server: str, step: dict[str, Any], now_ms: float) -> str:
+    """The core's pair performed over the step's answers and handed back; `abandoned`: handed back
+    with its first request unanswered."""
     if step.get("abandoned"):
-        return machine.traversal_abandoned(step["traversed"], now_ms / 1000)
-    listings = []
-    for kind, key in (("resources", "resources"), ("resource_templates", "templates")):
-        try:
-            listings.append(traverse(kind, server, step[key], now_ms))
-        except mcplens.DiscoveryError as e:
-            return machine.traversal_failed(step["traversed"], e.code, str(e), e.rpc_code, now_ms / 1000)
-    return machine.traversed(step["traversed"], listings[0], listings[1], now_ms / 1000)
+        pair = mcplens.Pager.pair(step["traversed"], server, capabilities='{"resources":{}}', now=now_ms / 1000)
+        assert pair.next_request() is not None
+        return machine.traversed(pair, now_ms / 1000)
+    return machine.traversed(perform_pair(step["traversed"], server, step, now_ms), now_ms / 1000)
 
 
 def run_case(case: dict[str, Any]) -> list[str]:

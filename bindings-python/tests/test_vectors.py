@@ -78,6 +78,23 @@ class Run:
         self.declined = 0
 
 
+def accept(pager: mcplens.Pager, kind: str, answer: dict[str, Any], at: float) -> None:
+    """Feeds one answer of the shared format as its text (a page) or its outcome."""
+    text = answer["page"] if "page" in answer else synth(kind, answer["synth"]) if "synth" in answer else None
+    if text is not None:
+        pager.accept_page(text, at)
+    elif "rpcError" in answer:
+        pager.accept_rpc_error(answer["rpcError"]["code"], at)
+    elif "transport" in answer:
+        pager.accept_transport_error(at)
+    elif "timedOut" in answer:
+        pager.accept_timeout(at)
+    elif "malformed" in answer:
+        pager.accept_malformed(at)
+    else:
+        raise AssertionError(f"unknown answer {answer}")
+
+
 def drive(
     kind: str,
     server: str,
@@ -127,18 +144,8 @@ def drive(
                     if not pager.accept_page_parsed(value, at):
                         run.declined += 1
                         pager.accept_page(json.dumps(value, separators=(",", ":")), at)
-                elif text is not None:
-                    pager.accept_page(text, at)
-                elif "rpcError" in answer:
-                    pager.accept_rpc_error(answer["rpcError"]["code"], at)
-                elif "transport" in answer:
-                    pager.accept_transport_error(at)
-                elif "timedOut" in answer:
-                    pager.accept_timeout(at)
-                elif "malformed" in answer:
-                    pager.accept_malformed(at)
                 else:
-                    raise AssertionError(f"unknown answer {answer}")
+                    accept(pager, kind, answer, at)
             except mcplens.DiscoveryError:
                 break
         run.listing = pager.finish()

@@ -15,8 +15,7 @@ use std::time::{Duration, Instant};
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use mcplens::catalog::Failure;
-use mcplens::catalog::{Action, RefreshConfig, Refresher, TraversalError, Want};
-use mcplens::discovery::{Diagnostics, Limits, ListKind, Listing, RepeatedCursors, Support};
+use mcplens::discovery::{Limits, ListKind, Listing, RepeatedCursors, Support};
 use mcplens::DiscoveryError;
 
 mod check;
@@ -744,29 +743,9 @@ async fn list_command(target: &Target, kind: ListKind, json: bool, input: mcplen
     if json && kind == ListKind::ResourceTemplates {
         // The tool's output, exactly as a model would see it for this one server; a failure to
         // connect or list is under `failures`.
-        let mut machine = Refresher::new(RefreshConfig::default(), 0);
-        machine.attach(&plan.server, true);
-        let asked = machine.request(&plan.server, Want::Refresh, Duration::ZERO);
-        let Some(Action::Traverse { traversal, .. }) = asked.ok().and_then(|_| machine.poll_action()) else {
-            unreachable!("a refresh of an attached server starts a traversal")
-        };
-        let failed = match listed {
-            Ok(templates) => {
-                let resources = empty_resources(&plan.server, templates.support);
-                machine.handle_traversed(traversal, Ok((&resources, &templates)), Duration::ZERO);
-                None
-            }
-            Err(e) => {
-                let failure = e.failure();
-                machine.handle_traversed(
-                    traversal,
-                    Err(TraversalError::Failed { failure, rpc_code: None }),
-                    Duration::ZERO,
-                );
-                Some(e)
-            }
-        };
-        let rendered = mcplens::tool::render(machine.catalog(), &input).map_err(|e| Stop {
+        let failure = listed.as_ref().err().map(NotListed::failure);
+        let templates = listed.as_ref().map_err(|_| failure.as_ref().expect("set on failure"));
+        let rendered = mcplens::tool::render_one_server(&plan.server, templates, &input).map_err(|e| Stop {
             code: e.code().as_str(),
             message: e.to_string(),
             exit: if e.code() == "invalid_argument" { exit::USAGE } else { exit::FAILED },
@@ -776,9 +755,9 @@ async fn list_command(target: &Target, kind: ListKind, json: bool, input: mcplen
         if let Some(more) = more_templates(&rendered) {
             eprintln!("{more}");
         }
-        return match failed {
-            Some(e) => Err(e.into()),
-            None => Ok(exit::OK),
+        return match listed {
+            Err(e) => Err(e.into()),
+            Ok(_) => Ok(exit::OK),
         };
     }
 
@@ -820,23 +799,6 @@ fn more_templates(rendered: &str) -> Option<String> {
         "mcplens: {shown} of {total} templates printed (\"nextOffset\": {next}); the rest with --offset {next}, or up to \
          1000 at once with --limit"
     ))
-}
-
-/// The resources half of a catalog commit for `templates --json` (only templates were listed;
-/// the tool shows templates only).
-fn empty_resources(server: &str, support: Support) -> Listing {
-    if support == Support::NoCapability {
-        return Listing::unsupported(ListKind::Resources, server);
-    }
-    Listing {
-        kind: ListKind::Resources,
-        server: server.to_owned(),
-        items: Vec::new(),
-        support: Support::Listed,
-        ttl_ms: None,
-        cache_scope: None,
-        diagnostics: Diagnostics::default(),
-    }
 }
 
 /// The one-line account printed to stderr under a table.

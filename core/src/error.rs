@@ -139,9 +139,6 @@ pub enum Misuse {
     SessionNotEntered,
     /// `watch` over an object that is not an SDK client (nothing to chain notifications onto).
     NotAnSdkClient,
-    /// A listing the host made itself, handed to the refresher (only listings mcplens returned are
-    /// taken, never re-validated).
-    ForeignListing,
 }
 
 impl Misuse {
@@ -152,7 +149,6 @@ impl Misuse {
             Misuse::NotAnSdkClient => {
                 "watch needs an MCP SDK client (1.x or v2; no notification handler map to chain onto)"
             }
-            Misuse::ForeignListing => "traversed takes listings returned by mcplens",
         }
     }
 }
@@ -182,7 +178,7 @@ pub trait WireName: Serialize + serde::de::DeserializeOwned + Copy + 'static {
 }
 
 impl WireName for Misuse {
-    const ALL: &'static [Misuse] = &[Misuse::SessionNotEntered, Misuse::NotAnSdkClient, Misuse::ForeignListing];
+    const ALL: &'static [Misuse] = &[Misuse::SessionNotEntered, Misuse::NotAnSdkClient];
 }
 
 /// A value's wire name: its serde name (`"resource_templates"`, `"no_capability"`, ...).

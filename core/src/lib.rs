@@ -19,7 +19,8 @@
 //! | machine | commands | events in (`handle_*`) | out (`poll_*`) |
 //! |---|---|---|---|
 //! | [`Pager`] | `new`, `finish` | `handle_outcome`, `handle_parsed_page` | `poll_request`, `remaining` |
-//! | [`catalog::Refresher`] | `attach`, `detach`, `watch`, `request`, `invalidate`, `remove` | `handle_traversed`, `handle_list_changed`, `handle_listen_acknowledged`, `handle_listen_closed`, `handle_timeout` | `poll_action`, `poll_timeout` |
+//! | [`catalog::Refresher`] | `attach`, `detach`, `watch`, `request`, `invalidate`, `remove` | `handle_pair`, `handle_traversed`, `handle_list_changed`, `handle_listen_acknowledged`, `handle_listen_closed`, `handle_timeout` | `poll_action`, `poll_timeout` |
+//! | [`catalog::PairTraversal`] | `new`, `finish` | `handle_outcome`, `handle_parsed_page` | `poll_request`, `remaining` |
 //! | [`tool::ReadCall`] | `new`, `from_json`, `finish` (with the outcome: the model's output) | — | `params_json`, `remaining` |
 //! | [`proxy::Proxy`] | `new` | `handle_host`, `handle_upstream`, `handle_host_oversize`, `handle_upstream_oversize`, `handle_host_end`, `handle_timeout` | `poll_action`, `poll_timeout` |
 //!

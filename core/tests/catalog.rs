@@ -4,9 +4,10 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
 use mcplens::catalog::{
-    Action, Catalog, Disposition, ListChanged, Reason, RefreshConfig, Refresher, Status, TraversalId, Want,
+    Action, Catalog, Disposition, ListChanged, PairTraversal, Reason, RefreshConfig, Refresher, Status, TraversalId,
+    Want,
 };
-use mcplens::discovery::{Limits, ListKind, Listing, Outcome, Pager};
+use mcplens::discovery::{Limits, ListKind, Listing, Outcome, Pager, Support};
 use mcplens::tool;
 
 fn listing(kind: ListKind, server: &str, page: &str) -> Listing {
@@ -288,7 +289,47 @@ fn a_client_is_initialized_once_its_host_holds_the_servers_capabilities() {
     assert_eq!(InvalidArgument::new("", "x").to_string(), "invalid argument: x");
     assert_eq!(InvalidArgument::new("", "x").server, None);
     assert_eq!(
-        InvalidArgument::misuse("a", Misuse::ForeignListing).to_string(),
-        "server \"a\": invalid argument: traversed takes listings returned by mcplens"
+        InvalidArgument::misuse("a", Misuse::SessionNotEntered).to_string(),
+        "server \"a\": invalid argument: the session must be entered"
     );
+}
+
+/// The pair a host performs: resources, then templates over the same connection; the first
+/// failure ends it (templates are not asked), a server without `resources` is asked nothing, a
+/// client that is not initialized ends it at once, and only misuse is the host's error.
+#[test]
+fn the_pair_traversal_decides_what_is_asked() {
+    let caps = Some(r#"{"resources":{}}"#);
+    let t = TraversalId(1);
+    let mut pair = PairTraversal::new(t, "a", caps, Limits::default(), "", Duration::ZERO);
+    assert_eq!(pair.poll_request().map(|r| r.method), Some("resources/list"));
+    assert_eq!(pair.poll_request(), None, "one request in flight");
+    pair.handle_outcome(Outcome::Page(r#"{"resources":[]}"#), Duration::ZERO).unwrap();
+    assert_eq!(pair.kind(), Some(ListKind::ResourceTemplates));
+    assert_eq!(pair.poll_request().map(|r| r.method), Some("resources/templates/list"));
+    pair.handle_outcome(Outcome::Page(r#"{"resourceTemplates":[]}"#), Duration::ZERO).unwrap();
+    assert!(pair.is_done() && pair.poll_request().is_none());
+    let e = pair.handle_outcome(Outcome::Transport, Duration::ZERO).unwrap_err();
+    assert_eq!(e.code().as_str(), "invalid_state");
+    let (resources, templates) = pair.finish().unwrap().unwrap();
+    assert_eq!((resources.kind, templates.kind), (ListKind::Resources, ListKind::ResourceTemplates));
+
+    let mut failed = PairTraversal::new(t, "a", caps, Limits::default(), "", Duration::ZERO);
+    failed.poll_request().unwrap();
+    failed.handle_outcome(Outcome::RpcError { code: -32603 }, Duration::ZERO).unwrap();
+    assert!(failed.is_done() && failed.poll_request().is_none(), "templates are not asked");
+    assert_eq!(failed.finish().unwrap().unwrap_err().code().as_str(), "server_error");
+
+    let mut bare = PairTraversal::new(t, "a", Some(r#"{"tools":{}}"#), Limits::default(), "", Duration::ZERO);
+    assert!(bare.is_done() && bare.poll_request().is_none(), "nothing asked without resources");
+    let (resources, templates) = bare.finish().unwrap().unwrap();
+    assert_eq!((resources.support, templates.support), (Support::NoCapability, Support::NoCapability));
+
+    let uninitialized = PairTraversal::new(t, "a", None, Limits::default(), "", Duration::ZERO);
+    assert_eq!(uninitialized.finish().unwrap().unwrap_err().code().as_str(), "invalid_argument");
+
+    let mut early = PairTraversal::new(t, "a", caps, Limits::default(), "", Duration::ZERO);
+    assert_eq!(early.handle_outcome(Outcome::Transport, Duration::ZERO).unwrap_err().code().as_str(), "invalid_state");
+    early.poll_request().unwrap();
+    assert!(early.finish().is_none(), "not ended: abandoned");
 }

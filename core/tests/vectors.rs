@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use mcplens::catalog::{Action, Epoch, Liveness, RefreshConfig, Refresher, TraversalError, TraversalId, Want};
+use mcplens::catalog::{
+    Action, Epoch, Liveness, PairTraversal, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
+};
 use mcplens::discovery::{has_resources_capability, DiscoveryError, Limits, ListKind, Listing, Outcome, Pager};
 use mcplens::tool;
 use serde_json::{json, Value};
@@ -37,7 +39,6 @@ fn synth(kind: ListKind, spec: &Value) -> String {
 struct Run {
     requests: Vec<Value>,
     used: usize,
-    answers: usize,
     result: Result<Listing, DiscoveryError>,
     out_of_answers: bool,
 }
@@ -103,19 +104,7 @@ fn drive(
                 }
                 continue;
             }
-            let outcome = if let Some(text) = text {
-                Outcome::Page(text)
-            } else if let Some(e) = a.get("rpcError") {
-                Outcome::RpcError { code: e["code"].as_i64().unwrap() }
-            } else if a.get("transport").is_some() {
-                Outcome::Transport
-            } else if a.get("timedOut").is_some() {
-                Outcome::TimedOut
-            } else if a.get("malformed").is_some() {
-                Outcome::Malformed
-            } else {
-                panic!("unknown answer {a}");
-            };
+            let outcome = answer_outcome(a, text);
             used += 1;
             if p.handle_outcome(outcome, now).is_err() {
                 break;
@@ -123,7 +112,52 @@ fn drive(
         }
         p.finish()
     });
-    Run { requests, used, answers: answers.len(), result, out_of_answers }
+    Run { requests, used, result, out_of_answers }
+}
+
+/// One answer of the shared format as the outcome a host feeds (`text`: its page's text).
+fn answer_outcome<'a>(a: &Value, text: Option<&'a str>) -> Outcome<'a> {
+    if let Some(text) = text {
+        Outcome::Page(text)
+    } else if let Some(e) = a.get("rpcError") {
+        Outcome::RpcError { code: e["code"].as_i64().unwrap() }
+    } else if a.get("transport").is_some() {
+        Outcome::Transport
+    } else if a.get("timedOut").is_some() {
+        Outcome::TimedOut
+    } else if a.get("malformed").is_some() {
+        Outcome::Malformed
+    } else {
+        panic!("unknown answer {a}");
+    }
+}
+
+/// A refresher's traversal pair over the canned answers of a `{"resources", "templates"}` step
+/// (each `{"capabilities"?, "answers"}`): the core's [`PairTraversal`] asks, the runner answers each
+/// request from the list of its kind; every answer must be used. The resources capabilities say
+/// whether the server declares `resources`.
+fn perform_pair(id: TraversalId, server: &str, step: &Value, start: Duration) -> PairTraversal {
+    let caps = step["resources"].get("capabilities").cloned().unwrap_or(json!({"resources": {}}));
+    let mut now = start;
+    let mut pair = PairTraversal::new(id, server, Some(&caps.to_string()), Limits::default(), "", now);
+    let mut used = [0usize; 2];
+    while pair.poll_request().is_some() {
+        let kind = pair.kind().expect("a pair that asks reads a list");
+        let (i, key) = if kind == ListKind::Resources { (0, "resources") } else { (1, "templates") };
+        let a = step[key]["answers"].get(used[i]).unwrap_or_else(|| panic!("{server}: out of {key} answers"));
+        used[i] += 1;
+        if let Some(ms) = a.get("atMs").and_then(Value::as_u64) {
+            now = Duration::from_millis(ms);
+        }
+        let synth = a.get("synth").map(|spec| synth(kind, spec));
+        let text = a.get("page").map(|p| p.as_str().expect("page is JSON text")).or(synth.as_deref());
+        pair.handle_outcome(answer_outcome(a, text), now).expect("a request was in flight");
+    }
+    for (i, key) in [(0, "resources"), (1, "templates")] {
+        let given = step[key]["answers"].as_array().map_or(0, Vec::len);
+        assert_eq!(used[i], given, "{server}: {key} answers do not match the requests");
+    }
+    pair
 }
 
 fn kind_of(name: &str) -> ListKind {
@@ -338,15 +372,6 @@ fn a_declined_parsed_page_applies_nothing() {
     assert_eq!(listing.diagnostics.items, 1);
 }
 
-/// One refresh's traversals from a catalog vector: `{"capabilities"?, "answers": [...]}` per list.
-fn traverse(kind: ListKind, server: &str, spec: &Value, now: Duration) -> Result<Listing, DiscoveryError> {
-    let caps = spec.get("capabilities").cloned().unwrap_or(json!({"resources": {}}));
-    let answers = spec["answers"].as_array().cloned().unwrap_or_default();
-    let run = drive(kind, server, (&caps, ""), Limits::default(), now, &answers, Pages::Text);
-    assert!(!run.out_of_answers && run.used == run.answers, "{server}: answers do not match the requests");
-    run.result
-}
-
 /// The catalog format drives the refresh machine, which owns the catalog. `refresh` completes the
 /// server's traversal in flight (one `begin` started, a list_changed started, or a queued one that
 /// followed), else attaches the server if it has no connection (declaring `resources` unless the
@@ -386,12 +411,9 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
                     take_traversals(&mut machine, &mut pending);
                 }
                 let traversal = pending.remove(server).expect("a traversal in flight");
-                let res = traverse(ListKind::Resources, server, &op["resources"], now);
-                let tpl = traverse(ListKind::ResourceTemplates, server, &op["templates"], now);
-                let (result, failure) = match (&res, &tpl) {
-                    (Ok(r), Ok(t)) => (Ok((r, t)), None),
-                    (Err(e), _) | (_, Err(e)) => (Err(TraversalError::from(e)), Some(e.code())),
-                };
+                let result = perform_pair(traversal, server, op, now).finish().expect("the answers end the pair");
+                let failure = result.as_ref().err().map(DiscoveryError::code);
+                let result = result.as_ref().map(|(r, t)| (r, t)).map_err(TraversalError::from);
                 let disposition = machine.handle_traversed(traversal, result, now);
                 let mut got = json!({ "disposition": disposition });
                 if let Some(code) = failure.filter(|_| disposition == mcplens::catalog::Disposition::Failed) {
@@ -527,17 +549,6 @@ fn read_tool_vectors() {
 
 /// One traversal pair of a refresher vector: both listings, or the first error (resources
 /// first; `templates` is absent after a resources failure), or abandoned.
-fn traversal_result(server: &str, step: &Value, now: Duration) -> Result<(Listing, Listing), TraversalError> {
-    if step.get("abandoned").is_some() {
-        return Err(TraversalError::Abandoned);
-    }
-    let resources =
-        traverse(ListKind::Resources, server, &step["resources"], now).map_err(|e| TraversalError::from(&e))?;
-    let templates =
-        traverse(ListKind::ResourceTemplates, server, &step["templates"], now).map_err(|e| TraversalError::from(&e))?;
-    Ok((resources, templates))
-}
-
 /// A status as the catalog vectors compare it (`lastError` reduced to its code, no `server`).
 fn status_value(s: &mcplens::catalog::ServerStatus) -> Value {
     let mut v = serde_json::to_value(s).unwrap();
@@ -610,9 +621,15 @@ fn run_refresher_case(case: &Value) -> Vec<String> {
         } else if let Some(id) = step.get("traversed").and_then(Value::as_u64) {
             // The server is the one its Traverse action named (any name for an unknown traversal).
             let server = traversals.get(&id).cloned().unwrap_or_else(|| "a".to_owned());
-            let result = traversal_result(&server, step, now);
-            let result = result.as_ref().map(|(r, t)| (r, t)).map_err(Clone::clone);
-            let disposition = machine.handle_traversed(TraversalId(id), result, now);
+            let disposition = if step.get("abandoned").is_some() {
+                // Handed back with its first request unanswered: the host stopped performing it.
+                let caps = Some(r#"{"resources":{}}"#);
+                let mut pair = PairTraversal::new(TraversalId(id), &server, caps, Limits::default(), "", now);
+                assert!(pair.poll_request().is_some());
+                machine.handle_pair(pair, now)
+            } else {
+                machine.handle_pair(perform_pair(TraversalId(id), &server, step, now), now)
+            };
             expect(bad, i, "traversed", serde_json::to_value(disposition).unwrap(), step.get("disposition"));
         } else if step.get("timeout").is_some() {
             machine.handle_timeout(now);

@@ -37,9 +37,10 @@ def res_page(items, **extra):
 
 
 def lists(resources=None, templates=None, caps=None, res_answers=None, tpl_answers=None):
-    """Both traversals of one refresh."""
+    """The answers of one refresh's pair: templates are asked only after resources were listed."""
     r = {"answers": res_answers if res_answers is not None else [res_page(resources or [])]}
-    t = {"answers": tpl_answers if tpl_answers is not None else [tpl_page(templates or [])]}
+    failed = any("page" not in a for a in r["answers"])
+    t = {"answers": tpl_answers if tpl_answers is not None else [] if failed else [tpl_page(templates or [])]}
     if caps is not None:
         r["capabilities"] = caps
         t["capabilities"] = caps
@@ -126,7 +127,7 @@ case("templates_failed_resources_kept", "resources ok + templates failed: nothin
      "expect": {**FAILED, "failure": "transport_error"}},
     {"op": "status", "server": "a", "expect": status("stale", 1, resources=1, templates=1, last_error="transport_error")},
 ])
-case("resources_failed_templates_kept", "templates ok + resources failed: the new templates are not applied", [
+case("resources_failed_templates_kept", "resources failed: templates are not asked, the old pair stays", [
     {"op": "refresh", "server": "a", **lists(resources=[RES], templates=[FA]), "expect": OK},
     {"op": "refresh", "server": "a", **ERR_R, "expect": {**FAILED, "failure": "server_error"}},
     {"op": "status", "server": "a", "expect": status("stale", 1, resources=1, templates=1, last_error="server_error")},

@@ -15,6 +15,7 @@ import {
   toolSpec,
   type Diagnostics,
   type ErrorCode,
+  type ListKind,
   type Limits,
   type Disposition,
   type ListChangedDecision,
@@ -111,21 +112,28 @@ export function hostRefresh(fetchPage: (method: string) => string, now: number):
   machine.request('x', 'refresh', now);
   const [action] = machine.pollActions();
   if (action === undefined || !('traverse' in action)) throw new Error('no traversal');
-  const listings = (['resources', 'resource_templates'] as const).map((kind) => {
-    const pager = new Pager({ kind, server: 'x', resourcesCapability: true, now });
-    for (let req = pager.nextRequest(); req !== null; req = pager.nextRequest()) {
-      pager.acceptPage(fetchPage(req.method), now);
-    }
-    return pager.finish();
-  });
-  const [resources, templates] = listings as [Listing<Resource>, Listing<ResourceTemplate>];
+  const pair: Pager = Pager.pair(action.traverse.traversal, { server: 'x', capabilities: { resources: {} }, now });
+  for (let req = pair.nextRequest(); req !== null; req = pair.nextRequest()) {
+    const kind: ListKind | null = pair.kind;
+    pair.acceptPage(fetchPage(kind === 'resources' ? 'resources/list' : req.method), now);
+  }
   const decision: ListChangedDecision = machine.onListChanged('x', action.traverse.epoch, now);
   console.log(decision, catalog.status('x').refreshing);
-  return machine.traversed(action.traverse.traversal, resources, templates, now);
+  return machine.traversed(pair, now);
+}
+
+// A host on the TypeScript SDK performs the pair over its client.
+export async function sdkHost(catalog: Catalog, client: Client): Promise<Disposition> {
+  const machine = new Refresher(catalog);
+  machine.attach('x', true);
+  machine.request('x', 'refresh');
+  const [action] = machine.pollActions();
+  if (action === undefined || !('traverse' in action)) throw new Error('no traversal');
+  return await machine.traverse(client, action.traverse.traversal, { server: 'x', limits: { maxPages: 5 } });
 }
 
 // A host on another SDK drives the refresh state machine itself.
-export function otherHost(catalog: Catalog, traverse: (server: string, epoch: number) => [Listing, Listing]): Disposition[] {
+export function otherHost(catalog: Catalog, perform: (epoch: number, pair: Pager) => void): Disposition[] {
   const machine = new Refresher(catalog, 7n);
   machine.invalidate('x', 'configuration_changed');
   const epoch: number = machine.attach('x', true);
@@ -133,8 +141,10 @@ export function otherHost(catalog: Catalog, traverse: (server: string, epoch: nu
   const done: Disposition[] = [];
   for (const action of machine.pollActions() satisfies RefresherAction[]) {
     if ('traverse' in action) {
-      const [resources, templates] = traverse(action.traverse.server, action.traverse.epoch);
-      done.push(machine.traversed(action.traverse.traversal, resources, templates));
+      const { server, epoch, traversal } = action.traverse;
+      const pair = Pager.pair(traversal, { server, capabilities: null, now: performance.now() });
+      perform(epoch, pair);
+      done.push(machine.traversed(pair));
     } else if (action.resolve.callers.includes(caller) && typeof action.resolve.outcome === 'object') {
       console.error(action.resolve.outcome.failed.failure.code, action.resolve.outcome.failed.rpcCode);
     }

@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 from mcplens import _core
 from mcplens._core import CatalogError, DiscoveryError, Limits, ReadConfig, RefreshConfig, ServerStatus
-from mcplens._mcp import _sdk, _traverse
+from mcplens._mcp import _pair, _perform, _sdk
 
 __all__ = ["Catalog", "Watch"]
 
@@ -306,19 +306,17 @@ class Catalog(_core.Catalog):
             self._machine.traversal_abandoned(traversal)
 
     async def _traverse(self, conn: _Connection, traversal: int) -> None:
+        """Performs the core's traversal pair and hands it back (ended, or abandoned: the core decides)."""
+        pair = _pair(conn.session, traversal, conn.server, self.limits)
         try:
-            resources = await _traverse(conn.session, "resources", conn.server, self.limits)
-            templates = await _traverse(conn.session, "resource_templates", conn.server, self.limits)
-        except DiscoveryError as e:
-            self._machine.traversal_failed(traversal, e.code, str(e), e.rpc_code)
+            await _perform(conn.session, pair)
         except BaseException:
             # Cancelled (the session closing, or the event loop cancelling every task as it ends):
             # a dying task starts nothing, or what it started could outlive the loop unawaited.
-            self._machine.traversal_abandoned(traversal)
+            self._machine.traversed(pair)
             self._drive(dying=True)
             raise
-        else:
-            self._machine.traversed(traversal, resources, templates)
+        self._machine.traversed(pair)
         self._drive()
 
     def _arm(self) -> None:

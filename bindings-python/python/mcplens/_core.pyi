@@ -159,7 +159,8 @@ class Request:
 
 @final
 class Pager:
-    """The sans-IO pager: `next_request()` → send → `accept_*()` → … → `finish()`.
+    """The sans-IO pager: `next_request()` → send → `accept_*()` → … → `finish()`; or a refresher's
+    traversal pair (`Pager.pair`), performed by the same loop and handed back to `Refresher.traversed`.
 
     `now` is seconds on any monotonic clock (default: `time.monotonic()`); `protocol_version` is the
     revision the connection negotiated (it decides what a repeated cursor does by default).
@@ -175,8 +176,22 @@ class Pager:
         now: float | None = None,
         protocol_version: str = "",
     ) -> Pager: ...
+    @staticmethod
+    def pair(
+        traversal: int,
+        server: str,
+        *,
+        capabilities: str | None,
+        limits: Limits | None = None,
+        now: float | None = None,
+        protocol_version: str = "",
+    ) -> Pager:
+        """The pair of a refresher's `traverse` action: resources, then templates, as the core
+        decides. `capabilities`: the server's, as JSON text (`None`: not initialized). A pair
+        fails into itself (its `accept_*` raise only on misuse); `finish()` refuses it."""
     @property
-    def kind(self) -> _Kind: ...
+    def kind(self) -> _Kind | None:
+        """The list being read (`None` once a pair ended)."""
     @property
     def server(self) -> str: ...
     @property
@@ -407,12 +422,8 @@ class Refresher:
     ) -> CatalogError | Literal["not_offered", "relisting", "detached"] | None: ...
     def on_list_changed(self, server: str, epoch: int, now: float | None = None) -> _Decision: ...
     def request(self, server: str, want: _Want = "refresh", now: float | None = None) -> int: ...
-    def traversed(
-        self, traversal: int, resources: Listing, templates: Listing, now: float | None = None
-    ) -> _Disposition: ...
-    def traversal_failed(
-        self, traversal: int, code: str, message: str, rpc_code: int | None = None, now: float | None = None
-    ) -> _Disposition: ...
+    def traversed(self, pair: Pager, now: float | None = None) -> _Disposition:
+        """A pair (`Pager.pair`) handed back: ended (committed, failed…) or not (abandoned)."""
     def traversal_abandoned(self, traversal: int, now: float | None = None) -> _Disposition: ...
     def handle_timeout(self, now: float | None = None) -> None: ...
     def poll_actions(self) -> list[dict[str, Any]]: ...
@@ -510,9 +521,7 @@ def current_before(catalog: Catalog, name: str, arguments: Mapping[str, Any] | s
 
 def has_resources_capability(capabilities_json: str) -> bool: ...
 def sdk_rpc_code(kind: _SdkFailure, code: float | None = None, connection_held: bool | None = None) -> int | None: ...
-def misuse(
-    misuse: Literal["session_not_entered", "not_an_sdk_client", "foreign_listing"], server: str | None = None
-) -> CatalogError:
+def misuse(misuse: Literal["session_not_entered", "not_an_sdk_client"], server: str | None = None) -> CatalogError:
     """The `CatalogError` (`invalid_argument`) of a misuse about `server`: the core's message."""
 
 def initialized(server: str, capabilities_json: str | None) -> bool:

@@ -65,6 +65,28 @@ async def _traverse(
         now=time.monotonic(),
         protocol_version=sdk.protocol_version(session),
     )
+    await _perform(session, pager)
+    return pager.finish()
+
+
+def _pair(target: Any, traversal: int, server: str, limits: Limits | None) -> Pager:
+    """The core's traversal pair of a refresher's `traverse` action over `target`."""
+    sdk = _sdk()
+    session = sdk.client_session(target)
+    return Pager.pair(
+        traversal,
+        server,
+        capabilities=None if session is None else sdk.capabilities_json(session),
+        limits=limits,
+        now=time.monotonic(),
+        protocol_version=sdk.protocol_version(session),
+    )
+
+
+async def _perform(target: Any, pager: Pager) -> None:
+    """Sends the pager's requests over `target` and feeds it what came back, until it asks no more."""
+    sdk = _sdk()
+    session = sdk.client_session(target)
     while (request := pager.next_request()) is not None:
         with sdk.anyio.move_on_after(pager.remaining(time.monotonic())) as scope:
             outcome, value = await sdk.fetch(session, request, parsed=True)
@@ -76,7 +98,6 @@ async def _traverse(
                 pager.accept_page(sdk.json(value), now)
         else:  # what the SDK raised, for the core to classify
             pager.accept_failure(outcome, value, now=now)
-    return pager.finish()
 
 
 class _Sdk:

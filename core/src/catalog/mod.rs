@@ -8,7 +8,7 @@
 //! [`templates`](Catalog::templates), [`resources`](Catalog::resources), the listing tools
 //! ([`crate::tool`]) and [`match_uri`](Catalog::match_uri) — through
 //! [`Refresher::catalog`]. Nothing else writes it: hosts that run their own traversals drive the
-//! refresher (its [`Action::Traverse`] → [`Refresher::handle_traversed`]).
+//! refresher (its [`Action::Traverse`] → a [`PairTraversal`] they perform → [`Refresher::handle_pair`]).
 //!
 //! A commit is discarded when its traversal began before the server's latest list_changed or
 //! clearing: an older traversal never overwrites a newer state.
@@ -16,6 +16,7 @@
 mod refresher;
 mod routing;
 mod shared;
+mod traversal;
 mod visibility;
 
 pub use refresher::{
@@ -24,6 +25,7 @@ pub use refresher::{
 };
 pub use routing::{CatalogMatches, TemplateMatch, CATALOG_MATCH_STEPS};
 pub use shared::{process_seed, SharedRefresher};
+pub use traversal::{Paging, PairTraversal};
 pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL, READ_RESOURCE_TOOL, RESOURCE_TOOLS};
 
 use crate::error::ErrorCode;

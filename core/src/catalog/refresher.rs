@@ -201,8 +201,8 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case", rename_all_fields = "camelCase")]
 pub enum Action {
-    /// Run both traversals (resources, then templates) over the connection of `epoch`, then
-    /// report with [`Refresher::handle_traversed`].
+    /// Run the traversal pair over the connection of `epoch`: perform a `PairTraversal` of
+    /// `traversal` (`catalog::PairTraversal`), then hand it back with `Refresher::handle_pair`.
     Traverse {
         /// The server.
         server: String,

@@ -64,10 +64,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use crate::catalog::{
-    Action, CallerId, Epoch, ListenClosed, Liveness, Notifications, RefreshConfig, Refresher, TraversalError,
-    TraversalId, Want,
+    Action, CallerId, Epoch, ListenClosed, Liveness, Notifications, PairTraversal, RefreshConfig, Refresher,
+    TraversalError, Want,
 };
-use crate::discovery::{meta, DiscoveryError, Era, Limits, ListKind, Listing, Outcome, Pager, Support};
+use crate::discovery::{meta, Era, Limits, Outcome};
 use crate::error::ErrorCode;
 use crate::tool::{self, Input, ReadCall, ReadConfig, ReadInput, ToolError};
 use crate::tracking::{Method, PeerInfo};
@@ -383,14 +383,6 @@ impl Own {
     }
 }
 
-/// One traversal pair in progress.
-#[derive(Debug)]
-struct Traversal {
-    id: TraversalId,
-    pager: Pager,
-    resources: Option<Listing>,
-}
-
 /// The proxy machine. See the [module docs](self).
 #[derive(Debug)]
 pub struct Proxy {
@@ -409,7 +401,7 @@ pub struct Proxy {
     next_own: u64,
     /// Listing calls waiting for the refresher.
     waiting: BTreeMap<CallerId, HostCall>,
-    traversal: Option<Traversal>,
+    traversal: Option<PairTraversal>,
     /// Own requests held until the upstream is initialized.
     held: Vec<String>,
     client: Option<PeerInfo>,
@@ -419,8 +411,8 @@ pub struct Proxy {
     envelope: Option<String>,
     protocol_version: String,
     server: Option<(String, Epoch)>,
-    /// The upstream declares `resources` (from its `initialize` result).
-    declares_resources: bool,
+    /// The upstream's capabilities (JSON text, from its `initialize` result).
+    capabilities: Option<String>,
     /// The proxy added the `tools` capability: the upstream has no tools, `tools/list` is answered
     /// by the proxy.
     tools_added: bool,
@@ -479,7 +471,7 @@ impl Proxy {
             envelope: None,
             protocol_version: String::new(),
             server: None,
-            declares_resources: false,
+            capabilities: None,
             tools_added: false,
             ready: false,
             announced: None,
@@ -1087,7 +1079,7 @@ impl Proxy {
             let epoch = self.refresher.attach(&name, declares_resources);
             let notifications = self.refresher.watch(&name, epoch, &self.protocol_version, caps.get());
             self.server = Some((name, epoch));
-            self.declares_resources = declares_resources;
+            self.capabilities = Some(caps.get().to_owned());
             if notifications == Some(Notifications::Listening) && self.envelope.is_some() {
                 self.open_listen(now);
             }
@@ -1274,62 +1266,26 @@ impl Proxy {
     }
 
     fn page_answer(&mut self, outcome: Outcome<'_>, now: Duration) {
-        let Some(mut t) = self.traversal.take() else { return };
-        if let Err(e) = t.pager.handle_outcome(outcome, now) {
-            self.handle_traversed(t.id, Err(&e), now);
-            return;
-        }
-        self.traversal = Some(t);
+        let Some(t) = self.traversal.as_mut() else { return };
+        // A failure ends the pair (it keeps it); an answer without a request in flight is not one.
+        let _ = t.handle_outcome(outcome, now);
         self.advance(now);
     }
 
-    /// Sends the traversal's next page request, or moves to templates, or reports the pair.
+    /// Sends the pair's next page request, or hands the ended pair back.
     fn advance(&mut self, now: Duration) {
-        loop {
-            let Some(t) = self.traversal.as_mut() else { return };
-            if let Some(req) = t.pager.poll_request() {
-                let deadline = now.saturating_add(t.pager.remaining(now));
-                let params = req.params_json();
-                let n = self.next_own_id();
-                self.own.insert(n, Own::Page { deadline });
-                let line = self.own_request(n, req.method, params.as_deref());
-                self.send_own(line);
-                return;
-            }
-            let Traversal { id, pager, resources } = self.traversal.take().expect("checked above");
-            let kind = pager.kind();
-            let server = pager.server().to_owned();
-            let listing = match pager.finish() {
-                Ok(l) => l,
-                Err(e) => return self.handle_traversed(id, Err(&e), now),
-            };
-            if kind == ListKind::ResourceTemplates {
-                let resources = resources.expect("resources come first");
-                return self.handle_traversed(id, Ok((resources, listing)), now);
-            }
-            let eligible = listing.support != Support::NoCapability;
-            let pager = match self.pager(ListKind::ResourceTemplates, &server, eligible, now) {
-                Ok(p) => p,
-                Err(e) => return self.handle_traversed(id, Err(&e), now),
-            };
-            self.traversal = Some(Traversal { id, pager, resources: Some(listing) });
+        let Some(t) = self.traversal.as_mut() else { return };
+        if let Some(req) = t.poll_request() {
+            let deadline = now.saturating_add(t.remaining(now));
+            let params = req.params_json();
+            let n = self.next_own_id();
+            self.own.insert(n, Own::Page { deadline });
+            let line = self.own_request(n, req.method, params.as_deref());
+            self.send_own(line);
+        } else if t.is_done() {
+            let pair = self.traversal.take().expect("checked above");
+            self.refresher.handle_pair(pair, now);
         }
-    }
-
-    fn handle_traversed(
-        &mut self,
-        id: TraversalId,
-        result: Result<(Listing, Listing), &DiscoveryError>,
-        now: Duration,
-    ) {
-        let _ = match result {
-            Ok((r, t)) => self.refresher.handle_traversed(id, Ok((&r, &t)), now),
-            Err(e) => self.refresher.handle_traversed(id, Err(TraversalError::from(e)), now),
-        };
-    }
-
-    fn pager(&self, kind: ListKind, server: &str, eligible: bool, now: Duration) -> Result<Pager, DiscoveryError> {
-        Ok(Pager::new(kind, server, eligible, self.config.limits, now)?.with_protocol_version(&self.protocol_version))
     }
 
     /// Performs the refresher's actions and tells the host when the proxy's tools changed.
@@ -1338,20 +1294,17 @@ impl Proxy {
             match action {
                 Action::Traverse { server, epoch, traversal } => {
                     if let Some(old) = self.traversal.take() {
-                        self.refresher.handle_traversed(old.id, Err(TraversalError::Abandoned), now);
+                        self.refresher.handle_traversed(old.id(), Err(TraversalError::Abandoned), now);
                     }
                     if self.server.as_ref().map(|(_, e)| *e) != Some(epoch) {
                         self.refresher.handle_traversed(traversal, Err(TraversalError::Abandoned), now);
                         continue;
                     }
-                    let eligible = self.declares_resources;
-                    match self.pager(ListKind::Resources, &server, eligible, now) {
-                        Ok(pager) => {
-                            self.traversal = Some(Traversal { id: traversal, pager, resources: None });
-                            self.advance(now);
-                        }
-                        Err(e) => self.handle_traversed(traversal, Err(&e), now),
-                    }
+                    let (caps, limits, version) =
+                        (self.capabilities.as_deref(), self.config.limits, &self.protocol_version);
+                    let pair = PairTraversal::new(traversal, &server, caps, limits, version, now);
+                    self.traversal = Some(pair);
+                    self.advance(now);
                 }
                 Action::Resolve { callers, .. } => {
                     for caller in callers {

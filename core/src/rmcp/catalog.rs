@@ -13,12 +13,12 @@ use ::rmcp::transport::IntoTransport;
 use ::rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use tokio::sync::{broadcast, oneshot, watch, Notify};
 
-use super::{declares_resources, list};
+use super::{capabilities_json, declares_resources, fetch_page, protocol_version};
 use crate::catalog::{
     Action, CallerId, Catalog, CatalogError, Disposition, Epoch, ListChanged, ListenClosed, Liveness, Notifications,
-    Outcome, Reason, RefreshConfig, Refresher, ServerStatus, TraversalError, TraversalId, Want,
+    Outcome, PairTraversal, Reason, RefreshConfig, Refresher, ServerStatus, TraversalError, TraversalId, Want,
 };
-use crate::discovery::{Diagnostics, DiscoveryError, Limits, ListKind, Listing};
+use crate::discovery::{Diagnostics, DiscoveryError, Limits, Listing};
 use crate::tool::{self, Input, ReadCall, ReadConfig, ToolError};
 
 /// How many [`DriverEvent`]s a slow subscriber may fall behind before it lags.
@@ -732,8 +732,23 @@ struct Traversal {
 }
 
 impl Traversal {
+    /// Performs the core's pair over `peer`.
+    async fn traverse(&self, peer: &Peer<RoleClient>) -> Result<(Listing, Listing), DiscoveryError> {
+        let shared = &self.shared;
+        let (caps, version) = (capabilities_json(peer), protocol_version(peer));
+        let mut pair =
+            PairTraversal::new(self.id, &self.server, caps.as_deref(), shared.limits, &version, shared.now());
+        while let Some(request) = pair.poll_request() {
+            let kind = pair.kind().expect("a pair that asks reads a list");
+            let fetched = fetch_page(peer, kind, request.cursor, pair.remaining(shared.now())).await;
+            // A failure ends the pair, which keeps it.
+            let _ = pair.handle_outcome(fetched.as_outcome(), shared.now());
+        }
+        pair.finish().expect("a pair that asks nothing more has ended")
+    }
+
     async fn run(mut self, peer: Peer<RoleClient>) {
-        let result = traverse(&peer, &self.server, self.shared.limits).await;
+        let result = self.traverse(&peer).await;
         self.done = true;
         let shared = self.shared.clone();
         let mut state = shared.lock();
@@ -768,13 +783,6 @@ impl Drop for Traversal {
             self.shared.drain(&mut state, None);
         }
     }
-}
-
-/// Resources, then templates; the first error fails the pair.
-async fn traverse(peer: &Peer<RoleClient>, server: &str, limits: Limits) -> Result<(Listing, Listing), DiscoveryError> {
-    let resources = list(peer, ListKind::Resources, server, limits).await?;
-    let templates = list(peer, ListKind::ResourceTemplates, server, limits).await?;
-    Ok((resources, templates))
 }
 
 /// The `subscriptions/listen` stream of a 2026-07-28 connection whose server advertises

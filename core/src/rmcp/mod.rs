@@ -119,8 +119,8 @@ pub async fn list(
 ) -> Result<Listing, DiscoveryError> {
     let start = tokio::time::Instant::now();
     let eligible = declares_resources(peer);
-    let version = peer.peer_info().map(|info| info.protocol_version.as_str().to_owned()).unwrap_or_default();
-    let mut pager = Pager::new(kind, server, eligible, limits, Duration::ZERO)?.with_protocol_version(&version);
+    let mut pager =
+        Pager::new(kind, server, eligible, limits, Duration::ZERO)?.with_protocol_version(&protocol_version(peer));
     while let Some(request) = pager.poll_request() {
         let remaining = pager.remaining(start.elapsed());
         let fetched = fetch_page(peer, kind, request.cursor, remaining).await;
@@ -155,12 +155,27 @@ pub fn declares_resources(peer: &Peer<RoleClient>) -> bool {
     peer.peer_info().is_some_and(|info| capabilities_declare_resources(&info))
 }
 
+/// The capabilities of the server behind `peer` as JSON text (`None` before initialize).
+pub(crate) fn capabilities_json(peer: &Peer<RoleClient>) -> Option<String> {
+    peer.peer_info().and_then(|info| serde_json::to_string(&info.capabilities).ok())
+}
+
+/// The protocol revision `peer`'s connection negotiated (empty before initialize).
+pub(crate) fn protocol_version(peer: &Peer<RoleClient>) -> String {
+    peer.peer_info().map(|info| info.protocol_version.as_str().to_owned()).unwrap_or_default()
+}
+
 fn capabilities_declare_resources(info: &ServerPeerInfo) -> bool {
     serde_json::to_string(&info.capabilities).is_ok_and(|json| has_resources_capability(&json))
 }
 
 /// Sends one list request and waits at most `remaining` for its answer.
-async fn fetch_page(peer: &Peer<RoleClient>, kind: ListKind, cursor: Option<String>, remaining: Duration) -> Fetched {
+pub(crate) async fn fetch_page(
+    peer: &Peer<RoleClient>,
+    kind: ListKind,
+    cursor: Option<String>,
+    remaining: Duration,
+) -> Fetched {
     if remaining.is_zero() {
         return Fetched::TimedOut;
     }

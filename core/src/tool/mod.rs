@@ -21,7 +21,8 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
-use crate::catalog::{Catalog, Failure};
+use crate::catalog::{Catalog, CatalogError, Failure};
+use crate::discovery::Listing;
 
 mod common;
 pub mod read;
@@ -202,6 +203,25 @@ struct FailureRow<'a> {
 pub fn render(catalog: &Catalog, input: &Input) -> Result<String, ToolError> {
     let views = catalog.views(input.server.as_deref()).map_err(ToolError::UnknownServer)?;
     render_page("resourceTemplates", views.into_iter().map(|v| (v.name, v.templates, v.failure)).collect(), input)
+}
+
+/// [`render`] for one server without a catalog: its templates listing, or the failure that kept it
+/// from being listed — what a model sees with only that server connected (the CLI's
+/// `templates --json`).
+pub fn render_one_server(
+    server: &str,
+    templates: Result<&Listing, &Failure>,
+    input: &Input,
+) -> Result<String, ToolError> {
+    if let Some(asked) = input.server.as_deref().filter(|asked| *asked != server) {
+        let e = CatalogError::UnknownServer { server: asked.to_owned(), available: vec![server.to_owned()] };
+        return Err(ToolError::UnknownServer(e));
+    }
+    let (items, failure) = match templates {
+        Ok(listing) => (listing.templates().cloned().collect(), None),
+        Err(failure) => (Vec::new(), Some(failure.clone())),
+    };
+    render_page("resourceTemplates", vec![(server.to_owned(), items, failure)], input)
 }
 
 /// Renders the resources tool's output: [`render`]'s twin over each server's concrete resources
