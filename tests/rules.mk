@@ -6,8 +6,8 @@
 #   use; the stable toolchain runs it with RUSTC_BOOTSTRAP=1 (it needs -Zsanitizer). A crash lands in
 #   core/fuzz/artifacts/<target>/: minimize it, commit it under core/fuzz/regressions/<target>/.
 # - `make test` already covers the rest through each language's suite: `cargo test` replays the
-#   committed seeds and reproducers (core/tests/fuzz_regressions.rs), runs the proptest properties
-#   (core/tests/proptest_*.rs) and the Rust hostile-server matrix (core/tests/hostile_matrix.rs);
+#   committed seeds and reproducers (core/tests/rules/fuzz_regressions.rs), runs the proptest properties
+#   (core/tests/rules/proptest_*.rs) and the Rust hostile-server matrix (core/tests/drivers/hostile_matrix.rs);
 #   pytest and node --test run the Python and Node matrices. `test-reliability` then prints the
 #   matrix table (case × language) from their result files in .build/hostile/.
 

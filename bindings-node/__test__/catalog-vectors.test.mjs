@@ -3,7 +3,7 @@
 // catalog's state: `refresh` completes the server's traversal in flight, else attaches the server if
 // it has no connection and asks for one, then completes it), with the core's traversal pair performed
 // through `Pager.pair` and again by `Refresher.traverse` over a TypeScript SDK v2 `Client` (legacy
-// handshake and 2026-07-28, replay.mjs `pairTraversed`), mirroring core/tests/vectors.rs
+// handshake and 2026-07-28, replay.mjs `pairTraversed`), mirroring core/tests/rules/vectors.rs
 // `run_catalog_case`: the same completions, statuses, errors and byte-identical tool output.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';

@@ -2,7 +2,7 @@
 // the package's Refresher, with the core's traversal pair performed through `Pager.pair` and again by
 // `Refresher.traverse` over a TypeScript SDK v2 `Client` (legacy handshake and 2026-07-28, replay.mjs
 // `pairTraversed`),
-// mirroring core/tests/vectors.rs `run_refresher_case`: the exact actions, timeouts, statuses and
+// mirroring core/tests/rules/vectors.rs `run_refresher_case`: the exact actions, timeouts, statuses and
 // byte-identical tool output.
 import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';

@@ -226,7 +226,7 @@ function accept(pager, kind, a, now) {
 
 /**
  * The core's traversal pair (`Pager.pair`) over a catalog or refresher step's
- * `{resources, templates}` answers (each `{capabilities?, answers}`; core/tests/vectors.rs
+ * `{resources, templates}` answers (each `{capabilities?, answers}`; core/tests/rules/vectors.rs
  * `perform_pair`): each request is answered from the list of its kind; every answer must be used.
  */
 export function performPair(traversal, server, step, now) {

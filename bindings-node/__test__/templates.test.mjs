@@ -1,6 +1,6 @@
 // RFC 6570 templates from Node: the external uritemplate-test suite (tests/uritemplate-test/,
 // unmodified) and the shared template vectors (tests/vectors/templates/), as Rust runs them
-// (core/tests/templates.rs).
+// (core/tests/rules/templates.rs).
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';

@@ -1,5 +1,5 @@
 // Replays every shared vector in tests/vectors/discovery/ (format: tests/vectors/README.md) through
-// the package's Pager. Rust (core/tests/vectors.rs) and Python replay the same files and must agree.
+// the package's Pager. Rust (core/tests/rules/vectors.rs) and Python replay the same files and must agree.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';

@@ -101,7 +101,7 @@ export interface Listing<T extends ResourceTemplate | Resource = ResourceTemplat
 }
 
 /** The stable error codes (the same in Rust, Python and Node; see `docs/errors.md`; the core's
- * `ErrorCode`, in its order: core/tests/error_codes.rs checks it, `errorCodes` lists them at run time). */
+ * `ErrorCode`, in its order: core/tests/rules/error_codes.rs checks it, `errorCodes` lists them at run time). */
 export type ErrorCode =
   | 'malformed_result'
   | 'repeated_cursor'

@@ -1,7 +1,7 @@
 """Replays every shared vector in `tests/vectors/catalog/` and `tests/vectors/catalog_tools/` through
 a `mcplens._core.Catalog` and its `mcplens.Refresher` (the machine that owns the catalog's state).
 
-The same runner as Rust's `run_catalog_case` (`core/tests/vectors.rs`; format in
+The same runner as Rust's `run_catalog_case` (`core/tests/rules/vectors.rs`; format in
 `tests/vectors/README.md`): the tool output must be byte-identical, because every rule is the core's.
 """
 
@@ -46,7 +46,7 @@ def read_op(catalog: mcplens._core.Catalog, op: dict[str, Any], now: float) -> s
 
 def perform_pair(traversal: int, server: str, step: dict[str, Any], now_ms: float) -> mcplens.Pager:
     """The core's pair over a step's `{"resources", "templates"}` answers (each `{"capabilities"?,
-    "answers"}`; `core/tests/vectors.rs` `perform_pair`): each request is answered from the list
+    "answers"}`; `core/tests/rules/vectors.rs` `perform_pair`): each request is answered from the list
     of its kind, and every answer must be used."""
     caps = step.get("resources", {}).get("capabilities", {"resources": {}})
     pair = mcplens.Pager.pair(traversal, server, capabilities=json.dumps(caps), now=now_ms / 1000)

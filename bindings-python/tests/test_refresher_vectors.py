@@ -1,6 +1,6 @@
 """Replays every shared vector in `tests/vectors/refresher/` through `mcplens.Refresher`.
 
-The same runner as Rust's `run_refresher_case` (`core/tests/vectors.rs`; format in
+The same runner as Rust's `run_refresher_case` (`core/tests/rules/vectors.rs`; format in
 `tests/vectors/README.md`): the exact actions, timeouts, statuses and byte-identical tool output.
 """
 

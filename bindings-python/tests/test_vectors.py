@@ -1,6 +1,6 @@
 """Replays every shared vector in `tests/vectors/discovery/` through `mcplens.Pager`.
 
-Same rules as the Rust runner (`core/tests/vectors.rs`, format in `tests/vectors/README.md`): the
+Same rules as the Rust runner (`core/tests/rules/vectors.rs`, format in `tests/vectors/README.md`): the
 results must be identical, because every rule is the core's.
 """
 
@@ -105,7 +105,7 @@ def drive(
     protocol_version: str = "",
     pages: str = "text",
 ) -> Run:
-    """Drives a pager over the canned answers (`core/tests/vectors.rs` `drive`). `pages`: "text"
+    """Drives a pager over the canned answers (`core/tests/rules/vectors.rs` `drive`). `pages`: "text"
     as the answers give them; else parsed first, as an SDK does (a page that is not JSON goes as
     its text), then handed over as the parsed value's JSON text ("reserialized") or as the value
     itself ("parsed": `accept_page_parsed`, its text when that declines)."""

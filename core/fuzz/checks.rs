@@ -2,8 +2,8 @@
 //!
 //! This file depends only on `std`, `mcplens` and `serde_json`, so three places compile it:
 //! the cargo-fuzz targets in `core/fuzz/fuzz_targets/` (one `check_*` entry point each),
-//! `core/tests/fuzz_regressions.rs` (replays every committed seed and crash file through the same
-//! entry points, no fuzz toolchain needed) and the `core/tests/proptest_*.rs` properties (which
+//! `core/tests/rules/fuzz_regressions.rs` (replays every committed seed and crash file through the same
+//! entry points, no fuzz toolchain needed) and the `core/tests/rules/proptest_*.rs` properties (which
 //! build the same input structs with proptest strategies and call the same checkers).
 //!
 //! Structured inputs are decoded from the fuzzer's bytes with [`Bytes`], a tiny reader that

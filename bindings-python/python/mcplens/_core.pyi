@@ -63,7 +63,7 @@ _Want: TypeAlias = Literal["current", "refresh", "force"]
 _Disposition: TypeAlias = Literal["committed", "confirming", "failed", "discarded", "ignored"]
 _Notifications: TypeAlias = Literal["unsolicited", "listening", "not_offered"]
 _RepeatedCursors: TypeAlias = Literal["by_era", "fail", "follow"]
-# The core's ErrorCode, in the order of docs/errors.md (core/tests/error_codes.rs checks it).
+# The core's ErrorCode, in the order of docs/errors.md (core/tests/rules/error_codes.rs checks it).
 _ErrorCode: TypeAlias = Literal[
     "malformed_result",
     "repeated_cursor",

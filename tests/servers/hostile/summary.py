@@ -3,7 +3,7 @@
 
     python3 tests/servers/hostile/summary.py [RESULTS_DIR]   # default .build/hostile
 
-Each runner (core/tests/hostile_matrix.rs → rust.json, bindings-python/tests/test_hostile.py →
+Each runner (core/tests/drivers/hostile_matrix.rs → rust.json, bindings-python/tests/test_hostile.py →
 python-mcp1.json / python-mcp2.json and, over HTTP, python-mcp<N>-http.json; through
 `fastmcp.Client` in the fastmcp environments, python-fastmcp<N>[-http].json,
 bindings-node/__test__/hostile.test.mjs → node.json and, over HTTP, node-http.json) writes

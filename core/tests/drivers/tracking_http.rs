@@ -1,7 +1,7 @@
 //! The HTTP exporters against a loopback receiver: OTLP/HTTP protobuf decoded with the official
 //! messages (opentelemetry-proto), and the MCPcat-compatible events API.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, SystemTime};

@@ -11,8 +11,7 @@
 //! deeper.
 
 #[allow(dead_code)]
-#[path = "../fuzz/checks.rs"]
-mod checks;
+use crate::checks;
 
 use proptest::collection::vec;
 use proptest::prelude::*;

@@ -13,8 +13,7 @@
 //! Case counts are modest (256); `PROPTEST_CASES=10000` digs deeper.
 
 #[allow(dead_code)]
-#[path = "../fuzz/checks.rs"]
-mod checks;
+use crate::checks;
 
 use checks::{Hook, Pay, Rid, TrackCase};
 use mcplens::tracking::{Method, PayloadLimits};

@@ -7,7 +7,7 @@
 //! `MCPLENS_BLESS=1` writes the event lines of cases marked `unblessed` (new cases from
 //! `tests/vectors/gen_tracking.py`); review them before committing.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};

@@ -7,7 +7,6 @@
 //! process's peak RSS (`VmHWM`, reset per case) must grow by at most the table's bound, and after
 //! a failure the previous good templates must survive. Rows are written to
 //! `.build/hostile/rust.json` for `tests/servers/hostile/summary.py`. Needs `python3` on `PATH`.
-#![cfg(feature = "rmcp")]
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

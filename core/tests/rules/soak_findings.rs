@@ -1,7 +1,7 @@
 //! Minimal reproducers of tracking bugs found by the soak (`core/tests/soak.rs`), one test each
 //! (each failed before its fix).
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime};
 

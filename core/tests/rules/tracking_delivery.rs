@@ -2,7 +2,7 @@
 //! the counters. No assertion depends on timing: outages and slow exporters are simulated with
 //! exporters that fail or block until the test lets them go, and every check is on counts.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

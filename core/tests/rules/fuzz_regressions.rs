@@ -3,8 +3,7 @@
 //! crash reproducer in `core/fuzz/regressions/<target>/` (see `core/fuzz/README.md`).
 
 #[allow(dead_code)]
-#[path = "../fuzz/checks.rs"]
-mod checks;
+use crate::checks;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
