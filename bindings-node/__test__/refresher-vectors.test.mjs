@@ -122,7 +122,7 @@ test('listenClosed: bad input throws invalid_argument (it is never returned as t
 });
 
 test('errorCodes come from the core', () => {
-  assert.equal(errorCodes.length, 23);
+  assert.equal(errorCodes.length, 24);
   assert.deepEqual(errorCodes.slice(0, 3), ['malformed_result', 'repeated_cursor', 'page_limit']);
 });
 

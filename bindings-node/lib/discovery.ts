@@ -117,6 +117,7 @@ export type ErrorCode =
   | 'unknown_server'
   | 'output_too_large'
   | 'unlisted_uri'
+  | 'not_offered'
   | 'invalid_uri_template'
   | 'invalid_value'
   | 'prefix_on_composite'

@@ -228,7 +228,7 @@ def test_big_page_parses_off_the_gil() -> None:
 def test_error_codes_come_from_the_core() -> None:
     codes = mcplens._core.ERROR_CODES
     assert codes[:3] == ("malformed_result", "repeated_cursor", "page_limit")
-    assert len(codes) == len(set(codes)) == 23
+    assert len(codes) == len(set(codes)) == 24
 
 
 def test_a_pair_goes_back_to_its_refresher_once() -> None:

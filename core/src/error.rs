@@ -70,8 +70,12 @@ codes! {
     UnknownServer = "unknown_server",
     /// A tool's output would pass its cap.
     OutputTooLarge = "output_too_large",
-    /// The read tool's URI is neither a resource the server listed nor fits one of its templates.
+    /// The read tool's URI is neither a resource the server listed nor fits one of its templates;
+    /// the completion tool's URI template is not one the server listed.
     UnlistedUri = "unlisted_uri",
+    /// The server does not offer what was asked (completion: it does not declare `completions`,
+    /// or answered -32601).
+    NotOffered = "not_offered",
     /// Not a valid RFC 6570 URI template.
     InvalidUriTemplate = "invalid_uri_template",
     /// A value cannot be expanded into its variable.
@@ -257,6 +261,6 @@ mod tests {
             assert_eq!(serde_json::to_string(&code).unwrap(), format!("\"{code}\""));
         }
         assert!("no_such_code".parse::<ErrorCode>().is_err());
-        assert_eq!(ErrorCode::ALL.len(), 23);
+        assert_eq!(ErrorCode::ALL.len(), 24);
     }
 }

@@ -5,6 +5,12 @@
 /// `resources/read`.
 pub const RESOURCES_READ: &str = "resources/read";
 
+/// `completion/complete`.
+pub const COMPLETION_COMPLETE: &str = "completion/complete";
+
+/// JSON-RPC's "method not found".
+pub const METHOD_NOT_FOUND: i64 = crate::discovery::METHOD_NOT_FOUND;
+
 /// `notifications/resources/list_changed`.
 pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
 

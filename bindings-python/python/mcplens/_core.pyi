@@ -79,6 +79,7 @@ _ErrorCode: TypeAlias = Literal[
     "unknown_server",
     "output_too_large",
     "unlisted_uri",
+    "not_offered",
     "invalid_uri_template",
     "invalid_value",
     "prefix_on_composite",

@@ -20,13 +20,16 @@ mod traversal;
 mod visibility;
 
 pub use refresher::{
-    advertises_list_changed, Action, CallerId, Disposition, Epoch, InvalidRefreshConfig, ListChanged, ListenClosed,
-    Liveness, Notifications, Outcome, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
+    advertises_list_changed, has_completions_capability, Action, CallerId, Disposition, Epoch, InvalidRefreshConfig,
+    ListChanged, ListenClosed, Liveness, Notifications, Outcome, RefreshConfig, Refresher, TraversalError, TraversalId,
+    Want,
 };
 pub use routing::{CatalogMatches, TemplateMatch, CATALOG_MATCH_STEPS};
 pub use shared::{process_seed, SharedRefresher};
 pub use traversal::{Paging, PairTraversal};
-pub use visibility::{LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL, READ_RESOURCE_TOOL, RESOURCE_TOOLS};
+pub use visibility::{
+    COMPLETE_TEMPLATE_TOOL, LIST_RESOURCES_TOOL, LIST_RESOURCE_TEMPLATES_TOOL, READ_RESOURCE_TOOL, RESOURCE_TOOLS,
+};
 
 use crate::error::ErrorCode;
 use std::collections::BTreeSet;
@@ -227,6 +230,8 @@ struct Entry {
     outdated: bool,
     /// Whether the server declares the `resources` capability (`None`: not known).
     declares_resources: Option<bool>,
+    /// The server's connection declares the `completions` capability.
+    declares_completions: bool,
     /// A traversal pair holds the newest ticket (it began and has not ended).
     refreshing: bool,
 }
@@ -243,6 +248,7 @@ impl Entry {
             invalidated: 0,
             outdated: false,
             declares_resources: None,
+            declares_completions: false,
             refreshing: false,
         }
     }
@@ -254,6 +260,7 @@ impl Entry {
         self.failed = false;
         self.outdated = false;
         self.declares_resources = None;
+        self.declares_completions = false;
     }
 
     /// Marks the pair outdated (kept and listed) after a list_changed.
@@ -294,6 +301,8 @@ pub(crate) struct ServerView {
     pub name: String,
     pub templates: Vec<ResourceTemplate>,
     pub failure: Option<Failure>,
+    /// The server offers completion of its templates ([`Catalog::offers_completion`]).
+    pub completion: bool,
 }
 
 /// What became of a commit, failure or abandon: whether it applied (false when the ticket was
@@ -533,6 +542,7 @@ impl Catalog {
                 name: e.name.clone(),
                 templates: e.pair.as_ref().map(|p| p.templates.clone()).unwrap_or_default(),
                 failure: if e.failed { e.last_error.clone() } else { None },
+                completion: e.offers_completion(),
             })
             .collect();
         Ok(views)
@@ -550,6 +560,7 @@ impl Catalog {
                     name: e.name.clone(),
                     templates: Vec::new(),
                     failure: if e.failed { e.last_error.clone() } else { None },
+                    completion: false,
                 };
                 (view, e.pair.as_ref().map(|p| p.resources.clone()).unwrap_or_default())
             })
@@ -560,6 +571,35 @@ impl Catalog {
     /// Whether any server is known to declare the `resources` capability.
     pub(crate) fn any_declares_resources(&self) -> bool {
         self.entries.iter().any(|e| e.declares_resources == Some(true))
+    }
+
+    /// Whether any server offers completion ([`offers_completion`](Self::offers_completion)).
+    pub(crate) fn any_offers_completion(&self) -> bool {
+        self.entries.iter().any(Entry::offers_completion)
+    }
+
+    /// Records whether `server`'s connection declares the `completions` capability. Clearing the
+    /// server forgets it. Unknown servers are ignored.
+    pub(crate) fn declare_completions(&mut self, server: &str, declares: bool) {
+        if let Some(e) = self.find_mut(server) {
+            if e.declares_completions != declares {
+                e.declares_completions = declares;
+                self.generation += 1;
+            }
+        }
+    }
+
+    /// Does `server`'s connection declare the `completions` capability? (False for unknown
+    /// servers.) Only such servers are asked `completion/complete`.
+    pub fn declares_completions(&self, server: &str) -> bool {
+        self.find(server).is_some_and(|e| e.declares_completions)
+    }
+
+    /// Does `server` offer completion of its templates: its connection declares `completions`
+    /// and it lists at least one template? The listing tool names these servers, and the
+    /// completion tool is visible while one exists.
+    pub fn offers_completion(&self, server: &str) -> bool {
+        self.find(server).is_some_and(Entry::offers_completion)
     }
 
     fn select<'a>(&'a self, server: Option<&str>) -> Result<impl Iterator<Item = &'a Entry>, CatalogError> {
@@ -574,6 +614,10 @@ impl Catalog {
 }
 
 impl Entry {
+    fn offers_completion(&self) -> bool {
+        self.declares_completions && self.pair.as_ref().is_some_and(|p| !p.templates.is_empty())
+    }
+
     /// May `ticket` change this entry? Only the newest ticket, and only when no invalidation came
     /// after it began; either way a ticket that is the newest ends the running refresh.
     fn applies(&mut self, ticket: &Ticket) -> bool {

@@ -317,6 +317,14 @@ pub enum ListenClosed {
 }
 
 /// Do the server's capabilities (its `initialize` or `server/discover` result's `capabilities`, as
+/// JSON text) declare `completions` (an object)? Only such servers are asked `completion/complete`.
+pub fn has_completions_capability(capabilities_json: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(capabilities_json)
+        .ok()
+        .is_some_and(|c| c.get("completions").is_some_and(serde_json::Value::is_object))
+}
+
+/// Do the server's capabilities (its `initialize` or `server/discover` result's `capabilities`, as
 /// JSON text) advertise `resources.listChanged: true`?
 pub fn advertises_list_changed(capabilities_json: &str) -> bool {
     serde_json::from_str::<serde_json::Value>(capabilities_json)
@@ -496,6 +504,15 @@ impl Refresher {
         if !waiters.is_empty() {
             self.start(i, waiters);
         }
+        epoch
+    }
+
+    /// [`attach`](Self::attach) from the server's capabilities (its `initialize` result's, or
+    /// `server/discover`'s, as JSON text): the core reads what it declares — `resources` (the
+    /// resource tools) and `completions` (the completion tool, [`Catalog::offers_completion`]).
+    pub fn attach_capabilities(&mut self, server: &str, capabilities_json: &str) -> Epoch {
+        let epoch = self.attach(server, crate::discovery::has_resources_capability(capabilities_json));
+        self.catalog.declare_completions(server, has_completions_capability(capabilities_json));
         epoch
     }
 

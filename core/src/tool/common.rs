@@ -147,6 +147,57 @@ pub enum ToolError {
         /// The bound, in bytes.
         max_bytes: usize,
     },
+    /// The completion tool's server does not offer completion: it does not declare the
+    /// `completions` capability, or it answered -32601.
+    #[error("Server \"{server}\" does not offer completion of its resource templates. Fill the template from a resource it lists (ListMcpResourcesTool) instead.")]
+    NotOffered {
+        /// The server named.
+        server: String,
+    },
+    /// The completion tool's URI template is not one the server listed.
+    #[error("The URI template is not one server \"{server}\" listed. Give a template exactly as ListMcpResourceTemplatesTool lists it for that server.")]
+    UnlistedTemplate {
+        /// The server named.
+        server: String,
+    },
+    /// The server answered the completion with a JSON-RPC error (only its code is kept).
+    #[error("Server \"{server}\" could not complete the template's variable: JSON-RPC error {code}.")]
+    CompleteFailed {
+        /// The server asked.
+        server: String,
+        /// The JSON-RPC error code.
+        code: i64,
+    },
+    /// The transport failed during the completion (or no connection is attached).
+    #[error("Server \"{server}\" could not be reached to complete the template's variable (the transport failed).")]
+    CompleteTransport {
+        /// The server asked.
+        server: String,
+    },
+    /// The completion took longer than its timeout.
+    #[error("Server \"{server}\" did not answer the completion within {} ms.", max.as_millis())]
+    CompleteDeadline {
+        /// The server asked.
+        server: String,
+        /// The timeout.
+        max: std::time::Duration,
+    },
+    /// The completion's answer was longer than the bound, and refused unread.
+    #[error("Server \"{server}\" answered the completion with a message over {max_bytes} bytes, which was refused.")]
+    CompleteTooLarge {
+        /// The server asked.
+        server: String,
+        /// The bound, in bytes.
+        max_bytes: usize,
+    },
+    /// The completion's result broke the schema.
+    #[error("Server \"{server}\" answered the completion with a malformed result ({reason}).")]
+    CompleteMalformed {
+        /// The server asked.
+        server: String,
+        /// What was wrong (fixed text).
+        reason: &'static str,
+    },
     /// The read's result broke the schema.
     #[error("Server \"{server}\" answered the read with a malformed result ({reason}).")]
     ReadMalformed {
@@ -164,7 +215,15 @@ impl ToolError {
             ToolError::UnknownServer(e) => e.code(),
             ToolError::OutputTooLarge { .. } => ErrorCode::OutputTooLarge,
             ToolError::InvalidArgument { .. } => ErrorCode::InvalidArgument,
-            ToolError::UnlistedUri { .. } | ToolError::NoListing { .. } => ErrorCode::UnlistedUri,
+            ToolError::UnlistedUri { .. } | ToolError::NoListing { .. } | ToolError::UnlistedTemplate { .. } => {
+                ErrorCode::UnlistedUri
+            }
+            ToolError::NotOffered { .. } => ErrorCode::NotOffered,
+            ToolError::CompleteFailed { .. } => ErrorCode::ServerError,
+            ToolError::CompleteTransport { .. } => ErrorCode::TransportError,
+            ToolError::CompleteDeadline { .. } => ErrorCode::Deadline,
+            ToolError::CompleteMalformed { .. } => ErrorCode::MalformedResult,
+            ToolError::CompleteTooLarge { .. } => ErrorCode::MessageTooLarge,
             ToolError::MatchLimit { .. } => ErrorCode::MatchLimit,
             ToolError::ReadFailed { .. } => ErrorCode::ServerError,
             ToolError::ReadTransport { .. } => ErrorCode::TransportError,
@@ -185,7 +244,14 @@ impl ToolError {
             | ToolError::ReadTransport { server }
             | ToolError::ReadDeadline { server, .. }
             | ToolError::ReadMalformed { server, .. }
-            | ToolError::ReadTooLarge { server, .. } => Some(server),
+            | ToolError::ReadTooLarge { server, .. }
+            | ToolError::NotOffered { server }
+            | ToolError::UnlistedTemplate { server }
+            | ToolError::CompleteFailed { server, .. }
+            | ToolError::CompleteTransport { server }
+            | ToolError::CompleteDeadline { server, .. }
+            | ToolError::CompleteTooLarge { server, .. }
+            | ToolError::CompleteMalformed { server, .. } => Some(server),
             ToolError::OutputTooLarge { .. } | ToolError::InvalidArgument { .. } => None,
         }
     }
@@ -193,7 +259,7 @@ impl ToolError {
     /// The JSON-RPC code of a read the server refused.
     pub fn rpc_code(&self) -> Option<i64> {
         match self {
-            ToolError::ReadFailed { code, .. } => Some(*code),
+            ToolError::ReadFailed { code, .. } | ToolError::CompleteFailed { code, .. } => Some(*code),
             _ => None,
         }
     }

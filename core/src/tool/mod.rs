@@ -16,6 +16,8 @@
 //! filter or page — never truncated, never written anywhere. Rendering reads only the catalog:
 //! it never reads a resource, expands a template or calls completion.
 
+use std::time::Duration;
+
 use crate::error::ErrorCode;
 use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
@@ -25,9 +27,11 @@ use crate::catalog::{Catalog, CatalogError, Failure};
 use crate::discovery::Listing;
 
 mod common;
+pub mod complete;
 pub mod read;
 
 pub use common::{ToolError, ToolSpec, MAX_OUTPUT_CHARS};
+pub use complete::{CompleteCall, CompleteConfig, CompleteInput};
 pub use read::{ReadCall, ReadConfig, ReadInput};
 
 /// The templates tool's name.
@@ -47,8 +51,9 @@ pub const DESCRIPTION: &str = "Lists the resource templates of the connected MCP
 RFC 6570 URI template such as file:///{path}: fill in its variables to build a concrete URI, then read that URI with \
 the MCP resource-reading tool, naming the same server. Each template has a \"server\" field. Use \"server\" to list \
 one server's templates, and \"offset\"/\"limit\" to page: \"nextOffset\" is present when more templates remain. \
-Servers whose templates could not be listed are reported in \"failures\". An empty listing means the connected \
-servers offer no resource templates, not that a server has no tools.";
+Servers whose templates could not be listed are reported in \"failures\"; servers that suggest values for their \
+templates' variables are named in \"completion\" (ask them with the MCP template-completion tool). An empty listing \
+means the connected servers offer no resource templates, not that a server has no tools.";
 
 /// The resources tool's description, shown to the model.
 pub const RESOURCES_DESCRIPTION: &str = "Lists the concrete resources of the connected MCP servers: each has a \
@@ -74,6 +79,7 @@ pub fn spec_of(name: &str) -> Option<ToolSpec> {
         NAME => Some(spec()),
         RESOURCES_NAME => Some(resources_spec()),
         read::NAME => Some(read::spec()),
+        complete::NAME => Some(complete::spec()),
         _ => None,
     }
 }
@@ -166,8 +172,8 @@ impl Input {
 /// The servers a call of the resource tool `name` with the model's input must see current before
 /// it answers — the listings render the catalog and the read authorizes against it, so a driver
 /// makes these servers current (traversing only what is due) first, then calls the tool: a
-/// listing filtered to one server, that server; an unfiltered listing, every server; the read,
-/// the server it names. Input the tool refuses anyway, an unknown server or another tool: none.
+/// listing filtered to one server, that server; an unfiltered listing, every server; the read and
+/// the completion, the server it names. Input the tool refuses anyway, an unknown server or another tool: none.
 pub fn current_before(catalog: &Catalog, name: &str, input_json: &str) -> Vec<String> {
     let known = |s: String| if catalog.servers().contains(&s) { vec![s] } else { Vec::new() };
     match name {
@@ -176,13 +182,15 @@ pub fn current_before(catalog: &Catalog, name: &str, input_json: &str) -> Vec<St
             Ok(_) => catalog.servers(),
             Err(_) => Vec::new(),
         },
-        crate::catalog::READ_RESOURCE_TOOL => match serde_json::from_str::<Value>(input_json) {
-            Ok(Value::Object(o)) => match o.get("server") {
-                Some(Value::String(s)) => known(s.clone()),
+        crate::catalog::READ_RESOURCE_TOOL | crate::catalog::COMPLETE_TEMPLATE_TOOL => {
+            match serde_json::from_str::<Value>(input_json) {
+                Ok(Value::Object(o)) => match o.get("server") {
+                    Some(Value::String(s)) => known(s.clone()),
+                    _ => Vec::new(),
+                },
                 _ => Vec::new(),
-            },
-            _ => Vec::new(),
-        },
+            }
+        }
         _ => Vec::new(),
     }
 }
@@ -202,7 +210,9 @@ struct FailureRow<'a> {
 /// good templates, if any, are still listed).
 pub fn render(catalog: &Catalog, input: &Input) -> Result<String, ToolError> {
     let views = catalog.views(input.server.as_deref()).map_err(ToolError::UnknownServer)?;
-    render_page("resourceTemplates", views.into_iter().map(|v| (v.name, v.templates, v.failure)).collect(), input)
+    let completion: Vec<String> = views.iter().filter(|v| v.completion).map(|v| v.name.clone()).collect();
+    let servers = views.into_iter().map(|v| (v.name, v.templates, v.failure)).collect();
+    render_page("resourceTemplates", servers, &completion, input)
 }
 
 /// [`render`] for one server without a catalog: its templates listing, or the failure that kept it
@@ -221,20 +231,27 @@ pub fn render_one_server(
         Ok(listing) => (listing.templates().cloned().collect(), None),
         Err(failure) => (Vec::new(), Some(failure.clone())),
     };
-    render_page("resourceTemplates", vec![(server.to_owned(), items, failure)], input)
+    render_page("resourceTemplates", vec![(server.to_owned(), items, failure)], &[], input)
 }
 
 /// Renders the resources tool's output: [`render`]'s twin over each server's concrete resources
 /// (`uri, name, title?, description?, mimeType?, size?, annotations?, server`).
 pub fn render_resources(catalog: &Catalog, input: &Input) -> Result<String, ToolError> {
     let views = catalog.resource_views(input.server.as_deref()).map_err(ToolError::UnknownServer)?;
-    render_page("resources", views.into_iter().map(|(v, resources)| (v.name, resources, v.failure)).collect(), input)
+    render_page(
+        "resources",
+        views.into_iter().map(|(v, resources)| (v.name, resources, v.failure)).collect(),
+        &[],
+        input,
+    )
 }
 
-/// One page of either listing: `{key: [...], failures, total, nextOffset?}`, within the cap.
+/// One page of either listing: `{key: [...], failures, completion?, total, nextOffset?}`, within
+/// the cap; `completion` (the servers that offer completion of their templates) only when one does.
 fn render_page<T: Serialize>(
     key: &'static str,
     servers: Vec<(String, Vec<T>, Option<Failure>)>,
+    completion: &[String],
     input: &Input,
 ) -> Result<String, ToolError> {
     let all: Vec<&T> = servers.iter().flat_map(|(_, items, _)| items.iter()).collect();
@@ -253,6 +270,9 @@ fn render_page<T: Serialize>(
     let mut map = ser.serialize_map(None).expect("writing to a Vec cannot fail");
     map.serialize_entry(key, page).expect("writing to a Vec cannot fail");
     map.serialize_entry("failures", &failures).expect("writing to a Vec cannot fail");
+    if !completion.is_empty() {
+        map.serialize_entry("completion", completion).expect("writing to a Vec cannot fail");
+    }
     map.serialize_entry("total", &total).expect("writing to a Vec cannot fail");
     if end < total {
         map.serialize_entry("nextOffset", &end).expect("writing to a Vec cannot fail");
@@ -284,4 +304,91 @@ pub fn render_listing(catalog: &Catalog, name: &str, input: &Input) -> Result<St
 /// [`render_resources`] from the model's input as JSON text.
 pub fn call_resources(catalog: &Catalog, input_json: &str) -> Result<String, ToolError> {
     render_resources(catalog, &Input::from_json(input_json)?)
+}
+
+/// The settings of the tools that call a server: the read's and the completion's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallConfig {
+    /// [`ReadMcpResourceTool`](read)'s settings.
+    pub read: ReadConfig,
+    /// [`CompleteMcpResourceTemplateTool`](complete)'s settings.
+    pub complete: CompleteConfig,
+}
+
+/// A model's call of a tool that asks a server (the read, the completion), validated against the
+/// catalog and handed to the host to perform: send [`method`](Self::method) with
+/// [`params_json`](Self::params_json) over [`server`](Self::server)'s connection, wait at most
+/// [`remaining`](Self::remaining), then [`finish`](Self::finish) with what happened. The listing
+/// tools ask no server: they are rendered from the catalog ([`render_listing`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServerCall {
+    /// `ReadMcpResourceTool`.
+    Read(ReadCall),
+    /// `CompleteMcpResourceTemplateTool`.
+    Complete(CompleteCall),
+}
+
+impl ServerCall {
+    /// The model's call of tool `name` with its input (JSON text), validated against `catalog` at
+    /// `now`; `invalid_argument` for a tool that asks no server.
+    pub fn new(
+        catalog: &Catalog,
+        name: &str,
+        input_json: &str,
+        config: &CallConfig,
+        now: Duration,
+    ) -> Result<ServerCall, ToolError> {
+        match name {
+            read::NAME => ReadCall::from_json(catalog, input_json, &config.read, now).map(ServerCall::Read),
+            complete::NAME => {
+                CompleteCall::from_json(catalog, input_json, &config.complete, now).map(ServerCall::Complete)
+            }
+            _ => Err(ToolError::InvalidArgument { reason: "not a tool of mcplens that asks a server".to_owned() }),
+        }
+    }
+
+    /// Does tool `name` ask a server (the host performs a [`ServerCall`])?
+    pub fn asks_server(name: &str) -> bool {
+        matches!(name, read::NAME | complete::NAME)
+    }
+
+    /// The JSON-RPC method to send.
+    pub fn method(&self) -> &'static str {
+        match self {
+            ServerCall::Read(_) => ReadCall::METHOD,
+            ServerCall::Complete(_) => CompleteCall::METHOD,
+        }
+    }
+
+    /// The server to ask.
+    pub fn server(&self) -> &str {
+        match self {
+            ServerCall::Read(c) => c.server(),
+            ServerCall::Complete(c) => c.server(),
+        }
+    }
+
+    /// The request's `params` as compact JSON text.
+    pub fn params_json(&self) -> String {
+        match self {
+            ServerCall::Read(c) => c.params_json(),
+            ServerCall::Complete(c) => c.params_json(),
+        }
+    }
+
+    /// How long the host may still wait for the answer.
+    pub fn remaining(&self, now: Duration) -> Duration {
+        match self {
+            ServerCall::Read(c) => c.remaining(now),
+            ServerCall::Complete(c) => c.remaining(now),
+        }
+    }
+
+    /// The model's output for what became of the request, or the tool error.
+    pub fn finish(&self, outcome: crate::discovery::Outcome<'_>) -> Result<String, ToolError> {
+        match self {
+            ServerCall::Read(c) => c.finish(outcome),
+            ServerCall::Complete(c) => c.finish(outcome),
+        }
+    }
 }

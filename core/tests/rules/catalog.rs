@@ -333,3 +333,39 @@ fn the_pair_traversal_decides_what_is_asked() {
     early.poll_request().unwrap();
     assert!(early.finish().is_none(), "not ended: abandoned");
 }
+
+/// The completion call of a server that declares `completions`: an answer over the bound is
+/// refused whole, and a server whose connection ends no longer offers completion.
+#[test]
+fn completion_answers_are_bounded_and_follow_the_connection() {
+    let caps = r#"{"resources":{},"completions":{}}"#;
+    let mut machine = Refresher::new(RefreshConfig::default(), 0);
+    let epoch = machine.attach_capabilities("docs", caps);
+    machine.request("docs", Want::Refresh, Duration::ZERO).unwrap();
+    let Some(Action::Traverse { traversal, .. }) = machine.poll_action() else { panic!("no traversal") };
+    let mut pair = PairTraversal::new(traversal, "docs", Some(caps), Limits::default(), "", Duration::ZERO);
+    while let Some(request) = pair.poll_request() {
+        let page = if request.method == "resources/list" {
+            r#"{"resources":[]}"#
+        } else {
+            r#"{"resourceTemplates":[{"uriTemplate":"docs://{page}","name":"pages"}]}"#
+        };
+        pair.handle_outcome(Outcome::Page(page), Duration::ZERO).unwrap();
+    }
+    assert_eq!(machine.handle_pair(pair, Duration::ZERO), Disposition::Committed);
+    assert!(machine.catalog().offers_completion("docs"));
+    assert_eq!(machine.catalog().visible_tools().len(), 4);
+
+    let input = r#"{"server":"docs","uriTemplate":"docs://{page}","variable":"page"}"#;
+    let config = tool::CallConfig::default();
+    let call = tool::ServerCall::new(machine.catalog(), tool::complete::NAME, input, &config, Duration::ZERO).unwrap();
+    let huge = format!(r#"{{"completion":{{"values":["{}"]}}}}"#, "a".repeat(tool::complete::MAX_ANSWER_BYTES));
+    let e = call.finish(Outcome::Page(&huge)).unwrap_err();
+    assert_eq!((e.code().as_str(), e.server()), ("message_too_large", Some("docs")));
+
+    assert!(machine.detach("docs", epoch));
+    assert!(!machine.catalog().declares_completions("docs"));
+    assert_eq!(machine.catalog().visible_tools().len(), 0);
+    let e = tool::ServerCall::new(machine.catalog(), tool::complete::NAME, input, &config, Duration::ZERO).unwrap_err();
+    assert_eq!(e.code().as_str(), "not_offered");
+}

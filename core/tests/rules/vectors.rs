@@ -398,14 +398,14 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
             "add" => machine.add_server(server),
             "begin" => {
                 if machine.epoch(server).is_none() {
-                    machine.attach(server, declares_resources(op));
+                    machine.attach_capabilities(server, &capabilities(op));
                 }
                 machine.request(server, Want::Refresh, now).unwrap();
             }
             "refresh" => {
                 if !pending.contains_key(server) {
                     if machine.epoch(server).is_none() {
-                        machine.attach(server, declares_resources(op));
+                        machine.attach_capabilities(server, &capabilities(op));
                     }
                     machine.request(server, Want::Refresh, now).unwrap();
                     take_traversals(&mut machine, &mut pending);
@@ -454,7 +454,8 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
                     Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
                 }
             }
-            "read" => read_op(&mut bad, i, op, machine.catalog(), now),
+            "read" | "complete" => call_op(&mut bad, i, op, machine.catalog(), now),
+            "visible" => check("visible", json!(machine.catalog().visible_tools())),
             "matchUri" => match machine.catalog().match_uri(op["uri"].as_str().unwrap()) {
                 Ok(found) => check("matchUri", serde_json::to_value(&found).unwrap()),
                 Err(e) => check_error(&mut bad, i, op, e.code().as_str(), &e.to_string()),
@@ -468,18 +469,30 @@ fn run_catalog_case(case: &Value) -> Vec<String> {
 
 /// A `read` op (`tests/vectors/README.md`, "read_tool"): validate, check the request, finish it with
 /// the vector's outcome.
-fn read_op(bad: &mut Vec<String>, i: usize, op: &Value, catalog: &mcplens::Catalog, now: Duration) {
-    let config = match op.get("config") {
-        Some(c) => tool::ReadConfig::from_json(&c.to_string()),
-        None => Ok(tool::ReadConfig::default()),
+/// A `read` or `complete` op: the model's call validated into the core's [`tool::ServerCall`] (its
+/// request checked), finished with the vector's outcome.
+fn call_op(bad: &mut Vec<String>, i: usize, op: &Value, catalog: &mcplens::Catalog, now: Duration) {
+    let name = if op["op"] == "read" { tool::read::NAME } else { tool::complete::NAME };
+    let mut config = tool::CallConfig::default();
+    let configured = match op.get("config").map(Value::to_string) {
+        Some(c) if name == tool::read::NAME => tool::ReadConfig::from_json(&c).map(|c| config.read = c),
+        Some(c) => tool::CompleteConfig::from_json(&c).map(|c| config.complete = c),
+        None => Ok(()),
     };
-    let call = config.and_then(|config| tool::ReadCall::from_json(catalog, &op["input"].to_string(), &config, now));
+    let call = configured.and_then(|()| tool::ServerCall::new(catalog, name, &op["input"].to_string(), &config, now));
     let result = call.and_then(|call| {
-        let request = json!({"server": call.server(), "uri": call.uri(), "params": call.params_json()});
+        let request = match &call {
+            tool::ServerCall::Read(read) => {
+                json!({"server": call.server(), "uri": read.uri(), "params": call.params_json()})
+            }
+            _ => json!({"server": call.server(), "method": call.method(), "params": call.params_json()}),
+        };
         if op.get("expectRequest") != Some(&request) {
             bad.push(format!("op {i}: request {request}, want {}", op["expectRequest"]));
         }
-        assert_eq!(tool::ReadCall::METHOD, "resources/read");
+        if let Some(ms) = op.get("timeoutMs") {
+            expect(bad, i, "timeoutMs", json!(call.remaining(now).as_millis() as u64), Some(ms));
+        }
         let outcome = &op["outcome"];
         let text = match (outcome.get("result"), outcome.get("resultText")) {
             (Some(r), _) => r.to_string(),
@@ -500,14 +513,15 @@ fn read_op(bad: &mut Vec<String>, i: usize, op: &Value, catalog: &mcplens::Catal
     });
     match result {
         Ok(text) if op.get("expect") == Some(&json!(text)) => {}
-        Ok(text) => bad.push(format!("op {i} (read): got {text}, want {}", op.get("expect").unwrap_or(&Value::Null))),
+        Ok(text) => bad.push(format!("op {i} (call): got {text}, want {}", op.get("expect").unwrap_or(&Value::Null))),
         Err(e) => check_error(bad, i, op, e.code().as_str(), &e.to_string()),
     }
 }
 
-/// Does a catalog vector's server declare `resources` (its capabilities, default yes)?
-fn declares_resources(op: &Value) -> bool {
-    op["resources"].get("capabilities").is_none_or(|caps| caps.get("resources").is_some())
+/// A catalog vector's server's capabilities as JSON text (its resources' `capabilities`, default
+/// `{"resources": {}}`): the runner attaches it with them.
+fn capabilities(op: &Value) -> String {
+    op["resources"].get("capabilities").cloned().unwrap_or(json!({"resources": {}})).to_string()
 }
 
 /// Drains the machine's actions, keeping each server's newest traversal in flight.
@@ -545,6 +559,11 @@ fn catalog_tool_vectors() {
 #[test]
 fn read_tool_vectors() {
     replay("read_tool", 20, run_catalog_case);
+}
+
+#[test]
+fn complete_tool_vectors() {
+    replay("complete_tool", 10, run_catalog_case);
 }
 
 /// One traversal pair of a refresher vector: both listings, or the first error (resources
