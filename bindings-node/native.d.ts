@@ -17,10 +17,14 @@ export declare class NativeCatalog {
   /**
    * An empty catalog; `configJson`: the refresher's settings `{retryBaseMs, retryMaxMs,
    * minTtlMs, shrinkMinItems}`, `readJson`: the read tool's `{anyUri, maxOutputChars,
-   * timeoutMs}` (missing keys take the defaults).
+   * timeoutMs}`, `completeJson`: the completion tool's `{maxOutputChars, timeoutMs}` (missing
+   * keys take the defaults).
    */
-  constructor(configJson?: string | undefined | null, readJson?: string | undefined | null)
-  /** The resource tools to offer the model now: all three while a server declares `resources`. */
+  constructor(configJson?: string | undefined | null, readJson?: string | undefined | null, completeJson?: string | undefined | null)
+  /**
+   * The resource tools to offer the model now: three while a server declares `resources`, and
+   * the completion tool too while a server offers completion.
+   */
   visibleTools(): Array<string>
   /** Catalog-wide change counter: compare it with the last value seen to learn of a change. */
   generation(): number
@@ -42,41 +46,6 @@ export declare class NativeListing {
   toJson(): string
 }
 
-/** One `ReadMcpResourceTool` call, validated against the catalog. */
-export declare class NativeReadCall {
-  /**
-   * Validates the model's input (JSON text) against `catalog` at `nowMs`, with the read settings
-   * `{anyUri, maxOutputChars, timeoutMs}` (JSON text; missing keys take the defaults; none: the
-   * catalog's).
-   */
-  constructor(catalog: NativeCatalog, inputJson: string, configJson: string | undefined | null, nowMs: number)
-  /** The server to read from. */
-  get server(): string
-  /** The URI to read. */
-  get uri(): string
-  /** The JSON-RPC code accepted, if any. */
-  get rpcCode(): number | null
-  /** Milliseconds the host may still wait for the answer at `nowMs`. */
-  remaining(nowMs: number): number
-  /** The `resources/read` result, as JSON text. */
-  acceptPage(page: string, nowMs: number): void
-  /**
-   * What the SDK reported for the request instead of a result (`kind`: `error_answer`,
-   * `sdk_error`, `schema_refused`, `lost`), classified by the core (`SdkFailure`).
-   */
-  acceptFailure(kind: string, code: number | undefined | null, connectionHeld: boolean | undefined | null, nowMs: number): void
-  /** A JSON-RPC error answer (only the code is kept). */
-  acceptRpcError(code: number, nowMs: number): void
-  /** The host's client refused the result's shape. */
-  acceptMalformed(nowMs: number): void
-  /** The transport failed (or no connection is attached). */
-  acceptTransportError(nowMs: number): void
-  /** The host's timeout (`remaining`) fired. */
-  acceptTimeout(nowMs: number): void
-  /** The model's output for what was accepted (nothing accepted: a transport failure). */
-  finish(): string
-}
-
 /**
  * The refresh state machine of a [`NativeCatalog`] (see `mcplens::catalog::Refresher`): one per
  * catalog.
@@ -96,6 +65,11 @@ export declare class NativeRefresher {
   invalidate(server: string, reason: string, nowMs: number): void
   /** A connection of `server` (registering it): its epoch. */
   attach(server: string, resourcesCapability: boolean): number
+  /**
+   * `attach` from the server's capabilities (JSON text): the core reads `resources` and
+   * `completions` from them.
+   */
+  attachCapabilities(server: string, capabilitiesJson: string): number
   /** Connection `epoch` of `server` ended: both lists cleared. False for an old epoch. */
   detach(server: string, epoch: number): boolean
   /**
@@ -141,6 +115,47 @@ export declare class NativeRefresher {
   remove(server: string): boolean
   /** Forgets every server. */
   clear(): void
+}
+
+/**
+ * One model call of a tool that asks a server (`ReadMcpResourceTool`,
+ * `CompleteMcpResourceTemplateTool`), validated against the catalog.
+ */
+export declare class NativeToolCall {
+  /**
+   * Validates the model's input (JSON text) to tool `name` against `catalog` at `nowMs`, with
+   * that tool's settings (JSON text — the read's `{anyUri, maxOutputChars, timeoutMs}`, the
+   * completion's `{maxOutputChars, timeoutMs}`; missing keys take the defaults; none: the
+   * catalog's).
+   */
+  constructor(catalog: NativeCatalog, name: string, inputJson: string, configJson: string | undefined | null, nowMs: number)
+  /** The server to ask. */
+  get server(): string
+  /** The JSON-RPC method (`resources/read`, `completion/complete`). */
+  get method(): string
+  /** The request's params as JSON text. */
+  paramsJson(): string
+  /** The JSON-RPC code accepted, if any. */
+  get rpcCode(): number | null
+  /** Milliseconds the host may still wait for the answer at `nowMs`. */
+  remaining(nowMs: number): number
+  /** The result, as JSON text. */
+  acceptPage(page: string, nowMs: number): void
+  /**
+   * What the SDK reported for the request instead of a result (`kind`: `error_answer`,
+   * `sdk_error`, `schema_refused`, `lost`), classified by the core (`SdkFailure`).
+   */
+  acceptFailure(kind: string, code: number | undefined | null, connectionHeld: boolean | undefined | null, nowMs: number): void
+  /** A JSON-RPC error answer (only the code is kept). */
+  acceptRpcError(code: number, nowMs: number): void
+  /** The host's client refused the result's shape. */
+  acceptMalformed(nowMs: number): void
+  /** The transport failed (or no connection is attached). */
+  acceptTransportError(nowMs: number): void
+  /** The host's timeout (`remaining`) fired. */
+  acceptTimeout(nowMs: number): void
+  /** The model's output for what was accepted (nothing accepted: a transport failure). */
+  finish(): string
 }
 
 /**
@@ -199,6 +214,9 @@ export declare class Pager {
   /** The diagnostics so far as JSON text (also after a failure, for telemetry). */
   diagnostics(): string
 }
+
+/** Does the resource tool `name` ask a server (a `ToolCall`)? The listings do not. */
+export declare function asksServer(name: string): boolean
 
 /** Either listing tool by name on the model's input (JSON text): the output JSON text. */
 export declare function callListingTool(catalog: NativeCatalog, name: string, inputJson: string): string

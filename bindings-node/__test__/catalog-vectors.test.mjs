@@ -10,7 +10,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 
-import { Catalog, McplensError, ReadCall, Refresher } from 'mcplens';
+import { Catalog, McplensError, Refresher, ToolCall } from 'mcplens';
 
 import { pairTraversed, perDriver } from './replay.mjs';
 
@@ -26,13 +26,21 @@ const READ_DIR = join(DIR, '..', 'read_tool');
 const readFiles = readdirSync(READ_DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
+const COMPLETE_DIR = join(DIR, '..', 'complete_tool');
+const completeFiles = readdirSync(COMPLETE_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
-/** A `read` op: the call through `ReadCall` (its request checked), finished with the vector's outcome. */
-function readOp(catalog, op, now) {
-  const read = new ReadCall(catalog, JSON.stringify(op.input), op.config ?? {}, now);
-  const request = { server: read.server, uri: read.uri, params: JSON.stringify(read.params) };
-  assert.deepStrictEqual([request, read.method], [op.expectRequest, 'resources/read']);
-  assert.equal(read.remaining(now), op.config?.timeoutMs ?? 30_000);
+/** A `read` or `complete` op: the model's call through `ToolCall` (its request checked), finished with the vector's outcome. */
+function callOp(catalog, op, now) {
+  const name = op.op === 'read' ? 'ReadMcpResourceTool' : 'CompleteMcpResourceTemplateTool';
+  const read = new ToolCall(catalog, name, JSON.stringify(op.input), op.config ?? {}, now);
+  const request =
+    op.op === 'read'
+      ? { server: read.server, uri: read.params.uri, params: read.paramsJson() }
+      : { server: read.server, method: read.method, params: read.paramsJson() };
+  assert.deepStrictEqual(request, op.expectRequest);
+  assert.equal(read.remaining(now), op.config?.timeoutMs ?? (op.op === 'read' ? 30_000 : 10_000));
   const { result, resultText, rpcError, transport, timedOut } = op.outcome;
   if (result !== undefined || resultText !== undefined) read.acceptPage(resultText ?? JSON.stringify(result), now);
   else if (rpcError !== undefined) read.acceptRpcError(rpcError, now);
@@ -75,9 +83,9 @@ async function runCase(c, via) {
         bad.push(`op ${i}: message ${JSON.stringify(e.message)}, want ${JSON.stringify(op.expectMessage)}`);
       }
     };
-    const declares = !op.resources?.capabilities || 'resources' in op.resources.capabilities;
+    const capabilities = op.resources?.capabilities ?? { resources: {} };
     if ((op.op === 'begin' || op.op === 'refresh') && !(op.op === 'refresh' && pending.has(server))) {
-      if (machine.epoch(server) === null) machine.attach(server, declares);
+      if (machine.epoch(server) === null) machine.attachCapabilities(server, capabilities);
       machine.request(server, 'refresh', now);
       if (op.op === 'refresh') takeTraversals();
     }
@@ -137,11 +145,15 @@ async function runCase(c, via) {
         }
         break;
       case 'read':
+      case 'complete':
         try {
-          check('read', readOp(catalog, op, now));
+          check(op.op, callOp(catalog, op, now));
         } catch (e) {
           checkError(e);
         }
+        break;
+      case 'visible':
+        check('visible', catalog.visibleTools());
         break;
       case 'matchUri':
         try {
@@ -162,8 +174,15 @@ test('the shared catalog vectors are there', () => {
   assert.ok(files.length >= 30, `only ${files.length} catalog vectors in ${DIR}`);
   assert.ok(toolFiles.length >= 15, `only ${toolFiles.length} catalog tool vectors in ${TOOL_DIR}`);
   assert.ok(readFiles.length >= 18, `only ${readFiles.length} read tool vectors in ${READ_DIR}`);
+  assert.ok(completeFiles.length >= 10, `only ${completeFiles.length} completion tool vectors in ${COMPLETE_DIR}`);
 });
 
-for (const [dir, file] of [...files.map((f) => [DIR, f]), ...toolFiles.map((f) => [TOOL_DIR, f]), ...readFiles.map((f) => [READ_DIR, f])]) {
+const every = [
+  ...files.map((f) => [DIR, f]),
+  ...toolFiles.map((f) => [TOOL_DIR, f]),
+  ...readFiles.map((f) => [READ_DIR, f]),
+  ...completeFiles.map((f) => [COMPLETE_DIR, f]),
+];
+for (const [dir, file] of every) {
   perDriver(test, `catalog vector ${file}`, join(dir, file), runCase);
 }

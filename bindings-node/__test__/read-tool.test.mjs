@@ -10,7 +10,7 @@ import { Client as V2Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport as V2Stdio } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { Catalog, McplensError, expand, readResourceTool, resourceToolSpecs, toolSpec } from 'mcplens';
+import { Catalog, McplensError, completeTemplateTool, expand, readResourceTool, resourceToolSpecs, toolSpec } from 'mcplens';
 
 import { EVERYTHING_SERVER, connectStdio, readOutput, record } from './helpers.mjs';
 
@@ -47,8 +47,9 @@ describe('the read tool', () => {
     assert.deepEqual(toolSpec('ListMcpResourcesTool').strictInputSchema.required, ['limit', 'offset', 'server']);
     assert.equal(toolSpec('Other'), undefined);
     // The list the adapters register is the core's, in its order.
-    assert.deepEqual(resourceToolSpecs.map((s) => s.name), [LIST, 'ListMcpResourcesTool', READ]);
+    assert.deepEqual(resourceToolSpecs.map((s) => s.name), [LIST, 'ListMcpResourcesTool', READ, 'CompleteMcpResourceTemplateTool']);
     assert.deepEqual(resourceToolSpecs[2], readResourceTool);
+    assert.deepEqual(resourceToolSpecs[3], completeTemplateTool);
     assert.throws(() => new Catalog({ read: { maxOutputChars: 10 } }), (e) => e instanceof McplensError && e.code === 'invalid_argument');
   });
 

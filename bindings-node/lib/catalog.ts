@@ -122,6 +122,17 @@ export const listResourcesTool: ToolSpec = toolSpec('ListMcpResourcesTool')!;
 /** `ReadMcpResourceTool`: answer it with `await catalog.callTool(readResourceTool.name, args)`. */
 export const readResourceTool: ToolSpec = toolSpec('ReadMcpResourceTool')!;
 
+/** `CompleteMcpResourceTemplateTool`: answer it with `await catalog.callTool(completeTemplateTool.name, args)`. */
+export const completeTemplateTool: ToolSpec = toolSpec('CompleteMcpResourceTemplateTool')!;
+
+/** The completion tool's settings; missing keys take the defaults. */
+export interface CompleteOptions {
+  /** The output cap in characters, 1,000 to 100,000 (default 10,000). */
+  maxOutputChars?: number;
+  /** How long a completion may take, up to 600,000 ms (default 10,000). */
+  timeoutMs?: number;
+}
+
 /** The read tool's settings; missing keys take the defaults. */
 export interface ReadOptions {
   /** Read URIs the server did not list nor fit one of its templates (default false). */
@@ -168,9 +179,11 @@ export interface CatalogOptions {
   refresh?: RefreshOptions;
   /** The read tool's settings. */
   read?: ReadOptions;
+  /** The completion tool's settings. */
+  complete?: CompleteOptions;
 }
 
-const { resourcesListChanged: LIST_CHANGED, resourcesRead: READ_METHOD } = native.protocol();
+const { resourcesListChanged: LIST_CHANGED } = native.protocol();
 
 /** What became of a caller's request (the refresher's `resolve` outcome). */
 export type RefreshOutcome = 'cached' | 'committed' | 'discarded' | { failed: { failure: Failure; rpcCode?: number } };
@@ -250,6 +263,11 @@ export class Refresher {
   /** A connection of `server` (registering it): its epoch; it replaces the server's previous connection. */
   attach(server: string, resourcesCapability: boolean): number {
     return this.#native.attach(server, resourcesCapability);
+  }
+
+  /** `attach` from the server's capabilities (`client.getServerCapabilities()`): the core reads what it declares — `resources` and `completions`. */
+  attachCapabilities(server: string, capabilities: object): number {
+    return this.#native.attachCapabilities(server, JSON.stringify(capabilities));
   }
 
   /** Connection `epoch` of `server` ended (closed, disabled, replaced: every end clears alike): both lists cleared. False for an old epoch. */
@@ -407,25 +425,26 @@ function jsonInput(input: string | undefined): string {
  * `remaining(now)`, feed exactly one `accept*`, then `finish()` gives the model's output or throws
  * the tool's `McplensError`. `Catalog.callTool` does all of this over an SDK client.
  */
-export class ReadCall extends native.NativeReadCall {
-  /** `options`: the read settings (default: the catalog's). */
-  constructor(catalog: Catalog, args: Readonly<Record<string, unknown>> | string | null, options?: ReadOptions, now = performance.now()) {
+export class ToolCall extends native.NativeToolCall {
+  /** `options`: that tool's settings (default: the catalog's). */
+  constructor(
+    catalog: Catalog,
+    name: string,
+    args: Readonly<Record<string, unknown>> | string | null,
+    options?: ReadOptions | CompleteOptions,
+    now = performance.now(),
+  ) {
     const { input, asked } = modelInput(args);
     try {
-      super(nativeCatalog(catalog), jsonInput(input), options && JSON.stringify(options), now);
+      super(nativeCatalog(catalog), name, jsonInput(input), options && JSON.stringify(options), now);
     } catch (e) {
       rethrow(e, asked);
     }
   }
 
-  /** `resources/read`. */
-  get method(): string {
-    return READ_METHOD;
-  }
-
-  /** The request's params: `{uri}`. */
-  get params(): { uri: string } {
-    return { uri: this.uri };
+  /** The request's params. */
+  get params(): Record<string, unknown> {
+    return JSON.parse(this.paramsJson()) as Record<string, unknown>;
   }
 
   /** The model's output (compact JSON), or throws the tool's `McplensError`. */
@@ -466,7 +485,9 @@ export class Catalog {
 
   constructor(options: CatalogOptions = {}) {
     this.#limits = options.limits;
-    this.#native = call(undefined, () => new native.NativeCatalog(JSON.stringify(options.refresh ?? {}), JSON.stringify(options.read ?? {})));
+    this.#native = call(undefined, () =>
+      new native.NativeCatalog(JSON.stringify(options.refresh ?? {}), JSON.stringify(options.read ?? {}), JSON.stringify(options.complete ?? {})),
+    );
   }
 
   /** The machine this catalog drives (made on first use; throws when a host's `Refresher` has it). */
@@ -693,13 +714,13 @@ export class Catalog {
     const { input } = modelInput(args ?? null);
     const current = input === undefined ? [] : native.currentBefore(this.#native, name, input);
     await Promise.all(current.map((server) => this.ensureFresh(server)));
-    if (name !== readResourceTool.name) {
+    if (!native.asksServer(name)) {
       return this.#tool(args, (input) => native.callListingTool(this.#native, name, input));
     }
-    const read = new ReadCall(this, args ?? null);
-    const conn = this.#connections.get(this.#machine.epoch(read.server) ?? -1);
-    if (conn !== undefined) await send(conn.client, read, { method: read.method, params: read.params });
-    return read.finish(); // nothing sent (no connection): transport_error
+    const asked = new ToolCall(this, name, args ?? null);
+    const conn = this.#connections.get(this.#machine.epoch(asked.server) ?? -1);
+    if (conn !== undefined) await send(conn.client, asked, { method: asked.method, params: asked.params });
+    return asked.finish(); // nothing sent (no connection): transport_error
   }
 
   /**
@@ -727,9 +748,9 @@ export class Catalog {
   #connect(server: string, client: McpClient): Connection {
     const current = this.#connections.get(this.#machine.epoch(server) ?? -1);
     if (current !== undefined && current.client === client) return current;
-    const declares = initialized(server, client);
+    initialized(server, client); // throws for a client that is not initialized
     if (current !== undefined) this.#drop(current);
-    const conn = { server, epoch: this.#machine.attach(server, declares), client };
+    const conn = { server, epoch: this.#machine.attachCapabilities(server, client.getServerCapabilities() ?? {}), client };
     this.#connections.set(conn.epoch, conn);
     this.#drive();
     return conn;

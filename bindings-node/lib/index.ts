@@ -33,11 +33,12 @@ export {
 } from './discovery.js';
 export {
   Catalog,
-  ReadCall,
+  ToolCall,
   Refresher,
   listResourceTemplatesTool,
   listResourcesTool,
   readResourceTool,
+  completeTemplateTool,
   resourceToolSpecs,
   toolSpec,
   type CatalogOptions,
@@ -49,6 +50,7 @@ export {
   type ListTemplatesToolInput,
   type Liveness,
   type ReadOptions,
+  type CompleteOptions,
   type RefreshOptions,
   type RefreshOutcome,
   type RefresherAction,

@@ -353,6 +353,8 @@ pub struct NativeCatalog {
     machine: Arc<catalog::SharedRefresher>,
     /// The read tool's settings.
     read: tool::ReadConfig,
+    /// The completion tool's settings.
+    complete: tool::CompleteConfig,
 }
 
 impl NativeCatalog {
@@ -365,9 +367,10 @@ impl NativeCatalog {
 impl NativeCatalog {
     /// An empty catalog; `configJson`: the refresher's settings `{retryBaseMs, retryMaxMs,
     /// minTtlMs, shrinkMinItems}`, `readJson`: the read tool's `{anyUri, maxOutputChars,
-    /// timeoutMs}` (missing keys take the defaults).
+    /// timeoutMs}`, `completeJson`: the completion tool's `{maxOutputChars, timeoutMs}` (missing
+    /// keys take the defaults).
     #[napi(constructor)]
-    pub fn new(config_json: Option<String>, read_json: Option<String>) -> Result<Self> {
+    pub fn new(config_json: Option<String>, read_json: Option<String>, complete_json: Option<String>) -> Result<Self> {
         let config: catalog::RefreshConfig = match config_json.as_deref() {
             None => catalog::RefreshConfig::default(),
             Some(text) => serde_json::from_str(text).map_err(|_| {
@@ -377,10 +380,13 @@ impl NativeCatalog {
         config.validate().map_err(|why| invalid_argument("", &why.to_string()))?;
         let machine = Arc::new(catalog::SharedRefresher::new(config));
         let read = read_json.as_deref().map_or(Ok(tool::ReadConfig::default()), tool::ReadConfig::from_json);
-        Ok(NativeCatalog { machine, read: read.map_err(tool_error)? })
+        let complete =
+            complete_json.as_deref().map_or(Ok(tool::CompleteConfig::default()), tool::CompleteConfig::from_json);
+        Ok(NativeCatalog { machine, read: read.map_err(tool_error)?, complete: complete.map_err(tool_error)? })
     }
 
-    /// The resource tools to offer the model now: all three while a server declares `resources`.
+    /// The resource tools to offer the model now: three while a server declares `resources`, and
+    /// the completion tool too while a server offers completion.
     #[napi]
     pub fn visible_tools(&self) -> Vec<&'static str> {
         self.lock().catalog().visible_tools().to_vec()

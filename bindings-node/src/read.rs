@@ -1,43 +1,62 @@
-//! `ReadMcpResourceTool` for Node (`mcplens::tool::read`): one read, sans-IO, with the same
-//! `remaining`/`accept*` calls as the `Pager` so the facade sends it the same way; the tools'
-//! specs by name; either listing tool by name. Every rule is the core's.
+//! The tools that ask a server for Node (`mcplens::tool::ServerCall`: the read, the completion):
+//! one call, sans-IO, with the same `remaining`/`accept*` calls as the `Pager` so the facade sends
+//! it the same way; the tools' specs by name; either listing tool by name. Every rule is the core's.
 
 use mcplens::discovery::{Fetched, Outcome, SdkFailure};
-use mcplens::tool::{self, ReadCall, ReadConfig};
+use mcplens::tool::{self, CallConfig, CompleteConfig, ReadConfig, ServerCall};
 use napi_derive::napi;
 
 use crate::{instant, tool_error, NativeCatalog, Result};
 
-/// One `ReadMcpResourceTool` call, validated against the catalog.
+/// One model call of a tool that asks a server (`ReadMcpResourceTool`,
+/// `CompleteMcpResourceTemplateTool`), validated against the catalog.
 #[napi]
-pub struct NativeReadCall {
-    inner: ReadCall,
+pub struct NativeToolCall {
+    inner: ServerCall,
     fetched: Option<Fetched>,
 }
 
 #[napi]
-impl NativeReadCall {
-    /// Validates the model's input (JSON text) against `catalog` at `nowMs`, with the read settings
-    /// `{anyUri, maxOutputChars, timeoutMs}` (JSON text; missing keys take the defaults; none: the
+impl NativeToolCall {
+    /// Validates the model's input (JSON text) to tool `name` against `catalog` at `nowMs`, with
+    /// that tool's settings (JSON text — the read's `{anyUri, maxOutputChars, timeoutMs}`, the
+    /// completion's `{maxOutputChars, timeoutMs}`; missing keys take the defaults; none: the
     /// catalog's).
     #[napi(constructor)]
-    pub fn new(catalog: &NativeCatalog, input_json: String, config_json: Option<String>, now_ms: f64) -> Result<Self> {
+    pub fn new(
+        catalog: &NativeCatalog,
+        name: String,
+        input_json: String,
+        config_json: Option<String>,
+        now_ms: f64,
+    ) -> Result<Self> {
         let now = instant("", now_ms)?;
-        let config = config_json.as_deref().map_or(Ok(catalog.read), ReadConfig::from_json).map_err(tool_error)?;
-        let inner = ReadCall::from_json(catalog.lock().catalog(), &input_json, &config, now).map_err(tool_error)?;
-        Ok(NativeReadCall { inner, fetched: None })
+        let mut config = CallConfig { read: catalog.read, complete: catalog.complete };
+        match config_json.as_deref() {
+            Some(text) if name == tool::read::NAME => config.read = ReadConfig::from_json(text).map_err(tool_error)?,
+            Some(text) => config.complete = CompleteConfig::from_json(text).map_err(tool_error)?,
+            None => {}
+        }
+        let inner = ServerCall::new(catalog.lock().catalog(), &name, &input_json, &config, now).map_err(tool_error)?;
+        Ok(NativeToolCall { inner, fetched: None })
     }
 
-    /// The server to read from.
+    /// The server to ask.
     #[napi(getter)]
     pub fn server(&self) -> String {
         self.inner.server().to_owned()
     }
 
-    /// The URI to read.
+    /// The JSON-RPC method (`resources/read`, `completion/complete`).
     #[napi(getter)]
-    pub fn uri(&self) -> String {
-        self.inner.uri().to_owned()
+    pub fn method(&self) -> String {
+        self.inner.method().to_owned()
+    }
+
+    /// The request's params as JSON text.
+    #[napi]
+    pub fn params_json(&self) -> String {
+        self.inner.params_json()
     }
 
     /// The JSON-RPC code accepted, if any.
@@ -55,7 +74,7 @@ impl NativeReadCall {
         Ok(self.inner.remaining(instant(self.inner.server(), now_ms)?).as_secs_f64() * 1000.0)
     }
 
-    /// The `resources/read` result, as JSON text.
+    /// The result, as JSON text.
     #[napi]
     pub fn accept_page(&mut self, page: String, _now_ms: f64) {
         self.fetched = Some(Fetched::Page(page));
@@ -106,6 +125,12 @@ impl NativeReadCall {
     pub fn finish(&self) -> Result<String> {
         self.inner.finish(self.fetched.as_ref().map_or(Outcome::Transport, Fetched::as_outcome)).map_err(tool_error)
     }
+}
+
+/// Does the resource tool `name` ask a server (a `ToolCall`)? The listings do not.
+#[napi]
+pub fn asks_server(name: String) -> bool {
+    ServerCall::asks_server(&name)
 }
 
 /// The spec of the resource tool named `name` as JSON text, or `null` for any other name.

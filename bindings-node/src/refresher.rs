@@ -50,6 +50,13 @@ impl NativeRefresher {
         self.inner().attach(&server, resources_capability).0 as i64
     }
 
+    /// `attach` from the server's capabilities (JSON text): the core reads `resources` and
+    /// `completions` from them.
+    #[napi]
+    pub fn attach_capabilities(&mut self, server: String, capabilities_json: String) -> i64 {
+        self.inner().attach_capabilities(&server, &capabilities_json).0 as i64
+    }
+
     /// Connection `epoch` of `server` ended: both lists cleared. False for an old epoch.
     #[napi]
     pub fn detach(&mut self, server: String, epoch: i64) -> bool {

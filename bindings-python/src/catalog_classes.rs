@@ -70,6 +70,8 @@ pub(crate) struct PyCatalog {
     pub(crate) limits: Option<PyLimits>,
     /// The read tool's settings.
     pub(crate) read: tool::ReadConfig,
+    /// The completion tool's settings.
+    pub(crate) complete: tool::CompleteConfig,
 }
 
 impl PyCatalog {
@@ -86,26 +88,31 @@ getters! { PyCatalog, |s| {
     limits: Option<PyLimits> = s.limits.clone();
     /// The read tool's settings.
     read: read::PyReadConfig = read::PyReadConfig { inner: s.read };
+    /// The completion tool's settings.
+    complete: read::PyCompleteConfig = read::PyCompleteConfig { inner: s.complete };
 }}
 
 #[pymethods]
 impl PyCatalog {
     #[new]
-    #[pyo3(signature = (limits = None, *, refresh = None, read = None))]
+    #[pyo3(signature = (limits = None, *, refresh = None, read = None, complete = None))]
     fn new(
         limits: Option<PyRef<'_, PyLimits>>,
         refresh: Option<PyRef<'_, refresher::PyRefreshConfig>>,
         read: Option<PyRef<'_, read::PyReadConfig>>,
+        complete: Option<PyRef<'_, read::PyCompleteConfig>>,
     ) -> Self {
         let config = refresh.map(|r| r.inner).unwrap_or_default();
         PyCatalog {
             machine: Arc::new(catalog::SharedRefresher::new(config)),
             limits: limits.map(|l| l.clone()),
             read: read.map(|r| r.inner).unwrap_or_default(),
+            complete: complete.map(|c| c.inner).unwrap_or_default(),
         }
     }
 
-    /// The resource tools to offer the model now: all three while a server declares `resources`.
+    /// The resource tools to offer the model now: three while a server declares `resources`, and
+    /// the completion tool too while a server offers completion.
     fn visible_tools(&self) -> Vec<&'static str> {
         self.lock().catalog().visible_tools().to_vec()
     }

@@ -1,10 +1,11 @@
-//! `ReadMcpResourceTool` for Python (`mcplens::tool::read`): its settings and one read, sans-IO.
-//! `mcplens.Catalog.call_tool` performs the read with the `mcp` SDK; every rule is the core's.
+//! The tools that ask a server for Python (`mcplens::tool::ServerCall`: the read, the completion):
+//! their settings and one call, sans-IO. `mcplens.Catalog.call_tool` performs it with the `mcp`
+//! SDK; every rule is the core's.
 
 use mcplens::discovery::{Outcome, SdkFailure};
-use mcplens::tool::{self, ReadCall, ReadConfig};
+use mcplens::tool::{self, CompleteConfig, ReadConfig, ServerCall};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyString;
 
 use crate::{duration, error, instant, json_text, tool_error, McplensError, PyCatalog, PyToolSpec};
 
@@ -43,53 +44,89 @@ impl PyReadConfig {
     }
 }
 
-/// One `ReadMcpResourceTool` call, validated against the catalog: send `method` with `params`
-/// over `server`'s session, wait at most `remaining()`, then `finish` with what happened.
-#[pyclass(name = "ReadCall", module = "mcplens._core", frozen)]
-struct PyReadCall {
-    inner: ReadCall,
+/// The completion tool's settings: `max_output_chars` (the output cap, 1,000 to 100,000, default
+/// 10,000), `timeout` (seconds, up to 600, default 10).
+#[pyclass(name = "CompleteConfig", module = "mcplens._core", frozen)]
+pub(crate) struct PyCompleteConfig {
+    pub(crate) inner: CompleteConfig,
 }
 
-getters! { PyReadCall, |s| {
-    /// The server to read from.
-    server: String = s.inner.server().to_owned();
-    /// The URI to read.
-    uri: String = s.inner.uri().to_owned();
+getters! { PyCompleteConfig, |s| {
+    max_output_chars: usize = s.inner.max_output_chars;
+    timeout: f64 = s.inner.timeout.as_secs_f64();
 }}
 
 #[pymethods]
-impl PyReadCall {
-    /// Validates the model's `arguments` (a dict, its JSON text) against `catalog` with `config`
-    /// (default: the catalog's); raises `ToolError`.
+impl PyCompleteConfig {
     #[new]
-    #[pyo3(signature = (catalog, arguments, *, config = None, now = None))]
+    #[pyo3(signature = (*, max_output_chars = 10_000, timeout = 10.0))]
+    fn new(py: Python<'_>, max_output_chars: usize, timeout: f64) -> PyResult<Self> {
+        let inner = CompleteConfig { max_output_chars, timeout: duration(timeout).unwrap_or_default() };
+        inner.validate().map_err(|e| error::<McplensError>(py, e.to_string(), e.code().as_str(), None, None))?;
+        Ok(PyCompleteConfig { inner })
+    }
+
+    fn __repr__(&self) -> String {
+        let c = self.inner;
+        format!("CompleteConfig(max_output_chars={}, timeout={:?})", c.max_output_chars, c.timeout.as_secs_f64())
+    }
+}
+
+/// One model call of a tool that asks a server (`ReadMcpResourceTool`,
+/// `CompleteMcpResourceTemplateTool`), validated against the catalog: send `method` with `params`
+/// over `server`'s session, wait at most `remaining()`, then `finish` with what happened.
+#[pyclass(name = "ToolCall", module = "mcplens._core", frozen)]
+struct PyToolCall {
+    inner: ServerCall,
+}
+
+getters! { PyToolCall, |s| {
+    /// The server to ask.
+    server: String = s.inner.server().to_owned();
+    /// The JSON-RPC method (`"resources/read"`, `"completion/complete"`).
+    method: &'static str = s.inner.method();
+}}
+
+#[pymethods]
+impl PyToolCall {
+    /// Validates the model's `arguments` (a dict, its JSON text) to tool `name` against `catalog`
+    /// with `config` (a `ReadConfig` or `CompleteConfig` for that tool; default: the catalog's);
+    /// raises `ToolError`.
+    #[new]
+    #[pyo3(signature = (catalog, name, arguments, *, config = None, now = None))]
     fn new(
         py: Python<'_>,
         catalog: &PyCatalog,
+        name: &str,
         arguments: &Bound<'_, PyAny>,
-        config: Option<PyRef<'_, PyReadConfig>>,
+        config: Option<&Bound<'_, PyAny>>,
         now: Option<f64>,
     ) -> PyResult<Self> {
         let now = instant(py, now)?;
         let json = model_json(py, arguments)?;
-        let config = config.map_or(catalog.read, |c| c.inner);
-        py.detach(|| ReadCall::from_json(catalog.lock().catalog(), &json, &config, now))
-            .map(|inner| PyReadCall { inner })
+        let mut calls = tool::CallConfig { read: catalog.read, complete: catalog.complete };
+        if let Some(config) = config {
+            if let Ok(read) = config.cast::<PyReadConfig>() {
+                calls.read = read.get().inner;
+            } else {
+                calls.complete = config.cast::<PyCompleteConfig>()?.get().inner;
+            }
+        }
+        py.detach(|| ServerCall::new(catalog.lock().catalog(), name, &json, &calls, now))
+            .map(|inner| PyToolCall { inner })
             .map_err(|e| tool_error(py, &e, None))
     }
 
-    /// `"resources/read"`.
+    /// The request's params, as a dict.
     #[getter]
-    fn method(&self) -> &'static str {
-        ReadCall::METHOD
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let params: serde_json::Value = serde_json::from_str(&self.inner.params_json()).expect("the core writes JSON");
+        crate::pythonize(py, &params)
     }
 
-    /// The request's params: `{"uri": …}`.
-    #[getter]
-    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("uri", self.inner.uri())?;
-        Ok(d)
+    /// The request's params as compact JSON text.
+    fn params_json(&self) -> String {
+        self.inner.params_json()
     }
 
     /// Seconds the host may still wait for the answer.
@@ -117,8 +154,14 @@ impl PyReadCall {
     }
 
     fn __repr__(&self) -> String {
-        format!("<ReadCall server={:?}>", self.inner.server())
+        format!("<ToolCall {} server={:?}>", self.inner.method(), self.inner.server())
     }
+}
+
+/// Does the resource tool `name` ask a server (a `ToolCall`)? The listings do not.
+#[pyfunction]
+fn asks_server(name: &str) -> bool {
+    ServerCall::asks_server(name)
 }
 
 /// The spec of the resource tool named `name`; `None` for any other name.
@@ -165,12 +208,15 @@ fn current_before(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(current_before, m)?)?;
+    m.add_function(wrap_pyfunction!(asks_server, m)?)?;
     m.add_class::<PyReadConfig>()?;
-    m.add_class::<PyReadCall>()?;
+    m.add_class::<PyCompleteConfig>()?;
+    m.add_class::<PyToolCall>()?;
     for (constant, name) in [
         ("LIST_RESOURCE_TEMPLATES_TOOL", tool::NAME),
         ("LIST_RESOURCES_TOOL", tool::RESOURCES_NAME),
         ("READ_RESOURCE_TOOL", tool::read::NAME),
+        ("COMPLETE_TEMPLATE_TOOL", tool::complete::NAME),
     ] {
         m.add(constant, tool_spec(name))?;
     }

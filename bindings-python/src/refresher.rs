@@ -118,6 +118,12 @@ impl PyRefresher {
         self.lock().attach(server, resources_capability).0
     }
 
+    /// `attach` from the server's `capabilities` (JSON text): the core reads what it declares —
+    /// `resources` and `completions` (the completion tool).
+    fn attach_capabilities(&self, server: &str, capabilities: &str) -> u64 {
+        self.lock().attach_capabilities(server, capabilities).0
+    }
+
     /// Connection `epoch` of `server` ended (closed, disabled, replaced: every end clears alike):
     /// both lists cleared. False for an old epoch.
     fn detach(&self, server: &str, epoch: u64) -> bool {

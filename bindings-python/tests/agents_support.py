@@ -24,6 +24,8 @@ from support import SERVERS, over_stdio, read_output
 
 LIST_TEMPLATES, READ = "ListMcpResourceTemplatesTool", "ReadMcpResourceTool"
 RESOURCE_TOOLS = [LIST_TEMPLATES, "ListMcpResourcesTool", READ]  # in the order the core offers them
+# Every tool an adapter registers: the completion tool too (visible only while a server offers it).
+ALL_TOOLS = [*RESOURCE_TOOLS, "CompleteMcpResourceTemplateTool"]
 NOTE_TEXT = "Note 42: the launch moved to Tuesday."
 REFUSED_URI = "secret://token"  # fits no template of the server, and it listed no such resource
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"

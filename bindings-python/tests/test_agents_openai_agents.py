@@ -17,6 +17,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 
 import mcplens
 from agents_support import (
+    ALL_TOOLS,
     DOCS_COMMAND,
     NOTE_TEXT,
     READ,
@@ -98,7 +99,7 @@ async def test_reads_a_template_filled_in_from_the_listing() -> None:
 
 
 async def test_strict_schema_is_the_cores() -> None:
-    for function_tool_, name in zip(tools(), RESOURCE_TOOLS, strict=True):
+    for function_tool_, name in zip(tools(), ALL_TOOLS, strict=True):
         assert (function_tool_.name, function_tool_.strict_json_schema) == (name, True)
         assert function_tool_.params_json_schema == mcplens.tool_spec(name).strict_input_schema
 

@@ -20,22 +20,31 @@ VECTORS = Path(__file__).resolve().parents[2] / "tests" / "vectors" / "catalog"
 FILES = sorted(VECTORS.glob("*.json"))
 TOOL_FILES = sorted((VECTORS.parent / "catalog_tools").glob("*.json"))
 READ_FILES = sorted((VECTORS.parent / "read_tool").glob("*.json"))
-# A vector's outcome as the SDK's facts the core classifies (`ReadCall.finish`).
+COMPLETE_FILES = sorted((VECTORS.parent / "complete_tool").glob("*.json"))
+# A vector's outcome as the SDK's facts the core classifies (`ToolCall.finish`).
 OUTCOMES = {"rpcError": "error_answer", "transport": "lost", "timedOut": "timeout", "malformed": "schema_refused"}
 
 
-def read_op(catalog: mcplens._core.Catalog, op: dict[str, Any], now: float) -> str:
-    """A `read` op: the call through `ReadCall` (the request checked), finished with the vector's outcome."""
+def call_op(catalog: mcplens._core.Catalog, op: dict[str, Any], now: float) -> str:
+    """A `read` or `complete` op: the model's call through `ToolCall` (the request checked), finished
+    with the vector's outcome."""
     c = op.get("config", {})
-    config = mcplens.ReadConfig(
-        any_uri=c.get("anyUri", False),
-        max_output_chars=c.get("maxOutputChars", 100_000),
-        timeout=c.get("timeoutMs", 30_000) / 1000,
-    )
-    call = mcplens.ReadCall(catalog, json.dumps(op["input"]), config=config, now=now)
-    request = {"server": call.server, "uri": call.uri, "params": json.dumps(call.params, separators=(",", ":"))}
-    assert (request, call.method) == (op["expectRequest"], "resources/read")
-    assert call.remaining(now) == config.timeout
+    if op["op"] == "read":
+        name, timeout = mcplens.READ_RESOURCE_TOOL.name, c.get("timeoutMs", 30_000) / 1000
+        config: Any = mcplens.ReadConfig(
+            any_uri=c.get("anyUri", False), max_output_chars=c.get("maxOutputChars", 100_000), timeout=timeout
+        )
+    else:
+        name, timeout = mcplens.COMPLETE_TEMPLATE_TOOL.name, c.get("timeoutMs", 10_000) / 1000
+        config = mcplens.CompleteConfig(max_output_chars=c.get("maxOutputChars", 10_000), timeout=timeout)
+    call = mcplens.ToolCall(catalog, name, json.dumps(op["input"]), config=config, now=now)
+    if op["op"] == "read":
+        request = {"server": call.server, "uri": call.params["uri"], "params": call.params_json()}
+        assert call.method == "resources/read"
+    else:
+        request = {"server": call.server, "method": call.method, "params": call.params_json()}
+    assert request == op["expectRequest"]
+    assert call.remaining(now) == timeout
     outcome = op["outcome"]
     if "result" in outcome or "resultText" in outcome:
         text = outcome.get("resultText") or json.dumps(outcome["result"], ensure_ascii=False)
@@ -77,8 +86,9 @@ def complete(
     return {"disposition": got, "failure": catalog.status(server, now_ms / 1000).last_error.code}
 
 
-def declares_resources(op: dict[str, Any]) -> bool:
-    return "resources" in op.get("resources", {}).get("capabilities", {"resources": {}})
+def capabilities(op: dict[str, Any]) -> str:
+    """The server's capabilities (JSON text) the runner attaches it with."""
+    return json.dumps(op.get("resources", {}).get("capabilities", {"resources": {}}))
 
 
 def status_value(s: mcplens.ServerStatus) -> dict[str, Any]:
@@ -126,7 +136,7 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
             machine.add_server(server)
         elif name in ("begin", "refresh") and not (name == "refresh" and server in pending):
             if machine.epoch(server) is None:
-                machine.attach(server, declares_resources(op))
+                machine.attach_capabilities(server, capabilities(op))
             machine.request(server, "refresh", now)
             if name == "refresh":
                 take_traversals()
@@ -161,11 +171,13 @@ def run_catalog_case(case: dict[str, Any]) -> list[str]:
                     check(name, call(arguments))
                 except mcplens.ToolError as e:
                     check_error(e)
-        elif name == "read":
+        elif name in ("read", "complete"):
             try:
-                check(name, read_op(catalog, op, now))
+                check(name, call_op(catalog, op, now))
             except mcplens.McplensError as e:
                 check_error(e)
+        elif name == "visible":
+            check(name, catalog.visible_tools())
         elif name == "matchUri":
             try:
                 found = catalog.match_uri(op["uri"])
@@ -188,9 +200,13 @@ def test_vectors_present() -> None:
     assert len(FILES) >= 30, f"only {len(FILES)} catalog vectors under {VECTORS}"
     assert len(TOOL_FILES) >= 15, f"only {len(TOOL_FILES)} catalog tool vectors"
     assert len(READ_FILES) >= 18, f"only {len(READ_FILES)} read tool vectors"
+    assert len(COMPLETE_FILES) >= 10, f"only {len(COMPLETE_FILES)} completion tool vectors"
 
 
-@pytest.mark.parametrize("path", FILES + TOOL_FILES + READ_FILES, ids=[p.stem for p in FILES + TOOL_FILES + READ_FILES])
+ALL_FILES = FILES + TOOL_FILES + READ_FILES + COMPLETE_FILES
+
+
+@pytest.mark.parametrize("path", ALL_FILES, ids=[p.stem for p in ALL_FILES])
 def test_catalog_vector(path: Path) -> None:
     case = json.loads(path.read_text(encoding="utf-8"))
     assert case["name"] == path.stem, "name must match the file"

@@ -165,8 +165,9 @@ def test_read_settings_are_checked_by_the_core() -> None:
     assert mcplens.LIST_RESOURCES_TOOL.strict_input_schema["properties"]["limit"]["type"] == ["integer", "null"]
     # The list the adapters register is the core's, in its order.
     specs = mcplens._core.tool_specs()
-    assert [s.name for s in specs] == [LIST, "ListMcpResourcesTool", READ]
+    assert [s.name for s in specs] == [LIST, "ListMcpResourcesTool", READ, "CompleteMcpResourceTemplateTool"]
     assert [s.to_json() for s in specs][2] == mcplens.READ_RESOURCE_TOOL.to_json()
+    assert [s.to_json() for s in specs][3] == mcplens.COMPLETE_TEMPLATE_TOOL.to_json()
     assert mcplens.tool_spec("Other") is None
 
 
@@ -176,7 +177,8 @@ def test_read_call_finish_refuses_a_failure_kind_the_core_does_not_name() -> Non
     catalog = mcplens._core.Catalog()
     machine = mcplens.Refresher(catalog)
     machine.attach("docs", True)
-    call = mcplens.ReadCall(catalog, {"server": "docs", "uri": "note://1"}, config=mcplens.ReadConfig(any_uri=True))
+    arguments = {"server": "docs", "uri": "note://1"}
+    call = mcplens.ToolCall(catalog, "ReadMcpResourceTool", arguments, config=mcplens.ReadConfig(any_uri=True))
     with pytest.raises(mcplens.ToolError) as e:
         call.finish("transport")  # type: ignore[arg-type]
     assert (e.value.code, e.value.server) == ("invalid_argument", "docs")

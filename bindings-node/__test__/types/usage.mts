@@ -6,7 +6,7 @@ import {
   Catalog,
   McplensError,
   Pager,
-  ReadCall,
+  ToolCall,
   Refresher,
   listResources,
   listResourceTemplates,
@@ -98,8 +98,8 @@ export async function agent(clients: Map<string, Client>): Promise<string> {
 }
 
 // A host with its own I/O reads a resource with the sans-IO read call.
-export function hostRead(catalog: Catalog, send: (method: string, params: { uri: string }) => string): string {
-  const call = new ReadCall(catalog, { server: 'docs', uri: 'file:///a' }, { maxOutputChars: 5000, timeoutMs: 1000 });
+export function hostRead(catalog: Catalog, send: (method: string, params: Record<string, unknown>) => string): string {
+  const call = new ToolCall(catalog, 'ReadMcpResourceTool', { server: 'docs', uri: 'file:///a' }, { maxOutputChars: 5000, timeoutMs: 1000 });
   call.acceptPage(send(call.method, call.params), performance.now());
   return call.finish();
 }

@@ -7,18 +7,19 @@ themselves.
 
 from mcplens._catalog import Catalog, Watch
 from mcplens._core import (
+    COMPLETE_TEMPLATE_TOOL,
     LIST_RESOURCE_TEMPLATES_TOOL,
     LIST_RESOURCES_TOOL,
     READ_RESOURCE_TOOL,
     Annotations,
     CatalogError,
+    CompleteConfig,
     DiscoveryError,
     Failure,
     Limits,
     Listing,
     McplensError,
     Pager,
-    ReadCall,
     ReadConfig,
     RefreshConfig,
     Refresher,
@@ -27,6 +28,7 @@ from mcplens._core import (
     ResourceTemplate,
     ServerStatus,
     TemplateError,
+    ToolCall,
     ToolError,
     ToolSpec,
     __version__,
@@ -87,8 +89,8 @@ __all__ += [
     "matches",
     "variables",
 ]
-# The read tool.
-__all__ += ["READ_RESOURCE_TOOL", "ReadCall", "ReadConfig", "tool_spec"]
+# The tools that ask a server: the read and the completion.
+__all__ += ["COMPLETE_TEMPLATE_TOOL", "READ_RESOURCE_TOOL", "CompleteConfig", "ReadConfig", "ToolCall", "tool_spec"]
 # Server tracking.
 __all__ += [
     "CallbackExporter",

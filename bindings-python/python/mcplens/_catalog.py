@@ -27,7 +27,7 @@ import time
 from typing import Any, Literal
 
 from mcplens import _core
-from mcplens._core import CatalogError, DiscoveryError, Limits, ReadConfig, RefreshConfig, ServerStatus
+from mcplens._core import CatalogError, CompleteConfig, DiscoveryError, Limits, ReadConfig, RefreshConfig, ServerStatus
 from mcplens._mcp import _pair, _perform, _sdk
 
 __all__ = ["Catalog", "Watch"]
@@ -121,9 +121,14 @@ class Catalog(_core.Catalog):
     """
 
     def __init__(
-        self, limits: Limits | None = None, *, refresh: RefreshConfig | None = None, read: ReadConfig | None = None
+        self,
+        limits: Limits | None = None,
+        *,
+        refresh: RefreshConfig | None = None,
+        read: ReadConfig | None = None,
+        complete: CompleteConfig | None = None,
     ) -> None:
-        # `limits`, `refresh` and `read` are taken by the native constructor; the `mcp` SDK (and anyio)
+        # `limits`, `refresh`, `read` and `complete` are taken by the native constructor; the `mcp` SDK (and anyio)
         # are imported on first use, so the reads work without them.
         self._machine = _core.Refresher(self)
         self._connections: dict[int, _Connection] = {}  # by epoch
@@ -184,13 +189,14 @@ class Catalog(_core.Catalog):
     async def call_tool(self, name: str, arguments: Any = None) -> str:
         """Answers the resource tool `name` (one of `visible_tools()`) with the model's `arguments`
         (a dict, its JSON text, or None) once the servers it reads are current
-        (`_core.current_before`: a listing's, the read's server): a listing from the catalog; a read
-        over the server's session, bounded by the catalog's `ReadConfig`. Returns the tool's output;
-        raises `ToolError` — its message is meant for the model."""
+        (`_core.current_before`: a listing's, the read's or completion's server): a listing from the
+        catalog; a read or a completion over the server's session, bounded by the catalog's
+        `ReadConfig` / `CompleteConfig`. Returns the tool's output; raises `ToolError` — its message
+        is meant for the model."""
         await self._current(_core.current_before(self, name, arguments))
-        if name != _core.READ_RESOURCE_TOOL.name:
+        if not _core.asks_server(name):
             return self.call_listing_tool(name, arguments)
-        call = _core.ReadCall(self, {} if arguments is None else arguments)
+        call = _core.ToolCall(self, name, {} if arguments is None else arguments)
         conn = self._connections.get(self._machine.epoch(call.server) or 0)
         if conn is None:
             return call.finish("lost")
@@ -251,10 +257,11 @@ class Catalog(_core.Catalog):
         task_group = getattr(client_session, "_task_group", None)
         if task_group is None:
             raise _core.misuse("session_not_entered", server)
-        declares = _core.initialized(server, sdk.capabilities_json(client_session))
+        capabilities = sdk.capabilities_json(client_session)
+        _core.initialized(server, capabilities)  # raises for a session not initialized
         if current is not None:
             self._forget(current)
-        conn = _Connection(server, self._machine.attach(server, declares), session, task_group)
+        conn = _Connection(server, self._machine.attach_capabilities(server, capabilities), session, task_group)
         self._connections[conn.epoch] = conn
         self._drive()
         return conn

@@ -37,7 +37,17 @@ __all__ = [
 # URI templates.
 __all__ += ["TemplateError", "expand", "matches", "variables"]
 # The read tool.
-__all__ += ["READ_RESOURCE_TOOL", "ReadCall", "ReadConfig", "current_before", "tool_spec", "tool_specs"]
+__all__ += [
+    "COMPLETE_TEMPLATE_TOOL",
+    "READ_RESOURCE_TOOL",
+    "CompleteConfig",
+    "ReadConfig",
+    "ToolCall",
+    "asks_server",
+    "current_before",
+    "tool_spec",
+    "tool_specs",
+]
 # Server tracking.
 __all__ += [
     "DEFAULT_AGENTCAT_BASE_URL",
@@ -345,7 +355,12 @@ class Catalog:
     """
 
     def __new__(
-        cls, limits: Limits | None = None, *, refresh: RefreshConfig | None = None, read: ReadConfig | None = None
+        cls,
+        limits: Limits | None = None,
+        *,
+        refresh: RefreshConfig | None = None,
+        read: ReadConfig | None = None,
+        complete: CompleteConfig | None = None,
     ) -> Self: ...
     @property
     def limits(self) -> Limits | None: ...
@@ -353,10 +368,14 @@ class Catalog:
     def read(self) -> ReadConfig:
         """The read tool's settings."""
     @property
+    def complete(self) -> CompleteConfig:
+        """The completion tool's settings."""
+    @property
     def generation(self) -> int:
         """Catalog-wide change counter: compare it with the last value seen to learn of a change."""
     def visible_tools(self) -> list[str]:
-        """The resource tools to offer the model now: all three while a server declares `resources`."""
+        """The resource tools to offer the model now: three while a server declares `resources`, and
+        the completion tool too while a server offers completion."""
     def servers(self) -> list[str]: ...
     def status(self, server: str, now: float | None = None) -> ServerStatus: ...
     def needs_refresh(self, server: str, now: float | None = None) -> bool:
@@ -408,6 +427,8 @@ class Refresher:
     def add_server(self, server: str) -> None: ...
     def invalidate(self, server: str, reason: _Reason = "other", now: float | None = None) -> None: ...
     def attach(self, server: str, resources_capability: bool) -> int: ...
+    def attach_capabilities(self, server: str, capabilities: str) -> int:
+        """`attach` from the server's capabilities (JSON text): `resources` and `completions`."""
     def detach(self, server: str, epoch: int) -> bool: ...
     def epoch(self, server: str) -> int | None: ...
     def watch(self, server: str, epoch: int, protocol_version: str, capabilities: str) -> _Notifications | None: ...
@@ -434,6 +455,17 @@ class Refresher:
     def clear(self) -> None: ...
 
 @final
+class CompleteConfig:
+    """The completion tool's settings: `max_output_chars` (the output cap, 1,000 to 100,000),
+    `timeout` (seconds, up to 600). Out of bounds: `McplensError` `invalid_argument`."""
+
+    def __new__(cls, *, max_output_chars: int = 10_000, timeout: float = 10.0) -> CompleteConfig: ...
+    @property
+    def max_output_chars(self) -> int: ...
+    @property
+    def timeout(self) -> float: ...
+
+@final
 class ReadConfig:
     """The read tool's settings: `any_uri` (read URIs the server did not list), `max_output_chars`
     (the output cap, 1,000 to 10,000,000), `timeout` (seconds, up to 600). Out of bounds:
@@ -450,27 +482,28 @@ class ReadConfig:
     def timeout(self) -> float: ...
 
 @final
-class ReadCall:
-    """One `ReadMcpResourceTool` call, validated against the catalog (sans-IO): send `method` with
+class ToolCall:
+    """One model call of a tool that asks a server (`ReadMcpResourceTool`,
+    `CompleteMcpResourceTemplateTool`), validated against the catalog (sans-IO): send `method` with
     `params` over `server`'s session, wait at most `remaining()`, then `finish` with what happened.
-    Raises `ToolError`."""
+    `config`: that tool's settings (default: the catalog's). Raises `ToolError`."""
 
     def __new__(
         cls,
         catalog: Catalog,
+        name: str,
         arguments: Mapping[str, Any] | str,
         *,
-        config: ReadConfig | None = None,
+        config: ReadConfig | CompleteConfig | None = None,
         now: float | None = None,
-    ) -> ReadCall: ...
+    ) -> ToolCall: ...
     @property
     def server(self) -> str: ...
     @property
-    def uri(self) -> str: ...
-    @property
     def method(self) -> str: ...
     @property
-    def params(self) -> dict[str, str]: ...
+    def params(self) -> dict[str, Any]: ...
+    def params_json(self) -> str: ...
     def remaining(self, now: float | None = None) -> float: ...
     def finish(
         self, outcome: Literal["page", "timeout"] | _SdkFailure, value: str | bytes | float | None = None
@@ -507,6 +540,12 @@ LIST_RESOURCES_TOOL: ToolSpec
 
 READ_RESOURCE_TOOL: ToolSpec
 """`ReadMcpResourceTool`: register it with the model; answer it with `mcplens.Catalog.call_tool`."""
+
+COMPLETE_TEMPLATE_TOOL: ToolSpec
+"""`CompleteMcpResourceTemplateTool`: register it with the model; answer it with `mcplens.Catalog.call_tool`."""
+
+def asks_server(name: str) -> bool:
+    """Does the resource tool `name` ask a server (a `ToolCall`: the read, the completion)?"""
 
 def tool_spec(name: str) -> ToolSpec | None:
     """The spec of the resource tool named `name` (`Catalog.visible_tools()` names them)."""

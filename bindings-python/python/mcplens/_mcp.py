@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from mcplens import _core
-from mcplens._core import Limits, Listing, Pager, ReadCall, Request, initialized
+from mcplens._core import Limits, Listing, Pager, Request, ToolCall, initialized
 
 __all__ = ["list_resource_templates", "list_resources"]
 
@@ -196,7 +196,7 @@ class _Sdk:
         return (getattr(session, "protocol_version", None) if self.v2 else None) or ""
 
     async def fetch(
-        self, session: Any, request: Request | ReadCall, parsed: bool = False
+        self, session: Any, request: Request | ToolCall, parsed: bool = False
     ) -> tuple[Literal["page", "sdk_error", "schema_refused", "lost"], Any]:
         """One request: ("page", JSON text, or with `parsed` the result as parsed), or what the SDK
         raised, as facts for the core to classify (`Pager.accept_failure`): ("sdk_error", code) |

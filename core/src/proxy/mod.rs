@@ -12,7 +12,8 @@
 //!   configured prefix, are spliced at the end of `tools` (the upstream's tools are kept byte for
 //!   byte); when the proxy added the `tools` capability, it answers `tools/list` itself;
 //! - `tools/call` of those names: answered by the proxy from its catalog ([`crate::tool`]); a
-//!   read goes upstream as `resources/read` ([`ReadCall`]);
+//!   read goes upstream as `resources/read`, a completion as `completion/complete`
+//!   ([`ServerCall`]);
 //! - the proxy's own upstream requests (the [`Refresher`]'s traversals, reads): their ids are
 //!   strings `"mcplens-proxy-N"` never in use by a host request in flight; a host request whose id
 //!   equals one of the proxy's ids in flight is relayed under a fresh id (its answer mapped back),
@@ -69,7 +70,9 @@ use crate::catalog::{
 };
 use crate::discovery::{meta, Era, Limits, Outcome};
 use crate::error::ErrorCode;
-use crate::tool::{self, Input, ReadCall, ReadConfig, ReadInput, ToolError};
+use crate::tool::{
+    self, CallConfig, CompleteConfig, CompleteInput, Input, ReadConfig, ReadInput, ServerCall, ToolError,
+};
 use crate::tracking::{Method, PeerInfo};
 
 /// The default prefix of the proxy's tool names (`mcplens_ListMcpResourcesTool`, …).
@@ -111,6 +114,8 @@ pub struct ProxyConfig {
     /// The read tool's settings (output cap [`DEFAULT_READ_OUTPUT_CHARS`] by default:
     /// `--max-read-chars`).
     pub read: ReadConfig,
+    /// The completion tool's settings.
+    pub complete: CompleteConfig,
     /// The refresher's settings.
     pub refresh: RefreshConfig,
     /// Seeds the refresher's retry jitter.
@@ -144,6 +149,7 @@ impl Default for ProxyConfig {
             server: None,
             limits: Limits::default(),
             read: ReadConfig { max_output_chars: DEFAULT_READ_OUTPUT_CHARS, ..ReadConfig::default() },
+            complete: CompleteConfig::default(),
             refresh: RefreshConfig::default(),
             seed: 0,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
@@ -195,6 +201,9 @@ impl ProxyConfig {
         }
         if self.read.validate().is_err() {
             return bad("the read settings are out of bounds");
+        }
+        if self.complete.validate().is_err() {
+            return bad("the completion settings are out of bounds");
         }
         if self.refresh.validate().is_err() {
             return bad("the refresh settings are out of bounds");
@@ -352,8 +361,12 @@ enum CallKind {
         name: &'static str,
         input: Input,
     },
-    /// Checked against the catalog once it is current.
-    Read(ReadInput),
+    /// A tool that asks the server (the read, the completion), with the model's input (JSON text):
+    /// checked against the catalog once it is current.
+    Server {
+        name: &'static str,
+        input: String,
+    },
 }
 
 /// What one of the proxy's own upstream requests is for.
@@ -362,9 +375,9 @@ enum Own {
     Page {
         deadline: Duration,
     },
-    /// The call and its validated read (boxed: the variants stay small).
-    Read {
-        read: Box<(HostCall, ReadCall)>,
+    /// The call and what it asks of the server, validated (boxed: the variants stay small).
+    Call {
+        call: Box<(HostCall, ServerCall)>,
         deadline: Duration,
     },
     /// The proxy's `subscriptions/listen` stream (2026-07-28): until the upstream acknowledges
@@ -377,7 +390,7 @@ enum Own {
 impl Own {
     fn deadline(&self) -> Option<Duration> {
         match self {
-            Own::Page { deadline } | Own::Read { deadline, .. } => Some(*deadline),
+            Own::Page { deadline } | Own::Call { deadline, .. } => Some(*deadline),
             Own::Listen { ack_deadline } => *ack_deadline,
         }
     }
@@ -677,7 +690,7 @@ impl Proxy {
         let read = self
             .own
             .iter()
-            .find(|(_, o)| matches!(o, Own::Read { read, .. } if id_key(&read.0.id) == id))
+            .find(|(_, o)| matches!(o, Own::Call { call, .. } if id_key(&call.0.id) == id))
             .map(|(n, _)| *n);
         let Some(n) = read else { return false };
         self.own.remove(&n);
@@ -791,9 +804,10 @@ impl Proxy {
         let bare = self.tools.iter().find(|t| t.name == p.name)?.bare;
         let name = *self.refresher.catalog().visible_tools().iter().find(|t| **t == bare)?;
         let mut arguments = p.arguments.unwrap_or(Value::Null);
-        // One server: a read that names none reads from it (the host knows it by its own name).
+        // One server: a read or completion that names none asks it (the host knows it by its own
+        // name).
         if let (Value::Object(args), Some((server, _))) = (&mut arguments, &self.server) {
-            if name == tool::read::NAME && args.get("server").is_none_or(Value::is_null) {
+            if ServerCall::asks_server(name) && args.get("server").is_none_or(Value::is_null) {
                 args.insert("server".to_owned(), Value::String(server.clone()));
             }
         }
@@ -803,8 +817,13 @@ impl Proxy {
             params: params.filter(|_| self.config.tracking).map(|p| p.get().to_owned()),
             kind: CallKind::Listing { name, input: Input::default() },
         };
+        // Input the tool refuses anyway is answered at once, before the catalog is made current.
         let kind = if name == tool::read::NAME {
-            ReadInput::from_value(arguments).map(CallKind::Read)
+            let input = arguments.to_string();
+            ReadInput::from_value(arguments).map(|_| CallKind::Server { name, input })
+        } else if name == tool::complete::NAME {
+            let input = arguments.to_string();
+            CompleteInput::from_value(arguments).map(|_| CallKind::Server { name, input })
         } else {
             Input::from_value(arguments).map(|input| CallKind::Listing { name, input })
         };
@@ -839,17 +858,20 @@ impl Proxy {
                 let out = tool::render_listing(self.refresher.catalog(), name, input);
                 self.answer_call(call, out, now);
             }
-            CallKind::Read(input) => match ReadCall::new(self.refresher.catalog(), input, &self.config.read, now) {
-                Ok(read) => {
-                    let params = read.params_json();
-                    let deadline = now.saturating_add(read.remaining(now));
-                    let n = self.next_own_id();
-                    let line = self.own_request(n, ReadCall::METHOD, Some(&params));
-                    self.own.insert(n, Own::Read { read: Box::new((call, read)), deadline });
-                    self.send_own(line);
+            CallKind::Server { name, input } => {
+                let config = CallConfig { read: self.config.read, complete: self.config.complete };
+                match ServerCall::new(self.refresher.catalog(), name, input, &config, now) {
+                    Ok(asked) => {
+                        let params = asked.params_json();
+                        let deadline = now.saturating_add(asked.remaining(now));
+                        let n = self.next_own_id();
+                        let line = self.own_request(n, asked.method(), Some(&params));
+                        self.own.insert(n, Own::Call { call: Box::new((call, asked)), deadline });
+                        self.send_own(line);
+                    }
+                    Err(e) => self.answer_call(call, Err(e), now),
                 }
-                Err(e) => self.answer_call(call, Err(e), now),
-            },
+            }
         }
     }
 
@@ -1076,7 +1098,7 @@ impl Proxy {
                 .unwrap_or_else(|| "upstream".to_owned()),
         };
         if self.server.is_none() {
-            let epoch = self.refresher.attach(&name, declares_resources);
+            let epoch = self.refresher.attach_capabilities(&name, caps.get());
             let notifications = self.refresher.watch(&name, epoch, &self.protocol_version, caps.get());
             self.server = Some((name, epoch));
             self.capabilities = Some(caps.get().to_owned());
@@ -1166,9 +1188,9 @@ impl Proxy {
     /// What became of one of the proxy's own requests.
     fn own_answer(&mut self, own: Own, outcome: Outcome<'_>, now: Duration) {
         match own {
-            Own::Read { read, .. } => {
-                let (call, read) = *read;
-                let out = read.finish(outcome);
+            Own::Call { call, .. } => {
+                let (call, asked) = *call;
+                let out = asked.finish(outcome);
                 self.answer_call(call, out, now);
             }
             Own::Page { .. } => self.page_answer(outcome, now),

@@ -914,3 +914,58 @@ fn an_answer_naming_the_id_in_another_notation_is_the_requests() {
     assert_eq!(id_key("1.5"), "1.5");
     assert_eq!(id_key(r#""\u0061""#), r#""a""#);
 }
+
+/// An upstream that declares `completions` and lists a template: the host is offered the fourth
+/// tool, its call goes upstream as `completion/complete` (a server named by the host's own name
+/// when the call names none) and comes back bounded; -32601 is `not_offered`.
+#[test]
+fn completions_go_upstream_and_come_back_bounded() {
+    let mut p = Proxy::new(ProxyConfig::default()).unwrap();
+    let _ = p.handle_host(INIT.as_bytes(), t(0));
+    let res = INIT_RESULT.replace(r#""capabilities":{"#, r#""capabilities":{"completions":{},"#);
+    assert_eq!(p.handle_upstream(res.as_bytes(), t(5)), Verdict::Consumed);
+    let _ = p.handle_host(INITIALIZED.as_bytes(), t(6));
+    let _ = actions(&mut p);
+    let list =
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens_ListMcpResourceTemplatesTool"}}"#;
+    let _ = p.handle_host(list, t(10));
+    let up = to_upstream(&actions(&mut p));
+    let _ = answer(&mut p, &up[0], json!({"resources": []}), t(11));
+    let up = to_upstream(&actions(&mut p));
+    let _ =
+        answer(&mut p, &up[0], json!({"resourceTemplates": [{"uriTemplate": "docs://{page}", "name": "p"}]}), t(12));
+    let host = to_host(&actions(&mut p));
+    let text = host.iter().find(|m| m["id"] == 1).unwrap()["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+    assert!(text.contains(r#""completion":["docs"]"#), "{text}");
+
+    let tools = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+    let _ = p.handle_host(tools, t(13));
+    let host = to_host(&actions(&mut p));
+    let names: Vec<&str> =
+        host[0]["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"mcplens_CompleteMcpResourceTemplateTool"), "{names:?}");
+
+    let complete = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"mcplens_CompleteMcpResourceTemplateTool","arguments":{"uriTemplate":"docs://{page}","variable":"page","value":"in"}}}"#;
+    assert_eq!(p.handle_host(complete, t(20)), Verdict::Consumed);
+    let up = to_upstream(&actions(&mut p));
+    assert_eq!(up[0]["method"], "completion/complete");
+    let want =
+        json!({"ref": {"type": "ref/resource", "uri": "docs://{page}"}, "argument": {"name": "page", "value": "in"}});
+    assert_eq!(up[0]["params"], want);
+    let values: Vec<Value> =
+        (0..150).map(|i| json!(format!("v{i}"))).chain([json!(7), json!("bad\u{1b}[0m")]).collect();
+    let _ = answer(&mut p, &up[0], json!({"completion": {"values": values, "total": "lots"}}), t(21));
+    let host = to_host(&actions(&mut p));
+    let text = host[0]["result"]["content"][0]["text"].as_str().unwrap();
+    let out: Value = serde_json::from_str(text).unwrap();
+    assert_eq!(out["values"].as_array().unwrap().len(), 100);
+    assert_eq!(out["omitted"], json!({"cut": 50, "notString": 1, "unsafe": 1}));
+    assert_eq!(out["ignored"], json!(["total"]));
+
+    let _ = p.handle_host(complete, t(30));
+    let up = to_upstream(&actions(&mut p));
+    let refused = json!({"jsonrpc": "2.0", "id": up[0]["id"], "error": {"code": -32601, "message": "nope"}});
+    let _ = p.handle_upstream(refused.to_string().as_bytes(), t(31));
+    let host = to_host(&actions(&mut p));
+    assert!(host[0]["result"]["content"][0]["text"].as_str().unwrap().starts_with("error: not_offered: "));
+}

@@ -13,13 +13,13 @@ use ::rmcp::transport::IntoTransport;
 use ::rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use tokio::sync::{broadcast, oneshot, watch, Notify};
 
-use super::{capabilities_json, declares_resources, fetch_page, protocol_version};
+use super::{capabilities_json, fetch_page, protocol_version};
 use crate::catalog::{
     Action, CallerId, Catalog, CatalogError, Disposition, Epoch, ListChanged, ListenClosed, Liveness, Notifications,
     Outcome, PairTraversal, Reason, RefreshConfig, Refresher, ServerStatus, TraversalError, TraversalId, Want,
 };
 use crate::discovery::{Diagnostics, DiscoveryError, Limits, Listing};
-use crate::tool::{self, Input, ReadCall, ReadConfig, ToolError};
+use crate::tool::{self, CallConfig, Input, ReadConfig, ServerCall, ToolError};
 
 /// How many [`DriverEvent`]s a slow subscriber may fall behind before it lags.
 const EVENT_CAPACITY: usize = 1024;
@@ -478,10 +478,24 @@ impl CatalogDriver {
     /// reads over the server's current connection (`transport_error` without one) and renders the
     /// model's output ([`crate::tool::read`]).
     pub async fn call_read_tool(&self, input_json: &str, config: &ReadConfig) -> Result<String, ToolError> {
-        self.current_before(tool::read::NAME, input_json).await;
-        let call = self.read(|catalog| ReadCall::from_json(catalog, input_json, config, Duration::ZERO))?;
+        let config = CallConfig { read: *config, ..CallConfig::default() };
+        self.call_server_tool(tool::read::NAME, input_json, &config).await
+    }
+
+    /// A call of a tool that asks the server — `ReadMcpResourceTool` or
+    /// `CompleteMcpResourceTemplateTool` ([`tool::ServerCall`]): makes the named server current,
+    /// validates `input_json` against the catalog and `config`, asks over the server's current
+    /// connection (`transport_error` without one) and renders the model's output.
+    pub async fn call_server_tool(
+        &self,
+        name: &str,
+        input_json: &str,
+        config: &CallConfig,
+    ) -> Result<String, ToolError> {
+        self.current_before(name, input_json).await;
+        let call = self.read(|catalog| ServerCall::new(catalog, name, input_json, config, Duration::ZERO))?;
         match self.peer(call.server()) {
-            Some(peer) => super::read_resource(&peer, call).await,
+            Some(peer) => super::perform(&peer, call).await,
             None => call.finish(crate::Outcome::Transport),
         }
     }
@@ -546,7 +560,7 @@ impl Shared {
         let (epoch, old) = {
             let mut state = self.lock();
             let replaced = state.machine.epoch(server).is_some();
-            let epoch = state.machine.attach(server, declares_resources(&peer));
+            let epoch = state.machine.attach_capabilities(server, &capabilities);
             let notifications = state.machine.watch(server, epoch, &version, &capabilities);
             let old = state.take_conns(server);
             let listen = (notifications == Some(Notifications::Listening))

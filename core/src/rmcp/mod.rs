@@ -80,7 +80,7 @@ use ::rmcp::model::{
 use ::rmcp::{Peer, RoleClient, ServiceError};
 
 use crate::discovery::{has_resources_capability, DiscoveryError, Fetched, Limits, ListKind, Listing, Pager};
-use crate::tool::{ReadCall, ToolError};
+use crate::tool::{ReadCall, ServerCall, ToolError};
 
 mod catalog;
 mod client;
@@ -129,17 +129,24 @@ pub async fn list(
     pager.finish()
 }
 
-/// Performs a validated `ReadMcpResourceTool` call over `peer`: sends `resources/read`, waits at
-/// most the call's timeout, and renders the model's output (or the tool error).
+/// Performs a validated `ReadMcpResourceTool` call over `peer` ([`perform`]).
 pub async fn read_resource(peer: &Peer<RoleClient>, call: ReadCall) -> Result<String, ToolError> {
+    perform(peer, ServerCall::Read(call)).await
+}
+
+/// Performs a validated call of a tool that asks the server (the read, the completion) over
+/// `peer`: sends its method, waits at most its timeout, and renders the model's output (or the
+/// tool error).
+pub async fn perform(peer: &Peer<RoleClient>, call: ServerCall) -> Result<String, ToolError> {
     let params: serde_json::Value = serde_json::from_str(&call.params_json()).expect("the core writes JSON");
-    let request = ClientRequest::CustomRequest(CustomRequest::new(ReadCall::METHOD, Some(params)));
+    let request = ClientRequest::CustomRequest(CustomRequest::new(call.method(), Some(params)));
     let fetched = match tokio::time::timeout(call.remaining(Duration::ZERO), send(peer, request)).await {
         Err(_elapsed) => Fetched::TimedOut,
         Ok(Err(error)) => from_service_error(error),
         Ok(Ok(ServerResult::ReadResourceResult(r))) => {
             serde_json::to_string(&r).map_or(Fetched::Malformed, Fetched::Page)
         }
+        Ok(Ok(ServerResult::CompleteResult(r))) => serde_json::to_string(&r).map_or(Fetched::Malformed, Fetched::Page),
         Ok(Ok(ServerResult::CustomResult(raw))) => {
             serde_json::to_string(&raw.0).map_or(Fetched::Malformed, Fetched::Page)
         }

@@ -206,9 +206,10 @@ impl TraceParent {
     }
 }
 
-/// Milliseconds as a float with microsecond resolution (`durationMs`).
+/// Milliseconds as a float with nanosecond resolution (`durationMs`): a request that took time
+/// never reads 0 (at microsecond resolution a sub-microsecond handler did).
 pub fn duration_ms(d: Duration) -> f64 {
-    (d.as_micros() as f64) / 1000.0
+    (d.as_nanos() as f64) / 1e6
 }
 
 /// RFC 3339 UTC with milliseconds (`2026-01-02T03:04:05.678Z`) for a time since the Unix epoch
