@@ -568,6 +568,37 @@ fn a_hostile_upstream_never_breaks_the_proxy() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The completion tool through the installed binary: an upstream that declares `completions`
+/// (the hostile server, `--completions`) gives the host a fourth tool, named under `completion` in
+/// the listing; its answers come back bounded and sanitized, a server that never answers is a
+/// `deadline`, and a template it did not list is refused without a request.
+#[test]
+fn completions_through_the_proxy_are_bounded() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let server = root.join("tests/servers/hostile/server.py").to_string_lossy().into_owned();
+    let dir = temp_dir("complete");
+    let mut host = Peer::proxy(&["--no-tracking"], &["python3", &server, "--case", "good", "--completions"], &dir);
+    host.handshake();
+    let listing = tool_output(&host.call(1, "mcplens_ListMcpResourceTemplatesTool", json!({})));
+    assert_eq!(listing["completion"], json!(["hostile"]));
+    let tools = host.request(2, "tools/list", None);
+    assert!(tool_names(&tools).contains(&"mcplens_CompleteMcpResourceTemplateTool".to_owned()), "{tools}");
+    let ask = |value: &str| json!({"uriTemplate": "file:///{path}", "variable": "path", "value": value});
+    let many = tool_output(&host.call(3, "mcplens_CompleteMcpResourceTemplateTool", ask("many")));
+    assert_eq!(many["values"].as_array().unwrap().len(), 100);
+    assert_eq!((&many["total"], &many["omitted"]), (&json!(10_000), &json!({"cut": 9_900})));
+    let evil = tool_output(&host.call(4, "mcplens_CompleteMcpResourceTemplateTool", ask("evil")));
+    assert_eq!((&evil["values"], &evil["omitted"]), (&json!(["fine"]), &json!({"unsafe": 4})));
+    let refused =
+        host.call(5, "mcplens_CompleteMcpResourceTemplateTool", json!({"uriTemplate": "x://{y}", "variable": "y"}));
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("error: unlisted_uri: "), "{text}");
+    let pong = host.request(6, "ping", None);
+    assert!(pong.get("result").is_some(), "{pong}");
+    assert_eq!(host.close(), 0);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A message over `--max-message-bytes`, either way, is never held whole: it is dropped, and the
 /// request it belongs to is answered at once with an error naming the bound and the flag (before,
 /// the proxy's listing waited for its deadline and the host's request was never answered).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A small real MCP server (standard library only) that misbehaves on purpose.
 
-    python3 server.py --case CASE [--log PATH] [--good N] [--http PORT]
+    python3 server.py --case CASE [--log PATH] [--good N] [--http PORT] [--completions]
 
 Over stdio it speaks NDJSON JSON-RPC (one message per line); with `--http PORT` it serves a minimal
 streamable-HTTP endpoint, `POST http://127.0.0.1:PORT/mcp` (a JSON response, or an SSE stream when
@@ -12,6 +12,17 @@ resource, one page each. After that, the list(s) the case names misbehave as the
 cases and the error code each must produce are in `cases.json` next to this file (read by the Rust,
 Python and Node runners); `--log PATH` appends one JSON line per request received, so a runner can
 count traversals.
+
+With `--completions` it also declares the `completions` capability and answers
+`completion/complete` by the value asked (`argument.value`), in any case:
+  many    10,000 values (`v0` …), `total: 10000`
+  huge    `ok` and a 1 MiB value
+  evil    values with ANSI, bidi, zero-width and tag characters, and `fine`
+  types   a number, null, an object, an array, a boolean, and `fine`
+  lies    `["a"]` with `total: "lots"` and `hasMore: "yes"`
+  hang    no answer at all
+  mnf     -32601        boom    -32603
+  else    `intro` and `install`, those that start with the value
 
 Cases (the misbehaving list is `resources/templates/list` unless said otherwise):
   good                  never misbehaves
@@ -89,6 +100,25 @@ def read_result(uri: str) -> dict[str, Any]:
     return {"contents": [{"uri": uri, "mimeType": "text/plain\u200b", "text": text}], "_meta": {"secret": "x"}}
 
 
+def complete(value: Any, result: Any, error: Any) -> list[Action]:
+    """`completion/complete`, by the value asked (see the module docs)."""
+    answers: dict[str, dict[str, Any]] = {
+        "many": {"values": [f"v{i}" for i in range(10_000)], "total": 10_000, "hasMore": False},
+        "huge": {"values": ["ok", "x" * 1_048_576]},
+        "evil": {"values": ["\x1b[31mred", "a\u202eb", "zero\u200bwidth", "tag\U000e0041", "fine"]},
+        "types": {"values": [1, None, {"a": 1}, ["x"], True, "fine"]},
+        "lies": {"values": ["a"], "total": "lots", "hasMore": "yes"},
+    }
+    if value == "hang":
+        return [("hang",)]
+    if value == "mnf":
+        return error(-32601, "Method not found")
+    if value == "boom":
+        return error(-32603, "Internal error: \x1b[31m secret")
+    default = {"values": [v for v in ("intro", "install") if v.startswith(str(value))]}
+    return result({"completion": answers.get(str(value), default)})
+
+
 def dumps(message: Any) -> bytes:
     return json.dumps(message, separators=(",", ":")).encode()
 
@@ -108,8 +138,9 @@ Action = tuple[Any, ...]
 class Behaviour:
     """The case's answers; one instance per server process (stdio or HTTP)."""
 
-    def __init__(self, case: str, good: int, log: str | None) -> None:
+    def __init__(self, case: str, good: int, log: str | None, completions: bool = False) -> None:
         self.case = case
+        self.completions = completions
         self.good = good
         self.log = log
         self.traversals = {TEMPLATES: 0, RESOURCES: 0}
@@ -156,7 +187,10 @@ class Behaviour:
             return result(
                 {
                     "protocolVersion": version,
-                    "capabilities": {"resources": {"listChanged": True}},
+                    "capabilities": {
+                        "resources": {"listChanged": True},
+                        **({"completions": {}} if self.completions else {}),
+                    },
                     "serverInfo": {"name": "hostile", "version": "0.0.1"},
                 }
             )
@@ -167,6 +201,8 @@ class Behaviour:
             return result(read_result(uri))
         if method == "resources/read":
             return error(-32002, f"Resource not found: {uri}")
+        if method == "completion/complete" and self.completions:
+            return complete((message.get("params") or {}).get("argument", {}).get("value", ""), result, error)
         if method not in (TEMPLATES, RESOURCES):
             return error(-32601, f"Method not found: {method}")
         params = message.get("params") or {}
@@ -391,8 +427,9 @@ def main() -> None:
     parser.add_argument("--good", type=int, default=1, help="well-formed traversals before misbehaving")
     parser.add_argument("--log", help="append one JSON line per request received")
     parser.add_argument("--http", type=int, metavar="PORT", help="serve streamable HTTP on 127.0.0.1:PORT")
+    parser.add_argument("--completions", action="store_true", help="declare completions; answer by the value")
     args = parser.parse_args()
-    behaviour = Behaviour(args.case, args.good, args.log)
+    behaviour = Behaviour(args.case, args.good, args.log, args.completions)
     if args.http is not None:
         serve_http(behaviour, args.http)
     else:
