@@ -12,7 +12,7 @@
 #   matrix table (case × language) from their result files in .build/hostile/.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= page pager_sequence sanitize uri_template template tracking_event proxy_sequence
+FUZZ_TARGETS ?= page pager_sequence sanitize uri_template template tracking_event proxy_sequence complete_answer
 FUZZ_FLAGS ?= -max_len=8192 -timeout=20 -rss_limit_mb=3072
 # A separate target directory: sanitizer builds share nothing with the normal ones.
 FUZZ_TARGET_DIR ?= $(CARGO_TARGET_DIR)/fuzz

@@ -145,11 +145,11 @@ test('the cross-language tracking scenario: run-scenario.mjs prints its expected
   await run(process.execPath, [hook, '--check'], { timeout: 30_000 });
 });
 
-test('examples/agent-templates.mjs expands a listed template and routes the read back', async () => {
+test('examples/agent-templates.mjs fills a listed template from the server\'s completions and routes the read back', async () => {
   const { stdout } = await run(process.execPath, [join(ROOT, 'examples', 'agent-templates.mjs')], { timeout: 30_000 });
   assert.deepEqual(stdout.trim().split('\n'), [
     '{"resources":[{"uri":"crm://index","name":"index","mimeType":"text/plain","server":"crm"}],"failures":[],"total":1}',
-    'crm://customers/42 -> crm {"id":"42"}',
-    'customer {"id":"42"}',
+    'crm://customers/1001 -> crm {"id":"1001"}',
+    'customer {"id":"1001"}',
   ]);
 });

@@ -2,9 +2,10 @@
 
     python agent_templates.py [--fill NAME=VALUE]... COMMAND [ARGS...]
 
-The template is filled with values that exist: those of a resource the server lists that fits it,
-else the --fill values. It ends with a message, never a traceback, when there is nothing to fill or
-the read fails."""
+The template is filled with values that exist: the server's completions when it offers them (the
+model asks CompleteMcpResourceTemplateTool, variable by variable, with the --fill value as what it
+has typed so far), else those of a resource the server lists that fits it, else the --fill values.
+It ends with a message, never a traceback, when there is nothing to fill or the read fails."""
 
 import json
 import sys
@@ -16,11 +17,30 @@ from mcp.client.stdio import stdio_client
 import mcplens
 
 
-def pick(catalog: mcplens.Catalog, given: dict[str, str]) -> tuple[str, dict[str, str]] | str:
+async def complete(catalog: mcplens.Catalog, t: dict[str, str], given: dict[str, str]) -> dict[str, str] | None:
+    """Each variable of template `t` filled with the server's first suggestion, the values chosen
+    so far as context; None when it suggests nothing for one."""
+    values: dict[str, str] = {}
+    for variable in mcplens.variables(t["uriTemplate"]):
+        name = variable["name"]
+        asked = {"server": t["server"], "uriTemplate": t["uriTemplate"], "variable": name}
+        asked |= {"value": given.get(name, ""), "arguments": values}
+        suggested = json.loads(await catalog.call_tool(mcplens.COMPLETE_TEMPLATE_TOOL.name, asked))["values"]
+        if not suggested:
+            return None
+        values[name] = suggested[0]
+    return values
+
+
+async def pick(catalog: mcplens.Catalog, given: dict[str, str]) -> tuple[str, dict[str, str]] | str:
     """A template and values for each of its variables, or why there are none."""
-    templates = json.loads(catalog.call_list_templates_tool({}))["resourceTemplates"]
+    listing = json.loads(catalog.call_list_templates_tool({}))
+    templates = listing["resourceTemplates"]
     if not templates:
         return "the server lists no resource templates"
+    for t in templates:  # the server says which values exist, when it offers completion
+        if t["server"] in listing.get("completion", []) and (values := await complete(catalog, t, given)):
+            return t["uriTemplate"], values
     resources = json.loads(catalog.call_list_resources_tool({"limit": 1000}))["resources"]
     for t in templates:  # a listed resource that fits a template gives values that exist
         for r in resources:
@@ -42,7 +62,7 @@ async def main(given: dict[str, str], command: str, *args: str) -> int:
         await catalog.refresh("files", session)
         # The model lists concrete resources and templates (both tools answer from the catalog) ...
         print(catalog.call_list_resources_tool({"limit": 1}))
-        picked = pick(catalog, given)
+        picked = await pick(catalog, given)
         if isinstance(picked, str):
             print(f"cannot fill a template: {picked}", file=sys.stderr)
             return 1

@@ -102,3 +102,25 @@ async def test_a_server_without_completions_is_not_asked() -> None:
         with pytest.raises(mcplens.ToolError) as e:
             await catalog.call_tool(COMPLETE, ask(FILES, "path", "in"))
         assert e.value.code == "not_offered"
+
+
+async def test_the_sdks_own_completion_handler_with_context() -> None:
+    """The installed SDK's high-level server (1.x FastMCP, 2.x MCPServer) with `@server.completion()`:
+    a variable completed from what was typed, another from the context of the one already chosen."""
+    notes = Path(__file__).parent / "servers" / "complete_server.py"
+    catalog = mcplens.Catalog()
+    params = StdioServerParameters(command=sys.executable, args=[str(notes)])
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        catalog.watch("notes", session)
+        template = "notes://{folder}/{name}"
+
+        async def values(variable: str, value: str, **arguments: str) -> list[str]:
+            asked = {"server": "notes", "uriTemplate": template, "variable": variable, "value": value}
+            out = json.loads(await catalog.call_tool(COMPLETE, {**asked, "arguments": arguments}))
+            return list(out["values"])
+
+        assert await values("folder", "") == ["work", "home"]
+        assert await values("folder", "h") == ["home"]
+        assert await values("name", "", folder="home") == ["garden"]
+        assert await values("name", "b", folder="work") == ["budget"]

@@ -57,6 +57,17 @@ def test_agent_templates_expands_and_routes_back() -> None:
     assert out[1:] == ["file:///notes.txt -> files {'path': 'notes.txt'}", "notes.txt"]
 
 
+def test_agent_templates_fills_from_the_servers_completions() -> None:
+    """A server that offers completion says which values exist: each variable is completed in turn,
+    the folder chosen first going as context for the note's name (no --fill needed)."""
+    server = PACKAGE / "tests" / "servers" / "complete_server.py"
+    out = run(str(EXAMPLES / "agent_templates.py"), sys.executable, str(server)).splitlines()
+    assert out[1:] == [
+        "notes://work/launch -> files {'folder': 'work', 'name': 'launch'}",
+        "work/launch: the launch moved to Tuesday.",
+    ]
+
+
 def failed(*args: str) -> str:
     done = subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 1, (done.stdout, done.stderr)

@@ -2285,3 +2285,67 @@ pub fn check_proxy_sequence(data: &[u8]) {
         assert!(*n <= asked, "id {id} answered {n} times, asked {asked}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The completion tool's answer
+// ---------------------------------------------------------------------------------------------
+
+/// Any bytes as a server's `completion/complete` answer, rendered under two output caps: never a
+/// panic; an error is `malformed_result` or `message_too_large` about the server; an output is one
+/// JSON object within its cap, echoing the call, with at most 100 values, each a string of at most
+/// 1,024 characters that sanitizing leaves as it is, `total` a non-negative integer and `hasMore` a
+/// boolean when present, and the omitted values counted; the same answer renders the same twice.
+pub fn check_complete_answer(data: &[u8]) {
+    use mcplens::catalog::{Action, PairTraversal, RefreshConfig, Refresher, Want};
+    use mcplens::tool::{self, CallConfig, CompleteConfig, ServerCall};
+
+    let caps = r#"{"resources":{},"completions":{}}"#;
+    let mut machine = Refresher::new(RefreshConfig::default(), 0);
+    machine.attach_capabilities("fuzz", caps);
+    machine.request("fuzz", Want::Refresh, Duration::ZERO).expect("an attached server");
+    let Some(Action::Traverse { traversal, .. }) = machine.poll_action() else { panic!("no traversal") };
+    let mut pair = PairTraversal::new(traversal, "fuzz", Some(caps), Limits::default(), "", Duration::ZERO);
+    while let Some(request) = pair.poll_request() {
+        let page = match request.method {
+            "resources/list" => r#"{"resources":[]}"#,
+            _ => r#"{"resourceTemplates":[{"uriTemplate":"docs://{project}/{page}","name":"pages"}]}"#,
+        };
+        pair.handle_outcome(Outcome::Page(page), Duration::ZERO).expect("a request in flight");
+    }
+    machine.handle_pair(pair, Duration::ZERO);
+    let input = r#"{"server":"fuzz","uriTemplate":"docs://{project}/{page}","variable":"page","arguments":{"project":"p"}}"#;
+    let text = lossy(data);
+    for cap in [1_000, tool::complete::DEFAULT_OUTPUT_CHARS] {
+        let config = CallConfig { complete: CompleteConfig { max_output_chars: cap, ..CompleteConfig::default() }, ..CallConfig::default() };
+        let call = ServerCall::new(machine.catalog(), tool::complete::NAME, input, &config, Duration::ZERO).expect("a valid call");
+        let first = call.finish(Outcome::Page(&text));
+        assert_eq!(first, call.finish(Outcome::Page(&text)), "the same answer renders the same");
+        let out = match first {
+            Err(e) => {
+                assert!(matches!(e.code().as_str(), "malformed_result" | "message_too_large"), "{}", e.code());
+                assert_eq!(e.server(), Some("fuzz"));
+                continue;
+            }
+            Ok(out) => out,
+        };
+        assert!(out.chars().count() <= cap, "over the cap: {}", out.len());
+        let v: Value = serde_json::from_str(&out).expect("the output is JSON");
+        assert_eq!((&v["server"], &v["variable"]), (&Value::from("fuzz"), &Value::from("page")));
+        let values = v["values"].as_array().expect("values");
+        assert!(values.len() <= tool::complete::MAX_VALUES);
+        for value in values {
+            let s = value.as_str().expect("a string value");
+            assert!(s.chars().count() <= tool::complete::MAX_VALUE_CHARS);
+            assert_eq!(sanitize::label(s), s, "a value sanitizing would change was kept");
+        }
+        if let Some(total) = v.get("total") {
+            assert!(total.is_u64(), "total {total}");
+        }
+        if let Some(more) = v.get("hasMore") {
+            assert!(more.is_boolean(), "hasMore {more}");
+        }
+        if let Some(omitted) = v.get("omitted") {
+            assert!(omitted.as_object().expect("omitted").values().all(|n| n.as_u64().is_some_and(|n| n > 0)));
+        }
+    }
+}

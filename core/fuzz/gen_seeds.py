@@ -145,3 +145,20 @@ rng = random.Random(6570)
 for target in ("pager_sequence", "tracking_event", "template", "proxy_sequence"):
     for i, size in enumerate((8, 32, 64, 128, 256, 512, 1024, 2048)):
         write(target, f"random{i}.bin", bytes(rng.randrange(256) for _ in range(size)))
+
+# complete_answer: `completion/complete` answers, well-formed and hostile.
+COMPLETIONS = {
+    "values": {"completion": {"values": ["intro", "install"], "total": 2, "hasMore": False}},
+    "many": {"completion": {"values": [f"v{i}" for i in range(150)], "total": 150, "hasMore": True}},
+    "types": {"completion": {"values": [1, None, {"a": 1}, ["x"], True, "fine"], "total": "lots", "hasMore": "yes"}},
+    "unsafe": {"completion": {"values": ["\x1b[31mred", "a\u202eb", "z\u200bw", "t\U000e0041", "two\nlines", "ok"]}},
+    "long": {"completion": {"values": ["y" * 1024, "x" * 1025, "w" * 500]}},
+    "negative": {"completion": {"values": ["a"], "total": -1, "hasMore": 1}},
+    "empty": {"completion": {"values": []}},
+}
+for name, answer in COMPLETIONS.items():
+    write("complete_answer", name + ".json", json.dumps(answer))
+write("complete_answer", "not_an_object.json", "[1,2]")
+write("complete_answer", "no_values.json", '{"completion":{"total":3}}')
+write("complete_answer", "surrogate.json", '{"completion":{"values":["a\\ud800b","ok"]}}')
+write("complete_answer", "truncated.json", '{"completion":{"values":["a",')

@@ -77,3 +77,8 @@ fn tracking_event() {
 fn proxy_sequence() {
     replay("proxy_sequence", checks::check_proxy_sequence);
 }
+
+#[test]
+fn complete_answer() {
+    replay("complete_answer", checks::check_complete_answer);
+}
