@@ -438,3 +438,44 @@ fn serve_binds_nothing_but_loopback_without_the_flag() {
         "{err}"
     );
 }
+
+/// Completions by resource template: how often each template's variables were completed, and how
+/// often a read of that template followed in the same session (a prompt's completion, an error,
+/// another session's read, or a read of another template does not count).
+#[test]
+fn completions_by_template_and_the_reads_they_led_to() {
+    let dir = scratch("completions");
+    let f = dir.join("e.jsonl");
+    let templates = dir.join("templates.txt");
+    std::fs::write(&templates, "notes://{folder}/{name}\ndocs://{page}\n").unwrap();
+    let complete = |session: &str, name: &str, error: bool| {
+        let line = event("mcp:completion/complete", 2.0, session, &format!(",\"resourceName\":\"{name}\""));
+        if error {
+            line.replace("\"isError\":false", "\"isError\":true")
+        } else {
+            line
+        }
+    };
+    let read =
+        |session: &str, uri: &str| event("mcp:resources/read", 3.0, session, &format!(",\"resourceName\":\"{uri}\""));
+    let lines = [
+        complete("ses_a", "notes://{folder}/{name}", false),
+        complete("ses_a", "notes://{folder}/{name}", false),
+        read("ses_a", "notes://work/launch"),
+        complete("ses_b", "notes://{folder}/{name}", false),
+        read("ses_c", "notes://work/launch"),
+        complete("ses_b", "docs://{page}", true),
+        read("ses_b", "docs://intro"),
+        complete("ses_b", "a-prompt", false),
+    ];
+    std::fs::write(&f, lines.concat()).unwrap();
+    let (html, _) = report_of(&[&f], &["--templates", templates.to_str().unwrap()]);
+    let notes = "data-key=\"notes://{folder}/{name}\"";
+    assert_eq!(value_after(&html, notes, "data-k=\"count\""), "3");
+    assert_eq!(value_after(&html, notes, "data-k=\"read\""), "1");
+    let docs = "data-key=\"docs://{page}\"";
+    assert_eq!(value_after(&html, docs, "data-k=\"count\""), "1");
+    assert_eq!(value_after(&html, docs, "data-k=\"errors\""), "1");
+    assert_eq!(value_after(&html, docs, "data-k=\"read\""), "0");
+    assert!(!html[html.find("id=\"completions\"").unwrap()..].split("</section>").next().unwrap().contains("a-prompt"));
+}

@@ -2313,11 +2313,16 @@ pub fn check_complete_answer(data: &[u8]) {
         pair.handle_outcome(Outcome::Page(page), Duration::ZERO).expect("a request in flight");
     }
     machine.handle_pair(pair, Duration::ZERO);
-    let input = r#"{"server":"fuzz","uriTemplate":"docs://{project}/{page}","variable":"page","arguments":{"project":"p"}}"#;
+    let input =
+        r#"{"server":"fuzz","uriTemplate":"docs://{project}/{page}","variable":"page","arguments":{"project":"p"}}"#;
     let text = lossy(data);
     for cap in [1_000, tool::complete::DEFAULT_OUTPUT_CHARS] {
-        let config = CallConfig { complete: CompleteConfig { max_output_chars: cap, ..CompleteConfig::default() }, ..CallConfig::default() };
-        let call = ServerCall::new(machine.catalog(), tool::complete::NAME, input, &config, Duration::ZERO).expect("a valid call");
+        let config = CallConfig {
+            complete: CompleteConfig { max_output_chars: cap, ..CompleteConfig::default() },
+            ..CallConfig::default()
+        };
+        let call = ServerCall::new(machine.catalog(), tool::complete::NAME, input, &config, Duration::ZERO)
+            .expect("a valid call");
         let first = call.finish(Outcome::Page(&text));
         assert_eq!(first, call.finish(Outcome::Page(&text)), "the same answer renders the same");
         let out = match first {

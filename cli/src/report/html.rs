@@ -190,6 +190,7 @@ pub fn main(s: &Stats, files: &[FileInfo]) -> String {
         if known == 1 { "" } else { "s" },
         if s.templates.dropped > 0 { format!("; {} more not kept", int(s.templates.dropped)) } else { String::new() }
     );
+    completions(&mut h, s);
     named_table(&mut h, "prompts", "Most used prompts", "PROMPT", "prompts/get", &s.prompts.top(top), &|k| esc(k));
     errors(&mut h, s);
     slowest(&mut h, s);
@@ -545,6 +546,46 @@ fn slowest(h: &mut String, s: &Stats) {
         h.push_str("<tr><td colspan=\"6\">no events</td></tr>");
     }
     h.push_str("</tbody></table></section>");
+}
+
+/// `completion/complete` by resource template: how often the model (or user) completed its
+/// variables, and how many of those completions a read of the same template followed in the session.
+fn completions(h: &mut String, s: &Stats) {
+    let top = s.completions.top(s.options.top);
+    h.push_str("<section id=\"completions\"><h2>Completions by resource template</h2>");
+    if top.rows.is_empty() {
+        h.push_str("<p class=\"note\">No completion/complete of a resource template.</p></section>");
+        return;
+    }
+    h.push_str(
+        "<table><thead><tr><th>TEMPLATE</th><th class=\"n\">COMPLETIONS</th><th class=\"n\">THEN READ</th>\
+         <th class=\"n\">ERRORS</th></tr></thead><tbody>",
+    );
+    for (k, r) in &top.rows {
+        let _ = write!(
+            h,
+            "<tr data-key=\"{}\"><td class=\"s\">{}</td>{}{}{}</tr>",
+            esc(k),
+            esc(k),
+            num("count", r.count, &int(r.count)),
+            num("read", r.extra, &int(r.extra)),
+            num("errors", r.errors, &int(r.errors)),
+        );
+    }
+    if top.rest.count > 0 {
+        let _ = write!(
+            h,
+            "<tr class=\"rest\" data-key=\"(rest)\"><td>all others ({} more)</td>{}{}{}</tr>",
+            int(top.rest_keys),
+            num("count", top.rest.count, &int(top.rest.count)),
+            num("read", top.rest.extra, &int(top.rest.extra)),
+            num("errors", top.rest.errors, &int(top.rest.errors)),
+        );
+    }
+    h.push_str(
+        "</tbody></table><p class=\"note\">THEN READ: how often a successful read of the template followed its \
+         completion in the same session (the completions of one template before one read count once).</p></section>",
+    );
 }
 
 fn clients(h: &mut String, s: &Stats) {

@@ -310,6 +310,12 @@ pub struct Stats {
     pub resources: TopTable,
     /// `resources/read` by template (key `T` + template) or origin (key `O` + origin).
     pub read_groups: TopTable,
+    /// `completion/complete` of a resource template, by template (`extra`: completions followed by
+    /// a read of that template in the same session).
+    pub completions: TopTable,
+    /// (session, template) pairs completed and not yet followed by a read (at most
+    /// [`MAX_PENDING_COMPLETIONS`]).
+    completed: HashSet<(u64, String)>,
     /// `prompts/get` by prompt name.
     pub prompts: TopTable,
     /// Errors by code (or type) and message: key `code\0message`.
@@ -324,6 +330,9 @@ pub struct Stats {
     /// A templates/list event named a template not known before.
     pub templates_changed: bool,
 }
+
+/// The most (session, template) completions remembered until a read follows them.
+pub const MAX_PENDING_COMPLETIONS: usize = 100_000;
 
 /// Hash of a session id (std's SipHash with fixed keys: the same in every run).
 fn session_hash(s: &str) -> u64 {
@@ -361,6 +370,8 @@ impl Stats {
             tools: TopTable::new(cap),
             resources: TopTable::new(cap),
             read_groups: TopTable::new(cap),
+            completions: TopTable::new(cap),
+            completed: HashSet::new(),
             prompts: TopTable::new(cap),
             error_kinds: TopTable::new(cap),
             clients: TopTable::new(cap),
@@ -482,14 +493,37 @@ impl Stats {
             row.errors += u64::from(e.is_error);
             row.durations.add(d);
         }
+        let session = e.session_id.as_ref().map(|s| session_hash(&s.0));
         if let ("mcp:resources/read", Some(uri)) = (kind, name) {
             let key = match read_group(self.templates.list(), uri) {
-                ReadGroup::Template(t) => format!("T{t}"),
+                ReadGroup::Template(t) => {
+                    // A read of a template this session completed: the completion led to it.
+                    if let Some(done) = session.and_then(|s| self.completed.take(&(s, t.to_owned()))) {
+                        if !e.is_error {
+                            self.completions.add_extra(&done.1);
+                        } else {
+                            self.completed.insert(done);
+                        }
+                    }
+                    format!("T{t}")
+                }
                 ReadGroup::Origin(o) => format!("O{o}"),
             };
             let row = self.read_groups.hit(&key);
             row.errors += u64::from(e.is_error);
             row.durations.add(d);
+        }
+        // A completion names a resource template (`ref/resource`) by its URI template, or a prompt
+        // by its name: only templates (they hold a `{`) are counted here.
+        if let ("mcp:completion/complete", Some(template)) = (kind, name.filter(|n| n.contains('{'))) {
+            let row = self.completions.hit(template);
+            row.errors += u64::from(e.is_error);
+            row.durations.add(d);
+            if let (Some(s), false) = (session, e.is_error) {
+                if self.completed.len() < MAX_PENDING_COMPLETIONS {
+                    self.completed.insert((s, template.to_owned()));
+                }
+            }
         }
 
         // Errors.

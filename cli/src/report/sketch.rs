@@ -217,6 +217,15 @@ impl TopTable {
         }
     }
 
+    /// Counts one more `extra` for `key` without counting an event: on its row, or on "all
+    /// others" when the key is not (or no longer) in the table.
+    pub fn add_extra(&mut self, key: &str) {
+        match self.keys.get(key) {
+            Some(&s) => self.slots[s].1.extra += 1,
+            None => self.evicted.extra += 1,
+        }
+    }
+
     /// The row of `key`, counting one more event (`count` is incremented; the caller fills in the
     /// rest).
     pub fn hit(&mut self, key: &str) -> &mut Row {
