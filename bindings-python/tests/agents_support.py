@@ -25,7 +25,9 @@ from support import SERVERS, over_stdio, read_output
 LIST_TEMPLATES, READ = "ListMcpResourceTemplatesTool", "ReadMcpResourceTool"
 RESOURCE_TOOLS = [LIST_TEMPLATES, "ListMcpResourcesTool", READ]  # in the order the core offers them
 # Every tool an adapter registers: the completion tool too (visible only while a server offers it).
-ALL_TOOLS = [*RESOURCE_TOOLS, "CompleteMcpResourceTemplateTool"]
+COMPLETE = "CompleteMcpResourceTemplateTool"
+ALL_TOOLS = [*RESOURCE_TOOLS, COMPLETE]
+NOTES_TEXT = "work/launch: the launch moved to Tuesday."  # servers/complete_server.py's note
 NOTE_TEXT = "Note 42: the launch moved to Tuesday."
 REFUSED_URI = "secret://token"  # fits no template of the server, and it listed no such resource
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -129,6 +131,45 @@ def example_plan(server: str) -> list[Step]:
 def read_first_plan(server: str) -> list[Step]:
     """A URI the model knows (from the user, an earlier turn): read first, before any listing."""
     return [call(READ, server=server, uri="note://42"), answer]
+
+
+def complete_plan(server: str, *, pairs: bool = False) -> list[Step]:
+    """The four tools in one run (servers/complete_server.py): list the templates, complete the
+    folder from what was typed, then the note's name with the folder as context, read the filled
+    URI, answer. `pairs`: the context as the strict schema's `{name, value}` list."""
+
+    def template(script: Script) -> str:
+        return str(json.loads(script.output(LIST_TEMPLATES, -1))["resourceTemplates"][0]["uriTemplate"])
+
+    def first(script: Script, n: int) -> str:
+        return str(json.loads(script.output(COMPLETE, n))["values"][0])
+
+    def complete_name(script: Script) -> Call:
+        chosen = {"folder": first(script, 0)}
+        context: Any = [{"name": k, "value": v} for k, v in chosen.items()] if pairs else chosen
+        asked = {"server": server, "uriTemplate": template(script), "variable": "name", "value": ""}
+        return Call(COMPLETE, {**asked, "arguments": context})
+
+    def read(script: Script) -> Call:
+        values = {"folder": first(script, 0), "name": first(script, 1)}
+        return Call(READ, {"server": server, "uri": mcplens.expand(template(script), values)})
+
+    return [
+        call(LIST_TEMPLATES, server=server),
+        lambda s: Call(COMPLETE, {"server": server, "uriTemplate": template(s), "variable": "folder", "value": "w"}),
+        complete_name,
+        read,
+        answer,
+    ]
+
+
+def check_complete(script: Script, final: str) -> None:
+    """The complete plan's run: the fourth tool offered once the server listed its template, each
+    variable completed, the filled URI read."""
+    assert COMPLETE in script.offered[1]
+    assert [json.loads(script.output(COMPLETE, n))["values"] for n in (0, 1)] == [["work"], ["launch", "budget"]]
+    assert read_output(script.output(READ))["contents"][0]["text"] == NOTES_TEXT
+    assert NOTES_TEXT in final
 
 
 def hostile_plan(server: str) -> list[Step]:

@@ -23,8 +23,10 @@ from agents_support import (
     RESOURCE_TOOLS,
     Script,
     call,
+    check_complete,
     check_hostile,
     check_read,
+    complete_plan,
     connect,
     example,
     example_plan,
@@ -93,6 +95,13 @@ async def test_reads_a_template_filled_in_from_the_listing() -> None:
     assert script.offered[0] == ["connect_docs"]
     assert script.offered[1] == sorted(["connect_docs", *RESOURCE_TOOLS])
     check_read(script, final, "docs", refused)
+
+
+async def test_fills_a_template_from_the_servers_completions() -> None:
+    async with over_stdio("complete_server.py") as session:
+        script = Script(complete_plan("notes"))
+        final = await run(script, McplensMiddleware(sessions={"notes": session}))
+    check_complete(script, final)
 
 
 async def test_hostile_server_through_a_client_session() -> None:

@@ -24,8 +24,10 @@ from agents_support import (
     RESOURCE_TOOLS,
     Script,
     call,
+    check_complete,
     check_hostile,
     check_read,
+    complete_plan,
     connect,
     example,
     example_plan,
@@ -102,6 +104,14 @@ async def test_strict_schema_is_the_cores() -> None:
     for function_tool_, name in zip(tools(), ALL_TOOLS, strict=True):
         assert (function_tool_.name, function_tool_.strict_json_schema) == (name, True)
         assert function_tool_.params_json_schema == mcplens.tool_spec(name).strict_input_schema
+
+
+async def test_fills_a_template_from_the_servers_completions() -> None:
+    """The strict schema gives the context as `{name, value}` pairs; the core reads them as the map."""
+    async with over_stdio("complete_server.py") as session:
+        script = Script(complete_plan("notes", pairs=True))
+        final = await run(script, tools(sessions={"notes": session}))
+    check_complete(script, final)
 
 
 async def test_hostile_server_through_an_mcp_server() -> None:

@@ -20,8 +20,10 @@ from agents_support import (
     RESOURCE_TOOLS,
     Script,
     call,
+    check_complete,
     check_hostile,
     check_read,
+    complete_plan,
     connect,
     example,
     example_plan,
@@ -68,6 +70,14 @@ async def test_reads_a_template_filled_in_from_the_listing() -> None:
     assert script.offered[0] == ["connect_docs"]
     assert script.offered[1] == sorted(["connect_docs", *RESOURCE_TOOLS])
     check_read(script, final, "docs", refused)
+
+
+async def test_fills_a_template_from_the_servers_completions() -> None:
+    async with over_stdio("complete_server.py") as session:
+        script = Script(complete_plan("notes"))
+        agent = Agent(model(script), toolsets=[McplensToolset(sessions={"notes": session})])
+        final = (await agent.run("What does the launch note say?")).output
+    check_complete(script, final)
 
 
 async def test_hostile_server_through_an_mcp_toolset() -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_everything
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
-import test_everything
 from test_everything import params as everything_params
 
 import mcplens
@@ -61,9 +61,13 @@ async def test_the_hostile_server_is_bounded_and_sanitized() -> None:
             with pytest.raises(mcplens.ToolError) as e:
                 await out(value)
             assert (e.value.code, e.value.server) == (code, "srv")
-            assert "secret" not in str(e.value) and "\x1b" not in str(e.value)
+            assert "secret" not in str(e.value)
+            assert "\x1b" not in str(e.value)
         # Refused before anything is sent: a template the server did not list, another variable.
-        for arguments, code in ((ask("file:///{x}", "x", ""), "unlisted_uri"), (ask(FILES, "nope", ""), "invalid_argument")):
+        for arguments, code in (
+            (ask("file:///{x}", "x", ""), "unlisted_uri"),
+            (ask(FILES, "nope", ""), "invalid_argument"),
+        ):
             with pytest.raises(mcplens.ToolError) as e:
                 await catalog.call_tool(COMPLETE, arguments)
             assert e.value.code == code

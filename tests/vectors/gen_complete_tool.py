@@ -101,10 +101,12 @@ case("complete_values", "a listed template's variable is completed: the values, 
 ])
 
 WITH_CONTEXT = {**PAGE, "value": "", "arguments": {"project": "mcplens"}}
-case("complete_with_context", "values already chosen for the template's other variables go as context.arguments; an "
-     "empty value is asked as \"\"", [
+PAIRS = {**WITH_CONTEXT, "arguments": [{"name": "project", "value": "mcplens"}]}
+case("complete_with_context", "values already chosen for the template's other variables go as context.arguments "
+     "(given as a map, or as the strict schema's list of {name, value} pairs); an empty value is asked as \"\"", [
     refresh("docs"),
     complete(WITH_CONTEXT, outcome=answer(["a"]), expect=output("docs", WITH_CONTEXT, ["a"])),
+    {**complete(WITH_CONTEXT, outcome=answer(["a"]), expect=output("docs", WITH_CONTEXT, ["a"])), "input": PAIRS},
     complete({**PAGE, "value": None, "arguments": None}, outcome=answer([]),
              expect=output("docs", PAGE, [])),
 ])
@@ -148,7 +150,12 @@ case("complete_refused_inputs", "input the tool refuses is refused before anythi
     complete({**PAGE, "arguments": {"project": 7}}, error="invalid_argument",
              message=invalid('"arguments" must map variable names to strings')),
     complete({**PAGE, "arguments": ["project"]}, error="invalid_argument",
-             message=invalid('"arguments" must be an object')),
+             message=invalid('"arguments" as a list must hold {name, value} pairs of strings')),
+    complete({**PAGE, "arguments": [{"name": "project", "value": 1}]}, error="invalid_argument",
+             message=invalid('"arguments" as a list must hold {name, value} pairs of strings')),
+    complete({**PAGE, "arguments": [{"name": "project", "value": "a"}, {"name": "project", "value": "b"}]},
+             error="invalid_argument", message=invalid('"arguments" must name each variable once')),
+    complete({**PAGE, "arguments": 7}, error="invalid_argument", message=invalid('"arguments" must be an object')),
     complete({**PAGE, "value": "x" * 1025}, error="invalid_argument",
              message=invalid('"value" and each argument must be at most 1024 characters')),
     complete({**PAGE, "value": 3}, error="invalid_argument", message=invalid('"value" must be a string')),

@@ -119,7 +119,20 @@ pub fn spec() -> ToolSpec {
         "required": ["server", "uriTemplate", "variable"],
         "additionalProperties": false
     });
-    ToolSpec::new(NAME, DESCRIPTION, input_schema, "Complete an MCP resource template", true)
+    let mut spec = ToolSpec::new(NAME, DESCRIPTION, input_schema, "Complete an MCP resource template", true);
+    // Strict function calling (OpenAI's) allows no open-ended object: there `arguments` is a list
+    // of `{name, value}` pairs, which the tool reads as the same map.
+    spec.strict_input_schema["properties"]["arguments"] = serde_json::json!({
+        "type": ["array", "null"],
+        "description": "Values already chosen for the template's other variables.",
+        "items": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "value": {"type": "string"}},
+            "required": ["name", "value"],
+            "additionalProperties": false
+        }
+    });
+    spec
 }
 
 /// The completion tool's input.
@@ -145,8 +158,9 @@ impl CompleteInput {
     }
 
     /// Parses the model's input (a JSON value): an object with the strings `server`, `uriTemplate`
-    /// and `variable`, optionally `value` (a string) and `arguments` (an object of strings); `null`
-    /// for an optional one means absent.
+    /// and `variable`, optionally `value` (a string) and `arguments` (an object of strings, or —
+    /// the strict schema's form — a list of `{name, value}` strings, each name once); `null` for an
+    /// optional one means absent.
     pub fn from_value(v: Value) -> Result<CompleteInput, ToolError> {
         let Value::Object(mut obj) = v else { return Err(invalid("the input is not an object")) };
         if let Some(k) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
@@ -170,6 +184,21 @@ impl CompleteInput {
                     _ => Err(invalid("\"arguments\" must map variable names to strings")),
                 })
                 .collect::<Result<_, _>>()?,
+            Some(Value::Array(pairs)) => {
+                let mut map = BTreeMap::new();
+                for pair in pairs {
+                    let Value::Object(mut pair) = pair else { return Err(pairs_invalid()) };
+                    let (Some(Value::String(name)), Some(Value::String(value)), 0) =
+                        (pair.remove("name"), pair.remove("value"), pair.len())
+                    else {
+                        return Err(pairs_invalid());
+                    };
+                    if map.insert(name, value).is_some() {
+                        return Err(invalid("\"arguments\" must name each variable once"));
+                    }
+                }
+                map
+            }
             Some(_) => return Err(invalid("\"arguments\" must be an object")),
         };
         Ok(CompleteInput { server, uri_template, variable, value, arguments })
@@ -177,6 +206,10 @@ impl CompleteInput {
 }
 
 const FIELDS: [&str; 5] = ["server", "uriTemplate", "variable", "value", "arguments"];
+
+fn pairs_invalid() -> ToolError {
+    invalid("\"arguments\" as a list must hold {name, value} pairs of strings")
+}
 
 fn invalid(reason: &str) -> ToolError {
     ToolError::InvalidArgument { reason: reason.to_owned() }
