@@ -10,7 +10,7 @@ import { createMCPClient } from '@ai-sdk/mcp';
 import { Experimental_StdioMCPTransport } from '@ai-sdk/mcp/mcp-stdio';
 import { generateText, isStepCount, jsonSchema, tool } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
-import { Catalog, McplensError } from 'mcplens';
+import { Catalog, McplensError, expand } from 'mcplens';
 import { resourceTools } from 'mcplens/ai';
 
 import {
@@ -108,6 +108,29 @@ for (const [sdk, connect] of Object.entries(SDKS)) {
         assert.deepEqual(offered[0], TOOLS);
         assert.match(result.text, /^It says: Resource 7: This is a plaintext resource created at /);
         assert.equal(result.steps.length, 3);
+      } finally {
+        await client.close();
+      }
+    });
+
+    test('the model lists templates, completes a variable, fills the template with the suggestion and reads it (server-everything)', async () => {
+      const client = await connect([EVERYTHING_SERVER, 'stdio']);
+      try {
+        const resources = await resourceTools({ clients: { everything: client } });
+        let template;
+        let uri;
+        const { result, offered } = await run(resources, [
+          () => ({ tool: 'ListMcpResourceTemplatesTool', input: { server: 'everything' } }),
+          (r) => {
+            template = JSON.parse(text(r)).resourceTemplates[0].uriTemplate;
+            return { tool: 'CompleteMcpResourceTemplateTool', input: { server: 'everything', uriTemplate: template, variable: 'resourceId', value: '5' } };
+          },
+          (r) => ({ tool: 'ReadMcpResourceTool', input: { server: 'everything', uri: (uri = expand(template, { resourceId: JSON.parse(text(r)).values[0] })) } }),
+          (r) => ({ text: `It says: ${readOutput(text(r)).contents[0].text}` }),
+        ]);
+        assert.equal(uri, 'demo://resource/dynamic/text/5');
+        assert.ok(offered[1].includes('CompleteMcpResourceTemplateTool'), JSON.stringify(offered));
+        assert.match(result.text, /^It says: Resource 5: This is a plaintext resource created at /);
       } finally {
         await client.close();
       }

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 
 import { Agent, MCPServerStdio, run, setTracingDisabled, tool } from '@openai/agents';
 import { ScriptedModel, assistantMessage, functionCall, modelResponder } from '@openai/agents/testing';
-import { Catalog } from 'mcplens';
+import { Catalog, expand } from 'mcplens';
 import { resourceTools } from 'mcplens/openai-agents';
 
 import {
@@ -95,6 +95,30 @@ for (const [sdk, connect] of Object.entries(SDKS)) {
       const client = await connect([EVERYTHING_SERVER, 'stdio']);
       try {
         await readsEverything((await resourceTools({ clients: { everything: client } })).tools);
+      } finally {
+        await client.close();
+      }
+    });
+
+    test('the model lists templates, completes a variable (strict schema: the context as pairs), fills the template and reads it (server-everything)', async () => {
+      const client = await connect([EVERYTHING_SERVER, 'stdio']);
+      try {
+        const { tools } = await resourceTools({ clients: { everything: client } });
+        let template;
+        let uri;
+        const { result, offered } = await runAgent(tools, [
+          () => ({ tool: 'ListMcpResourceTemplatesTool', input: { server: 'everything', ...ALL } }),
+          (out) => {
+            template = JSON.parse(out).resourceTemplates[0].uriTemplate;
+            const input = { server: 'everything', uriTemplate: template, variable: 'resourceId', value: '5', arguments: [] };
+            return { tool: 'CompleteMcpResourceTemplateTool', input };
+          },
+          (out) => ({ tool: 'ReadMcpResourceTool', input: { server: 'everything', uri: (uri = expand(template, { resourceId: JSON.parse(out).values[0] })) } }),
+          (out) => ({ text: `It says: ${readOutput(out).contents[0].text}` }),
+        ]);
+        assert.equal(uri, 'demo://resource/dynamic/text/5');
+        assert.ok(offered[1].includes('CompleteMcpResourceTemplateTool'), JSON.stringify(offered));
+        assert.match(result.finalOutput, /^It says: Resource 5: This is a plaintext resource created at /);
       } finally {
         await client.close();
       }
