@@ -12,6 +12,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Catalog, McplensError, completeTemplateTool, expand, listResourceTemplatesTool, readResourceTool } from 'mcplens';
 
 import { EVERYTHING_SERVER, connectStdio, readOutput } from './helpers.mjs';
+import { ERAS, connectV2 } from './v2-helpers.mjs';
 
 const HOSTILE = join(import.meta.dirname, '..', '..', 'tests', 'servers', 'hostile', 'server.py');
 const COMPLETE = completeTemplateTool.name;
@@ -90,3 +91,23 @@ test('server-everything: list the templates, complete resourceId, read the fille
     await close();
   }
 });
+
+for (const era of Object.keys(ERAS)) {
+  test(`a TS SDK v2 McpServer's complete callbacks through a v2 Client (${era})`, async () => {
+    const { client, close } = await connectV2('memory', era, { scenario: 'complete' });
+    try {
+      const catalog = new Catalog();
+      catalog.watch('docs', client);
+      const listing = JSON.parse(await catalog.callTool(listResourceTemplatesTool.name, {}));
+      assert.deepEqual(listing.completion, ['docs']);
+      const args = { server: 'docs', uriTemplate: 'docs://pages/{slug}', variable: 'slug', value: 'in' };
+      const completed = JSON.parse(await catalog.callTool(COMPLETE, args));
+      assert.deepEqual(completed.values, ['intro', 'install']);
+      const uri = expand(args.uriTemplate, { slug: completed.values[1] });
+      const out = readOutput(await catalog.callTool(readResourceTool.name, { server: 'docs', uri }));
+      assert.equal(out.contents[0].text, 'page install');
+    } finally {
+      await close();
+    }
+  });
+}

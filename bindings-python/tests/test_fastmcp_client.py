@@ -263,3 +263,36 @@ async def test_the_read_tool_reads_over_the_clients_session(transport: str) -> N
             await catalog.call_tool("ReadMcpResourceTool", {"server": "docs", "uri": "mem://broken"})
         assert (failed.value.code, failed.value.server) == ("server_error", "docs")
         assert "the resource failed" not in str(failed.value)
+
+
+@pytest.mark.skipif(MAJOR < 4, reason="fastmcp 4 added @mcp.completion (and declares completions with it)")
+async def test_a_fastmcp_completion_handler_fills_a_template() -> None:
+    """fastmcp's own `@mcp.completion` (which declares `completions`): the model lists the template,
+    completes its variables (the folder as context for the note), and reads the filled URI."""
+    server = fastmcp_server.FastMCP("notes")
+
+    @server.resource("notes://{folder}/{name}", name="notes")
+    def note(folder: str, name: str) -> str:
+        return f"{folder}/{name}"
+
+    def complete(ref: Any, argument: Any, context: Any) -> list[str] | None:
+        chosen = (getattr(context, "arguments", None) or {}).get("folder")
+        options = ["work", "home"] if argument.name == "folder" else {"work": ["launch"]}.get(chosen, [])
+        return [o for o in options if o.startswith(argument.value)]
+
+    server.completion(complete)
+    catalog = mcplens.Catalog()
+    async with Client(server) as client:
+        catalog.watch("notes", client)
+        listing = json.loads(await catalog.call_tool(mcplens.LIST_RESOURCE_TEMPLATES_TOOL.name, {}))
+        assert listing["completion"] == ["notes"]
+        template = listing["resourceTemplates"][0]["uriTemplate"]
+        ask = {"server": "notes", "uriTemplate": template}
+        complete_tool = mcplens.COMPLETE_TEMPLATE_TOOL.name
+        folder = json.loads(await catalog.call_tool(complete_tool, {**ask, "variable": "folder", "value": "w"}))
+        assert folder["values"] == ["work"]
+        name = {**ask, "variable": "name", "value": "", "arguments": {"folder": "work"}}
+        assert json.loads(await catalog.call_tool(complete_tool, name))["values"] == ["launch"]
+        uri = mcplens.expand(template, {"folder": "work", "name": "launch"})
+        text = read_output(await catalog.call_tool(mcplens.READ_RESOURCE_TOOL.name, {"server": "notes", "uri": uri}))
+        assert text["contents"][0]["text"] == "work/launch"

@@ -15,7 +15,8 @@
 // `stats` tool returns `{requests, cancelled}` as JSON text. Scenarios:
 // - `pages`: 3 template pages (an opaque cursor, then ""), sloppy optional fields, 2 resource pages;
 // - `cached`: one template page, cache hints `ttlMs` 60 s, `public` (the v2 client would cache it);
-// - `mcp`: an `McpServer` with one resource and one resource template (the SDK builds the pages).
+// - `mcp`: an `McpServer` with one resource and one resource template (the SDK builds the pages);
+// - `complete`: an `McpServer` whose template `docs://pages/{slug}` completes `slug` (`complete` callbacks).
 import { createServer as createHttpServer } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
@@ -75,6 +76,7 @@ export function createV2Server(scenario, state, notify) {
     state.requests[method] = (state.requests[method] ?? 0) + 1;
   };
   if (scenario === 'mcp') return mcpServer(state, count);
+  if (scenario === 'complete') return completeServer();
   const server = new Server(
     { name: `v2-${scenario}`, version: '2.0.0' },
     {
@@ -119,6 +121,15 @@ function mcpServer(state, count) {
     async (uri) => ({ contents: [{ uri: uri.href, text: 'page' }] }),
   );
   server.registerTool('stats', { description: 'request counts' }, async () => control(state, { name: 'stats' }));
+  return server;
+}
+
+function completeServer() {
+  const server = new McpServer({ name: 'v2-complete', version: '2.0.0' });
+  const complete = { slug: (typed) => ['intro', 'install', 'usage'].filter((s) => s.startsWith(typed)) };
+  server.registerResource('pages', new ResourceTemplate('docs://pages/{slug}', { list: undefined, complete }), {}, async (uri, { slug }) => ({
+    contents: [{ uri: uri.href, text: `page ${slug}` }],
+  }));
   return server;
 }
 
