@@ -20,7 +20,14 @@ import { tempDir } from './tracking-helpers.mjs';
 
 const MCPLENS = join(import.meta.dirname, '..', 'bin', 'mcplens.cjs');
 const SERVER = [process.execPath, EVERYTHING_SERVER, 'stdio'];
-const OURS = ['mcplens_ListMcpResourceTemplatesTool', 'mcplens_ListMcpResourcesTool', 'mcplens_ReadMcpResourceTool'];
+// server-everything declares `completions` and lists templates: its first tools/list (held until
+// the proxy's first listing of it) has the completion tool too.
+const OURS = [
+  'mcplens_ListMcpResourceTemplatesTool',
+  'mcplens_ListMcpResourcesTool',
+  'mcplens_ReadMcpResourceTool',
+  'mcplens_CompleteMcpResourceTemplateTool',
+];
 
 const v1 = (name) => new Client({ name, version: '1.0.0' });
 const v2 = (name) => new ClientV2({ name, version: '2.0.0' });
@@ -101,7 +108,7 @@ test('the README host configuration (examples/proxy-mcp-servers.json), launched 
   const host = v1('configured');
   await host.connect(new StdioClientTransport({ command, args, cwd, env: { PATH: `${bin}:${process.env.PATH}` }, stderr: 'ignore' }));
   const tools = (await host.listTools()).tools.map((t) => t.name);
-  assert.deepEqual(tools.slice(-3), OURS);
+  assert.deepEqual(tools.slice(-OURS.length), OURS);
   assert.ok(tools.includes('echo'));
   const templates = await host.callTool({ name: 'mcplens_ListMcpResourceTemplatesTool', arguments: {} });
   const listed = JSON.parse(templates.content[0].text).resourceTemplates;

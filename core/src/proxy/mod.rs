@@ -369,6 +369,17 @@ enum CallKind {
     },
 }
 
+/// A host's `tools/list` held until the upstream's first listing ends: an upstream that declares
+/// `completions` gets the completion tool once it lists a template, and hosts that list tools once
+/// (and never again on `notifications/tools/list_changed`) would never see it otherwise.
+#[derive(Debug)]
+enum Parked {
+    /// Relay this line upstream (the splice then sees the tools).
+    Relay(String),
+    /// The proxy answers the list itself (the upstream has no tools): the request's id and params.
+    Answer { id: String, params: Option<String> },
+}
+
 /// What one of the proxy's own upstream requests is for.
 #[derive(Debug)]
 enum Own {
@@ -414,6 +425,9 @@ pub struct Proxy {
     next_own: u64,
     /// Listing calls waiting for the refresher.
     waiting: BTreeMap<CallerId, HostCall>,
+    /// A host's first `tools/list`, held until the upstream's first listing: what to do with it
+    /// then (see [`Parked`]).
+    parked: BTreeMap<CallerId, Parked>,
     traversal: Option<PairTraversal>,
     /// Own requests held until the upstream is initialized.
     held: Vec<String>,
@@ -477,6 +491,7 @@ impl Proxy {
             own: BTreeMap::new(),
             next_own: 0,
             waiting: BTreeMap::new(),
+            parked: BTreeMap::new(),
             traversal: None,
             held: Vec::new(),
             client: None,
@@ -735,9 +750,17 @@ impl Proxy {
                 None => {}
             }
         }
+        let first_list = method == "tools/list" && !params.is_some_and(has_cursor);
+        let caller = if first_list { self.first_listing(now) } else { None };
         if method == "tools/list" && self.tools_added {
             // The upstream has no tools: the list is the proxy's alone.
-            self.answer_tools_list(id, params, now);
+            match caller {
+                Some(caller) => {
+                    let parked = Parked::Answer { id: id.get().to_owned(), params: params.map(|p| p.get().to_owned()) };
+                    self.parked.insert(caller, parked);
+                }
+                None => self.answer_tools_list(id, params, now),
+            }
             return Verdict::Consumed;
         }
         let tracked = self.config.tracking;
@@ -773,12 +796,33 @@ impl Proxy {
             if let Some(text) = rewrite_id(line, &upstream_id) {
                 request.remapped = true;
                 self.host_requests.insert(upstream_id, request);
-                self.actions.push_back(ProxyAction::ToUpstream(text));
+                match caller {
+                    Some(caller) => drop(self.parked.insert(caller, Parked::Relay(text))),
+                    None => self.actions.push_back(ProxyAction::ToUpstream(text)),
+                }
                 return Verdict::Consumed;
             }
         }
         self.host_requests.insert(key, request);
-        Verdict::Forward
+        match caller {
+            Some(caller) => {
+                self.parked.insert(caller, Parked::Relay(String::from_utf8_lossy(line).into_owned()));
+                Verdict::Consumed
+            }
+            None => Verdict::Forward,
+        }
+    }
+
+    /// The caller to wait on before answering a host's first `tools/list`: the upstream declares
+    /// `completions` and has no listing yet (one is asked for). `None`: answer it now.
+    fn first_listing(&mut self, now: Duration) -> Option<CallerId> {
+        let (server, _) = self.server.clone()?;
+        let catalog = self.refresher.catalog();
+        let unknown = catalog.status(&server, now).is_ok_and(|s| s.status == crate::catalog::Status::Unknown);
+        if !(self.config.tools && catalog.declares_completions(&server) && unknown) {
+            return None;
+        }
+        self.refresher.request(&server, Want::Current, now).ok()
     }
 
     /// A `tools/call` of one of the proxy's tools (visible now): what it asks (or why it cannot
@@ -1332,6 +1376,15 @@ impl Proxy {
                     for caller in callers {
                         if let Some(call) = self.waiting.remove(&caller) {
                             self.continue_call(call, now);
+                        }
+                        match self.parked.remove(&caller) {
+                            Some(Parked::Relay(line)) => self.send_own(line),
+                            Some(Parked::Answer { id, params }) => {
+                                let id = RawValue::from_string(id).expect("a host id is JSON");
+                                let params = params.map(|p| RawValue::from_string(p).expect("host params are JSON"));
+                                self.answer_tools_list(&id, params.as_deref(), now);
+                            }
+                            None => {}
                         }
                     }
                 }

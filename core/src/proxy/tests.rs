@@ -969,3 +969,55 @@ fn completions_go_upstream_and_come_back_bounded() {
     let host = to_host(&actions(&mut p));
     assert!(host[0]["result"]["content"][0]["text"].as_str().unwrap().starts_with("error: not_offered: "));
 }
+
+/// An upstream that declares `completions`: the host's first `tools/list` waits for the upstream's
+/// first listing, so the completion tool is in the first list a host sees (hosts that never list
+/// tools again would never see it) — relayed after it when the upstream has tools, answered by
+/// the proxy when it has none. Later lists are not held.
+#[test]
+fn the_first_tools_list_waits_for_the_first_listing_of_a_completing_upstream() {
+    for with_tools in [false, true] {
+        let mut p = Proxy::new(ProxyConfig::default()).unwrap();
+        let _ = p.handle_host(INIT.as_bytes(), t(0));
+        let caps = if with_tools {
+            r#""capabilities":{"tools":{},"completions":{},"#
+        } else {
+            r#""capabilities":{"completions":{},"#
+        };
+        let res = INIT_RESULT.replace(r#""capabilities":{"#, caps);
+        let _ = p.handle_upstream(res.as_bytes(), t(5));
+        let _ = p.handle_host(INITIALIZED.as_bytes(), t(6));
+        let _ = actions(&mut p);
+        let list = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+        assert_eq!(p.handle_host(list, t(7)), Verdict::Consumed, "held");
+        let out = actions(&mut p);
+        assert!(to_host(&out).is_empty());
+        let up = to_upstream(&out);
+        assert_eq!(up.iter().map(|m| m["method"].as_str().unwrap()).collect::<Vec<_>>(), ["resources/list"]);
+        let _ = answer(&mut p, &up[0], json!({"resources": []}), t(8));
+        let up = to_upstream(&actions(&mut p));
+        let _ =
+            answer(&mut p, &up[0], json!({"resourceTemplates": [{"uriTemplate": "docs://{page}", "name": "p"}]}), t(9));
+        let out = actions(&mut p);
+        let result = if with_tools {
+            // Relayed now; the upstream's answer gets the four tools spliced in.
+            let up = to_upstream(&out);
+            assert_eq!((up[0]["method"].as_str(), &up[0]["id"]), (Some("tools/list"), &json!(2)));
+            let upstream_answer =
+                br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"own","inputSchema":{"type":"object"}}]}}"#;
+            let _ = p.handle_upstream(upstream_answer, t(10));
+            let out = actions(&mut p);
+            let host = to_host(&out);
+            host.first().cloned().unwrap_or_else(|| json!({}))
+        } else {
+            to_host(&out)[0].clone()
+        };
+        let names: Vec<&str> =
+            result["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert!(names.contains(&"mcplens_CompleteMcpResourceTemplateTool"), "{with_tools}: {names:?}");
+        // A second list is not held.
+        let again = br#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#;
+        let verdict = p.handle_host(again, t(20));
+        assert_eq!(verdict, if with_tools { Verdict::Forward } else { Verdict::Consumed });
+    }
+}
