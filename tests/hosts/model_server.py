@@ -24,10 +24,13 @@ from typing import Any
 
 LOG = sys.argv[1] if len(sys.argv) > 1 else "/dev/null"
 READ_URI = os.environ.get("MODEL_READ_URI", "")
+# With MODEL_COMPLETE set, the model completes the template's variable (from MODEL_COMPLETE, what it
+# has typed) with the completion tool before it reads, and fills the template with the first value.
+COMPLETE_FROM = os.environ.get("MODEL_COMPLETE")
 ANSWER_PAUSE = 0.3  # seconds before the final answer
 lock = threading.Lock()
 ids = itertools.count(1)
-TEMPLATES, READ = "ListMcpResourceTemplatesTool", "ReadMcpResourceTool"
+TEMPLATES, READ, COMPLETE = "ListMcpResourceTemplatesTool", "ReadMcpResourceTool", "CompleteMcpResourceTemplateTool"
 
 
 def turn(offered: list[str], results: list[tuple[str, str]]) -> tuple[str, str, dict[str, Any]]:
@@ -47,11 +50,23 @@ def turn(offered: list[str], results: list[tuple[str, str]]) -> tuple[str, str, 
     if not results:
         return ("call", templates, {})
     name, output = results[-1]
+    complete = next((n for n in reversed(offered) if re.search(f"mcplens_{COMPLETE}(_\\d+)?$", n)), None)
     if name.endswith(TEMPLATES):
         found = re.search(r'"uriTemplate":"([^"]+)"', output)
         if not found:
             return ("text", "No template was listed.", {})
+        if COMPLETE_FROM is not None and complete is not None:
+            variable = re.search(r"\{([^}]*)\}", found[1])
+            asked = {"uriTemplate": found[1], "variable": variable[1] if variable else "", "value": COMPLETE_FROM}
+            return ("call", complete, asked)
         return ("call", read, {"uri": re.sub(r"\{[^}]*\}", "1", found[1])})
+    if complete is not None and name == complete:
+        values = re.search(r'"values":\["([^"]*)"', output)
+        templates_out = next(out for n, out in results if n.endswith(TEMPLATES))
+        template = re.search(r'"uriTemplate":"([^"]+)"', templates_out)
+        if not (values and template):
+            return ("text", "Nothing to fill the template with: " + output[:200], {})
+        return ("call", read, {"uri": re.sub(r"\{[^}]*\}", values[1], template[1])})
     text = re.search(r"--- content 1 text [^\n]*---\n([^\n]*)", output)
     # A model takes its time to answer; a host may end the server the moment it has the answer
     # (Codex: SIGTERM, then SIGKILL 1.5 ms later). The proxy promises an idle tracker writes an

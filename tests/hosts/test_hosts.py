@@ -39,10 +39,10 @@ TOOLS = ["ListMcpResourceTemplatesTool", "ListMcpResourcesTool", "ReadMcpResourc
 SAID = "It says: Resource 1: This is a plaintext resource"
 
 
-def serve_model(log: Path, read_uri: str = "") -> tuple[subprocess.Popen[str], int]:
+def serve_model(log: Path, read_uri: str = "", complete: str | None = None) -> tuple[subprocess.Popen[str], int]:
     log.touch()
     script = [sys.executable, str(HERE / "model_server.py"), str(log)]
-    env = {**os.environ, "MODEL_READ_URI": read_uri}
+    env = {**os.environ, "MODEL_READ_URI": read_uri, **({"MODEL_COMPLETE": complete} if complete is not None else {})}
     proc = subprocess.Popen(script, stdout=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     return proc, int(proc.stdout.readline())
@@ -293,3 +293,36 @@ def test_what_a_host_passes_on_of_a_long_read_begins_with_the_note_and_the_docum
     text = body.split(" ---\n", 1)[1]
     assert len(text) >= shown, f"all the text the proxy showed reached the model: {len(text)} of {shown}"
     print(f"\n{host}: {len(passed) - start} characters of the read's output reached the model ({shown} of text)")
+
+
+@pytest.mark.skipif(not EVERYTHING.exists(), reason="npm ci installs server-everything")
+@pytest.mark.parametrize("host", list(HOSTS))
+def test_a_real_host_completes_a_template_variable_and_reads_the_filled_uri(host: str, tmp_path: Path) -> None:
+    """The four tools in one turn through the proxy: the model lists server-everything's templates,
+    asks the completion tool which `resourceId` fits what it typed (`3`), fills the template with the
+    suggestion and reads it; the host passes the read's text back and the answer to the user."""
+    assert EXECUTABLES[host].exists(), "`make test-hosts` installs the hosts (npm ci in tests/hosts)"
+    log = tmp_path / "model.jsonl"
+    proc, port = serve_model(log, complete="3")
+    try:
+        server = ["node", str(EVERYTHING), "stdio"]
+        proxy = [*COMMANDS["rust"], "proxy", "--server", "everything", "--no-tracking", "--", *server]
+        args, extra = HOSTS[host](tmp_path / "home", port, proxy, uuid.uuid4().hex)
+        work = tmp_path / "work"
+        work.mkdir()
+        env = {**os.environ, "HOME": str(tmp_path / "home"), "NO_COLOR": "1", **extra}
+        done = subprocess.run(
+            args, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=BOUND * 3
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+    finally:
+        stop_model(proc)
+    requests = [json.loads(line) for line in log.read_text().splitlines()]
+    offered = [json.dumps(r["body"].get("tools")) for r in requests if r["body"].get("tools")]
+    assert "mcplens_CompleteMcpResourceTemplateTool" in offered[0], "offered from the first turn"
+    results = model_server.results_of(requests[-1]["path"], requests[-1]["body"])
+    assert len(results) == 3, results  # the templates listing, the completion, the read
+    completed = results[1][1]
+    assert '"values":["3"]' in completed, completed[:500]
+    assert "Resource 3: This is a plaintext resource" in results[-1][1], results[-1][1][:500]
+    assert "It says: Resource 3: This is a plaintext resource" in done.stdout, done.stdout[-2000:]
