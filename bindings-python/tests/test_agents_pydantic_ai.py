@@ -4,9 +4,14 @@ the `Script` (agents_support.py), against the real `servers/agent_server.py` ove
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.mcp import MCPToolset
 from pydantic_ai.messages import ModelMessage, ModelResponse, RetryPromptPart, TextPart, ToolCallPart, ToolReturnPart
@@ -14,7 +19,9 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 import mcplens
 from agents_support import (
+    COMPLETE,
     DOCS_COMMAND,
+    LIST_TEMPLATES,
     NOTE_TEXT,
     READ,
     RESOURCE_TOOLS,
@@ -36,6 +43,7 @@ from mcplens.integrations.pydantic_ai import McplensToolset
 from support import over_stdio
 
 pytestmark = pytest.mark.anyio
+HOSTILE = Path(__file__).resolve().parents[2] / "tests" / "servers" / "hostile" / "server.py"
 
 
 def model(script: Script) -> FunctionModel:
@@ -109,3 +117,30 @@ async def test_a_uri_the_model_knows_reads_on_its_first_call() -> None:
     answer = await example("pydantic_ai_agent").ask("What does note 42 say?", model(script), DOCS_COMMAND)
     assert [c.tool for c in script.calls] == [READ]
     assert NOTE_TEXT in answer
+
+
+async def test_a_hostile_completion_server_reaches_the_model_bounded() -> None:
+    """tests/servers/hostile/server.py --completions in Pydantic AI's loop: 10,000 values and unsafe
+    values reach the model as 100 values and counts, never as sent; a -32603 is a tool failure the
+    run goes on from."""
+    params = StdioServerParameters(command=sys.executable, args=[str(HOSTILE), "--case", "good", "--completions"])
+    asked = {"server": "srv", "uriTemplate": "file:///{path}", "variable": "path"}
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        script = Script(
+            [
+                call(LIST_TEMPLATES, server="srv"),
+                call(COMPLETE, **asked, value="many"),
+                call(COMPLETE, **asked, value="evil"),
+                call(COMPLETE, **asked, value="boom"),
+                lambda s: "done",
+            ]
+        )
+        agent = Agent(model(script), toolsets=[McplensToolset(sessions={"srv": session})])
+        assert (await agent.run("Complete the path.")).output == "done"
+    many, evil, boom = (script.output(COMPLETE, n) for n in range(3))
+    assert len(json.loads(many)["values"]) == 100
+    assert json.loads(many)["omitted"] == {"cut": 9_900}
+    assert json.loads(evil)["values"] == ["fine"]
+    assert all("\x1b" not in s and "\u202e" not in s for s in script.seen)
+    assert "server_error" in boom or "JSON-RPC error -32603" in boom

@@ -230,3 +230,33 @@ test('mcplens/ai: the CommonJS entry gives the very objects of the ES module one
   const require = createRequire(import.meta.url);
   assert.equal(require('mcplens/ai').resourceTools, resourceTools);
 });
+
+test('a hostile completion server (tests/servers/hostile/server.py --completions): what reaches the model is bounded and clean, a -32603 is a tool error and the loop goes on', async () => {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const hostile = new URL('../../../tests/servers/hostile/server.py', import.meta.url).pathname;
+  const client = new Client({ name: 'mcplens-agents-test', version: '0.0.0' });
+  await client.connect(new StdioClientTransport({ command: 'python3', args: [hostile, '--case', 'good', '--completions'], stderr: 'ignore' }));
+  try {
+    const resources = await resourceTools({ clients: { srv: client } });
+    const asked = { server: 'srv', uriTemplate: 'file:///{path}', variable: 'path' };
+    const seen = [];
+    const { result } = await run(resources, [
+      () => ({ tool: 'ListMcpResourceTemplatesTool', input: { server: 'srv' } }),
+      () => ({ tool: 'CompleteMcpResourceTemplateTool', input: { ...asked, value: 'many' } }),
+      (r) => (seen.push(text(r)), { tool: 'CompleteMcpResourceTemplateTool', input: { ...asked, value: 'evil' } }),
+      (r) => (seen.push(text(r)), { tool: 'CompleteMcpResourceTemplateTool', input: { ...asked, value: 'boom' } }),
+      (r) => (seen.push(r.output), { text: 'done' }),
+    ]);
+    assert.equal(result.text, 'done');
+    const [many, evil, boom] = seen;
+    assert.equal(JSON.parse(many).values.length, 100);
+    assert.deepEqual(JSON.parse(many).omitted, { cut: 9_900 });
+    assert.deepEqual(JSON.parse(evil).values, ['fine']);
+    assertClean(evil);
+    assert.equal(boom.type, 'error-text', JSON.stringify(boom));
+    assert.match(boom.value, /JSON-RPC error -32603/);
+  } finally {
+    await client.close();
+  }
+});

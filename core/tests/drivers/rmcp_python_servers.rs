@@ -80,3 +80,31 @@ async fn fastmcp_4_on_2026_07_28_without_list_changed() {
 async fn mcp_2_3_low_level_server_on_2026_07_28_without_list_changed() {
     watch_without_list_changed("venv-mcp2", &["{servers}/sdk_server.py", "paged"], 8).await;
 }
+
+/// The completion tool over the rmcp driver, against the `mcp` 2.3 high-level server's own
+/// `@server.completion()` (`complete_server.py`): the listing names the server under `completion`,
+/// a variable is completed with the other as context, and the filled URI is read.
+#[tokio::test]
+async fn the_completion_tool_over_rmcp_against_mcp_2_3() {
+    let Some(python) = python("venv-mcp2") else { return };
+    let mut command = tokio::process::Command::new(python);
+    command.arg(repo().join("bindings-python/tests/servers/complete_server.py"));
+    let (transport, _) = TokioChildProcess::builder(command).stderr(Stdio::null()).spawn().expect("the server starts");
+    let driver = CatalogDriver::with_config(Limits::default(), RefreshConfig::default());
+    let mode = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+    let running = serve_client_with_lifecycle(driver.client_handler("notes"), transport, mode).await.expect("connects");
+    let conn = driver.attach(running);
+    let listing: serde_json::Value = serde_json::from_str(&driver.call_tool("{}").await.unwrap()).unwrap();
+    assert_eq!(listing["completion"], serde_json::json!(["notes"]));
+    let config = mcplens::tool::CallConfig::default();
+    let name = mcplens::tool::complete::NAME;
+    let input = r#"{"server":"notes","uriTemplate":"notes://{folder}/{name}","variable":"name","value":"","arguments":{"folder":"home"}}"#;
+    let out: serde_json::Value =
+        serde_json::from_str(&driver.call_server_tool(name, input, &config).await.unwrap()).unwrap();
+    assert_eq!(out["values"], serde_json::json!(["garden"]));
+    let read = r#"{"server":"notes","uri":"notes://home/garden"}"#;
+    let text = driver.call_server_tool(mcplens::tool::read::NAME, read, &config).await.unwrap();
+    assert!(text.ends_with("---\nhome/garden"), "{text}");
+    conn.close();
+    conn.closed().await;
+}
