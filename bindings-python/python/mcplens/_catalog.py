@@ -205,7 +205,7 @@ class Catalog(_core.Catalog):
         value: Any = None
         with sdk.anyio.move_on_after(call.remaining()):
             outcome, value = await sdk.fetch(sdk.client_session(conn.session), call)
-        return call.finish(outcome, value)  # type: ignore[arg-type]
+        return call.finish(outcome, value)
 
     def add_server(self, server: str) -> None:
         """Registers `server` without a connection (idempotent): listed, status `unknown`."""
