@@ -113,6 +113,10 @@ describe('in memory, our paginating low-level Server', () => {
     throwsWith(() => catalog.status('nope'), 'unknown_server');
     throwsWith(() => catalog.templates({ server: 'nope' }), 'unknown_server');
     throwsWith(() => catalog.invalidate('a', 'because'), 'invalid_argument');
+    // Limits out of bounds or of the wrong shape are refused when the catalog is made, not at its
+    // first traversal (which ran in the background, where a throw had no one to reach).
+    throwsWith(() => new Catalog({ limits: { maxPages: 0 } }), 'invalid_argument');
+    throwsWith(() => new Catalog({ limits: { maxPages: 'ten' } }), 'invalid_argument');
   });
 
   test('Refresher.traverse performs the core\'s pair over a real SDK client and hands it back', async () => {

@@ -485,6 +485,11 @@ export class Catalog {
 
   constructor(options: CatalogOptions = {}) {
     this.#limits = options.limits;
+    // Limits out of shape are the caller's mistake, said now (every traversal would fail with it).
+    if (options.limits !== undefined) {
+      const limits = JSON.stringify(options.limits);
+      call(undefined, () => new native.Pager('resources', '', false, limits, 0, undefined));
+    }
     this.#native = call(undefined, () =>
       new native.NativeCatalog(JSON.stringify(options.refresh ?? {}), JSON.stringify(options.read ?? {}), JSON.stringify(options.complete ?? {})),
     );
@@ -800,7 +805,11 @@ export class Catalog {
 
   /** Performs the core's traversal pair and hands it back (ended, or abandoned: the core decides). */
   async #traverse(conn: Connection, traversal: number): Promise<void> {
-    await this.#machine.traverse(conn.client, traversal, { server: conn.server, limits: this.#limits });
+    try {
+      await this.#machine.traverse(conn.client, traversal, { server: conn.server, limits: this.#limits });
+    } catch {
+      this.#machine.traversalAbandoned(traversal); // the client threw before the pair began
+    }
     this.#drive();
   }
 
