@@ -186,7 +186,8 @@ def main() -> None:
 
     def node_agent_templates() -> None:
         out = run(env, project, "node", "agent-templates.mjs").stdout.splitlines()
-        assert out[1:] == ['crm://customers/42 -> crm {"id":"42"}', 'customer {"id":"42"}'], out
+        # Filled from the crm server's completions (the installed package's completion tool).
+        assert out[1:] == ['crm://customers/1001 -> crm {"id":"1001"}', 'customer {"id":"1001"}'], out
 
     def node_quickstart_v2() -> None:
         out = run(env, project, "node", "quickstart-v2.mjs", "node", EVERYTHING, "stdio").stdout.splitlines()
