@@ -71,6 +71,17 @@ fn strict(schema: &Value) -> Value {
     out
 }
 
+/// A tool's settings from JSON text (`null`: the defaults), or `invalid_argument` saying `expected`;
+/// the caller then checks their bounds.
+pub(crate) fn settings_from_json<T: serde::de::DeserializeOwned + Default>(
+    text: &str,
+    expected: &str,
+) -> Result<T, ToolError> {
+    let settings: Option<T> =
+        serde_json::from_str(text).map_err(|_| ToolError::InvalidArgument { reason: expected.to_owned() })?;
+    Ok(settings.unwrap_or_default())
+}
+
 /// Tool errors.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

@@ -93,9 +93,8 @@ impl CompleteConfig {
     /// Parses and checks settings from JSON text (`{"maxOutputChars","timeoutMs"}`, each optional;
     /// `null` means the defaults).
     pub fn from_json(text: &str) -> Result<CompleteConfig, ToolError> {
-        let config: Option<CompleteConfig> = serde_json::from_str(text)
-            .map_err(|_| invalid("completion settings: expected {maxOutputChars?: integer, timeoutMs?: integer}"))?;
-        let config = config.unwrap_or_default();
+        let expected = "completion settings: expected {maxOutputChars?: integer, timeoutMs?: integer}";
+        let config: CompleteConfig = super::common::settings_from_json(text, expected)?;
         config.validate()?;
         Ok(config)
     }

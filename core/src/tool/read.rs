@@ -106,11 +106,8 @@ impl ReadConfig {
     /// Parses and checks settings from JSON text (`{"anyUri","maxOutputChars","timeoutMs"}`, each
     /// optional; `null` means the defaults).
     pub fn from_json(text: &str) -> Result<ReadConfig, ToolError> {
-        let config: Option<ReadConfig> = serde_json::from_str(text).map_err(|_| ToolError::InvalidArgument {
-            reason: "read settings: expected {anyUri?: boolean, maxOutputChars?: integer, timeoutMs?: integer}"
-                .to_owned(),
-        })?;
-        let config = config.unwrap_or_default();
+        let expected = "read settings: expected {anyUri?: boolean, maxOutputChars?: integer, timeoutMs?: integer}";
+        let config: ReadConfig = super::common::settings_from_json(text, expected)?;
         config.validate()?;
         Ok(config)
     }
