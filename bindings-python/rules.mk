@@ -112,17 +112,20 @@ TEST_EXTRA += test-python test-python-agents
 LINT_EXTRA += lint-python
 BENCH_EXTRA += bench-python
 
-# Server tracking benchmark: mcp 1.30.0 (untracked vs mcplens), .build/venv-bench (mcp 2.3.0 with
-# agentcat 2.1.0: untracked vs mcplens vs agentcat) and .build/venv-fastmcp4 (a fastmcp 4.2.3 server,
+# Server tracking benchmark: .build/venv-bench-mcp1 (mcp 1.30.0) and .build/venv-bench (mcp 2.3.0),
+# each with agentcat 2.1.0 and posthog 7.91.1: the hot path at the handler, untracked vs mcplens (vs
+# agentcat on 2.x) end to end, and bench_incumbents.py (the SDK's high-level server tracked by
+# mcplens, agentcat and posthog.mcp, interleaved); .build/venv-fastmcp4 (a fastmcp 4.2.3 server,
 # untracked vs mcplens vs agentcat 2.1.0, in memory and over stdio).
 .PHONY: bench-python-tracking
 $(PY_OUT)/venv-fastmcp4/.bench-requirements: $(PY_DIR)/requirements-bench-fastmcp.txt $(PY_OUT)/venv-fastmcp4/.requirements
 	$(PY_OUT)/venv-fastmcp4/bin/pip install $(PY_PIP) --requirement $<
 	touch $@
 
-bench-python-tracking: build-python $(PY_OUT)/venv-mcp1/.requirements $(PY_OUT)/venv-bench/.requirements $(PY_OUT)/venv-fastmcp4/.bench-requirements ## Python: tracking cost at the handler, end to end vs agentcat (SDK and fastmcp servers), RSS with the exporter down
-	@for v in mcp1 bench fastmcp4; do $(PY_OUT)/venv-$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
-	@for v in mcp1 bench; do $(PY_OUT)/venv-$$v/bin/python $(PY_DIR)/bench/bench_tracking.py || exit 1; done
+bench-python-tracking: build-python $(PY_OUT)/venv-bench-mcp1/.requirements $(PY_OUT)/venv-bench/.requirements $(PY_OUT)/venv-fastmcp4/.bench-requirements ## Python: tracking cost at the handler, end to end vs agentcat and posthog.mcp (SDK and fastmcp servers), RSS with the exporter down
+	@for v in bench-mcp1 bench fastmcp4; do $(PY_OUT)/venv-$$v/bin/pip install $(PY_PIP) --no-deps --force-reinstall $(PY_WHEEL) || exit 1; done
+	@for v in bench-mcp1 bench; do $(PY_OUT)/venv-$$v/bin/python $(PY_DIR)/bench/bench_tracking.py || exit 1; done
+	@for v in bench-mcp1 bench; do $(PY_OUT)/venv-$$v/bin/python $(PY_DIR)/bench/bench_incumbents.py || exit 1; done
 	$(PY_OUT)/venv-fastmcp4/bin/python $(PY_DIR)/bench/bench_fastmcp.py
 
 BENCH_EXTRA += bench-python-tracking

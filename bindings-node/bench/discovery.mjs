@@ -179,7 +179,7 @@ for (const workload of ['S', 'M']) {
       const detail =
         `mcplens ÷ 1.x loop ${r.ratio1.toFixed(2)}×, ÷ v2 walk ${r.ratio2.toFixed(2)}×; medians of ${r.rounds} rounds; ` +
         `floors ÷ 1.x loop: pages as text ${r.floors.text.toFixed(2)}×, strings copied out ${r.floors.bytes.toFixed(2)}×`;
-      writeFileSync(join(results, `${ROW[key]}.json`), JSON.stringify({ row: ROW[key], figure: Number(figure.toFixed(3)), detail }));
+      writeFileSync(join(results, `${ROW[key]}.json`), JSON.stringify({ row: ROW[key], figure: Number(figure.toFixed(3)), detail, floor: `text ${r.floors.text.toFixed(2)}×, bytes ${r.floors.bytes.toFixed(2)}×` }));
     }
   }
 }

@@ -264,7 +264,12 @@ def write_row(in_memory_ratios: dict[str, float], floors: dict[str, float]) -> N
             f"mcp {importlib.metadata.version('mcp')}: worst in memory is {worst}; "
             f"its floor (the raw requests alone) is {floors[worst]:.2f} of the SDK loop"
         )
-        row = {"row": "python_discovery", "figure": round(in_memory_ratios[worst], 3), "detail": detail}
+        row = {
+            "row": "python_discovery",
+            "figure": round(in_memory_ratios[worst], 3),
+            "detail": detail,
+            "floor": f"raw requests {floors[worst]:.2f}",
+        }
         out = Path(results)
         out.mkdir(parents=True, exist_ok=True)
         (out / f"python_discovery.mcp{major}.json").write_text(json.dumps(row))

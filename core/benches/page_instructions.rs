@@ -214,6 +214,7 @@ fn main() -> ExitCode {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     println!("core page: instructions per page (callgrind), each ÷ a plain serde_json::Value parse of the same text");
     let mut goal_row = None;
+    let mut floor = f64::NAN;
     for page in ["ascii", "non-ascii"] {
         let bytes = common::page(0, 100, None, page == "non-ascii").len();
         println!("  {page} page ({bytes} B, 100 templates):");
@@ -233,6 +234,10 @@ fn main() -> ExitCode {
             }
             let ratio = n as f64 / unit as f64;
             let verdict = match (who, page) {
+                ("owned", "ascii") => {
+                    floor = ratio;
+                    String::new()
+                }
                 ("pager", "ascii") => {
                     goal_row = Some((ratio, n, unit));
                     format!("  goal ≤ {GOAL:.2}: {}", if ratio <= GOAL { "met" } else { "NOT MET" })
@@ -249,7 +254,9 @@ fn main() -> ExitCode {
             "row": "core_page",
             "figure": (ratio * 1000.0).round() / 1000.0,
             "detail": format!("pager {} ÷ Value {} instructions", grouped(pager), grouped(unit)),
-            "enforced": true,
+            // The summary's goal is issue 47's 0.42; this guard (issue 31's goal) still fails the run.
+            "enforced": GOAL,
+            "floor": format!("typed parse + one copy of the kept text {floor:.3}"),
         });
         let path = Path::new(&results).join("core_page.json");
         if let Err(e) = std::fs::create_dir_all(&results).and_then(|()| std::fs::write(&path, row.to_string())) {
