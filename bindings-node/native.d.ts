@@ -215,6 +215,9 @@ export declare class Pager {
   diagnostics(): string
 }
 
+/** Answered requests held at most before they are recorded (the core's `tracking::ANSWERED_MAX`). */
+export declare const ANSWERED_MAX: number
+
 /** Does the resource tool `name` ask a server (a `ToolCall`)? The listings do not. */
 export declare function asksServer(name: string): boolean
 

@@ -840,6 +840,7 @@ module.exports.NativeListing = nativeBinding.NativeListing
 module.exports.NativeRefresher = nativeBinding.NativeRefresher
 module.exports.NativeToolCall = nativeBinding.NativeToolCall
 module.exports.Pager = nativeBinding.Pager
+module.exports.ANSWERED_MAX = nativeBinding.ANSWERED_MAX
 module.exports.asksServer = nativeBinding.asksServer
 module.exports.callListingTool = nativeBinding.callListingTool
 module.exports.catalogMatchUri = nativeBinding.catalogMatchUri

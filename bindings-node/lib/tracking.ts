@@ -26,7 +26,7 @@ const SLOTS = native.trackingScratch();
 const TEXT = native.trackingTextBuffer();
 const ENCODER = new TextEncoder();
 const { S_HANDLE, S_SESSION, S_METHOD, S_ID, S_STARTED_MS, S_DURATION_MS, S_FLAGS, S_CODE, S_TEXT_LEN } = native;
-const { F_ERROR, F_ID_TEXT, F_HOST_SPAN, OTHER_METHOD } = native;
+const { F_ERROR, F_ID_TEXT, F_HOST_SPAN, OTHER_METHOD, ANSWERED_MAX } = native;
 
 /** Hands one request's raw parts to the core (see `trackingRecord` in `src/tracking.rs`). */
 function put(
@@ -405,15 +405,15 @@ interface Answered {
 }
 
 let recordAs: (session: TrackingSession, a: Answered) => void;
+/** Held in order; at most the core's `ANSWERED_MAX` (their params and results referenced, not copied). */
 const ANSWERED: Answered[] = [];
-/** Answered requests held at most (their params and results are referenced, not copied). */
-const ANSWERED_MAX = 64;
 let recordScheduled = false;
 
 /**
  * Holds a request `track()` saw answered, so that serializing its params and result and handing
- * them to the core happen after the SDK has sent the response: in this turn's check phase
- * (`setImmediate`), or at once when `ANSWERED_MAX` are held (a loop that never yields).
+ * them to the core happen after the SDK has sent the response (the core's `tracking::Answered`
+ * rule): in this turn's check phase (`setImmediate`, Node's "after the response"), or at once when
+ * `ANSWERED_MAX` are held (a loop that never yields).
  */
 function recordAfter(a: Answered): void {
   ANSWERED.push(a);

@@ -310,6 +310,9 @@ pub const S_TEXT_LEN: u32 = 8;
 /// The method code of a request the core does not know: the text's first part is its name.
 #[napi]
 pub const OTHER_METHOD: u32 = OTHER_METHOD_CODE as u32;
+/// Answered requests held at most before they are recorded (the core's `tracking::ANSWERED_MAX`).
+#[napi]
+pub const ANSWERED_MAX: u32 = mcplens::tracking::ANSWERED_MAX as u32;
 /// Flag: the request failed; the text's rest is the error message.
 #[napi]
 pub const F_ERROR: u32 = 2;

@@ -12,13 +12,13 @@
 
 use std::cell::RefCell;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use mcplens::tracking::ids::TraceParent;
 use mcplens::tracking::{
-    host, Exporter, Hooks, Method, Operation, Payload, PeerInfo, RpcError, Session, Tracker, TrackerConfig,
-    TrackingError as CoreError, Transport, WallClock,
+    host, Answered, Exporter, Held, Hooks, Method, Operation, Payload, PeerInfo, RpcError, Session, SessionKey,
+    Tracker, TrackerConfig, TrackingError as CoreError, Transport, WallClock,
 };
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -147,17 +147,35 @@ impl Clock {
 // The tracker.
 
 /// The native tracker behind `mcplens.Tracker` (built by the glue once the server is known).
-#[pyclass(name = "TrackerCore", module = "mcplens._core", frozen)]
+#[pyclass(name = "TrackerCore", module = "mcplens._core", frozen, weakref)]
 pub struct PyTrackerCore {
     inner: Tracker,
     clock: Clock,
+    /// The requests `hold` took, recorded by the pass after their responses (the core's rule).
+    answered: Mutex<Answered<HeldRequest>>,
+}
+
+/// A request held until the pass after its response: its duration measured, its objects referenced.
+struct HeldRequest {
+    method: Method,
+    key: SessionKey,
+    started_at: SystemTime,
+    duration: Duration,
+    rid: Py<PyAny>,
+    params: Py<PyAny>,
+    result: Option<Py<PyAny>>,
+    error: Option<(i64, String)>,
+    host_span: Option<(u128, u64)>,
 }
 
 impl Drop for PyTrackerCore {
     fn drop(&mut self) {
         // Stop the threads without the GIL: a callback exporter may need it to finish.
         let t = self.inner.clone();
-        Python::attach(|py| py.detach(move || drop(t.shutdown(Duration::from_secs(2)))));
+        Python::attach(|py| {
+            self.record_answered(py);
+            py.detach(move || drop(t.shutdown(Duration::from_secs(2))));
+        });
     }
 }
 
@@ -191,33 +209,56 @@ enum MethodArg {
     Name(String),
 }
 
+impl MethodArg {
+    fn method(self, py: Python<'_>) -> PyResult<Method> {
+        match self {
+            MethodArg::Name(name) => Ok(Method::from_name(&name)),
+            MethodArg::Code(code) => Method::from_code(code).ok_or_else(|| {
+                tracking_error(py, &CoreError::invalid("method", format!("unknown method code {code}")))
+            }),
+        }
+    }
+}
+
 impl PyTrackerCore {
+    /// Records every held request, in the order held (the core's `Answered` pass).
+    fn record_answered(&self, py: Python<'_>) {
+        let pass = self.answered.lock().unwrap_or_else(PoisonError::into_inner).take();
+        for h in pass {
+            let result = h.result.as_ref().map(|r| r.bind(py));
+            // A failure here is the same as `record`'s: logged by nobody, never raised into the server.
+            let _ = self.record_parts(
+                py,
+                h.method,
+                h.key,
+                (h.started_at, h.duration),
+                h.rid.bind(py),
+                h.params.bind(py),
+                result,
+                h.error,
+                h.host_span,
+            );
+        }
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn record_parts(
         &self,
         py: Python<'_>,
-        method: MethodArg,
-        session: &Bound<'_, PySession>,
-        t0_ns: u64,
+        method: Method,
+        key: SessionKey,
+        (started_at, duration): (SystemTime, Duration),
         rid: &Bound<'_, PyAny>,
         params: &Bound<'_, PyAny>,
         result: Option<&Bound<'_, PyAny>>,
         error: Option<(i64, String)>,
         host_span: Option<(u128, u64)>,
     ) -> PyResult<()> {
-        let (started_at, duration) = self.clock.since(t0_ns);
         let host_span = host_span.map(|(trace, span)| TraceParent {
             trace_id: trace.to_be_bytes(),
             parent_span_id: span.to_be_bytes(),
             flags: 1,
         });
-        let method = match method {
-            MethodArg::Name(name) => Method::from_name(&name),
-            MethodArg::Code(code) => Method::from_code(code).ok_or_else(|| {
-                tracking_error(py, &CoreError::invalid("method", format!("unknown method code {code}")))
-            })?,
-        };
-        let key = session_of(session).key();
         let config = self.inner.config();
         let (capture_parameters, capture_responses) = (config.capture_parameters, config.capture_responses);
         let write = |buf: &mut String| {
@@ -300,7 +341,7 @@ impl PyTrackerCore {
         // (`Tracker` checked that it is callable.)
         hooks.redact_strings = redact.map(|hook| redact_hook(hook.unbind()));
         let inner = py.detach(|| Tracker::start(config, hooks)).map_err(|e| tracking_error(py, &e))?;
-        Ok(PyTrackerCore { inner, clock: Clock::new(py)? })
+        Ok(PyTrackerCore { inner, clock: Clock::new(py)?, answered: Mutex::default() })
     }
 
     /// Open a session for a new connection (`transport`: "stdio", "http", "memory" or None).
@@ -350,8 +391,9 @@ impl PyTrackerCore {
         self.inner.identify_failed(session_of(session));
     }
 
-    /// The connection closed.
-    fn close_session(&self, session: &Bound<'_, PySession>) {
+    /// The connection closed (what it answered is recorded first).
+    fn close_session(&self, py: Python<'_>, session: &Bound<'_, PySession>) {
+        self.record_answered(py);
         self.inner.close_session(session_of(session));
     }
 
@@ -374,23 +416,72 @@ impl PyTrackerCore {
         host_span: Option<(u128, u64)>,
     ) -> PyResult<()> {
         let result = error.is_none().then_some(result);
-        self.record_parts(py, method, session, t0_ns, request_id, params, result, error, host_span)
+        let method = method.method(py)?;
+        self.record_answered(py); // nothing overtakes what was held before
+        let (key, span) = (session_of(session).key(), self.clock.since(t0_ns));
+        self.record_parts(py, method, key, span, request_id, params, result, error, host_span)
+    }
+
+    /// `record`, after the response (the core's `tracking::Answered` rule): the request is held —
+    /// its duration measured now, its objects referenced — and recorded by the pass after its
+    /// response. Returns True for the first request of a pass: the caller arranges
+    /// `record_answered` `AFTER_RESPONSE` later; at `ANSWERED_MAX` held the pass runs at once.
+    #[pyo3(signature = (method, session, t0_ns, request_id, params, result, error = None, host_span = None, /))]
+    #[allow(clippy::too_many_arguments)]
+    fn hold(
+        &self,
+        py: Python<'_>,
+        method: MethodArg,
+        session: &Bound<'_, PySession>,
+        t0_ns: u64,
+        request_id: &Bound<'_, PyAny>,
+        params: &Bound<'_, PyAny>,
+        result: &Bound<'_, PyAny>,
+        error: Option<(i64, String)>,
+        host_span: Option<(u128, u64)>,
+    ) -> PyResult<bool> {
+        let (started_at, duration) = self.clock.since(t0_ns);
+        let held = HeldRequest {
+            method: method.method(py)?,
+            key: session_of(session).key(),
+            started_at,
+            duration,
+            rid: request_id.clone().unbind(),
+            params: params.clone().unbind(),
+            result: error.is_none().then(|| result.clone().unbind()),
+            error,
+            host_span,
+        };
+        let action = self.answered.lock().unwrap_or_else(PoisonError::into_inner).hold(held);
+        if action == Held::RecordNow {
+            self.record_answered(py);
+        }
+        Ok(action == Held::Schedule)
+    }
+
+    /// The pass: records every held request, in the order held.
+    #[pyo3(name = "record_answered")]
+    fn py_record_answered(&self, py: Python<'_>) {
+        self.record_answered(py);
     }
 
     /// Deliver everything recorded so far, waiting at most `timeout_seconds`.
     fn flush(&self, py: Python<'_>, timeout_seconds: f64) -> PyResult<()> {
         let d = seconds(py, timeout_seconds)?;
+        self.record_answered(py);
         py.detach(|| self.inner.flush(d)).map_err(|e| tracking_error(py, &e))
     }
 
     /// Stop recording, deliver what is queued within `timeout_seconds`, stop the threads.
     fn shutdown(&self, py: Python<'_>, timeout_seconds: f64) -> PyResult<()> {
         let d = seconds(py, timeout_seconds)?;
+        self.record_answered(py);
         py.detach(|| self.inner.shutdown(d)).map_err(|e| tracking_error(py, &e))
     }
 
     /// The counters, as the core's JSON text (`Stats::to_json`).
     fn stats_json(&self, py: Python<'_>) -> String {
+        self.record_answered(py);
         py.detach(|| self.inner.stats().to_json())
     }
 
@@ -421,5 +512,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TRACKED_METHODS", PyTuple::new(py, names)?)?;
     m.add("DEFAULT_AGENTCAT_BASE_URL", mcplens::tracking::export::DEFAULT_BASE_URL)?;
     m.add("DEFAULT_JSONL_PATH", mcplens::tracking::export::DEFAULT_JSONL_PATH)?;
+    m.add("AFTER_RESPONSE_SECONDS", mcplens::tracking::AFTER_RESPONSE.as_secs_f64())?;
+    m.add("ANSWERED_MAX", mcplens::tracking::ANSWERED_MAX)?;
     Ok(())
 }

@@ -464,6 +464,42 @@ async def test_an_async_identify_runs_under_asyncio_and_trio(anyio_backend: str)
     ev.tracker.shutdown(5)
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_a_request_is_recorded_by_the_pass_after_its_response(anyio_backend: str) -> None:
+    """The core's `tracking::Answered` rule as Python performs it: the handler returns with the
+    request held (its duration measured, its objects referenced, not serialized); the pass runs
+    `AFTER_RESPONSE_SECONDS` later on the running loop (asyncio's `call_later`, a trio system task)
+    and records what is held in the order held, a failure in its place; `ANSWERED_MAX` held run the
+    pass at once (a loop that never yields)."""
+    from mcplens._core import AFTER_RESPONSE_SECONDS, ANSWERED_MAX
+
+    batches: list[list[dict[str, Any]]] = []
+    tracker = mcplens.Tracker(exporters=[mcplens.CallbackExporter(batches.append)], capture_responses=True)
+
+    @tracker.traced("tools/call")
+    async def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if name == "fail":
+            raise ValueError("the tool failed")
+        return {"content": [{"type": "text", "text": "as returned"}]}
+
+    first = await call("echo", {"text": "1"})
+    with pytest.raises(ValueError, match="the tool failed"):
+        await call("fail", {})
+    first["content"][0]["text"] = "at the pass"  # held, not serialized: the pass reads it now
+    await anyio.sleep(AFTER_RESPONSE_SECONDS * 20)  # the loop runs the pass (its deadline is earlier)
+    first["content"][0]["text"] = "after the pass"  # the pass ran during the sleep: not seen
+    many = [await call("echo", {"text": str(i)}) for i in range(ANSWERED_MAX + 1)]  # never yields
+    many[0]["content"][0]["text"] = "after the 64th"  # the 64th held ran the pass at once: not seen
+    many[-1]["content"][0]["text"] = "held"  # the 65th is held, recorded by flush's pass
+    tracker.flush(5)
+    got = [e for batch in batches for e in batch]
+    assert [e["resourceName"] for e in got[:3]] == ["echo", "fail", "echo"]
+    assert [bool(e.get("isError")) for e in got[:3]] == [False, True, False]
+    texts = [e["response"]["content"][0]["text"] for e in got if not e.get("isError")]
+    assert texts == ["at the pass", *["as returned"] * ANSWERED_MAX, "held"]
+    tracker.shutdown(5)
+
+
 async def test_traced_decorator(events: Events) -> None:
     if V2:
         from mcp.server.lowlevel import Server

@@ -50,6 +50,8 @@ __all__ += [
 ]
 # Server tracking.
 __all__ += [
+    "AFTER_RESPONSE_SECONDS",
+    "ANSWERED_MAX",
     "DEFAULT_AGENTCAT_BASE_URL",
     "DEFAULT_JSONL_PATH",
     "ERROR_CODES",
@@ -598,6 +600,11 @@ DEFAULT_AGENTCAT_BASE_URL: str
 """The agentcat API the agentcat exporter posts to by default (agentcat 2.1.0's)."""
 DEFAULT_JSONL_PATH: str
 """Where the JSONL exporter writes when no path is given (the core's default)."""
+AFTER_RESPONSE_SECONDS: float
+"""How long after the first held request the pass records what `TrackerCore.hold` held (the core's
+`tracking::AFTER_RESPONSE`: a later turn of the event loop than the one that sent its response)."""
+ANSWERED_MAX: int
+"""Requests held at most: the one that reaches it records the pass at once (`tracking::ANSWERED_MAX`)."""
 ERROR_CODES: tuple[_ErrorCode, ...]
 """Every stable error code, in the order of `docs/errors.md` (the core's `ErrorCode::ALL`)."""
 
@@ -656,6 +663,24 @@ class TrackerCore:
         host_span: tuple[int, int] | None = None,
         /,
     ) -> None: ...
+    def hold(
+        self,
+        method: int | str,
+        session: TrackingSession,
+        t0_ns: int,
+        request_id: int | str | None,
+        params: object,
+        result: object,
+        error: tuple[int, str] | None = None,
+        host_span: tuple[int, int] | None = None,
+        /,
+    ) -> bool:
+        """`record`, after the response: the duration is measured now, the objects are held and
+        recorded by the next pass, in order. True for the first request of a pass: the caller
+        arranges `record_answered` `AFTER_RESPONSE_SECONDS` later."""
+    def record_answered(self) -> None:
+        """The pass: records every held request, in the order held (flush, shutdown, stats and a
+        session's close run it first)."""
     def flush(self, timeout_seconds: float) -> None: ...
     def shutdown(self, timeout_seconds: float) -> None: ...
     def stats_json(self) -> str: ...

@@ -1,9 +1,13 @@
 """Server tracking for the official `mcp` SDK, 1.x and 2.x: `Tracker`, `track()`, `Tracker.traced`.
 
 The glue only finds the hook, reads the clock, the request id and the session, and hands the
-request's own objects to the core (`TrackerCore.record`), which serializes `params` (and the result
-when responses are captured) in Rust, releases the GIL and queues raw parts. Events are built,
-redacted, capped and exported on the core's threads.
+request's own objects to the core (`TrackerCore.hold`), which measures its duration and holds them
+until the pass after the response (the core's `tracking::Answered` rule: `AFTER_RESPONSE_SECONDS`
+after the first request held, arranged with the running loop — asyncio's `call_later`, a trio system
+task — or at once when `ANSWERED_MAX` are held, and before flush, shutdown, stats, a session's close
+and exit). The pass serializes `params` (and the result when responses are captured) in Rust,
+releases the GIL and queues raw parts. Events are built, redacted, capped and exported on the core's
+threads.
 
 Hook points (verified against mcp 1.30.0 and 2.3.0):
 - 1.x `Server` / `FastMCP` (`._mcp_server`): `request_handlers` (keyed by request class) becomes a
@@ -41,6 +45,7 @@ from time import perf_counter_ns
 from typing import Any, Literal, TypedDict, TypeVar, cast
 
 from mcplens._core import (
+    AFTER_RESPONSE_SECONDS,
     DEFAULT_AGENTCAT_BASE_URL,
     DEFAULT_JSONL_PATH,
     TRACKED_METHODS,
@@ -65,6 +70,36 @@ __all__ = [
 
 _log = logging.getLogger("mcplens")
 _CODES: dict[str, int] = {name: i for i, name in enumerate(TRACKED_METHODS)}
+# Every tracker core made in this process: its held requests are recorded at exit.
+_CORES: weakref.WeakSet[TrackerCore] = weakref.WeakSet()
+
+
+def _after_response(core: TrackerCore) -> None:
+    """Arranges the core's pass (`record_answered`) after the response: `AFTER_RESPONSE_SECONDS`
+    later on the running loop (asyncio `call_later`; under trio a system task that sleeps as long),
+    or at once when no loop runs. Never raises."""
+    try:
+        asyncio.get_running_loop().call_later(AFTER_RESPONSE_SECONDS, core.record_answered)
+        return
+    except RuntimeError:  # no asyncio loop in this thread
+        pass
+    trio = sys.modules.get("trio")
+    if trio is not None:
+        try:
+            trio.lowlevel.spawn_system_task(_trio_after, core)
+            return
+        except RuntimeError:  # not inside trio.run
+            pass
+    core.record_answered()
+
+
+async def _trio_after(core: TrackerCore) -> None:
+    import trio
+
+    try:
+        await trio.sleep(AFTER_RESPONSE_SECONDS)
+    finally:  # cancelled when the run ends: recorded then
+        core.record_answered()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,6 +317,7 @@ class Tracker:
                     redact=self._redact,
                     seed=seed,
                 )
+                _CORES.add(self._core)
                 if self._enabled:
                     _flush_on_sigterm()
             return self._core
@@ -341,7 +377,8 @@ class Tracker:
                 try:
                     ctx, params = _call_parts(method, args, kwargs)
                     rid = getattr(ctx, "request_id", None)
-                    core.record(code, sessions.of(ctx), t0, rid, params, result, None, span and span())
+                    if core.hold(code, sessions.of(ctx), t0, rid, params, result, None, span and span()):
+                        _after_response(core)
                 except Exception:
                     _log.debug("mcplens: recording failed", exc_info=True)
                 return result
@@ -488,7 +525,8 @@ def _record_failure(
     request's session, id and params); never raises."""
     try:
         s, rid, params = parts()
-        core.record(code, s, t0, rid, params, None, _error_of(exc), host_span and host_span())
+        if core.hold(code, s, t0, rid, params, None, _error_of(exc), host_span and host_span()):
+            _after_response(core)
     except Exception:
         _log.debug("mcplens: recording failed", exc_info=True)
 
@@ -693,7 +731,7 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
 
     sessions = tracker._sessions
     by_id = sessions.by_id
-    record = core.record
+    hold = core.hold
     span = tracker._host_span
 
     def parts(ctx: Any) -> tuple[TrackingSession, Any]:
@@ -718,7 +756,8 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
                 ctx = request_ctx.get()
                 s = by_id.get(id(ctx.session)) or sessions.open_v1(ctx, transport)
                 error = (result.code, result.message) if result.__class__ is ErrorData else None
-                record(code, s, t0, ctx.request_id, req.params, result, error, span and span())
+                if hold(code, s, t0, ctx.request_id, req.params, result, error, span and span()):
+                    _after_response(core)
             except Exception:
                 _log.debug("mcplens: recording failed", exc_info=True)
             return result
@@ -741,7 +780,7 @@ def _install_v1(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
 def _install_v2(low: Any, tracker: Tracker, core: TrackerCore, transport: Literal["stdio", "memory"] | None) -> None:
     sessions = tracker._sessions
     key = sessions._key
-    record = core.record
+    hold = core.hold
     codes = _CODES
     span = tracker._host_span
     handlers = getattr(low, "_request_handlers", {})
@@ -765,7 +804,8 @@ def _install_v2(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
         try:
             conn = ctx.session._connection
             s = conn.state.get(key) or sessions.open_v2(ctx, conn, transport)
-            record(code, s, t0, ctx.request_id, ctx.params, result, None, span and span())
+            if hold(code, s, t0, ctx.request_id, ctx.params, result, None, span and span()):
+                _after_response(core)
         except Exception:
             _log.debug("mcplens: recording failed", exc_info=True)
         return result
@@ -779,11 +819,18 @@ def _install_v2(low: Any, tracker: Tracker, core: TrackerCore, transport: Litera
 
 # Exit: the core delivers what every live tracker recorded, within its exit timeout: at `atexit`,
 # and on SIGTERM (whose default action skips `atexit`) when the app has no handler of its own.
-atexit.register(flush_at_exit)
+def _exit_flush() -> None:
+    """Records what every tracker holds, then the core's exit flush."""
+    for core in list(_CORES):
+        core.record_answered()
+    flush_at_exit()
+
+
+atexit.register(_exit_flush)
 
 
 def _on_sigterm(signum: int, frame: object) -> None:
-    flush_at_exit()
+    _exit_flush()
     signal.signal(signum, signal.SIG_DFL)
     os.kill(os.getpid(), signum)  # the default action, as if this handler were not there
 

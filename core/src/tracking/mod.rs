@@ -79,6 +79,7 @@ pub use export::{Batch, CallbackExporter, ExportItem, ExportPolicy, Exporter, Js
 pub use export::{McpcatConfig, McpcatExporter};
 #[cfg(feature = "otlp")]
 pub use export::{OtlpConfig, OtlpMetricsExporter, OtlpTracesExporter};
+pub use pipeline::answered::{Answered, Held, AFTER_RESPONSE, ANSWERED_MAX};
 pub use pipeline::build::{
     string_hook, BuildConfig, Built, EventBuilder, EventHook, NotBuilt, Operation, Payload, RequestId, RpcError,
     SessionInfo, SessionKey, StringHook, Tokens, WriteJson,

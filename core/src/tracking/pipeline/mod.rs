@@ -1,6 +1,7 @@
 //! The tracking pipeline: pure rules. No module here spawns a thread, reads a clock, or touches a
 //! file or socket; times and randomness come in as arguments (the runtime passes them).
 
+pub mod answered;
 pub(crate) mod build;
 pub mod caps;
 pub mod config;
