@@ -12,7 +12,10 @@ included).
 
 `MCPLENS_BENCH_BARE_RELAY=/path/to/bare-relay` (`make bench-proxy` builds it: cli/bench/bare_relay.rs)
 adds the floor in the same run: one more process that relays lines and does nothing else; each
-proxy's p50 over that floor is printed too (what the proxy's own work adds, apart from the hop).
+proxy's p50 over that floor is printed too (what the proxy's own work adds, apart from the hop),
+and the `proxy_over_relay` row (issue 47's decision): the median over rounds of the tracked
+proxy's round p50 minus the relay's, and its CPU per call ÷ the relay's (each process's CPU split
+into the kernel's part, to see where it goes).
 
 `MCPLENS_BENCH_PROXY_EXTRA="label=/path/to/mcplens;…"` adds, in the same run, a tracked proxy
 connection through each of those `mcplens` executables (e.g. an earlier build, to compare).
@@ -40,7 +43,7 @@ class Connection:
     """A process spoken to in newline-delimited JSON-RPC over its stdin/stdout."""
 
     def __init__(self, name: str, argv: list[str]) -> None:
-        self.name, self.times, self.cpu = name, list[int](), 0.0
+        self.name, self.times, self.cpu, self.system = name, list[int](), 0.0, 0.0
         self.rounds: list[float] = []  # each round's p50 (µs)
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         self.stdin: IO[bytes] = self.proc.stdin  # type: ignore[assignment]
@@ -63,7 +66,7 @@ class Connection:
                 return message
 
     def echo(self, n: int, record: bool) -> None:
-        cpu0 = self.cpu_seconds()
+        cpu0, system0 = self.cpu_seconds(), self.system_seconds()
         times = []
         for _ in range(n):
             t0 = perf_counter_ns()
@@ -71,8 +74,14 @@ class Connection:
             times.append(perf_counter_ns() - t0)
         if record:
             self.cpu += self.cpu_seconds() - cpu0
+            self.system += self.system_seconds() - system0
             self.times += times
             self.rounds.append(statistics.median(times) / 1000)
+
+    def system_seconds(self) -> float:
+        """The process's CPU time in the kernel (all its threads)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
     def cpu_seconds(self) -> float:
         """The process's own CPU time (user + system, all its threads; not its children's)."""
@@ -118,10 +127,10 @@ def main() -> None:
         more = "" if c.name == "direct" else f"  added p50 {p50[c.name] - p50['direct']:+.1f} µs"
         if FLOOR in p50 and c.name not in ("direct", FLOOR):
             more += f" ({p50[c.name] - p50[FLOOR]:+.1f} µs over the floor)"
-        cpu = c.cpu / len(c.times) * 1e6
+        cpu, system = c.cpu / len(c.times) * 1e6, c.system / len(c.times) * 1e6
         print(
             f"  {c.name:<28} p50 {p50[c.name]:8.1f} µs  p99 {p99:8.1f} µs{more}  "
-            f"CPU {cpu:5.1f} µs/call  peak RSS {rss[c.name]:.1f} MB"
+            f"CPU {cpu:5.1f} µs/call ({system:5.1f} in the kernel)  peak RSS {rss[c.name]:.1f} MB"
         )
     for c in conns:
         c.close()

@@ -86,16 +86,14 @@ def _after_response(core: TrackerCore) -> None:
     trio = sys.modules.get("trio")
     if trio is not None:
         try:
-            trio.lowlevel.spawn_system_task(_trio_after, core)
+            trio.lowlevel.spawn_system_task(_trio_after, core, trio)
             return
         except RuntimeError:  # not inside trio.run
             pass
     core.record_answered()
 
 
-async def _trio_after(core: TrackerCore) -> None:
-    import trio
-
+async def _trio_after(core: TrackerCore, trio: Any) -> None:
     try:
         await trio.sleep(AFTER_RESPONSE_SECONDS)
     finally:  # cancelled when the run ends: recorded then

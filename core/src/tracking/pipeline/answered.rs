@@ -70,10 +70,14 @@ impl<T> Answered<T> {
     }
 
     /// The pass: every held request, in the order held, to record now. A pass arranged earlier and
-    /// run after this one finds nothing (and the next hold arranges a new one).
+    /// run after this one finds nothing (and the next hold arranges a new one). The next pass's
+    /// room is made here, once, rather than grown on the handler's path.
     pub fn take(&mut self) -> Vec<T> {
         self.scheduled = false;
-        std::mem::take(&mut self.held)
+        if self.held.is_empty() {
+            return Vec::new();
+        }
+        std::mem::replace(&mut self.held, Vec::with_capacity(ANSWERED_MAX))
     }
 
     /// How many are held.
