@@ -26,15 +26,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from pathlib import Path
 from time import perf_counter_ns
 from typing import Any
 
 import anyio
 import mcp
-from mcp import ClientSession
+from bench_tracking import connect  # the same in-memory session as the tracking bench
 
 import mcplens
 
@@ -112,19 +111,6 @@ def track(variant: str, server: Any, sink: str) -> Any:
     return None
 
 
-@asynccontextmanager
-async def in_memory(server: Any) -> AsyncIterator[Any]:
-    from mcp.shared.memory import create_client_server_memory_streams
-
-    low = getattr(server, "_lowlevel_server", None) or server._mcp_server
-    async with create_client_server_memory_streams() as ((cr, cw), (sr, sw)), anyio.create_task_group() as tg:
-        tg.start_soon(lambda: low.run(sr, sw, low.create_initialization_options()))
-        async with ClientSession(cr, cw) as session:
-            await session.initialize()
-            yield session
-        tg.cancel_scope.cancel()
-
-
 async def main() -> dict[str, dict[str, float]]:
     sink_process = subprocess.Popen([sys.executable, "-c", SINK], stdout=subprocess.PIPE, text=True)  # noqa: ASYNC220
     assert sink_process.stdout is not None
@@ -135,7 +121,7 @@ async def main() -> dict[str, dict[str, float]]:
         for v in VARIANTS:
             owned.append(track(v, servers[v], sink))
         async with AsyncExitStack() as stack:
-            sessions = {v: await stack.enter_async_context(in_memory(servers[v])) for v in VARIANTS}
+            sessions = {v: await stack.enter_async_context(connect(servers[v])) for v in VARIANTS}
             extra: dict[str, dict[str, str]] = {v: {} for v in VARIANTS}
             for v, s in sessions.items():
                 await s.list_tools()

@@ -3,8 +3,9 @@
 //! The rules (configuration, events, redaction, caps, sessions, identify, export) are the core's.
 //! This module converts values and owns handles: the options become the core's one
 //! `TrackerConfig` (validated there), Python callables become its hooks and callback exporters.
-//! On the request path, `record` writes the request `params` and, when responses are captured, the
-//! result straight from the Python objects into a per-thread scratch buffer as compact JSON (a
+//! On the request path, `hold` measures the duration and holds the request's objects (the core's
+//! `tracking::Answered` rule); the pass after the response (`record_answered`) writes the request
+//! `params` and, when responses are captured, the result straight from the Python objects into a per-thread scratch buffer as compact JSON (a
 //! direct walk over dicts, lists, scalars and pydantic models: no intermediate Python objects, no
 //! pydantic round trip for the common shapes), then hands the text to the core (releasing the GIL
 //! for large payloads). Events are built on the core's threads, which take the GIL only to call a
@@ -179,7 +180,7 @@ impl Drop for PyTrackerCore {
     }
 }
 
-/// From this many payload bytes on, `record` releases the GIL while the core copies the record
+/// From this many payload bytes on, the pass releases the GIL while the core copies the record
 /// into its queue. Below it the copy (a few hundred ns at most, under a short lock) costs less than
 /// releasing and re-taking the GIL (measured: ~250 ns per round trip on the CI machine), so the GIL
 /// stays held for it; nothing else the core does on the caller's thread can block.
@@ -224,36 +225,16 @@ impl PyTrackerCore {
     /// Records every held request, in the order held (the core's `Answered` pass).
     fn record_answered(&self, py: Python<'_>) {
         let pass = self.answered.lock().unwrap_or_else(PoisonError::into_inner).take();
-        for h in pass {
-            let result = h.result.as_ref().map(|r| r.bind(py));
-            // A failure here is the same as `record`'s: logged by nobody, never raised into the server.
-            let _ = self.record_parts(
-                py,
-                h.method,
-                h.key,
-                (h.started_at, h.duration),
-                h.rid.bind(py),
-                h.params.bind(py),
-                result,
-                h.error,
-                h.host_span,
-            );
+        for held in pass {
+            self.record_held(py, held);
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn record_parts(
-        &self,
-        py: Python<'_>,
-        method: Method,
-        key: SessionKey,
-        (started_at, duration): (SystemTime, Duration),
-        rid: &Bound<'_, PyAny>,
-        params: &Bound<'_, PyAny>,
-        result: Option<&Bound<'_, PyAny>>,
-        error: Option<(i64, String)>,
-        host_span: Option<(u128, u64)>,
-    ) -> PyResult<()> {
+    /// Writes one held request's params (and result) as JSON and hands them to the core; never fails.
+    fn record_held(&self, py: Python<'_>, held: HeldRequest) {
+        let HeldRequest { method, key, started_at, duration, rid, params, result, error, host_span } = held;
+        let (rid, params) = (rid.bind(py), params.bind(py));
+        let result = result.as_ref().map(|r| r.bind(py));
         let host_span = host_span.map(|(trace, span)| TraceParent {
             trace_id: trace.to_be_bytes(),
             parent_span_id: span.to_be_bytes(),
@@ -311,7 +292,6 @@ impl PyTrackerCore {
                 }
             });
         }
-        Ok(())
     }
 }
 
@@ -397,35 +377,13 @@ impl PyTrackerCore {
         self.inner.close_session(session_of(session));
     }
 
-    /// Record a request that returned `result`, or failed with `error` (`(code, message)`, the
-    /// JSON-RPC error the client got): the request path, see the module docs. `host_span`: the
-    /// process's active OpenTelemetry span for the request (`(trace_id, span_id)`), whose child the
-    /// event's span becomes.
-    #[pyo3(signature = (method, session, t0_ns, request_id, params, result, error = None, host_span = None, /))]
-    #[allow(clippy::too_many_arguments)]
-    fn record(
-        &self,
-        py: Python<'_>,
-        method: MethodArg,
-        session: &Bound<'_, PySession>,
-        t0_ns: u64,
-        request_id: &Bound<'_, PyAny>,
-        params: &Bound<'_, PyAny>,
-        result: &Bound<'_, PyAny>,
-        error: Option<(i64, String)>,
-        host_span: Option<(u128, u64)>,
-    ) -> PyResult<()> {
-        let result = error.is_none().then_some(result);
-        let method = method.method(py)?;
-        self.record_answered(py); // nothing overtakes what was held before
-        let (key, span) = (session_of(session).key(), self.clock.since(t0_ns));
-        self.record_parts(py, method, key, span, request_id, params, result, error, host_span)
-    }
-
-    /// `record`, after the response (the core's `tracking::Answered` rule): the request is held —
-    /// its duration measured now, its objects referenced — and recorded by the pass after its
-    /// response. Returns True for the first request of a pass: the caller arranges
-    /// `record_answered` `AFTER_RESPONSE` later; at `ANSWERED_MAX` held the pass runs at once.
+    /// A request that returned `result`, or failed with `error` (`(code, message)`, the JSON-RPC
+    /// error the client got), held by the core's `tracking::Answered` rule: its duration measured
+    /// now, its objects referenced, recorded in order by the pass after its response (see the
+    /// module docs). `host_span`: the process's active OpenTelemetry span for the request
+    /// (`(trace_id, span_id)`), whose child the event's span becomes. Returns True for the first
+    /// request of a pass: the caller arranges `record_answered` `AFTER_RESPONSE` later; at
+    /// `ANSWERED_MAX` held the pass runs at once.
     #[pyo3(signature = (method, session, t0_ns, request_id, params, result, error = None, host_span = None, /))]
     #[allow(clippy::too_many_arguments)]
     fn hold(

@@ -99,9 +99,9 @@ def test_event_vector(path: pathlib.Path, tmp_path: pathlib.Path) -> None:
     code = _CODES.get(op["method"], op["method"])  # another method goes by its name
     rid, params = op.get("requestId"), op.get("params")
     if "error" in op:
-        core.record(code, session, 0, rid, params, None, (op["error"]["code"], op["error"]["message"]))
+        core.hold(code, session, 0, rid, params, None, (op["error"]["code"], op["error"]["message"]))
     else:
-        core.record(code, session, 0, rid, params, op.get("result"))
+        core.hold(code, session, 0, rid, params, op.get("result"))
     tracker.flush(30)
     tracker.shutdown(30)
     # Lines end at "\n" only (`splitlines` would also cut at U+2028, which JSON keeps as it is).

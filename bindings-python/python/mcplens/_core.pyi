@@ -651,18 +651,6 @@ class TrackerCore:
     def resolve_identity(self, session: TrackingSession, identity: object) -> None: ...
     def identify_failed(self, session: TrackingSession) -> None: ...
     def close_session(self, session: TrackingSession) -> None: ...
-    def record(
-        self,
-        method: int | str,
-        session: TrackingSession,
-        t0_ns: int,
-        request_id: int | str | None,
-        params: object,
-        result: object,
-        error: tuple[int, str] | None = None,
-        host_span: tuple[int, int] | None = None,
-        /,
-    ) -> None: ...
     def hold(
         self,
         method: int | str,
@@ -675,9 +663,9 @@ class TrackerCore:
         host_span: tuple[int, int] | None = None,
         /,
     ) -> bool:
-        """`record`, after the response: the duration is measured now, the objects are held and
-        recorded by the next pass, in order. True for the first request of a pass: the caller
-        arranges `record_answered` `AFTER_RESPONSE_SECONDS` later."""
+        """A request answered (or failed, `error`): the duration is measured now, the objects are
+        held and recorded by the next pass, in order. True for the first request of a pass: the
+        caller arranges `record_answered` `AFTER_RESPONSE_SECONDS` later."""
     def record_answered(self) -> None:
         """The pass: records every held request, in the order held (flush, shutdown, stats and a
         session's close run it first)."""
