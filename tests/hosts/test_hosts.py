@@ -249,6 +249,21 @@ def test_a_real_host_reads_a_template_through_the_proxy_and_leaves_nothing(
         assert types.count("mcp:tools/call") == 2, types
 
 
+def one_turn(host: str, tmp_path: Path, port: int, server: list[str]) -> subprocess.CompletedProcess[str]:
+    """`host` runs one headless turn against the model on `port`, with `server` behind the Rust
+    `mcplens proxy` (untracked); it must end with exit code 0."""
+    proxy = [*COMMANDS["rust"], "proxy", "--server", "everything", "--no-tracking", "--", *server]
+    args, extra = HOSTS[host](tmp_path / "home", port, proxy, uuid.uuid4().hex)
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "NO_COLOR": "1", **extra}
+    done = subprocess.run(
+        args, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=BOUND * 3, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done
+
+
 @pytest.mark.parametrize("host", list(HOSTS))
 def test_what_a_host_passes_on_of_a_long_read_begins_with_the_note_and_the_document(host: str, tmp_path: Path) -> None:
     """A model reads a 120,000-character resource through the proxy (its default 10,000-character
@@ -259,23 +274,7 @@ def test_what_a_host_passes_on_of_a_long_read_begins_with_the_note_and_the_docum
     log = tmp_path / "model.jsonl"
     proc, port = serve_model(log, read_uri="book://long")
     try:
-        server = [sys.executable, str(SERVER)]
-        proxy = [*COMMANDS["rust"], "proxy", "--server", "everything", "--no-tracking", "--", *server]
-        args, extra = HOSTS[host](tmp_path / "home", port, proxy, uuid.uuid4().hex)
-        work = tmp_path / "work"
-        work.mkdir()
-        env = {**os.environ, "HOME": str(tmp_path / "home"), "NO_COLOR": "1", **extra}
-        done = subprocess.run(
-            args,
-            cwd=work,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=BOUND * 3,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
+        one_turn(host, tmp_path, port, [sys.executable, str(SERVER)])
     finally:
         stop_model(proc)
     last = [json.loads(line) for line in log.read_text().splitlines()][-1]
@@ -305,16 +304,7 @@ def test_a_real_host_completes_a_template_variable_and_reads_the_filled_uri(host
     log = tmp_path / "model.jsonl"
     proc, port = serve_model(log, complete="3")
     try:
-        server = ["node", str(EVERYTHING), "stdio"]
-        proxy = [*COMMANDS["rust"], "proxy", "--server", "everything", "--no-tracking", "--", *server]
-        args, extra = HOSTS[host](tmp_path / "home", port, proxy, uuid.uuid4().hex)
-        work = tmp_path / "work"
-        work.mkdir()
-        env = {**os.environ, "HOME": str(tmp_path / "home"), "NO_COLOR": "1", **extra}
-        done = subprocess.run(
-            args, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=BOUND * 3
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
+        done = one_turn(host, tmp_path, port, ["node", str(EVERYTHING), "stdio"])
     finally:
         stop_model(proc)
     requests = [json.loads(line) for line in log.read_text().splitlines()]
