@@ -258,7 +258,14 @@ def one_turn(host: str, tmp_path: Path, port: int, server: list[str]) -> subproc
     work.mkdir()
     env = {**os.environ, "HOME": str(tmp_path / "home"), "NO_COLOR": "1", **extra}
     done = subprocess.run(
-        args, cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=BOUND * 3, check=False
+        args,
+        cwd=work,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=BOUND * 3,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     return done
