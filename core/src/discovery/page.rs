@@ -650,6 +650,7 @@ impl<'p> Sink<'p> {
     /// Sanitizes a string and keeps it in the listing's text, counting a change and its JSON
     /// length.
     #[allow(clippy::ptr_arg)] // borrowed from the page or unescaped: `raw_len` reads which
+    #[inline(always)] // four calls per item: the call costs more than the common case's work
     fn clean(
         &mut self,
         s: &Cow<'_, str>,
@@ -741,21 +742,23 @@ fn decimal_len(v: u64) -> usize {
     v.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
-/// The length of a compact JSON object, field by field.
+/// The length of a compact JSON object, field by field: each field with the `{` or `,` before it.
 #[derive(Default)]
 struct ObjectLen {
     n: usize,
-    fields: usize,
 }
 
 impl ObjectLen {
     fn field(&mut self, key: &str, value_len: usize) {
-        self.n += key.len() + 3 + value_len; // "key":value
-        self.fields += 1;
+        self.n += key.len() + 4 + value_len; // ,"key":value
     }
 
     fn total(&self) -> usize {
-        2 + self.n + self.fields.saturating_sub(1) // braces and commas
+        if self.n == 0 {
+            2
+        } else {
+            self.n + 1
+        } // and the closing brace
     }
 }
 
@@ -1010,55 +1013,68 @@ fn hex_digit(d: u8) -> u16 {
 /// RFC 3339 `date-time` (ISO 8601 with a time zone): `YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)`.
 /// `T`/`Z` may be lower case, as RFC 3339 allows. Calendar ranges are checked (leap seconds
 /// allowed as `:60`), days against the month and leap years.
+#[inline]
 pub fn is_rfc3339_date_time(s: &str) -> bool {
-    let b = s.as_bytes();
-    // `YYYY-MM-DDTHH:MM:SS`, then the fraction and the offset.
-    let Some(&[c0, c1, y0, y1, b'-', m0, m1, b'-', d0, d1, t, h0, h1, b':', n0, n1, b':', s0, s1]) = b.get(..19) else {
+    let Some((head, rest)) = s.as_bytes().split_first_chunk::<19>() else {
         return false;
     };
-    if b.len() < 20 || !matches!(t, b'T' | b't') {
-        return false;
-    }
-    let digits = [c0, c1, y0, y1, m0, m1, d0, d1, h0, h1, n0, n1, s0, s1];
-    if !digits.iter().all(u8::is_ascii_digit) {
-        return false;
-    }
-    let pair = |x: u8, y: u8| u32::from(x - b'0') * 10 + u32::from(y - b'0');
-    let (century, yy, month, day, hour, min, sec) =
-        (pair(c0, c1), pair(y0, y1), pair(m0, m1), pair(d0, d1), pair(h0, h1), pair(n0, n1), pair(s0, s1));
-    let year = century * 100 + yy;
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if leap => 29,
-        2 => 28,
-        _ => return false,
+    // `YYYY-MM-DDTHH:MM:SS` as three words (the last overlaps the second): each byte XOR its
+    // pattern byte is 0 for a separator and the digit's value for a digit (`T` is lowered first).
+    let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("eight bytes"));
+    let d0 = word(0) ^ u64::from_le_bytes(*b"0000-00-");
+    let d1 = (word(8) | 0x20 << 16) ^ u64::from_le_bytes(*b"00t00:00");
+    let d2 = (word(11) ^ u64::from_le_bytes(*b"00000:00")) & 0xFFFF_FF00_0000_0000; // `:SS` only
+    let bad = |d: u64, seps: u64, digits: u64| {
+        // A digit's value is at most 9: no high nibble, before or after adding 6. A carry out of a
+        // byte comes only from a byte that already failed.
+        (d & seps) | ((d | d.wrapping_add(digits & 0x0606_0606_0606_0606)) & digits & 0xF0F0_F0F0_F0F0_F0F0)
     };
-    if day == 0 || day > days || hour > 23 || min > 59 || sec > 60 {
+    if bad(d0, 0xFF00_00FF_0000_0000, 0x00FF_FF00_FFFF_FFFF)
+        | bad(d1, 0x0000_FF00_00FF_0000, 0xFFFF_00FF_FF00_FFFF)
+        | bad(d2, 0x0000_FF00_0000_0000, 0xFFFF_0000_0000_0000)
+        != 0
+    {
         return false;
     }
-    // Two ASCII digits at `i`, as a number; `None` past the end or on anything else.
-    let two = |i: usize| match *b.get(i..i + 2)? {
-        [x @ b'0'..=b'9', y @ b'0'..=b'9'] => Some(pair(x, y)),
-        _ => None,
-    };
-    let mut i = 19;
-    if b.get(i) == Some(&b'.') {
-        i += 1;
-        let start = i;
-        while b.get(i).is_some_and(u8::is_ascii_digit) {
-            i += 1;
-        }
-        if i == start {
+    // Every byte now holds its digit (a separator 0): ten times a byte plus the next is the
+    // two-digit number starting there, for every pair at once (at most 99: no carry).
+    let pairs = |d: u64| d.wrapping_mul(10) + (d >> 8);
+    let (p0, p1, p2) = (pairs(d0), pairs(d1), pairs(d2));
+    let at = |p: u64, byte: u32| u32::from((p >> (8 * byte)) as u8);
+    let (month, day, hour, min, sec) = (at(p0, 5), at(p1, 0), at(p1, 3), at(p1, 6), at(p2, 6));
+    if !(1..=12).contains(&month) || day == 0 || hour > 23 || min > 59 || sec > 60 {
+        return false;
+    }
+    // Every month has 28 days; past them, the month's length (and February's, the year's).
+    if day > 28 {
+        let year = at(p0, 0) * 100 + at(p0, 2);
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let days = match month {
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => 31,
+        };
+        if day > days {
             return false;
         }
     }
-    match b.get(i) {
-        Some(b'Z' | b'z') => i + 1 == b.len(),
-        Some(b'+' | b'-') => {
-            let (Some(oh), Some(om)) = (two(i + 1), two(i + 4)) else { return false };
-            b.get(i + 3) == Some(&b':') && i + 6 == b.len() && oh <= 23 && om <= 59
+    // Then the fraction and the offset: `Z` alone is the common case.
+    let rest = match rest {
+        [b'Z' | b'z'] => return true,
+        [b'.', frac @ ..] => {
+            let n = frac.iter().take_while(|b| b.is_ascii_digit()).count();
+            if n == 0 {
+                return false;
+            }
+            &frac[n..]
+        }
+        _ => rest,
+    };
+    match *rest {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h0 @ b'0'..=b'9', h1 @ b'0'..=b'9', b':', m0 @ b'0'..=b'9', b'0'..=b'9'] => {
+            (h0, h1) <= (b'2', b'3') && m0 <= b'5'
         }
         _ => false,
     }
@@ -1067,6 +1083,93 @@ pub fn is_rfc3339_date_time(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rule as first written (byte by byte): the reference the word-wise check is compared with.
+    fn reference(s: &str) -> bool {
+        let b = s.as_bytes();
+        // `YYYY-MM-DDTHH:MM:SS`, then the fraction and the offset.
+        let Some(&[c0, c1, y0, y1, b'-', m0, m1, b'-', d0, d1, t, h0, h1, b':', n0, n1, b':', s0, s1]) = b.get(..19)
+        else {
+            return false;
+        };
+        if b.len() < 20 || !matches!(t, b'T' | b't') {
+            return false;
+        }
+        let digits = [c0, c1, y0, y1, m0, m1, d0, d1, h0, h1, n0, n1, s0, s1];
+        if !digits.iter().all(u8::is_ascii_digit) {
+            return false;
+        }
+        let pair = |x: u8, y: u8| u32::from(x - b'0') * 10 + u32::from(y - b'0');
+        let (century, yy, month, day, hour, min, sec) =
+            (pair(c0, c1), pair(y0, y1), pair(m0, m1), pair(d0, d1), pair(h0, h1), pair(n0, n1), pair(s0, s1));
+        let year = century * 100 + yy;
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let days = match month {
+            1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+            4 | 6 | 9 | 11 => 30,
+            2 if leap => 29,
+            2 => 28,
+            _ => return false,
+        };
+        if day == 0 || day > days || hour > 23 || min > 59 || sec > 60 {
+            return false;
+        }
+        // Two ASCII digits at `i`, as a number; `None` past the end or on anything else.
+        let two = |i: usize| match *b.get(i..i + 2)? {
+            [x @ b'0'..=b'9', y @ b'0'..=b'9'] => Some(pair(x, y)),
+            _ => None,
+        };
+        let mut i = 19;
+        if b.get(i) == Some(&b'.') {
+            i += 1;
+            let start = i;
+            while b.get(i).is_some_and(u8::is_ascii_digit) {
+                i += 1;
+            }
+            if i == start {
+                return false;
+            }
+        }
+        match b.get(i) {
+            Some(b'Z' | b'z') => i + 1 == b.len(),
+            Some(b'+' | b'-') => {
+                let (Some(oh), Some(om)) = (two(i + 1), two(i + 4)) else { return false };
+                b.get(i + 3) == Some(&b':') && i + 6 == b.len() && oh <= 23 && om <= 59
+            }
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn date_times_as_the_reference_reads_them() {
+        // Every byte of a few date-times replaced by each of a set of bytes, and every length cut.
+        let seeds = ["2024-02-29T23:59:60.123+05:30", "2025-01-01T00:00:00Z", "1900-02-29t12:30:45-23:59"];
+        let bytes = b"0123456789:-+.TtZz /\x7f\xc3";
+        let mut checked = 0;
+        for seed in seeds {
+            for at in 0..seed.len() {
+                for &b in bytes {
+                    let mut v = seed.as_bytes().to_vec();
+                    v[at] = b;
+                    let Ok(s) = std::str::from_utf8(&v) else { continue };
+                    assert_eq!(is_rfc3339_date_time(s), reference(s), "{s:?}");
+                    checked += 1;
+                }
+            }
+            for end in 0..=seed.len() {
+                assert_eq!(is_rfc3339_date_time(&seed[..end]), reference(&seed[..end]), "{:?}", &seed[..end]);
+            }
+        }
+        for y in [1900, 2000, 2023, 2024] {
+            for m in 0..=13 {
+                for d in 0..=32 {
+                    let s = format!("{y:04}-{m:02}-{d:02}T00:00:00Z");
+                    assert_eq!(is_rfc3339_date_time(&s), reference(&s), "{s}");
+                }
+            }
+        }
+        assert!(checked > 1000);
+    }
 
     #[test]
     fn date_times() {
