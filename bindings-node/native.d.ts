@@ -44,6 +44,8 @@ export declare class NativeCatalog {
 export declare class NativeListing {
   /** The listing as JSON text (`{kind, server, items, support, ttlMs?, cacheScope?, diagnostics}`). */
   toJson(): string
+  /** The listing as the parts `lib/convert.ts` assembles (`convert::listing`). */
+  toParts(): ListingParts
 }
 
 /**
@@ -194,6 +196,12 @@ export declare class Pager {
   /** The JSON-RPC `result` of the request, as JSON text exactly as the server sent it. */
   acceptPage(page: string, nowMs: number): void
   /**
+   * The JSON-RPC `result` as the SDK parsed it, read in place by the same rules as its JSON
+   * text. `false`: nothing was applied, as the page holds a value its text carries otherwise
+   * (`convert::values`: a lone surrogate, a BigInt, a `toJSON` method, …): hand that to `acceptPage`.
+   */
+  acceptPageValue(page: unknown, nowMs: number): boolean
+  /**
    * What the SDK reported for the request instead of a result (`kind`: `error_answer`,
    * `sdk_error`, `schema_refused`, `lost`), classified by the core (`SdkFailure`).
    */
@@ -280,6 +288,16 @@ export interface ListenFailure {
   code?: string
   /** The core's message (names the server and the JSON-RPC code). */
   message?: string
+}
+
+/** A listing's parts. */
+export interface ListingParts {
+  /** The listing's JSON text with no items (`items: []`, for the facade to fill in its place). */
+  head: string
+  /** Every string of every item, in order. */
+  text: string
+  /** Item count, then each item's numbers (above). */
+  numbers: Float64Array
 }
 
 /** The values under which `template` expands to `uri`, as JSON text, or `null`. */

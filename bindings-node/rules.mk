@@ -9,7 +9,7 @@ NPM ?= npm
 NODE_STAMP := node_modules/.package-lock.json
 NODE_ADDON := bindings-node/mcplens.linux-x64-gnu.node
 NODE_FACADE := bindings-node/dist/index.js
-NODE_SOURCES := $(RUST_SOURCES) $(wildcard bindings-node/src/*.rs) bindings-node/Cargo.toml bindings-node/build.rs
+NODE_SOURCES := $(RUST_SOURCES) $(wildcard bindings-node/src/*.rs bindings-node/src/*/*.rs) bindings-node/Cargo.toml bindings-node/build.rs
 NODE_BUILT := $(NODE_ADDON) $(NODE_FACADE)
 
 .PHONY: node-install build-node test-node lint-node bench-node bench-node-addon bench-node-tracking

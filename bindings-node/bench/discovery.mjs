@@ -10,7 +10,12 @@
 // unvalidated: (text) each page handed over as JSON text (JSON.stringify, as this package does), and
 // (bytes) each string of each template copied out of V8 as UTF-8 once (TextEncoder.encodeInto: what
 // a native reader walking the objects instead copies, node-api having no zero-copy string access).
+// In memory, three more variants drive the addon's pager over the same raw 1.x loop and justify the
+// convert module (src/convert/) in the same rounds: each page handed over as JSON text and the
+// listing back by JSON.parse of its text (the plain path), the page read in place (values.rs), the
+// listing assembled from its parts (listing.rs).
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 
@@ -84,6 +89,25 @@ function copyOut(value) {
 }
 const bytesFloor = (client) => rawLoop(client, (page) => copyOut(page.resourceTemplates));
 
+const native = createRequire(import.meta.url)('../native.js');
+const { itemsOf } = createRequire(import.meta.url)('../dist/convert.js');
+const NATIVE_LIMITS = JSON.stringify(LIMITS);
+
+/** The addon's pager over the raw 1.x loop: pages `inPlace` or as text, the listing from its `parts` or its text. */
+async function addonLoop(client, { inPlace, parts }) {
+  const pager = new native.Pager('resource_templates', 'bench', true, NATIVE_LIMITS, performance.now(), undefined);
+  for (let request = pager.nextRequest(); request !== null; request = pager.nextRequest()) {
+    const params = request.params === undefined ? {} : JSON.parse(request.params);
+    const page = await client.request({ method: request.method, params }, RAW);
+    if (!(inPlace && pager.acceptPageValue(page, performance.now()))) pager.acceptPage(JSON.stringify(page), performance.now());
+  }
+  const listing = pager.finish();
+  return touched(parts ? itemsOf(listing.toParts(), 'resource_templates', 'bench') : JSON.parse(listing.toJson()).items);
+}
+const asText = (client) => addonLoop(client, { inPlace: false, parts: false });
+const inPlace = (client) => addonLoop(client, { inPlace: true, parts: false });
+const fromParts = (client) => addonLoop(client, { inPlace: false, parts: true });
+
 async function v2Walk(client) {
   const page = await client.listResourceTemplates(undefined, { cacheMode: 'bypass' });
   if (page.nextCursor !== undefined) throw new Error('the v2 walk stopped early');
@@ -132,6 +156,9 @@ const VARIANTS = [
   ['ours2', 'v2', mcplens],
   ['text', '1.x', textFloor],
   ['bytes', '1.x', bytesFloor],
+  ['asText', '1.x', asText, 'memory'],
+  ['inPlace', '1.x', inPlace, 'memory'],
+  ['fromParts', '1.x', fromParts, 'memory'],
 ];
 
 async function bench(workload, transport) {
@@ -139,10 +166,11 @@ async function bench(workload, transport) {
   const expected = pages * pageSize;
   const clients = { '1.x': await connect(workload, transport, '1.x'), v2: await connect(workload, transport, 'v2') };
   try {
-    const times = Object.fromEntries(VARIANTS.map(([name]) => [name, []]));
+    const variants = VARIANTS.filter(([, , , only]) => only === undefined || only === transport);
+    const times = Object.fromEntries(variants.map(([name]) => [name, []]));
     for (let round = 0; round < WARMUP + ROUNDS[workload]; round++) {
       // Every variant each round; the order rotates (and reverses every other round).
-      const order = VARIANTS.map((_, i) => VARIANTS[(i + round) % VARIANTS.length]);
+      const order = variants.map((_, i) => variants[(i + round) % variants.length]);
       if (round % 2 === 1) order.reverse();
       for (const [name, line, f] of order) {
         const ms = await timed(f, clients[line].client, expected);
@@ -163,9 +191,11 @@ const ROW = { 'S|stdio': 'node_discovery_stdio', 'S|memory': 'node_discovery_mem
 const results = process.env.MCPLENS_BENCH_RESULTS;
 console.log(`bench-node: mcplens ${coreVersion} (Node ${process.version}); median ms per complete traversal (µs per page)`);
 console.log('workload  transport  rounds   1.x loop       mcplens/1.x        ÷  v2 walk        mcplens/v2         ÷  goal    floors ÷ 1.x: text  bytes');
+const convert = [];
 for (const workload of ['S', 'M']) {
   for (const transport of ['memory', 'stdio']) {
     const r = await bench(workload, transport);
+    if (transport === 'memory') convert.push(r);
     const cell = (ms) => `${ms.toFixed(2)} (${((ms * 1000) / r.pages).toFixed(0)})`.padEnd(15);
     const key = `${workload}|${transport}`;
     console.log(
@@ -181,6 +211,17 @@ for (const workload of ['S', 'M']) {
         `floors ÷ 1.x loop: pages as text ${r.floors.text.toFixed(2)}×, strings copied out ${r.floors.bytes.toFixed(2)}×`;
       writeFileSync(join(results, `${ROW[key]}.json`), JSON.stringify({ row: ROW[key], figure: Number(figure.toFixed(3)), detail, floor: `text ${r.floors.text.toFixed(2)}×, bytes ${r.floors.bytes.toFixed(2)}×` }));
     }
+  }
+}
+const CONVERT = { inPlace: ['node_convert_values', 'pages read in place'], fromParts: ['node_convert_listing', 'the listing from its parts'] };
+for (const [variant, [row, what]] of Object.entries(CONVERT)) {
+  const ratios = convert.map((r) => [r.workload, r.m[variant] / r.m.asText]);
+  const [workload, worst] = ratios.reduce((a, b) => (b[1] > a[1] ? b : a));
+  const each = ratios.map(([w, x]) => `${w} ${x.toFixed(2)}×`).join(', ');
+  console.log(`${row}: ${what} ÷ pages as text and the listing by JSON.parse, addon's pager over the raw 1.x loop in memory: ${each}`);
+  if (results !== undefined) {
+    const detail = `${what} ÷ as JSON text, in memory: ${each} (worst ${workload})`;
+    writeFileSync(join(results, `${row}.json`), JSON.stringify({ row, figure: Number(worst.toFixed(3)), detail }));
   }
 }
 console.log(`(checksum ${sink % 10})`);

@@ -3,10 +3,12 @@
  * (`@modelcontextprotocol/sdk`) or v2 (`@modelcontextprotocol/client`), either era.
  *
  * Every rule lives in the Rust core (the napi addon's loader, `../native.js`). This facade only drives the
- * SDK's I/O, reads the clock, converts values (pages cross as JSON text) and maps errors.
+ * SDK's I/O, reads the clock, converts values (pages cross as JSON text; a listing comes back as
+ * parts, `convert.ts`) and maps errors.
  */
 import { performance } from 'node:perf_hooks';
 import * as native from '../native.js';
+import { itemsOf } from './convert.js';
 
 /** Which list a traversal reads. */
 export type ListKind = 'resources' | 'resource_templates';
@@ -297,6 +299,18 @@ export class Pager {
   }
 
   /**
+   * The JSON-RPC `result` as the SDK parsed it, received at `now`, read in place by the rules its
+   * JSON text would meet. `false`: nothing was applied, as the page holds a value its text carries
+   * otherwise or may (a string holding U+FFFD, which is how a lone surrogate reaches Rust, a BigInt,
+   * a non-finite number, a `toJSON` method, an object or array that is not plain, nesting past the
+   * core's bound): hand its text to `acceptPage`. The package's own traversals hand text (faster
+   * for pages of many short items; `make bench-node`, row `node_convert_values`).
+   */
+  acceptPageValue(page: unknown, now: number): boolean {
+    return call(this.server, () => this.#native.acceptPageValue(page, now));
+  }
+
+  /**
    * What the SDK reported instead of a result, as facts the core classifies (`SdkFailure`):
    * `error_answer` (the server's error answer, `code` its code when a number), `sdk_error` (the
    * SDK's protocol error with `code`; `connectionHeld` when the host can tell), `schema_refused`,
@@ -415,7 +429,10 @@ export async function listResources(client: McpClient, options: ListOptions): Pr
 /** Every listing this package returned → the core's own listing, so a commit never re-validates. */
 /** The JS listing of a core listing. */
 export function fromNative(handle: native.NativeListing): Listing {
-  return JSON.parse(handle.toJson()) as Listing;
+  const parts = handle.toParts();
+  const listing = JSON.parse(parts.head) as Listing; // `items: []`, in its place
+  listing.items = itemsOf(parts, listing.kind, listing.server) as Listing['items'];
+  return listing;
 }
 
 /**

@@ -17,11 +17,12 @@ use mcplens::catalog::{self, CatalogError, Paging, PairTraversal};
 use mcplens::discovery::{self, DiscoveryError, Limits, ListKind, Outcome};
 use mcplens::error::{parse_wire_name, wire_name, InvalidArgument};
 use mcplens::tool::{self, ToolError};
-use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, ValueType};
-use napi::sys;
+use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, Unknown, ValueType};
+use napi::{sys, Env, JsValue};
 use napi_derive::napi;
 
 pub mod cli;
+pub mod convert;
 pub mod read;
 pub mod refresher;
 pub mod template;
@@ -71,7 +72,7 @@ fn instant(server: &str, now_ms: f64) -> Result<Duration> {
 /// are pure ASCII: those become one-byte JS strings by a plain copy (`napi_create_string_latin1`,
 /// Latin-1 and ASCII agree below 0x80), skipping V8's UTF-8 decoding (about 2 ns/byte, 9 ms for a
 /// 4 MB listing). Anything else goes through the UTF-8 path.
-pub struct JsonText(String);
+pub struct JsonText(pub(crate) String);
 
 impl TypeName for JsonText {
     fn type_name() -> &'static str {
@@ -221,6 +222,17 @@ impl Pager {
         self.accept(Outcome::Page(&page), now_ms)
     }
 
+    /// The JSON-RPC `result` as the SDK parsed it, read in place by the same rules as its JSON
+    /// text. `false`: nothing was applied, as the page holds a value its text carries otherwise
+    /// (`convert::values`: a lone surrogate, a BigInt, a `toJSON` method, …): hand that to `acceptPage`.
+    #[napi]
+    pub fn accept_page_value(&mut self, env: Env, page: Unknown, now_ms: f64) -> Result<bool> {
+        let now = instant(&self.server, now_ms)?;
+        let pager = self.inner.as_mut().ok_or_else(|| finished(&self.server))?;
+        let read = convert::values::read(env.raw(), page.raw(), |values| pager.handle_parsed_page(values, now));
+        read.unwrap_or(Ok(false)).map_err(discovery_error)
+    }
+
     /// What the SDK reported for the request instead of a result (`kind`: `error_answer`,
     /// `sdk_error`, `schema_refused`, `lost`), classified by the core (`SdkFailure`).
     #[napi]
@@ -328,6 +340,12 @@ impl NativeListing {
     #[napi(ts_return_type = "string")]
     pub fn to_json(&self) -> JsonText {
         JsonText(self.inner.to_json())
+    }
+
+    /// The listing as the parts `lib/convert.ts` assembles (`convert::listing`).
+    #[napi]
+    pub fn to_parts(&mut self) -> convert::listing::ListingParts {
+        convert::listing::parts(&mut self.inner)
     }
 }
 
