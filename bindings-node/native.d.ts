@@ -196,12 +196,6 @@ export declare class Pager {
   /** The JSON-RPC `result` of the request, as JSON text exactly as the server sent it. */
   acceptPage(page: string, nowMs: number): void
   /**
-   * The JSON-RPC `result` as the SDK parsed it, read in place by the same rules as its JSON
-   * text. `false`: nothing was applied, as the page holds a value its text carries otherwise
-   * (`convert::values`: a lone surrogate, a BigInt, a `toJSON` method, …): hand that to `acceptPage`.
-   */
-  acceptPageValue(page: unknown, nowMs: number): boolean
-  /**
    * What the SDK reported for the request instead of a result (`kind`: `error_answer`,
    * `sdk_error`, `schema_refused`, `lost`), classified by the core (`SdkFailure`).
    */

@@ -79,12 +79,6 @@ ROWS = [
         0.999,
     ),
     (
-        "node_convert_values",
-        "Node convert/values.rs: a page read in place ÷ handed over as JSON text, in memory (worst)",
-        "< 1×",
-        0.999,
-    ),
-    (
         "node_convert_listing",
         "Node convert/listing.rs + lib/convert.ts: the listing from its parts ÷ JSON.parse of its text, in memory (worst)",
         "< 1×",

@@ -57,7 +57,6 @@ CONVERT_CAP = {"python": 450, "node": 300}
 CONVERT_ROWS = {
     "bindings-python/src/convert/values.rs": "python_convert_values",
     "bindings-python/src/convert/json.rs": "python_convert_tracking",
-    "bindings-node/src/convert/values.rs": "node_convert_values",
     "bindings-node/src/convert/listing.rs": "node_convert_listing",
     "bindings-node/lib/convert.ts": "node_convert_listing",
 }

@@ -10,10 +10,9 @@
 // unvalidated: (text) each page handed over as JSON text (JSON.stringify, as this package does), and
 // (bytes) each string of each template copied out of V8 as UTF-8 once (TextEncoder.encodeInto: what
 // a native reader walking the objects instead copies, node-api having no zero-copy string access).
-// In memory, three more variants drive the addon's pager over the same raw 1.x loop and justify the
-// convert module (src/convert/) in the same rounds: each page handed over as JSON text and the
-// listing back by JSON.parse of its text (the plain path), the page read in place (values.rs), the
-// listing assembled from its parts (listing.rs).
+// In memory, two more variants drive the addon's pager over the same raw 1.x loop and justify the
+// convert module (src/convert/) in the same rounds: the listing back by JSON.parse of its text (the
+// plain path) and the listing assembled from its parts (listing.rs), each page handed over as text.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -93,20 +92,19 @@ const native = createRequire(import.meta.url)('../native.js');
 const { itemsOf } = createRequire(import.meta.url)('../dist/convert.js');
 const NATIVE_LIMITS = JSON.stringify(LIMITS);
 
-/** The addon's pager over the raw 1.x loop: pages `inPlace` or as text, the listing from its `parts` or its text. */
-async function addonLoop(client, { inPlace, parts }) {
+/** The addon's pager over the raw 1.x loop: the listing from its `parts` or its text. */
+async function addonLoop(client, { parts }) {
   const pager = new native.Pager('resource_templates', 'bench', true, NATIVE_LIMITS, performance.now(), undefined);
   for (let request = pager.nextRequest(); request !== null; request = pager.nextRequest()) {
     const params = request.params === undefined ? {} : JSON.parse(request.params);
     const page = await client.request({ method: request.method, params }, RAW);
-    if (!(inPlace && pager.acceptPageValue(page, performance.now()))) pager.acceptPage(JSON.stringify(page), performance.now());
+    pager.acceptPage(JSON.stringify(page), performance.now());
   }
   const listing = pager.finish();
   return touched(parts ? itemsOf(listing.toParts(), 'resource_templates', 'bench') : JSON.parse(listing.toJson()).items);
 }
-const asText = (client) => addonLoop(client, { inPlace: false, parts: false });
-const inPlace = (client) => addonLoop(client, { inPlace: true, parts: false });
-const fromParts = (client) => addonLoop(client, { inPlace: false, parts: true });
+const asText = (client) => addonLoop(client, { parts: false });
+const fromParts = (client) => addonLoop(client, { parts: true });
 
 async function v2Walk(client) {
   const page = await client.listResourceTemplates(undefined, { cacheMode: 'bypass' });
@@ -157,7 +155,6 @@ const VARIANTS = [
   ['text', '1.x', textFloor],
   ['bytes', '1.x', bytesFloor],
   ['asText', '1.x', asText, 'memory'],
-  ['inPlace', '1.x', inPlace, 'memory'],
   ['fromParts', '1.x', fromParts, 'memory'],
 ];
 
@@ -213,14 +210,14 @@ for (const workload of ['S', 'M']) {
     }
   }
 }
-const CONVERT = { inPlace: ['node_convert_values', 'pages read in place'], fromParts: ['node_convert_listing', 'the listing from its parts'] };
+const CONVERT = { fromParts: ['node_convert_listing', 'the listing from its parts'] };
 for (const [variant, [row, what]] of Object.entries(CONVERT)) {
   const ratios = convert.map((r) => [r.workload, r.m[variant] / r.m.asText]);
   const [workload, worst] = ratios.reduce((a, b) => (b[1] > a[1] ? b : a));
   const each = ratios.map(([w, x]) => `${w} ${x.toFixed(2)}×`).join(', ');
-  console.log(`${row}: ${what} ÷ pages as text and the listing by JSON.parse, addon's pager over the raw 1.x loop in memory: ${each}`);
+  console.log(`${row}: ${what} ÷ the listing by JSON.parse of its text, addon's pager over the raw 1.x loop in memory: ${each}`);
   if (results !== undefined) {
-    const detail = `${what} ÷ as JSON text, in memory: ${each} (worst ${workload})`;
+    const detail = `${what} ÷ JSON.parse of its text, in memory: ${each} (worst ${workload})`;
     writeFileSync(join(results, `${row}.json`), JSON.stringify({ row, figure: Number(worst.toFixed(3)), detail }));
   }
 }

@@ -299,18 +299,6 @@ export class Pager {
   }
 
   /**
-   * The JSON-RPC `result` as the SDK parsed it, received at `now`, read in place by the rules its
-   * JSON text would meet. `false`: nothing was applied, as the page holds a value its text carries
-   * otherwise or may (a string holding U+FFFD, which is how a lone surrogate reaches Rust, a BigInt,
-   * a non-finite number, a `toJSON` method, an object or array that is not plain, nesting past the
-   * core's bound): hand its text to `acceptPage`. The package's own traversals hand text (faster
-   * for pages of many short items; `make bench-node`, row `node_convert_values`).
-   */
-  acceptPageValue(page: unknown, now: number): boolean {
-    return call(this.server, () => this.#native.acceptPageValue(page, now));
-  }
-
-  /**
    * What the SDK reported instead of a result, as facts the core classifies (`SdkFailure`):
    * `error_answer` (the server's error answer, `code` its code when a number), `sdk_error` (the
    * SDK's protocol error with `code`; `connectionHeld` when the host can tell), `schema_refused`,

@@ -17,8 +17,8 @@ use mcplens::catalog::{self, CatalogError, Paging, PairTraversal};
 use mcplens::discovery::{self, DiscoveryError, Limits, ListKind, Outcome};
 use mcplens::error::{parse_wire_name, wire_name, InvalidArgument};
 use mcplens::tool::{self, ToolError};
-use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, Unknown, ValueType};
-use napi::{sys, Env, JsValue};
+use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, ValueType};
+use napi::sys;
 use napi_derive::napi;
 
 pub mod cli;
@@ -220,17 +220,6 @@ impl Pager {
     #[napi]
     pub fn accept_page(&mut self, page: String, now_ms: f64) -> Result<()> {
         self.accept(Outcome::Page(&page), now_ms)
-    }
-
-    /// The JSON-RPC `result` as the SDK parsed it, read in place by the same rules as its JSON
-    /// text. `false`: nothing was applied, as the page holds a value its text carries otherwise
-    /// (`convert::values`: a lone surrogate, a BigInt, a `toJSON` method, …): hand that to `acceptPage`.
-    #[napi]
-    pub fn accept_page_value(&mut self, env: Env, page: Unknown, now_ms: f64) -> Result<bool> {
-        let now = instant(&self.server, now_ms)?;
-        let pager = self.inner.as_mut().ok_or_else(|| finished(&self.server))?;
-        let read = convert::values::read(env.raw(), page.raw(), |values| pager.handle_parsed_page(values, now));
-        read.unwrap_or(Ok(false)).map_err(discovery_error)
     }
 
     /// What the SDK reported for the request instead of a result (`kind`: `error_answer`,

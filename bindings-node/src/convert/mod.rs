@@ -2,10 +2,7 @@
 //! `tests/glue_budget.py`): each replaces a plain path through JS on a hot path, and a `make bench`
 //! row prints what it saves against that plain path in the same run.
 //!
-//! - [`values`]: a page as the SDK parsed it, read in place by the core (`Pager.acceptPageValue`)
-//!   instead of its `JSON.stringify` text; row `node_convert_values` (`make bench-node`).
 //! - [`listing`]: a listing handed back as parts the facade assembles (`lib/convert.ts`) instead
 //!   of its JSON text for `JSON.parse`; row `node_convert_listing` (`make bench-node`).
 
 pub mod listing;
-pub mod values;
