@@ -8,6 +8,10 @@
 //! notices to stderr), reads the clock and arms the machine's timer. Every rule is the core's. The
 //! server's stderr is the proxy's (inherited).
 //!
+//! A stdio server is relayed by blocking threads, one per direction ([`stdio`]: the hot path,
+//! in a bare relay's shape); an HTTP upstream by one loop on the runtime's thread, the host's
+//! lines read by a thread of their own ([`run_http`]).
+//!
 //! Ends, as hosts end their servers (`docs/proxy.md`): the host closing our stdin (exit code 0),
 //! SIGTERM (143) or SIGINT (130) first write the events queued (a host may SIGKILL the proxy
 //! 1.5 ms later), then answer the server's requests to the host still unanswered with an error
@@ -18,8 +22,10 @@
 //! with the server's exit code (1 when it was killed by a signal). An HTTP upstream's end is
 //! described in [`crate::upstream`]; the proxy's end DELETEs its session.
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant, SystemTime};
 
 use mcplens::proxy::{cut, Proxy, ProxyAction, ProxyConfig, TrackRecord, TrackedId, Verdict};
@@ -27,11 +33,13 @@ use mcplens::tracking::{
     ExporterConfig, Hooks, JsonlConfig, Operation, OtlpConfig, Payload, RequestId, RpcError, Session, Tracker,
     TrackerConfig, Transport,
 };
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::sync::mpsc;
 
 use crate::outcome::{exit, Stop};
 use crate::upstream::{Ended, HttpUpstream};
+
+mod stdio;
 
 /// How long the server may take to exit after its stdin closed before its process group gets
 /// SIGTERM.
@@ -99,36 +107,45 @@ pub fn tracker_config(
 
 /// Runs the proxy until one side ends; returns the exit code.
 pub async fn run(options: Options) -> Result<u8, Stop> {
-    let mut proxy = Proxy::new(options.config).map_err(|e| Stop::usage(e.to_string()))?;
+    let proxy = Proxy::new(options.config).map_err(|e| Stop::usage(e.to_string()))?;
     // Before the server starts: a signal from then on ends both.
     let mut signals = Signals::new();
-    let (mut upstream, mut upstream_lines, mut http_ended) = match options.target {
-        Target::Command(command) => {
-            let (program, args) = command.split_first().ok_or_else(|| Stop::usage("no server command after `--`"))?;
-            let mut command = tokio::process::Command::new(program);
-            command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(server_stderr()).kill_on_drop(true);
-            child_process::own_group(&mut command);
-            let mut child = command.spawn().map_err(|e| Stop {
-                code: "transport_error",
-                message: format!("could not start the server command: {}", e.kind()),
-                exit: exit::CONNECT,
-            })?;
-            let stdin = BufWriter::new(child.stdin.take().expect("piped"));
-            let stdout = lines(child.stdout.take().expect("piped"), options.max_message);
-            (Upstream::Stdio { child, stdin }, UpstreamLines::Stdio(stdout), None)
-        }
+    let tracker = options.tracker;
+    let (end, status) = match options.target {
+        Target::Command(command) => stdio::run(proxy, &mut signals, command, tracker, options.max_message).await?,
         Target::Url { url, headers } => {
-            let (http, lines, ended) = HttpUpstream::connect(&url, headers, options.max_message)?;
-            (Upstream::Http(http), UpstreamLines::Http(lines), Some(ended))
+            (run_http(proxy, &mut signals, &url, headers, tracker, options.max_message).await?, None)
         }
     };
-    let (host_in, host_out) = host_stdio();
-    let mut host_lines = lines(host_in, options.max_message);
-    let mut host_out = BufWriter::new(host_out);
+    Ok(match end {
+        End::Host => exit::OK,
+        End::Signal(code) => code,
+        End::Upstream(Some(ended)) => {
+            eprintln!("error: {}", ended.message);
+            ended.exit
+        }
+        End::Upstream(None) => {
+            status.and_then(|s| s.code()).map_or(exit::FAILED, |c| u8::try_from(c).unwrap_or(exit::FAILED))
+        }
+    })
+}
+
+/// The relay to a streamable-HTTP upstream: one loop on the runtime's thread (the upstream's
+/// requests are tasks of it); the host's lines come from a reader thread.
+async fn run_http(
+    mut proxy: Proxy,
+    signals: &mut Signals,
+    url: &str,
+    headers: http::HeaderMap,
+    tracker: Option<TrackerConfig>,
+    max_message: usize,
+) -> Result<End, Stop> {
+    let (mut upstream, mut upstream_lines, mut http_ended) = HttpUpstream::connect(url, headers, max_message)?;
+    let mut host_lines = host_lines(max_message);
+    let mut host_out = BufWriter::new(host_writer());
 
     let t0 = Instant::now();
-    let wall0 = SystemTime::now();
-    let mut tracking = Tracking { config: options.tracker, tracker: None, wall0 };
+    let tracking = Tracking::new(tracker);
     // Requests to record once this turn's lines are written: the tracker's worker then wakes
     // after the host (or the server) has its bytes, not in between on a busy machine.
     let mut answered: Vec<TrackRecord> = Vec::new();
@@ -148,25 +165,22 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
                 None => break End::Host,
             },
             line = upstream_lines.recv() => match line {
-                Some(Line::Message(line)) => {
+                Some(line) => {
                     if proxy.handle_upstream(&line, t0.elapsed()) == Verdict::Forward {
                         host_gone |= write_line(&mut host_out, &line).await.is_err();
                     }
                 }
-                Some(Line::Dropped { head, tail }) => proxy.handle_upstream_oversize(&head, &tail, t0.elapsed()),
                 None => break End::Upstream(None),
             },
-            ended = recv_ended(&mut http_ended) => break End::Upstream(Some(ended)),
-            _ = sleep_until(timer), if timer.is_some() => proxy.handle_timeout(t0.elapsed()),
+            Some(ended) = http_ended.recv() => break End::Upstream(Some(ended)),
+            () = sleep_until(timer), if timer.is_some() => proxy.handle_timeout(t0.elapsed()),
         }
         while let Some(action) = proxy.poll_action() {
             match action {
                 ProxyAction::ToHost(line) => host_gone |= write_line(&mut host_out, line.as_bytes()).await.is_err(),
                 ProxyAction::ToUpstream(line) => upstream.send(line.as_bytes()).await,
                 ProxyAction::Initialized { server, client, protocol_version } => {
-                    if let Upstream::Http(http) = &mut upstream {
-                        http.initialized(protocol_version.as_deref());
-                    }
+                    upstream.initialized(protocol_version.as_deref());
                     tracking.start(server, client, protocol_version.as_deref())
                 }
                 ProxyAction::Track(record) => answered.push(record),
@@ -175,7 +189,6 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
             }
         }
         host_gone |= host_out.flush().await.is_err();
-        upstream.flush().await;
         for record in answered.drain(..) {
             tracking.record(&record);
         }
@@ -188,87 +201,17 @@ pub async fn run(options: Options) -> Result<u8, Stop> {
     tracking.flush();
     if !matches!(end, End::Upstream(_)) {
         // The server's requests to the host that will never be answered now are answered with
-        // an error, so a server waiting on one sees its stdin's end.
+        // an error, so a server waiting on one can end.
         proxy.handle_host_end(t0.elapsed());
         while let Some(action) = proxy.poll_action() {
             if let ProxyAction::ToUpstream(line) = action {
                 upstream.send(line.as_bytes()).await;
             }
         }
-        upstream.flush().await;
     }
-    let status = upstream.close().await;
+    upstream.close().await;
     tracking.stop();
-    Ok(match end {
-        End::Host => exit::OK,
-        End::Signal(code) => code,
-        End::Upstream(Some(ended)) => {
-            eprintln!("error: {}", ended.message);
-            ended.exit
-        }
-        End::Upstream(None) => {
-            status.and_then(|s| s.code()).map_or(exit::FAILED, |c| u8::try_from(c).unwrap_or(exit::FAILED))
-        }
-    })
-}
-
-/// Where forwarded lines go.
-enum Upstream {
-    Stdio { child: tokio::process::Child, stdin: BufWriter<tokio::process::ChildStdin> },
-    Http(HttpUpstream),
-}
-
-impl Upstream {
-    async fn send(&mut self, line: &[u8]) {
-        match self {
-            Upstream::Stdio { stdin, .. } => {
-                let _ = write_line(stdin, line).await;
-            }
-            Upstream::Http(http) => http.send(line).await,
-        }
-    }
-
-    async fn flush(&mut self) {
-        if let Upstream::Stdio { stdin, .. } = self {
-            let _ = stdin.flush().await;
-        }
-    }
-
-    /// Ends the server: its stdin closed; its process group SIGTERMed after [`STDIN_GRACE`] and
-    /// SIGKILLed after [`TERM_GRACE`] more (its exit status, if it exited by itself); an HTTP
-    /// session DELETEd.
-    async fn close(self) -> Option<std::process::ExitStatus> {
-        match self {
-            Upstream::Stdio { mut child, stdin } => {
-                drop(stdin); // the server's stdin closes
-                if let Ok(status) = tokio::time::timeout(STDIN_GRACE, child.wait()).await {
-                    return status.ok();
-                }
-                child_process::signal_group(&child, child_process::Ending::Terminate);
-                if let Ok(status) = tokio::time::timeout(TERM_GRACE, child.wait()).await {
-                    return status.ok();
-                }
-                child_process::signal_group(&child, child_process::Ending::Kill);
-                let _ = child.kill().await;
-                None
-            }
-            Upstream::Http(http) => {
-                http.close().await;
-                None
-            }
-        }
-    }
-}
-
-/// The HTTP upstream's end (never, for a stdio one: its stdout closing is its end).
-async fn recv_ended(ended: &mut Option<mpsc::UnboundedReceiver<Ended>>) -> Ended {
-    match ended {
-        Some(rx) => match rx.recv().await {
-            Some(ended) => ended,
-            None => std::future::pending().await,
-        },
-        None => std::future::pending().await,
-    }
+    Ok(end)
 }
 
 /// Why the relay ended.
@@ -337,6 +280,10 @@ async fn write_line<W: AsyncWrite + Unpin>(w: &mut W, line: &[u8]) -> std::io::R
     w.write_all(b"\n").await
 }
 
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// The server's stderr: a duplicate of ours, so the server writes where the proxy does even when
 /// our fd 2 is close-on-exec (Node marks fds 0–2 so: inherited as they are, the server of the npm
 /// command would start with no stderr, and a Python server print its logs to stdout).
@@ -351,28 +298,53 @@ fn server_stderr() -> Stdio {
     Stdio::inherit()
 }
 
-/// Our stdin and stdout. A pipe or a socket (what hosts give: Node's `child_process` a socket pair,
-/// others pipes) is read and written on the runtime's own thread, non-blocking (that mode is set on
-/// the host's end of the connection only); anything else (a terminal, a file) through tokio's
-/// blocking stdin and stdout, whose every read and flush is a hop to another thread and back.
-fn host_stdio() -> (Box<dyn AsyncRead + Send + Unpin>, Box<dyn AsyncWrite + Send + Unpin>) {
+/// Our stdin, read by a blocking thread. On Unix a duplicate of fd 0 read directly (no lock, no
+/// buffer of std's), waiting in poll(2) when the host left it non-blocking.
+fn host_input() -> Box<dyn Read + Send> {
     #[cfg(unix)]
     {
         use std::os::fd::AsFd;
-        let input = unix_stdio::reader(std::io::stdin().as_fd());
-        let output = unix_stdio::writer(std::io::stdout().as_fd());
-        (input.unwrap_or_else(|| Box::new(tokio::io::stdin())), output.unwrap_or_else(|| Box::new(tokio::io::stdout())))
+        if let Ok(fd) = std::io::stdin().as_fd().try_clone_to_owned() {
+            return Box::new(unix_stdio::Waiting(std::fs::File::from(fd)));
+        }
     }
-    #[cfg(not(unix))]
-    (Box::new(tokio::io::stdin()), Box::new(tokio::io::stdout()))
+    Box::new(std::io::stdin())
+}
+
+/// Our stdout, written by blocking threads (as [`host_input`]).
+fn host_output() -> Box<dyn Write + Send> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Ok(fd) = std::io::stdout().as_fd().try_clone_to_owned() {
+            return Box::new(unix_stdio::Waiting(std::fs::File::from(fd)));
+        }
+    }
+    Box::new(std::io::stdout())
+}
+
+/// Our stdout for the HTTP relay's loop. A pipe or a socket (what hosts give: Node's
+/// `child_process` a socket pair, others pipes) is written on the runtime's own thread,
+/// non-blocking; anything else (a terminal, a file) through tokio's blocking stdout, whose every
+/// flush is a hop to another thread and back.
+fn host_writer() -> Box<dyn AsyncWrite + Send + Unpin> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Some(output) = unix_stdio::writer(std::io::stdout().as_fd()) {
+            return output;
+        }
+    }
+    Box::new(tokio::io::stdout())
 }
 
 #[cfg(unix)]
 mod unix_stdio {
-    use std::os::fd::BorrowedFd;
+    use std::io::{self, Read, Write};
+    use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
     use std::os::unix::fs::FileTypeExt;
 
-    use tokio::io::{AsyncRead, AsyncWrite};
+    use tokio::io::AsyncWrite;
 
     enum Kind {
         Pipe(std::fs::File),
@@ -394,120 +366,184 @@ mod unix_stdio {
         }
     }
 
-    pub fn reader(fd: BorrowedFd<'_>) -> Option<Box<dyn AsyncRead + Send + Unpin>> {
-        Some(match kind(fd)? {
-            Kind::Pipe(file) => Box::new(tokio::net::unix::pipe::Receiver::from_file(file).ok()?),
-            Kind::Socket(socket) => Box::new(tokio::net::UnixStream::from_std(socket).ok()?),
-        })
-    }
-
     pub fn writer(fd: BorrowedFd<'_>) -> Option<Box<dyn AsyncWrite + Send + Unpin>> {
         Some(match kind(fd)? {
             Kind::Pipe(file) => Box::new(tokio::net::unix::pipe::Sender::from_file(file).ok()?),
             Kind::Socket(socket) => Box::new(tokio::net::UnixStream::from_std(socket).ok()?),
         })
     }
-}
 
-/// A line read: a message, or what was kept of one over the bound (its first and last bytes,
-/// at most [`cut::KEPT`] each), which the proxy answers for.
-pub enum Line {
-    Message(Vec<u8>),
-    Dropped { head: Vec<u8>, tail: Vec<u8> },
-}
+    /// A host's fd used blocking. Its open file is the host's too, so its mode is the host's: a
+    /// read or write that would block waits in poll(2) rather than fail.
+    pub struct Waiting(pub std::fs::File);
 
-/// How many lines wait between a reader and the relay: past it the reader stops reading, and the
-/// writer on the other end of the pipe waits (backpressure, not memory).
-const LINES_WAITING: usize = 64;
+    impl Waiting {
+        fn wait(&self, events: libc::c_short) -> io::Result<()> {
+            let mut fd = libc::pollfd { fd: self.0.as_fd().as_raw_fd(), events, revents: 0 };
+            // SAFETY: one pollfd, alive for the call.
+            if unsafe { libc::poll(&mut fd, 1, -1) } < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+            Ok(())
+        }
+    }
 
-/// The upstream's lines: a stdio server's, or the HTTP upstream's messages.
-enum UpstreamLines {
-    Stdio(mpsc::Receiver<Line>),
-    Http(crate::upstream::Lines),
-}
+    impl Read for Waiting {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            loop {
+                match self.0.read(buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(libc::POLLIN)?,
+                    other => return other,
+                }
+            }
+        }
+    }
 
-impl UpstreamLines {
-    async fn recv(&mut self) -> Option<Line> {
-        match self {
-            UpstreamLines::Stdio(rx) => rx.recv().await,
-            UpstreamLines::Http(rx) => rx.recv().await.map(Line::Message),
+    impl Write for Waiting {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            loop {
+                match self.0.write(buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait(libc::POLLOUT)?,
+                    other => return other,
+                }
+            }
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
         }
     }
 }
 
-/// The lines of `r` (without their `\n`), read on a task of their own so neither side ever waits
-/// for the other (up to [`LINES_WAITING`] lines). A line over `max` bytes is never held whole: its
-/// first and last bytes are kept, the rest read through and dropped.
-fn lines<R: AsyncRead + Unpin + Send + 'static>(r: R, max: usize) -> mpsc::Receiver<Line> {
+/// A line the HTTP relay's loop gets: a message (without its `\n`), or what was kept of one over
+/// the bound (its first and last bytes, at most [`cut::KEPT`] each), which the proxy answers for.
+enum Line {
+    Message(Vec<u8>),
+    Dropped { head: Vec<u8>, tail: Vec<u8> },
+}
+
+/// How many lines wait between the host's reader and the HTTP relay's loop: past it the reader
+/// stops reading, and the writer on the other end of the pipe waits (backpressure, not memory).
+const LINES_WAITING: usize = 64;
+
+/// The host's lines for the HTTP relay's loop, read on a thread of their own.
+fn host_lines(max: usize) -> mpsc::Receiver<Line> {
     let (tx, rx) = mpsc::channel(LINES_WAITING);
-    tokio::spawn(async move {
-        let mut r = BufReader::new(r);
-        let limit = max as u64 + 1;
-        loop {
-            let mut buf = Vec::new();
-            let line = match (&mut r).take(limit).read_until(b'\n', &mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) if buf.last() != Some(&b'\n') && buf.len() > max => {
-                    // Over the bound: the rest of the line is read in pieces of the bound, kept by
-                    // none but its last bytes.
-                    let head = buf[..buf.len().min(cut::KEPT)].to_vec();
-                    let mut tail = buf[buf.len().saturating_sub(cut::KEPT)..].to_vec();
-                    loop {
-                        buf.clear();
-                        match (&mut r).take(limit).read_until(b'\n', &mut buf).await {
-                            Ok(0) | Err(_) => break,
-                            Ok(_) => {
-                                let ended = buf.last() == Some(&b'\n');
-                                if ended {
-                                    buf.pop();
-                                }
-                                tail.extend_from_slice(&buf);
-                                tail.drain(..tail.len().saturating_sub(cut::KEPT));
-                                if ended {
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    Line::Dropped { head, tail }
-                }
-                Ok(_) => {
-                    if buf.last() == Some(&b'\n') {
-                        buf.pop();
-                    }
-                    Line::Message(buf)
-                }
+    let read = move || {
+        let mut lines = LineReader::new(host_input(), max);
+        while let Some(got) = lines.next() {
+            let line = match got {
+                Got::Message(line) => Line::Message(line[..line.len() - 1].to_vec()),
+                Got::Dropped { head, tail } => Line::Dropped { head, tail },
             };
-            if tx.send(line).await.is_err() {
+            if tx.blocking_send(line).is_err() {
                 break;
             }
         }
-    });
+    };
+    // Without the thread the receiver ends at once, as when the host closes our stdin.
+    let _ = std::thread::Builder::new().name("mcplens-host".into()).spawn(read);
     rx
 }
 
-/// The tracker, started once the upstream named itself.
+/// A line read: a message with its `\n` (one is added to a last line without it), or what was
+/// kept of one over the bound.
+enum Got<'a> {
+    Message(&'a [u8]),
+    Dropped { head: Vec<u8>, tail: Vec<u8> },
+}
+
+/// A line buffer's capacity kept between lines (a longer one's is given back).
+const LINE_KEPT: usize = 1 << 20;
+
+/// Newline-delimited lines of a blocking reader. A line over `max` bytes is never held whole:
+/// its first and last bytes are kept, the rest read through and dropped.
+struct LineReader<R> {
+    r: BufReader<R>,
+    max: usize,
+    buf: Vec<u8>,
+}
+
+impl<R: Read> LineReader<R> {
+    fn new(r: R, max: usize) -> LineReader<R> {
+        LineReader { r: BufReader::new(r), max, buf: Vec::new() }
+    }
+
+    /// The next line (`None`: the end, or a read error).
+    fn next(&mut self) -> Option<Got<'_>> {
+        if self.buf.capacity() > LINE_KEPT {
+            self.buf = Vec::new();
+        }
+        self.buf.clear();
+        match (&mut self.r).take(self.max as u64 + 1).read_until(b'\n', &mut self.buf) {
+            Ok(0) | Err(_) => None,
+            Ok(_) if self.buf.last() != Some(&b'\n') && self.buf.len() > self.max => Some(self.drop_rest()),
+            Ok(_) => {
+                if self.buf.last() != Some(&b'\n') {
+                    self.buf.push(b'\n');
+                }
+                Some(Got::Message(&self.buf))
+            }
+        }
+    }
+
+    /// Over the bound: the rest of the line is read in pieces of the bound, kept by none but its
+    /// last bytes.
+    fn drop_rest(&mut self) -> Got<'static> {
+        let head = self.buf[..self.buf.len().min(cut::KEPT)].to_vec();
+        let mut tail = self.buf[self.buf.len().saturating_sub(cut::KEPT)..].to_vec();
+        loop {
+            self.buf.clear();
+            match (&mut self.r).take(self.max as u64 + 1).read_until(b'\n', &mut self.buf) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    let ended = self.buf.last() == Some(&b'\n');
+                    if ended {
+                        self.buf.pop();
+                    }
+                    tail.extend_from_slice(&self.buf);
+                    tail.drain(..tail.len().saturating_sub(cut::KEPT));
+                    if ended {
+                        break;
+                    }
+                }
+            }
+        }
+        Got::Dropped { head, tail }
+    }
+}
+
+/// The tracker, started once the upstream named itself; shared by the relay's threads.
 struct Tracking {
     /// `None`: `--no-tracking`, or already started.
-    config: Option<TrackerConfig>,
-    tracker: Option<(Tracker, Session)>,
+    config: Mutex<Option<TrackerConfig>>,
+    tracker: OnceLock<(Tracker, Session)>,
     wall0: SystemTime,
 }
 
 impl Tracking {
+    /// Its clock: records are stamped from the machine's time, `SystemTime::now()` being that
+    /// time's zero (take both at once).
+    fn new(config: Option<TrackerConfig>) -> Tracking {
+        Tracking { config: Mutex::new(config), tracker: OnceLock::new(), wall0: SystemTime::now() }
+    }
+
     fn start(
-        &mut self,
+        &self,
         server: mcplens::tracking::PeerInfo,
         client: Option<mcplens::tracking::PeerInfo>,
         protocol: Option<&str>,
     ) {
-        let Some(mut config) = self.config.take() else { return };
+        let Some(mut config) = lock(&self.config).take() else { return };
         config.server = Some(server);
         match Tracker::start(config, Hooks::default()) {
             Ok(tracker) => {
                 let session = tracker.open_session(None, Some(Transport::Stdio));
                 tracker.set_session_client(&session, client, protocol);
-                self.tracker = Some((tracker, session));
+                let _ = self.tracker.set((tracker, session));
             }
             // The relay goes on without tracking; the host's connection is not ours to break.
             Err(e) => eprintln!("mcplens proxy: tracking is off: {}: {e}", e.code()),
@@ -515,7 +551,7 @@ impl Tracking {
     }
 
     fn record(&self, r: &TrackRecord) {
-        let Some((tracker, session)) = &self.tracker else { return };
+        let Some((tracker, session)) = self.tracker.get() else { return };
         let op = Operation {
             request_id: match &r.request_id {
                 TrackedId::Number(n) => RequestId::Number(*n),
@@ -531,16 +567,17 @@ impl Tracking {
 
     /// Delivers what is queued (bounded by [`TRACKER_FLUSH_AT_END`]).
     fn flush(&self) {
-        if let Some((tracker, _)) = &self.tracker {
+        if let Some((tracker, _)) = self.tracker.get() {
             if let Err(e) = tracker.flush(TRACKER_FLUSH_AT_END) {
                 eprintln!("mcplens proxy: {}: {e}", e.code());
             }
         }
     }
 
-    fn stop(&mut self) {
-        if let Some((tracker, session)) = self.tracker.take() {
-            tracker.close_session(&session);
+    /// Closes the session and shuts the tracker down (once: the relay ends once).
+    fn stop(&self) {
+        if let Some((tracker, session)) = self.tracker.get() {
+            tracker.close_session(session);
             if let Err(e) = tracker.shutdown(TRACKER_SHUTDOWN) {
                 eprintln!("mcplens proxy: {}: {e}", e.code());
             }

@@ -837,8 +837,9 @@ impl Proxy {
         struct CallParams<'a> {
             #[serde(borrow)]
             name: std::borrow::Cow<'a, str>,
-            #[serde(default)]
-            arguments: Option<Value>,
+            // Parsed only for the proxy's own tools: every relayed `tools/call` passes here.
+            #[serde(default, borrow)]
+            arguments: Option<&'a RawValue>,
         }
         let p: CallParams<'_> = serde_json::from_str(params?.get()).ok()?;
         // A name the upstream's tools have is the upstream's, always.
@@ -847,7 +848,10 @@ impl Proxy {
         }
         let bare = self.tools.iter().find(|t| t.name == p.name)?.bare;
         let name = *self.refresher.catalog().visible_tools().iter().find(|t| **t == bare)?;
-        let mut arguments = p.arguments.unwrap_or(Value::Null);
+        let mut arguments = match p.arguments {
+            Some(raw) => serde_json::from_str(raw.get()).ok()?,
+            None => Value::Null,
+        };
         // One server: a read or completion that names none asks it (the host knows it by its own
         // name).
         if let (Value::Object(args), Some((server, _))) = (&mut arguments, &self.server) {
