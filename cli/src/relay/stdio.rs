@@ -23,7 +23,7 @@ use mcplens::proxy::{Proxy, ProxyAction, TrackRecord, Verdict};
 use mcplens::tracking::TrackerConfig;
 use tokio::sync::{mpsc, Notify};
 
-use super::{
+use super::common::{
     child_process, host_input, host_output, lock, server_stderr, sleep_until, End, Got, LineReader, Signals, Tracking,
     STDIN_GRACE, TERM_GRACE,
 };
