@@ -23,6 +23,7 @@ connection through each of those `mcplens` executables (e.g. an earlier build, t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import statistics
@@ -89,10 +90,8 @@ class Connection:
         ±5 µs of noise on each call of a 200-call round. (The kernel's part stays in ticks.)"""
         total = 0
         for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
-            try:
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread that ended meanwhile
                 total += int((task / "schedstat").read_text().split()[0])
-            except (FileNotFoundError, ProcessLookupError):  # a thread that ended meanwhile
-                pass
         return total / 1e9
 
     def peak_rss_mb(self) -> float:
