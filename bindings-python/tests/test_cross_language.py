@@ -43,6 +43,7 @@ def node_side_absent(reason: str) -> None:
     builds the Node package first and sets MCPLENS_REQUIRE_NODE=1, it fails: these tests must run."""
     if os.environ.get("MCPLENS_REQUIRE_NODE") == "1":
         pytest.fail(f"the Node side is required here: {reason}")
+    # reason: only a by-hand pytest run without the Node package built; make test-python fails instead
     pytest.skip(f"pytest run by hand without the Node package built (make test-python fails): {reason}")
 
 

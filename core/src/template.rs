@@ -554,34 +554,45 @@ fn is_literal(c: char) -> bool {
     }
 }
 
-/// The ASCII literals (one table lookup, no bounds check).
-#[inline(always)]
-fn is_ascii_literal(b: u8) -> bool {
-    static LITERALS: [bool; 256] = {
-        let mut set = [false; 256];
-        let mut b = 0;
-        while b < 128 {
-            set[b] =
-                matches!(b, 0x21 | 0x23..=0x24 | 0x26..=0x3B | 0x3D | 0x3F..=0x5B | 0x5D | 0x5F | 0x61..=0x7A | 0x7E);
+/// A 256-entry byte set of the given inclusive ranges: one lookup per byte, no bounds check.
+const fn byte_set(ranges: &[(u8, u8)]) -> [bool; 256] {
+    let mut set = [false; 256];
+    let mut i = 0;
+    while i < ranges.len() {
+        let (mut b, last) = ranges[i];
+        while b <= last {
+            set[b as usize] = true;
+            if b == last {
+                break;
+            }
             b += 1;
         }
-        set
-    };
+        i += 1;
+    }
+    set
+}
+
+/// The ASCII literals.
+#[inline(always)]
+fn is_ascii_literal(b: u8) -> bool {
+    static LITERALS: [bool; 256] = byte_set(&[
+        (0x21, 0x21),
+        (0x23, 0x24),
+        (0x26, 0x3B),
+        (0x3D, 0x3D),
+        (0x3F, 0x5B),
+        (0x5D, 0x5D),
+        (0x5F, 0x5F),
+        (0x61, 0x7A),
+        (0x7E, 0x7E),
+    ]);
     LITERALS[usize::from(b)]
 }
 
-/// A variable name's characters outside pct-encoded triplets: ALPHA, DIGIT and `_` (one lookup).
+/// A variable name's characters outside pct-encoded triplets: ALPHA, DIGIT and `_`.
 #[inline(always)]
 fn is_ascii_varchar(b: u8) -> bool {
-    static VARCHARS: [bool; 256] = {
-        let mut set = [false; 256];
-        let mut b = 0;
-        while b < 256 {
-            set[b] = (b as u8).is_ascii_alphanumeric() || b == b'_' as usize;
-            b += 1;
-        }
-        set
-    };
+    static VARCHARS: [bool; 256] = byte_set(&[(b'0', b'9'), (b'A', b'Z'), (b'_', b'_'), (b'a', b'z')]);
     VARCHARS[usize::from(b)]
 }
 
@@ -1511,6 +1522,16 @@ fn parse_named(e: &Expression<'_>, span: &str) -> Option<Vec<Option<Value>>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_byte_sets_hold_the_grammars_bytes() {
+        for b in 0..=255u8 {
+            let literal =
+                matches!(b, 0x21 | 0x23..=0x24 | 0x26..=0x3B | 0x3D | 0x3F..=0x5B | 0x5D | 0x5F | 0x61..=0x7A | 0x7E);
+            assert_eq!(is_ascii_literal(b), literal, "{b:#04x}");
+            assert_eq!(is_ascii_varchar(b), b.is_ascii_alphanumeric() || b == b'_', "{b:#04x}");
+        }
+    }
 
     #[test]
     fn rfc6570_templates() {
