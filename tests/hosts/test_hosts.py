@@ -165,9 +165,11 @@ HOSTS: dict[str, Callable[[Path, int, list[str], str], tuple[list[str], dict[str
 
 
 def results_seen(log: Path) -> int:
-    """How many tool results the host has passed back to the model so far."""
+    """How many tool results the host has passed back to the model so far. Only whole lines: the
+    model server may be writing the last one (a long request's line takes more than one write, and
+    a read in between saw half of it)."""
     seen = 0
-    for line in log.read_text().splitlines():
+    for line in log.read_text().split("\n")[:-1]:
         body = json.dumps(json.loads(line)["body"])
         seen = max(seen, body.count("resourceTemplates") + body.count("--- content 1 text"))
     return seen
