@@ -4,9 +4,12 @@ One run, side by side: the same stdio server (`tests/servers/tracked_server.py l
 reached directly and through `python -m mcplens proxy` (the wheel's command, as `pip install mcplens`
 gives it), with tracking (the default JSONL exporter, into a temporary file) and with
 `--no-tracking`. A raw JSON-RPC client writes one `tools/call` (`echo`) at a time and reads its answer:
-200 warm-up calls per connection, then rounds of 200 calls per connection, interleaved, 4,000 in all
-per connection. Printed: p50/p99 per connection, the p50 each proxy adds to the direct one, the CPU
-time each process took per call (all its threads, from /proc: schedstat's nanoseconds; the direct
+rounds of 200 calls per connection, interleaved, 4,000 in all per connection, in four epochs: each
+connection's processes are started afresh for each epoch (200 warm-up calls each time), so that no
+connection's figures rest on one placement of its processes by the scheduler (with one start per
+connection, the same build's p50 over the bare relay was +14 µs in one run and +35 µs in the next).
+Printed: p50/p99 per connection, the p50 each proxy adds to the direct one, the CPU time each
+process took per call (all its threads, from /proc: schedstat's nanoseconds; the direct
 connection's is the server's), and each proxy process's peak RSS (VmHWM; the Python interpreter the
 command runs in included).
 
@@ -38,15 +41,22 @@ SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "tracked_se
 TMP = tempfile.mkdtemp(prefix="mcplens-bench-proxy-")
 WARMUP, ROUND, TOTAL = 200, 200, 4_000
 FLOOR = "bare relay (floor)"
+EPOCHS = 4
 
 
 class Connection:
     """A process spoken to in newline-delimited JSON-RPC over its stdin/stdout."""
 
     def __init__(self, name: str, argv: list[str]) -> None:
-        self.name, self.times, self.cpu, self.system = name, list[int](), 0.0, 0.0
+        self.name, self.argv, self.times, self.cpu, self.system = name, argv, list[int](), 0.0, 0.0
         self.rounds: list[float] = []  # each round's p50 (µs)
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.peak_rss = 0.0  # the highest of its processes' (MB)
+
+    def start(self) -> None:
+        """Starts its process afresh (its figures add up over its starts)."""
+        self.proc = subprocess.Popen(
+            self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
         self.stdin: IO[bytes] = self.proc.stdin  # type: ignore[assignment]
         self.stdout: IO[bytes] = self.proc.stdout  # type: ignore[assignment]
         self.next_id = 0
@@ -101,6 +111,7 @@ class Connection:
         return float("nan")
 
     def close(self) -> None:
+        self.peak_rss = max(self.peak_rss, self.peak_rss_mb())
         self.stdin.close()
         self.proc.wait(timeout=30)
 
@@ -119,14 +130,20 @@ def main() -> None:
         label, exe = extra.split("=", 1)
         events = os.path.join(TMP, f"extra-{i}.jsonl")
         conns.append(Connection(f"proxy ({label})", [exe, "proxy", "--events", events, "--", *server]))
-    for c in conns:
-        c.echo(WARMUP, record=False)
-    for r in range(TOTAL // ROUND):
-        turn = r % len(conns)
-        for c in conns[turn:] + conns[:turn]:  # each connection takes each place in turn
-            c.echo(ROUND, record=True)
+    rounds = TOTAL // ROUND
+    for epoch in range(EPOCHS):
+        for c in conns:
+            c.start()
+        for c in conns:
+            c.echo(WARMUP, record=False)
+        for r in range(epoch * rounds // EPOCHS, (epoch + 1) * rounds // EPOCHS):
+            turn = r % len(conns)
+            for c in conns[turn:] + conns[:turn]:  # each connection takes each place in turn
+                c.echo(ROUND, record=True)
+        for c in conns:
+            c.close()
     p50 = {c.name: statistics.median(c.times) / 1000 for c in conns}
-    rss = {c.name: c.peak_rss_mb() for c in conns}
+    rss = {c.name: c.peak_rss for c in conns}
     print(f"mcplens proxy over stdio, tools/call echo, {TOTAL} calls per connection, interleaved")
     for c in conns:
         p99 = statistics.quantiles(c.times, n=100)[98] / 1000
@@ -138,8 +155,6 @@ def main() -> None:
             f"  {c.name:<28} p50 {p50[c.name]:8.1f} µs  p99 {p99:8.1f} µs{more}  "
             f"CPU {cpu:5.1f} µs/call ({system:5.1f} in the kernel)  peak RSS {rss[c.name]:.1f} MB"
         )
-    for c in conns:
-        c.close()
     added = p50["proxy"] - p50["direct"]
     by_name = {c.name: c for c in conns}
     over = cpu_ratio = None

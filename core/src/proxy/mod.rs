@@ -415,6 +415,9 @@ pub struct Proxy {
     /// The resource tools: their MCP descriptions and their names now ([`own_tool_name`]), in
     /// [`crate::catalog::RESOURCE_TOOLS`] order.
     tools: Vec<OwnTool>,
+    /// Each resource tool's first name (`{prefix}{bare}`), which every later one begins with: a
+    /// `tools/call` whose params hold none of them names none of the proxy's tools.
+    own_names: Vec<memchr::memmem::Finder<'static>>,
     /// The upstream's tool names, from the `tools/list` pages relayed since the last first page.
     upstream_tools: std::collections::BTreeSet<String>,
     actions: VecDeque<ProxyAction>,
@@ -480,11 +483,13 @@ impl Proxy {
                     annotations: spec.annotations.clone(),
                 }
             })
-            .collect();
+            .collect::<Vec<_>>();
+        let own_names = tools.iter().map(|t| memchr::memmem::Finder::new(t.name.as_bytes()).into_owned()).collect();
         Ok(Proxy {
             refresher: Refresher::new(config.refresh, config.seed),
             config,
             tools,
+            own_names,
             upstream_tools: std::collections::BTreeSet::new(),
             actions: VecDeque::new(),
             host_requests: BTreeMap::new(),
@@ -643,7 +648,7 @@ impl Proxy {
             if let Some(own) = self.own.remove(&n) {
                 self.own_answer(own, Outcome::TooLarge { max_bytes: max }, now);
             }
-        } else if let Some(request) = self.host_requests.remove(&id) {
+        } else if let Some(mut request) = self.host_requests.remove(&id) {
             if guess {
                 if self.guessed.len() == MAX_GUESSED {
                     self.guessed.pop_front();
@@ -652,7 +657,7 @@ impl Proxy {
             }
             let message = too_large_message("answer", max);
             self.actions.push_back(ProxyAction::ToHost(error_line(&request.id, TOO_LARGE_CODE, &message)));
-            self.track_answer(&request, None, Some((TOO_LARGE_CODE, message)), now);
+            self.track_answer(&mut request, None, Some((TOO_LARGE_CODE, message)), now);
         } else {
             self.notice_dropped("server");
         }
@@ -660,9 +665,10 @@ impl Proxy {
     }
 
     /// Records the answer to a relayed host request (when tracking): its result or its error.
+    /// The request's params go into the record (it is answered: nothing reads them after).
     fn track_answer(
         &mut self,
-        request: &HostRequest,
+        request: &mut HostRequest,
         result: Option<String>,
         error: Option<(i64, String)>,
         now: Duration,
@@ -673,7 +679,7 @@ impl Proxy {
                 request_id: tracked_id(&request.id),
                 started: request.started,
                 duration: now.saturating_sub(request.started),
-                params: request.params.clone(),
+                params: request.params.take(),
                 result,
                 error,
             }));
@@ -837,11 +843,20 @@ impl Proxy {
         struct CallParams<'a> {
             #[serde(borrow)]
             name: std::borrow::Cow<'a, str>,
-            // Parsed only for the proxy's own tools: every relayed `tools/call` passes here.
+            // Parsed only for the proxy's own tools.
             #[serde(default, borrow)]
             arguments: Option<&'a RawValue>,
         }
-        let p: CallParams<'_> = serde_json::from_str(params?.get()).ok()?;
+        let params = params?;
+        // A call that cannot name one of the proxy's tools is relayed without reading its params:
+        // a name of theirs begins with one of `own_names`, which is in the text as written unless
+        // the host escaped a character of it (params with an escape are read to be sure).
+        let text = params.get();
+        let (bytes, escaped) = (text.as_bytes(), memchr::memchr(b'\\', text.as_bytes()).is_some());
+        if !escaped && !self.own_names.iter().any(|f| f.find(bytes).is_some()) {
+            return None;
+        }
+        let p: CallParams<'_> = serde_json::from_str(text).ok()?;
         // A name the upstream's tools have is the upstream's, always.
         if self.upstream_tools.contains(p.name.as_ref()) {
             return None;
@@ -862,7 +877,7 @@ impl Proxy {
         let mut call = HostCall {
             id: id.get().to_owned(),
             started: now,
-            params: params.filter(|_| self.config.tracking).map(|p| p.get().to_owned()),
+            params: self.config.tracking.then(|| text.to_owned()),
             kind: CallKind::Listing { name, input: Input::default() },
         };
         // Input the tool refuses anyway is answered at once, before the catalog is made current.
@@ -1055,7 +1070,7 @@ impl Proxy {
             }
             return Verdict::Consumed;
         }
-        let Some(request) = self.host_requests.remove(key) else {
+        let Some(mut request) = self.host_requests.remove(key) else {
             if let Some(at) = self.guessed.iter().position(|g| g == key) {
                 // Its request was already answered: the dropped message was another's.
                 self.guessed.remove(at);
@@ -1087,7 +1102,7 @@ impl Proxy {
         }
         let (result, error) =
             (msg.result.map(|r| r.get().to_owned()), msg.error.as_ref().map(|e| (e.code, e.message.clone())));
-        self.track_answer(&request, result, error, now);
+        self.track_answer(&mut request, result, error, now);
         if request.remapped {
             let text = rewritten.as_deref().map_or(line, str::as_bytes);
             let back = rewrite_id(text, &request.id).unwrap_or_else(|| String::from_utf8_lossy(text).into_owned());

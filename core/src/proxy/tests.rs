@@ -359,6 +359,23 @@ fn bad_tool_input_is_a_tool_error_and_unknown_names_are_relayed() {
 }
 
 #[test]
+fn own_tool_names_are_read_as_json_however_they_are_written() {
+    // A relayed call's params are read only when one of the proxy's names is in their text, or
+    // an escape could hide one: a name written with an escape is still the proxy's tool, and the
+    // upstream's tool is relayed when a proxy name is only in its arguments.
+    let mut p = ready_with_tools(ProxyConfig::default());
+    let escaped = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"mcplens\u005fListMcpResourcesTool","arguments":{"limit":0}}}"#;
+    assert_eq!(p.handle_host(escaped, t(0)), Verdict::Consumed);
+    let host = to_host(&actions(&mut p));
+    assert_eq!(host[0]["id"], 1);
+    assert!(host[0]["result"]["content"][0]["text"].as_str().unwrap().starts_with("error: invalid_argument: "));
+    let mentioned = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"mcplens_ListMcpResourcesTool"}}}"#;
+    assert_eq!(p.handle_host(mentioned, t(1)), Verdict::Forward);
+    let plain = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
+    assert_eq!(p.handle_host(plain, t(2)), Verdict::Forward);
+}
+
+#[test]
 fn host_ids_never_collide_with_the_proxys_own() {
     let (mut p, _) = ready(ProxyConfig::default());
     // The host uses the id the proxy would take next: the proxy skips it.

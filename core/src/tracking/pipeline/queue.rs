@@ -187,6 +187,11 @@ fn take_payload<'a>(rec: &'a [u8], at: &mut usize) -> Payload<'a> {
     }
 }
 
+/// The session of a record (what [`decode`] reads as `session`, without reading the rest).
+pub(crate) fn session_of(rec: &[u8]) -> SessionKey {
+    SessionKey(u64_at(rec, 8))
+}
+
 /// Read one record back (the inverse of [`encode`]).
 pub(crate) fn decode(rec: &[u8]) -> Option<Operation<'_>> {
     let code = rec[4];

@@ -10,7 +10,7 @@ use super::shared::{lock, take_back, Shared, RECYCLE_LINGER};
 use crate::tracking::pipeline::build::{EventBuilder, NotBuilt, SessionInfo};
 use crate::tracking::pipeline::export::ExportItem;
 use crate::tracking::pipeline::ids::unix_nanos;
-use crate::tracking::pipeline::queue::{decode, Drained};
+use crate::tracking::pipeline::queue::{decode, session_of, Drained};
 use crate::tracking::pipeline::sessions::{HeldRecord, IdentifyHolds, IdentifyState, Offered};
 
 /// Free one handed-back event (dropping references until one is the last).
@@ -94,7 +94,7 @@ impl Worker {
 
     /// One record from the queue: built now, or held for its session's identify.
     fn offer(&mut self, seq: u64, rec: &[u8], now: Instant) {
-        let Some(key) = decode(rec).map(|op| op.session.0) else { return };
+        let key = session_of(rec).0;
         let (info, state) = self.session(key);
         match self.holds.offer(key, state, seq, rec, now) {
             Offered::Held => {}
