@@ -230,7 +230,9 @@ impl PyPager {
     #[pyo3(signature = (page, now = None))]
     fn accept_page_parsed(&mut self, py: Python<'_>, page: &Bound<'_, PyAny>, now: Option<f64>) -> PyResult<bool> {
         let now = instant(py, now)?;
-        self.pager(py)?.handle_parsed_page(convert::values::Values::of(page), now).map_err(|e| discovery_error(py, &e))
+        let kept = convert::values::Kept::new();
+        let read = self.pager(py)?.handle_parsed_page(convert::values::Values::of(page, &kept), now);
+        read.map_err(|e| discovery_error(py, &e))
     }
 
     /// Feeds what the SDK reported for a request that brought no result, as facts the core

@@ -6,12 +6,17 @@
 //! Not pythonize's `Depythonizer`: it looks every dict up for dataclass fields first, an
 //! AttributeError raised and cleared per object before Python 3.13, which made a 10,000-item page
 //! slower than its JSON text; it also reads sets, bytes and mappings that JSON text cannot hold.
+//!
+//! Every string is lent to the core for the whole read (`visit_borrowed_str`: a key or a value is
+//! never copied into a `String` of its own): the objects a dict or list hands out are kept in an
+//! [`Arena`] the caller owns until the page is read, so the UTF-8 their strings lend lives as long.
 
 use std::fmt;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use typed_arena::Arena;
 
 /// A value JSON text cannot hold as it is.
 #[derive(Debug)]
@@ -35,33 +40,37 @@ impl de::Error for NotJson {
 /// past 128), and declining early is safe (the page's text then decides).
 const MAX_DEPTH: u32 = 120;
 
-/// One parsed value, `depth` containers deep.
-pub struct Values<'a, 'py> {
-    value: &'a Bound<'py, PyAny>,
+/// The objects a page's containers handed out while it is read (see the module docs).
+pub type Kept<'py> = Arena<Bound<'py, PyAny>>;
+
+/// One parsed value, `depth` containers deep; what it holds is kept in `kept` (`'de` long).
+pub struct Values<'de, 'py> {
+    value: &'de Bound<'py, PyAny>,
+    kept: &'de Kept<'py>,
     depth: u32,
 }
 
-impl<'a, 'py> Values<'a, 'py> {
-    /// A page's top-level value.
-    pub fn of(value: &'a Bound<'py, PyAny>) -> Self {
-        Values { value, depth: 0 }
+impl<'de, 'py> Values<'de, 'py> {
+    /// A page's top-level value; `kept` (an empty arena) lives until the page is read.
+    pub fn of(value: &'de Bound<'py, PyAny>, kept: &'de Kept<'py>) -> Self {
+        Values { value, kept, depth: 0 }
     }
 }
 
-impl<'de> Deserializer<'de> for Values<'_, '_> {
+impl<'de> Deserializer<'de> for Values<'de, '_> {
     type Error = NotJson;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, NotJson> {
-        let (o, depth) = (self.value, self.depth + 1);
+        let (o, kept, depth) = (self.value, self.kept, self.depth + 1);
         if depth > MAX_DEPTH {
             return Err(NotJson);
         }
         if let Ok(s) = o.cast::<PyString>() {
-            visitor.visit_str(s.to_str().map_err(|_| NotJson)?)
+            visitor.visit_borrowed_str(s.to_str().map_err(|_| NotJson)?)
         } else if let Ok(d) = o.cast::<PyDict>() {
-            visitor.visit_map(Map { entries: d.iter(), value: None, depth })
+            visitor.visit_map(Map { entries: d.iter(), value: None, kept, depth })
         } else if let Ok(l) = o.cast::<PyList>() {
-            visitor.visit_seq(Seq { list: l, at: 0, depth })
+            visitor.visit_seq(Seq { list: l, at: 0, kept, depth })
         } else if o.is_none() {
             visitor.visit_unit()
         } else if let Ok(b) = o.cast::<PyBool>() {
@@ -89,13 +98,14 @@ impl<'de> Deserializer<'de> for Values<'_, '_> {
     }
 }
 
-struct Map<'py> {
+struct Map<'de, 'py> {
     entries: pyo3::types::dict::BoundDictIterator<'py>,
     value: Option<Bound<'py, PyAny>>,
+    kept: &'de Kept<'py>,
     depth: u32,
 }
 
-impl<'de> MapAccess<'de> for Map<'_> {
+impl<'de> MapAccess<'de> for Map<'de, '_> {
     type Error = NotJson;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, NotJson> {
@@ -104,30 +114,32 @@ impl<'de> MapAccess<'de> for Map<'_> {
             return Err(NotJson);
         }
         self.value = Some(value);
-        seed.deserialize(Values { value: &key, depth: self.depth }).map(Some)
+        let key = self.kept.alloc(key);
+        seed.deserialize(Values { value: key, kept: self.kept, depth: self.depth }).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, NotJson> {
-        let value = self.value.take().ok_or(NotJson)?;
-        seed.deserialize(Values { value: &value, depth: self.depth })
+        let value = self.kept.alloc(self.value.take().ok_or(NotJson)?);
+        seed.deserialize(Values { value, kept: self.kept, depth: self.depth })
     }
 }
 
-struct Seq<'a, 'py> {
+struct Seq<'a, 'de, 'py> {
     list: &'a Bound<'py, PyList>,
     at: usize,
+    kept: &'de Kept<'py>,
     depth: u32,
 }
 
-impl<'de> SeqAccess<'de> for Seq<'_, '_> {
+impl<'de> SeqAccess<'de> for Seq<'_, 'de, '_> {
     type Error = NotJson;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, NotJson> {
         if self.at >= self.list.len() {
             return Ok(None);
         }
-        let item = self.list.get_item(self.at).map_err(|_| NotJson)?;
+        let item = self.kept.alloc(self.list.get_item(self.at).map_err(|_| NotJson)?);
         self.at += 1;
-        seed.deserialize(Values { value: &item, depth: self.depth }).map(Some)
+        seed.deserialize(Values { value: item, kept: self.kept, depth: self.depth }).map(Some)
     }
 }
