@@ -675,6 +675,9 @@ pub struct Pager {
     diagnostics: Diagnostics,
 }
 
+/// The most a parsed page reserves ahead for the listing's text (see [`Pager::handle_parsed_page`]).
+const PARSED_RESERVE: usize = 4 << 20;
+
 impl Pager {
     /// Starts a traversal of `kind` on `server` at monotonic time `now` (any epoch; only
     /// differences matter). With `resources_capability == false` no request is made and the
@@ -772,6 +775,12 @@ impl Pager {
             return self.settle(Err(e)).map(|()| true);
         }
         let text_before = self.text.len();
+        // The listing's kept strings are never longer than its byte budget; a host's values do not
+        // say how long they are, so the text is given that capacity once (up to `PARSED_RESERVE`:
+        // address space, touched only as it is written, and `finish` gives back what was not)
+        // instead of growing, and being copied, as the strings come.
+        let capacity = self.limits.max_bytes.min(PARSED_RESERVE);
+        self.text.reserve(capacity.saturating_sub(self.text.len()));
         let (parsed, before, room, tally) = self.project(|sink| page::parse_from(page, sink));
         let result = match parsed {
             Err(None) => {
