@@ -211,6 +211,17 @@ mod tests {
 
     #[test]
     fn a_listing_keeps_its_projected_text_never_its_pages() {
+        keeps_only_the_projected_text(false);
+    }
+
+    #[test]
+    fn a_listing_of_parsed_pages_gives_back_what_it_reserved() {
+        // A parsed page reserves the byte budget for the listing's text: `finish` gives it back.
+        keeps_only_the_projected_text(true);
+    }
+
+    /// Pages handed over as JSON text, or (`parsed`) as the host's parsed values.
+    fn keeps_only_the_projected_text(parsed: bool) {
         // Three pages of ten resources, each item carrying 64 KiB of `_meta`: about 2 MB of pages.
         let meta = "m".repeat(64 * 1024);
         let mut pager = Pager::new(ListKind::Resources, "srv", true, Limits::default(), Duration::ZERO).unwrap();
@@ -223,7 +234,12 @@ mod tests {
             let next = if page < 2 { format!(r#","nextCursor":"c{page}""#) } else { String::new() };
             let text = format!(r#"{{"resources":[{}]{next}}}"#, items.join(","));
             page_bytes += text.len();
-            pager.handle_outcome(Outcome::Page(&text), Duration::ZERO).unwrap();
+            if parsed {
+                let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(pager.handle_parsed_page(value, Duration::ZERO), Ok(true), "a Value is JSON");
+            } else {
+                pager.handle_outcome(Outcome::Page(&text), Duration::ZERO).unwrap();
+            }
         }
         let listing = pager.finish().unwrap();
         assert_eq!(listing.items.len(), 30);

@@ -196,7 +196,7 @@ pub(crate) fn session_of(rec: &[u8]) -> SessionKey {
 pub(crate) fn decode(rec: &[u8]) -> Option<Operation<'_>> {
     let code = rec[4];
     let flags = rec[5];
-    let session = SessionKey(u64_at(rec, 8));
+    let session = session_of(rec);
     let started = UNIX_EPOCH + Duration::from_nanos(u64_at(rec, 16));
     let duration = Duration::from_nanos(u64_at(rec, 24));
     let rid_num = u64_at(rec, 32) as i64;
