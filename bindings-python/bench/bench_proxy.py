@@ -18,7 +18,7 @@ adds the floor in the same run: one more process that relays lines and does noth
 proxy's p50 over that floor is printed too (what the proxy's own work adds, apart from the hop),
 and the `proxy_over_relay` row (issue 47's decision): the median over rounds of the tracked
 proxy's round p50 minus the relay's, and its CPU per call ÷ the relay's (each process's CPU split
-into the kernel's part, to see where it goes).
+into the kernel's part, and the tracked proxy's by thread, to see where it goes).
 
 `MCPLENS_BENCH_PROXY_EXTRA="label=/path/to/mcplens;…"` adds, in the same run, a tracked proxy
 connection through each of those `mcplens` executables (e.g. an earlier build, to compare).
@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from time import perf_counter_ns
+from time import perf_counter_ns, sleep
 from typing import IO, Any
 
 SERVER = Path(__file__).resolve().parents[1] / "tests" / "servers" / "tracked_server.py"
@@ -42,6 +42,12 @@ TMP = tempfile.mkdtemp(prefix="mcplens-bench-proxy-")
 WARMUP, ROUND, TOTAL = 200, 200, 4_000
 FLOOR = "bare relay (floor)"
 EPOCHS = 4
+# A round's CPU is read after the next connection's round (or, the last of an epoch, SETTLE
+# later): the worker builds a record within 20 ms and the exporter writes once no event came for
+# 20 ms, so what a round leaves to do off the request path counts with it (read at once, the last
+# 20 ms of records' building and every write fell between rounds, uncounted), and no connection
+# waits idle before its calls.
+SETTLE = 0.1
 
 
 class Connection:
@@ -50,6 +56,8 @@ class Connection:
     def __init__(self, name: str, argv: list[str]) -> None:
         self.name, self.argv, self.times, self.cpu, self.system = name, argv, list[int](), 0.0, 0.0
         self.rounds: list[float] = []  # each round's p50 (µs)
+        self.threads: dict[str, int] = {}  # CPU nanoseconds by thread name, summed over its rounds
+        self.start_cpu: tuple[dict[tuple[str, str], int], float] = ({}, 0.0)  # a round's, until settled
         self.peak_rss = 0.0  # the highest of its processes' (MB)
 
     def start(self) -> None:
@@ -77,32 +85,42 @@ class Connection:
                 return message
 
     def echo(self, n: int, record: bool) -> None:
-        cpu0, system0 = self.cpu_seconds(), self.system_seconds()
+        """`n` calls; recorded, their times count, and their CPU from now until `settled`."""
+        if record:
+            self.start_cpu = self.thread_ns(), self.system_seconds()
         times = []
         for _ in range(n):
             t0 = perf_counter_ns()
             self.call("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
             times.append(perf_counter_ns() - t0)
         if record:
-            self.cpu += self.cpu_seconds() - cpu0
-            self.system += self.system_seconds() - system0
             self.times += times
             self.rounds.append(statistics.median(times) / 1000)
+
+    def settled(self) -> None:
+        """The CPU of the calls since `echo`, with what they left to do off the request path."""
+        threads0, system0 = self.start_cpu
+        threads = self.thread_ns()
+        for (tid, name), ns in threads.items():
+            self.threads[name] = self.threads.get(name, 0) + ns - threads0.get((tid, name), 0)
+        self.cpu += (sum(threads.values()) - sum(threads0.values())) / 1e9
+        self.system += self.system_seconds() - system0
 
     def system_seconds(self) -> float:
         """The process's CPU time in the kernel (all its threads)."""
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return int(fields[12]) / os.sysconf("SC_CLK_TCK")
 
-    def cpu_seconds(self) -> float:
-        """The process's own CPU time (all its live threads; not its children's), in nanoseconds
-        from each thread's schedstat: /proc/<pid>/stat counts in clock ticks (10 ms), which put
+    def thread_ns(self) -> dict[tuple[str, str], int]:
+        """The CPU time of each live thread of the process (not its children's) by (tid, name), in
+        nanoseconds from its schedstat: /proc/<pid>/stat counts in clock ticks (10 ms), which put
         ±5 µs of noise on each call of a 200-call round. (The kernel's part stays in ticks.)"""
-        total = 0
+        out = {}
         for task in Path(f"/proc/{self.proc.pid}/task").iterdir():
             with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # a thread that ended meanwhile
-                total += int((task / "schedstat").read_text().split()[0])
-        return total / 1e9
+                ns = int((task / "schedstat").read_text().split()[0])
+                out[(task.name, (task / "comm").read_text().strip())] = ns
+        return out
 
     def peak_rss_mb(self) -> float:
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
@@ -136,10 +154,17 @@ def main() -> None:
             c.start()
         for c in conns:
             c.echo(WARMUP, record=False)
+        previous: Connection | None = None
         for r in range(epoch * rounds // EPOCHS, (epoch + 1) * rounds // EPOCHS):
             turn = r % len(conns)
             for c in conns[turn:] + conns[:turn]:  # each connection takes each place in turn
                 c.echo(ROUND, record=True)
+                if previous is not None:
+                    previous.settled()
+                previous = c
+        sleep(SETTLE)
+        if previous is not None:
+            previous.settled()
         for c in conns:
             c.close()
     p50 = {c.name: statistics.median(c.times) / 1000 for c in conns}
@@ -164,6 +189,12 @@ def main() -> None:
         proxy, floor_conn = by_name["proxy"], by_name[FLOOR]
         over = statistics.median(a - b for a, b in zip(proxy.rounds, floor_conn.rounds, strict=True))
         cpu_ratio = proxy.cpu / max(floor_conn.cpu, 1e-9)
+        per_thread = ", ".join(
+            f"{name} {ns / len(proxy.times) / 1000:.1f}"
+            for name, ns in sorted(proxy.threads.items(), key=lambda kv: -kv[1])
+            if ns / len(proxy.times) >= 50  # ≥ 0.05 µs per call
+        )
+        print(f"  the tracked proxy's CPU per call by thread (µs): {per_thread}")
         print(
             f"  the tracked proxy over the bare relay: {over:+.1f} µs (median over {len(proxy.rounds)} rounds of the "
             f"round p50s' difference); CPU per call {cpu_ratio:.2f}x the bare relay's"

@@ -418,6 +418,9 @@ pub struct Proxy {
     /// Each resource tool's first name (`{prefix}{bare}`), which every later one begins with: a
     /// `tools/call` whose params hold none of them names none of the proxy's tools.
     own_names: Vec<memchr::memmem::Finder<'static>>,
+    /// What those names begin with, all of them (the prefix, unless it is empty): params without
+    /// it hold none of them, in one search instead of one per tool.
+    own_prefix: Option<memchr::memmem::Finder<'static>>,
     /// The upstream's tool names, from the `tools/list` pages relayed since the last first page.
     upstream_tools: std::collections::BTreeSet<String>,
     actions: VecDeque<ProxyAction>,
@@ -485,11 +488,17 @@ impl Proxy {
             })
             .collect::<Vec<_>>();
         let own_names = tools.iter().map(|t| memchr::memmem::Finder::new(t.name.as_bytes()).into_owned()).collect();
+        let common = tools.iter().map(|t| t.name.as_bytes()).reduce(|a, b| {
+            let n = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+            &a[..n]
+        });
+        let own_prefix = common.filter(|c| !c.is_empty()).map(|c| memchr::memmem::Finder::new(c).into_owned());
         Ok(Proxy {
             refresher: Refresher::new(config.refresh, config.seed),
             config,
             tools,
             own_names,
+            own_prefix,
             upstream_tools: std::collections::BTreeSet::new(),
             actions: VecDeque::new(),
             host_requests: BTreeMap::new(),
@@ -853,7 +862,9 @@ impl Proxy {
         // the host escaped a character of it (params with an escape are read to be sure).
         let text = params.get();
         let (bytes, escaped) = (text.as_bytes(), memchr::memchr(b'\\', text.as_bytes()).is_some());
-        if !escaped && !self.own_names.iter().any(|f| f.find(bytes).is_some()) {
+        let named = |f: &memchr::memmem::Finder<'_>| f.find(bytes).is_some();
+        let may_name_own = escaped || (self.own_prefix.as_ref().is_none_or(named) && self.own_names.iter().any(named));
+        if !may_name_own {
             return None;
         }
         let p: CallParams<'_> = serde_json::from_str(text).ok()?;

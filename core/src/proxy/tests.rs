@@ -373,6 +373,18 @@ fn own_tool_names_are_read_as_json_however_they_are_written() {
     assert_eq!(p.handle_host(mentioned, t(1)), Verdict::Forward);
     let plain = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}"#;
     assert_eq!(p.handle_host(plain, t(2)), Verdict::Forward);
+    // The names' common beginning (the prefix) is looked for first: every tool is still found.
+    let read = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"mcplens_ReadMcpResourceTool","arguments":{}}}"#;
+    assert_eq!(p.handle_host(read, t(3)), Verdict::Consumed);
+    // With no prefix the names share no beginning: each one is looked for.
+    let mut p = ready_with_tools(ProxyConfig { tool_prefix: String::new(), ..ProxyConfig::default() });
+    for (id, name) in [(5, "ListMcpResourcesTool"), (6, "ReadMcpResourceTool")] {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{{}}}}}}"#
+        );
+        assert_eq!(p.handle_host(call.as_bytes(), t(id)), Verdict::Consumed, "{name}");
+    }
+    assert_eq!(p.handle_host(plain, t(9)), Verdict::Forward);
 }
 
 #[test]

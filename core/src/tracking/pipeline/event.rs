@@ -692,7 +692,22 @@ impl Event {
             Some(Repr::Value(_)) => 256,
             None => 0,
         };
-        384 + self.resource_name.as_ref().map_or(0, String::len)
+        // The keys, punctuation and numbers of an event take about 330 bytes; its strings are
+        // counted (an estimate short of a 600-byte event grew and copied it once per event).
+        let peer =
+            |p: &Option<PeerInfo>| p.as_ref().map_or(0, |p| p.name.len() + p.version.as_ref().map_or(0, String::len));
+        let text = |s: &Option<String>| s.as_ref().map_or(0, String::len);
+        384 + self.id.len()
+            + self.timestamp.len()
+            + text(&self.session_id)
+            + text(&self.protocol_version)
+            + peer(&self.client)
+            + peer(&self.server)
+            + self.trace_id.len()
+            + self.span_id.len()
+            + text(&self.parent_span_id)
+            + self.resource_name.as_ref().map_or(0, String::len)
+            + self.resource_uris.iter().map(|u| u.len() + 3).sum::<usize>()
             + json(&self.parameters)
             + json(&self.response)
             + self.error.as_ref().map_or(0, |e| e.message.len() + 32)

@@ -234,26 +234,51 @@ impl<T: Clone> ExportQueue<T> {
     }
 
     /// When to poll again without new input: the oldest item's batch delay or the newest one's
-    /// idle delay, the end of a
-    /// backoff, or the deadline, whichever is first; `None` while a batch is out or nothing waits.
-    /// An instant in the past means now.
+    /// idle delay, the end of a backoff, or the deadline, whichever is first; `None` while a batch
+    /// is out or nothing waits. An instant in the past means now. It is the earlier of
+    /// [`batch_timeout`](ExportQueue::batch_timeout) and [`timer_timeout`](ExportQueue::timer_timeout).
     pub fn poll_timeout(&self) -> Option<Instant> {
+        match (self.batch_timeout(), self.timer_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// When the items waiting fall due by their delays alone (the oldest item's batch delay, the
+    /// newest one's idle delay, whichever is first): `None` while a batch is out or backs off,
+    /// nothing waits, or they are due now for another reason (see
+    /// [`timer_timeout`](ExportQueue::timer_timeout)). A push or a flush can only bring it
+    /// forward or make it moot, so whoever pushes can watch it for the queue's driver.
+    pub fn batch_timeout(&self) -> Option<Instant> {
+        if self.state != State::Idle || self.due_at_once() {
+            return None;
+        }
+        let front = self.items.front()?;
+        let newest = self.items.back().map_or(front.at, |e| e.at);
+        // Not stopping (that is due at once): no deadline to weigh.
+        Some((front.at + self.policy.max_delay).min(newest + self.policy.max_idle))
+    }
+
+    /// The rest of [`poll_timeout`](ExportQueue::poll_timeout): the end of a backoff, or the
+    /// deadline, or the oldest item's arrival when the items are due at once (the queue holds a
+    /// full batch, a flush covers the oldest, or the queue is stopping).
+    pub fn timer_timeout(&self) -> Option<Instant> {
         let next = match self.state {
             State::Sending => return None,
             State::Backoff { until } => Some(until),
-            State::Idle => self.items.front().map(|front| {
-                if self.items.len() >= self.policy.max_events || front.seq < self.flush_upto || self.stopping() {
-                    front.at
-                } else {
-                    let newest = self.items.back().map_or(front.at, |e| e.at);
-                    (front.at + self.policy.max_delay).min(newest + self.policy.max_idle)
-                }
-            }),
+            State::Idle if self.due_at_once() => self.items.front().map(|front| front.at),
+            State::Idle => None,
         };
         match (next, self.deadline) {
             (Some(n), Some(d)) => Some(n.min(d)),
             (n, _) => n,
         }
+    }
+
+    fn due_at_once(&self) -> bool {
+        self.items.front().is_some_and(|front| {
+            self.items.len() >= self.policy.max_events || front.seq < self.flush_upto || self.stopping()
+        })
     }
 
     /// Every record numbered below this is settled here: exported, dropped, failed, skipped, or
@@ -321,6 +346,35 @@ mod tests {
         }
         assert_eq!(q.poll_timeout(), Some(ms(t0, 130)), "the oldest's delay (100 ms) comes first");
         assert_eq!(q.poll_batch(ms(t0, 130)), Some((1..=10).collect::<Vec<_>>()));
+    }
+
+    #[test]
+    fn the_poll_timeout_is_a_batch_delay_or_a_timer_never_both() {
+        // The worker watches `batch_timeout` for the exporter thread (only a push moves it); the
+        // thread sleeps until `timer_timeout`. Together they are `poll_timeout`, at every step.
+        let (mut q, t0) = queue();
+        let both = |q: &ExportQueue<u64>| (q.batch_timeout(), q.timer_timeout(), q.poll_timeout());
+        assert_eq!(both(&q), (None, None, None), "nothing waits");
+        q.push(0, 0, t0);
+        q.push(1, 1, ms(t0, 30));
+        assert_eq!(both(&q), (Some(ms(t0, 100)), None, Some(ms(t0, 100))), "the oldest's delay");
+        q.push(2, 2, ms(t0, 40));
+        assert_eq!(both(&q), (None, Some(t0), Some(t0)), "a full batch is due at once: a timer");
+        let batch = q.poll_batch(ms(t0, 40)).unwrap();
+        assert_eq!((batch, both(&q)), (vec![0, 1, 2], (None, None, None)), "while it is out");
+        q.push(3, 3, ms(t0, 50));
+        q.on_result(Err(ExportError::retryable("down", 0)), ms(t0, 60));
+        let Some(until) = q.timer_timeout() else { panic!("a backoff is a timer") };
+        assert_eq!((q.batch_timeout(), q.poll_timeout()), (None, Some(until)), "items behind a backoff wait for it");
+        assert_eq!(q.poll_batch(until), Some(vec![0, 1, 2]));
+        q.on_result(Ok(()), until);
+        assert_eq!(both(&q), (Some(ms(t0, 150)), None, Some(ms(t0, 150))), "the rest: its own delays again");
+        q.flush(4, until);
+        assert_eq!(both(&q), (None, Some(ms(t0, 50)), Some(ms(t0, 50))), "a flush makes it due at once");
+        let (mut q, t0) = queue();
+        q.push(0, 0, t0);
+        q.stop(ms(t0, 500));
+        assert_eq!(both(&q), (None, Some(t0), Some(t0)), "stopping: due at once");
     }
 
     #[test]

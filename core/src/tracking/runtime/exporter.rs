@@ -2,6 +2,15 @@
 //! its actions: wait until [`poll_timeout`](ExportQueue::poll_timeout), call
 //! [`Exporter::export`] with what [`poll_batch`](ExportQueue::poll_batch) gives, hand the answer
 //! back through [`on_result`](ExportQueue::on_result). A panic is an [`ExportError::panicked`].
+//!
+//! While the worker runs, it watches the queue's [`batch_timeout`](ExportQueue::batch_timeout)
+//! (it pushes every item, so only it moves that instant) and wakes this thread when a batch falls
+//! due; this thread sleeps only until its [`timer_timeout`](ExportQueue::timer_timeout) (a
+//! backoff's end, the deadline). Under a steady load an item comes every few milliseconds and
+//! the idle delay moves with each: a thread that slept until it woke about 50 times a second to
+//! find nothing due. Right after a batch, and once the worker has exited, it keeps the whole
+//! [`poll_timeout`](ExportQueue::poll_timeout) itself (the worker may have looked while the
+//! batch was out).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, PoisonError};
@@ -9,10 +18,13 @@ use std::time::Instant;
 
 use super::shared::{give_back, lock, Shared, Slot};
 use crate::tracking::pipeline::export::{Batch, Exporter};
+#[cfg(doc)]
+use crate::tracking::pipeline::export_queue::ExportQueue;
 use crate::tracking::ExportError;
 
 pub(crate) fn run_exporter(shared: Arc<Shared>, slot: Arc<Slot>, mut exporter: Box<dyn Exporter>) {
     let mut st = lock(&slot.state);
+    let mut after_batch = false;
     loop {
         let before = st.queue.pending();
         if let Some(batch) = st.queue.poll_batch(Instant::now()) {
@@ -25,6 +37,7 @@ pub(crate) fn run_exporter(shared: Arc<Shared>, slot: Arc<Slot>, mut exporter: B
             give_back(&shared, &mut batch);
             shared.notify_progress();
             st = lock(&slot.state);
+            after_batch = true;
             continue;
         }
         if st.queue.pending() != before {
@@ -41,7 +54,9 @@ pub(crate) fn run_exporter(shared: Arc<Shared>, slot: Arc<Slot>, mut exporter: B
             shared.notify_progress();
             return;
         }
-        st = match st.queue.poll_timeout() {
+        let timeout = if st.closed || after_batch { st.queue.poll_timeout() } else { st.queue.timer_timeout() };
+        after_batch = false;
+        st = match timeout {
             Some(at) => {
                 let now = Instant::now();
                 if at <= now {

@@ -34,6 +34,10 @@ struct StagingState {
     staging: Staging,
     closed: bool,
     in_worker: u64,
+    /// The worker sleeps until a record comes (it had nothing to do and no deadline): the next
+    /// push wakes it. Kept with the queue, so a push and the worker's look at the queue before
+    /// it sleeps are ordered by the one lock.
+    worker_asleep: bool,
 }
 
 /// What the tracker's threads share. Its fields are private: each thread reaches them through
@@ -99,6 +103,7 @@ impl Shared {
                 },
                 closed: !enabled,
                 in_worker: 0,
+                worker_asleep: false,
             }),
             wake_pending: AtomicBool::new(false),
             signal: Mutex::new(Signal::default()),
@@ -159,7 +164,8 @@ impl Shared {
     }
 
     /// The request path: queue one record of `len` bytes (`write` fills it), or count it
-    /// dropped once the queue is closed; the worker is woken once the queue is half full.
+    /// dropped once the queue is closed; the worker is woken once the queue is half full, or by
+    /// the first record after it went to sleep with nothing to do.
     pub fn push_record(&self, len: usize, write: impl FnOnce(&mut Vec<u8>)) {
         let wake = {
             let mut st = lock(&self.staging);
@@ -168,7 +174,7 @@ impl Shared {
                 false
             } else {
                 st.staging.push(len, write);
-                st.staging.past_half()
+                st.staging.past_half() || std::mem::take(&mut st.worker_asleep)
             }
         };
         if wake && !self.wake_pending.swap(true, Ordering::AcqRel) {
@@ -229,18 +235,36 @@ impl Shared {
         self.exit_flushed.store(self.recorded_and_dropped().0, Ordering::Release);
     }
 
-    /// The worker waits (at most `wait`) for a wake, a stop, an identify answer or a flush newer
-    /// than `seen_flush`; returns `(stop, flush generation, identified)`.
-    pub fn wait_for_work(&self, wait: Duration, seen_flush: u64) -> (bool, u64, bool) {
+    /// The worker waits (at most `wait`, or without end) for a wake, a stop, an identify answer
+    /// or a flush newer than `seen_flush` — and, `asleep`, for the next record (at once if one is
+    /// queued); returns `(stop, flush generation, identified)`.
+    pub fn wait_for_work(&self, wait: Option<Duration>, asleep: bool, seen_flush: u64) -> (bool, u64, bool) {
+        let wait = if asleep {
+            let mut st = lock(&self.staging);
+            st.worker_asleep = st.staging.live() == 0 && !st.closed;
+            if st.worker_asleep {
+                wait
+            } else {
+                Some(Duration::ZERO)
+            }
+        } else {
+            wait
+        };
         let got = {
             let mut sig = lock(&self.signal);
             if !sig.wake && !sig.stop && !sig.identified && sig.flush_gen == seen_flush {
-                sig = self.signal_cv.wait_timeout(sig, wait).unwrap_or_else(PoisonError::into_inner).0;
+                sig = match wait {
+                    Some(d) => self.signal_cv.wait_timeout(sig, d).unwrap_or_else(PoisonError::into_inner).0,
+                    None => self.signal_cv.wait(sig).unwrap_or_else(PoisonError::into_inner),
+                };
             }
             sig.wake = false;
             let identified = std::mem::take(&mut sig.identified);
             (sig.stop, sig.flush_gen, identified)
         };
+        if asleep {
+            lock(&self.staging).worker_asleep = false;
+        }
         self.wake_pending.store(false, Ordering::Release);
         got
     }
