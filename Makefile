@@ -3,6 +3,11 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 export CARGO_TARGET_DIR ?= $(CURDIR)/target
 CARGO ?= cargo
+# How the published artifacts are built (the release workflow sets these; `make test` builds plain
+# `--release`): fat LTO and one codegen unit. The benchmarks build with them too, in a target
+# directory of their own.
+RELEASE_LTO := CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1
+BENCH_TARGET := $(CARGO_TARGET_DIR)/bench-lto
 # When this make started (`make demo` prints the time since).
 MAKE_START := $(shell date +%s.%N)
 # Release artifacts (the wheel, the Node addon) are built for the host's target triple, named, as

@@ -45,12 +45,12 @@ test-node: node-install $(PY_OUT)/venv-mcp2/.requirements $(PY_OUT)/venv-fastmcp
 lint-node: $(NODE_STAMP) ## tsc --noEmit on the facade and its typed usage example
 	cd bindings-node && $(NPM) run --silent lint
 
-# The addon is rebuilt like the Rust benchmarks (fat LTO, one codegen unit: the workspace's bench
-# profile); `napi build --profile bench` cannot find cargo's output for that profile, so the release
-# profile is overridden for this build only.
+# The addon is rebuilt as the published one is (RELEASE_LTO: fat LTO, one codegen unit), in the
+# benchmarks' target directory (BENCH_TARGET, the top Makefile); `napi build --profile bench` cannot
+# find cargo's output for that profile, so the release profile is overridden for this build only.
 bench-node-addon: $(NODE_STAMP)
-	cd bindings-node && CARGO_PROFILE_RELEASE_LTO=fat CARGO_PROFILE_RELEASE_CODEGEN_UNITS=1 \
-		$(NPM) exec -- napi build --platform --release --js native.js --dts native.d.ts && $(NPM) exec -- tsc -p tsconfig.build.json
+	cd bindings-node && $(RELEASE_LTO) $(NPM) exec -- napi build --platform --release --target-dir $(BENCH_TARGET) \
+		--js native.js --dts native.d.ts && $(NPM) exec -- tsc -p tsconfig.build.json
 
 bench-node: bench-node-addon ## Node benchmark: bounded traversal vs the SDK's listResourceTemplates loop (memory, stdio)
 	cd bindings-node && node bench/discovery.mjs

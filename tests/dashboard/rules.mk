@@ -17,9 +17,9 @@ $(CHROMIUM):
 test-dashboard: node-install $(PY_OUT)/venv-mcp2/.wheel $(CHROMIUM) ## The events report and the live page in headless Chromium (screenshots in .build/dashboard/)
 	MCPLENS_CLI=$(CURDIR)/$(PY_OUT)/venv-mcp2/bin/mcplens node --test tests/dashboard/browser.test.mjs
 
-bench-report: ## events report on 1,000,000 events: time and peak memory (release; beside events summary)
-	$(CARGO) build -q --release -p mcplens-cli
-	$(PYTHON) tests/dashboard/bench_report.py $(CARGO_TARGET_DIR)/release/mcplens
+bench-report: ## events report on 1,000,000 events: time and peak memory (the published build, RELEASE_LTO; beside events summary)
+	$(RELEASE_LTO) CARGO_TARGET_DIR=$(BENCH_TARGET) $(CARGO) build -q --release -p mcplens-cli
+	$(PYTHON) tests/dashboard/bench_report.py $(BENCH_TARGET)/release/mcplens
 
 TEST_EXTRA += test-dashboard
 BENCH_EXTRA += bench-report
