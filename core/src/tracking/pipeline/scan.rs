@@ -408,7 +408,8 @@ mod tests {
 
     #[test]
     fn stop_bytes() {
-        for n in 0..40 {
+        // Past 64: a stop in the first and in a later 32-byte step, and in the 8-byte tail.
+        for n in 0..100 {
             for c in 0u8..=255 {
                 let mut v = vec![b'a'; n];
                 v.push(c);
@@ -421,8 +422,8 @@ mod tests {
         assert_eq!(find_stop(b"", 0), 0);
         // Several candidates in one word: the first counts.
         for a in 0u8..=255 {
-            for pos in 0..8 {
-                let mut v = *b"abcdefghijklmnop";
+            for pos in 0..47 {
+                let mut v = *b"abcdefghijklmnopabcdefghijklmnopabcdefghijklmnop";
                 v[pos] = a;
                 v[pos + 1] = b'"';
                 let first = if a < 0x20 || a == b'"' || a == b'\\' { pos } else { pos + 1 };
