@@ -100,10 +100,12 @@ class Connection:
     def settled(self) -> None:
         """The CPU of the calls since `echo`, with what they left to do off the request path."""
         threads0, system0 = self.start_cpu
-        threads = self.thread_ns()
-        for (tid, name), ns in threads.items():
-            self.threads[name] = self.threads.get(name, 0) + ns - threads0.get((tid, name), 0)
-        self.cpu += (sum(threads.values()) - sum(threads0.values())) / 1e9
+        # Each live thread's time since the round began (a thread that ended meanwhile takes
+        # nothing away; one that began counts whole).
+        grown = {key: ns - threads0.get(key, 0) for key, ns in self.thread_ns().items()}
+        for (_tid, name), ns in grown.items():
+            self.threads[name] = self.threads.get(name, 0) + ns
+        self.cpu += sum(grown.values()) / 1e9
         self.system += self.system_seconds() - system0
 
     def system_seconds(self) -> float:
