@@ -46,6 +46,10 @@ use crate::outcome::{exit, Stop};
 /// How long the session's DELETE may take when the proxy ends.
 const DELETE_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How long the proxy's end waits for the lines the host sent before it to leave (each request
+/// written to its connection, each notification accepted).
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// Header names the proxy sets itself: `--header` may not give them.
 const RESERVED: [&str; 6] =
     ["content-type", "accept", HEADER_SESSION_ID, HEADER_MCP_PROTOCOL_VERSION, HEADER_MCP_METHOD, HEADER_MCP_NAME];
@@ -88,6 +92,8 @@ struct Link {
 pub struct HttpUpstream {
     link: Link,
     out: mpsc::Sender<Vec<u8>>,
+    /// The task that sends `out`'s lines in order; it ends once `out` is closed and drained.
+    dispatcher: tokio::task::JoinHandle<()>,
     listening: bool,
 }
 
@@ -134,7 +140,7 @@ impl HttpUpstream {
         };
         let (out, mut out_rx) = mpsc::channel::<Vec<u8>>(WAITING);
         let dispatcher = link.clone();
-        tokio::spawn(async move {
+        let dispatcher = tokio::spawn(async move {
             // The first message is answered (its headers name the session) before the next goes.
             if let Some(first) = out_rx.recv().await {
                 if let Some(response) = dispatcher.post(&first).await {
@@ -163,7 +169,7 @@ impl HttpUpstream {
                 let _ = written.await;
             }
         });
-        Ok((HttpUpstream { link, out, listening: false }, lines_rx, ended_rx))
+        Ok((HttpUpstream { link, out, dispatcher, listening: false }, lines_rx, ended_rx))
     }
 
     /// Sends one line to the server.
@@ -182,8 +188,12 @@ impl HttpUpstream {
         }
     }
 
-    /// Ends the session (DELETE, best effort).
+    /// Ends the session: what the host sent before its end leaves first (a cancellation sent just
+    /// before the host closed our stdin still reaches the server, within [`DRAIN_TIMEOUT`]), then
+    /// the session is DELETEd (best effort).
     pub async fn close(self) {
+        drop(self.out);
+        let _ = tokio::time::timeout(DRAIN_TIMEOUT, self.dispatcher).await;
         let Some(id) = lock(&self.link.session).id.clone() else { return };
         let mut headers = self.link.request_headers();
         headers.insert(HEADER_SESSION_ID, id);

@@ -836,3 +836,69 @@ fn a_cancellation_never_overtakes_its_request_over_url() {
         assert!(request < cancellation, "the cancellation of {id} reached the server first: {seen:?}");
     }
 }
+
+/// A host that sends a cancellation and closes our stdin at once (it is done) has it delivered:
+/// the proxy's end waits for what the host sent before it to be accepted, then DELETEs the
+/// session — here with a server slow to accept notifications, which the proxy used to leave behind.
+#[test]
+fn the_hosts_last_messages_reach_the_server_before_the_session_ends_over_url() {
+    use std::sync::{Arc, Mutex};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    // What the server took in, in the order it finished reading each: (HTTP method, message).
+    let seen: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
+    let record = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let record = record.clone();
+            std::thread::spawn(move || {
+                let Some((head, body)) = read_http_request(&mut stream) else { return };
+                let verb = head.split(' ').next().unwrap_or_default().to_owned();
+                let message: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let reply = match (message["method"].as_str(), message.get("id")) {
+                    (Some("initialize"), Some(id)) => {
+                        let result = json!({"jsonrpc": "2.0", "id": id, "result": {
+                            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                            "serverInfo": {"name": "slow-to-accept", "version": "1"}}})
+                        .to_string();
+                        format!(
+                            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: s1\r\n\
+                             Content-Length: {}\r\nConnection: close\r\n\r\n{result}",
+                            result.len()
+                        )
+                    }
+                    // The call is never answered (the host does not wait for it).
+                    (Some(_), Some(_)) => {
+                        record.lock().unwrap().push((verb, message));
+                        std::thread::sleep(Duration::from_secs(30));
+                        return;
+                    }
+                    (Some(method), None) => {
+                        if method == "notifications/cancelled" {
+                            std::thread::sleep(Duration::from_millis(300));
+                        }
+                        "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned()
+                    }
+                    _ => "HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned(),
+                };
+                record.lock().unwrap().push((verb, message));
+                let _ = stream.write_all(reply.as_bytes());
+            });
+        }
+    });
+    let dir = temp_dir("last-messages");
+    let mut host = Peer::spawn(mcplens_bin(), &["proxy", "--no-tracking", "--no-tools", "--url", &url], &dir);
+    host.handshake();
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow", "arguments": {}}});
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 7, "reason": "the host is leaving"}});
+    host.send(&format!("{call}\n{cancel}"));
+    assert_eq!(host.close(), 0);
+    let seen = seen.lock().unwrap().clone();
+    let at = |wanted: &dyn Fn(&(String, Value)) -> bool| seen.iter().position(wanted);
+    let cancellation = at(&|(_, m)| m["method"] == "notifications/cancelled" && m["params"]["requestId"] == 7)
+        .unwrap_or_else(|| panic!("the cancellation never reached the server: {seen:?}"));
+    let delete = at(&|(verb, _)| verb == "DELETE").unwrap_or_else(|| panic!("no DELETE: {seen:?}"));
+    assert!(cancellation < delete, "the session ended before the cancellation was accepted: {seen:?}");
+}
