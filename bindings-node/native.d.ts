@@ -196,6 +196,13 @@ export declare class Pager {
   /** The JSON-RPC `result` of the request, as JSON text exactly as the server sent it. */
   acceptPage(page: string, nowMs: number): void
   /**
+   * The JSON-RPC `result` as the SDK parsed it, handed over as a tape (`lib/convert-tape.ts`'s
+   * `withTape`: its strings' UTF-8 in `bytes`, its shape in `tape`) and read in place by the
+   * same rules as its JSON text (`convert::tape`). `false`: nothing was applied (a U+FFFD in its
+   * strings, say): hand its text to `acceptPage`.
+   */
+  acceptPageTape(bytes: Uint8Array, tape: Float64Array, nowMs: number): boolean
+  /**
    * What the SDK reported for the request instead of a result (`kind`: `error_answer`,
    * `sdk_error`, `schema_refused`, `lost`), classified by the core (`SdkFailure`).
    */

@@ -85,6 +85,12 @@ ROWS = [
         0.999,
     ),
     (
+        "node_convert_page",
+        "Node convert/tape.rs + lib/convert.ts: pages read from their tapes ÷ pages as JSON.stringify'd text, in memory (worst)",
+        "< 1×",
+        0.999,
+    ),
+    (
         "python_convert_tracking",
         "Python convert/json.rs: track() with responses over the floor ÷ pydantic's serializer alone",
         "< 1×",

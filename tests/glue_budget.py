@@ -58,7 +58,9 @@ CONVERT_ROWS = {
     "bindings-python/src/convert/values.rs": "python_convert_values",
     "bindings-python/src/convert/json.rs": "python_convert_tracking",
     "bindings-node/src/convert/listing.rs": "node_convert_listing",
+    "bindings-node/src/convert/tape.rs": "node_convert_page",
     "bindings-node/lib/convert.ts": "node_convert_listing",
+    "bindings-node/lib/convert-tape.ts": "node_convert_page",
 }
 BENCH_RESULTS = ROOT / ".build/bench"
 GLUE = {

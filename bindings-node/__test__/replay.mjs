@@ -25,10 +25,11 @@ export function synth(kind, { count, start = 0, nextCursor }) {
  * One traversal over `answers`: loops nextRequest / accept until the pager stops asking, then
  * finish. Returns `{requests, used, ranOut, listing, error}` (`error` a McplensError).
  */
-export function drive({ kind, server, capabilities, limits, startMs, answers, protocolVersion }) {
+export function drive({ kind, server, capabilities, limits, startMs, answers, protocolVersion, inPlace }) {
   let now = startMs;
   const requests = [];
   let used = 0;
+  let declined = 0;
   let ranOut = false;
   let listing;
   let error;
@@ -45,7 +46,8 @@ export function drive({ kind, server, capabilities, limits, startMs, answers, pr
       used += 1;
       if (a.atMs !== undefined) now = a.atMs;
       try {
-        accept(pager, kind, a, now);
+        if (!inPlace || !acceptValue(pager, kind, a, now)) accept(pager, kind, a, now);
+        else declined += a.declined ?? 0;
       } catch (e) {
         if (!(e instanceof McplensError)) throw e;
         error = e; // the pager has failed; finish() reports the same error (without the rpcCode)
@@ -57,7 +59,25 @@ export function drive({ kind, server, capabilities, limits, startMs, answers, pr
     if (!(e instanceof McplensError)) throw e;
     error ??= e;
   }
-  return { requests, used, ranOut, listing, error };
+  return { requests, used, ranOut, listing, error, declined };
+}
+
+/**
+ * `inPlace`: a page answer that is JSON is handed over as its parsed value (`acceptPageParsed`), and
+ * as its text only when declined (as `{declined: 1}` counts). False when the answer is not such a page.
+ */
+function acceptValue(pager, kind, a, now) {
+  const text = typeof a.page === 'string' ? a.page : a.synth ? synth(kind, a.synth) : undefined;
+  if (text === undefined) return false;
+  let value;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return false;
+  }
+  if (pager.acceptPageParsed(value, now)) return true;
+  a.declined = 1;
+  return false;
 }
 
 /** What the answers are once they cross as JSON-RPC messages (a real transport parses JSON). */

@@ -1,11 +1,13 @@
 // Replays every shared vector in tests/vectors/discovery/ (format: tests/vectors/README.md) through
 // the package's Pager. Rust (core/tests/rules/vectors.rs) and Python replay the same files and must agree.
+// Each vector also runs with its pages handed over as their parsed values (`acceptPageParsed`, read
+// in place): the outcome must be the text's for the same answers as a JSON transport carries them.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { test } from 'node:test';
 
-import { drive } from './replay.mjs';
+import { carried, drive } from './replay.mjs';
 
 const DIR = join(import.meta.dirname, '..', '..', 'tests', 'vectors', 'discovery');
 const files = readdirSync(DIR)
@@ -73,5 +75,31 @@ for (const file of files) {
     for (const key of ['support', 'ttlMs', 'cacheScope', 'diagnostics']) {
       if (key in want) assert.deepEqual(listing[key] ?? null, want[key], key);
     }
+  });
+}
+
+/** Everything a traversal's outcome shows. */
+function outcome({ requests, used, ranOut, listing, error }) {
+  if (error !== undefined) return { requests, used, ranOut, error: [error.code, error.message] };
+  return { requests, used, ranOut, listing };
+}
+
+for (const file of files) {
+  test(`vector ${file} read in place`, () => {
+    const c = JSON.parse(readFileSync(join(DIR, file), 'utf8'));
+    const run = {
+      kind: c.kind,
+      server: c.server ?? 'srv',
+      capabilities: 'capabilities' in c ? c.capabilities : { resources: {} },
+      limits: c.limits,
+      startMs: c.startMs ?? 0,
+      answers: carried(c.kind, c.answers ?? []),
+      protocolVersion: c.protocolVersion,
+    };
+    const inPlace = drive({ ...run, answers: run.answers.map((a) => ({ ...a })), inPlace: true });
+    assert.deepEqual(outcome(inPlace), outcome(drive(run)), 'the same outcome as the text');
+    // Only a string with U+FFFD is declined (perhaps a lone surrogate, which the text carries as its escape).
+    const lone = run.answers.some((a) => typeof a.page === 'string' && /\\u[dD][89a-fA-F]|\\u[fF]{3}[dD]|\uFFFD/.test(a.page));
+    if (!lone) assert.equal(inPlace.declined, 0, 'every page read in place');
   });
 }

@@ -10,9 +10,10 @@
 // unvalidated: (text) each page handed over as JSON text (JSON.stringify, as this package does), and
 // (bytes) each string of each template copied out of V8 as UTF-8 once (TextEncoder.encodeInto: what
 // a native reader walking the objects instead copies, node-api having no zero-copy string access).
-// In memory, two more variants drive the addon's pager over the same raw 1.x loop and justify the
-// convert module (src/convert/) in the same rounds: the listing back by JSON.parse of its text (the
-// plain path) and the listing assembled from its parts (listing.rs), each page handed over as text.
+// In memory, three more variants drive the addon's pager over the same raw 1.x loop and justify the
+// convert module (src/convert/) in the same rounds: each page handed over as text and the listing
+// back by JSON.parse of its text (the plain path) or assembled from its parts (listing.rs), and each
+// page read in place from its tape (tape.rs) with the listing from its parts.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -90,21 +91,24 @@ const bytesFloor = (client) => rawLoop(client, (page) => copyOut(page.resourceTe
 
 const native = createRequire(import.meta.url)('../native.js');
 const { itemsOf } = createRequire(import.meta.url)('../dist/convert.js');
+const { withTape } = createRequire(import.meta.url)('../dist/convert-tape.js');
 const NATIVE_LIMITS = JSON.stringify(LIMITS);
 
-/** The addon's pager over the raw 1.x loop: the listing from its `parts` or its text. */
-async function addonLoop(client, { parts }) {
+/** The addon's pager over the raw 1.x loop: pages as a `tape` or text, the listing from its `parts` or its text. */
+async function addonLoop(client, { tape, parts }) {
   const pager = new native.Pager('resource_templates', 'bench', true, NATIVE_LIMITS, performance.now(), undefined);
   for (let request = pager.nextRequest(); request !== null; request = pager.nextRequest()) {
     const params = request.params === undefined ? {} : JSON.parse(request.params);
     const page = await client.request({ method: request.method, params }, RAW);
-    pager.acceptPage(JSON.stringify(page), performance.now());
+    const now = performance.now();
+    if (!(tape && withTape(page, (t) => pager.acceptPageTape(t.bytes, t.tape, now)))) pager.acceptPage(JSON.stringify(page), now);
   }
   const listing = pager.finish();
   return touched(parts ? itemsOf(listing.toParts(), 'resource_templates', 'bench') : JSON.parse(listing.toJson()).items);
 }
-const asText = (client) => addonLoop(client, { parts: false });
-const fromParts = (client) => addonLoop(client, { parts: true });
+const asText = (client) => addonLoop(client, { tape: false, parts: false });
+const fromParts = (client) => addonLoop(client, { tape: false, parts: true });
+const fromTape = (client) => addonLoop(client, { tape: true, parts: true });
 
 async function v2Walk(client) {
   const page = await client.listResourceTemplates(undefined, { cacheMode: 'bypass' });
@@ -156,6 +160,7 @@ const VARIANTS = [
   ['bytes', '1.x', bytesFloor],
   ['asText', '1.x', asText, 'memory'],
   ['fromParts', '1.x', fromParts, 'memory'],
+  ['fromTape', '1.x', fromTape, 'memory'],
 ];
 
 async function bench(workload, transport) {
@@ -210,14 +215,18 @@ for (const workload of ['S', 'M']) {
     }
   }
 }
-const CONVERT = { fromParts: ['node_convert_listing', 'the listing from its parts'] };
-for (const [variant, [row, what]] of Object.entries(CONVERT)) {
-  const ratios = convert.map((r) => [r.workload, r.m[variant] / r.m.asText]);
+/** Each converter's variant ÷ the same traversal without it. */
+const CONVERT = {
+  fromParts: ['node_convert_listing', 'the listing from its parts', 'asText', 'the listing by JSON.parse of its text'],
+  fromTape: ['node_convert_page', 'pages read from their tapes', 'fromParts', 'pages as JSON.stringify\'d text'],
+};
+for (const [variant, [row, what, plain, plainWhat]] of Object.entries(CONVERT)) {
+  const ratios = convert.map((r) => [r.workload, r.m[variant] / r.m[plain]]);
   const [workload, worst] = ratios.reduce((a, b) => (b[1] > a[1] ? b : a));
   const each = ratios.map(([w, x]) => `${w} ${x.toFixed(2)}×`).join(', ');
-  console.log(`${row}: ${what} ÷ the listing by JSON.parse of its text, addon's pager over the raw 1.x loop in memory: ${each}`);
+  console.log(`${row}: ${what} ÷ ${plainWhat}, addon's pager over the raw 1.x loop in memory: ${each}`);
   if (results !== undefined) {
-    const detail = `${what} ÷ JSON.parse of its text, in memory: ${each} (worst ${workload})`;
+    const detail = `${what} ÷ ${plainWhat}, in memory: ${each} (worst ${workload})`;
     writeFileSync(join(results, `${row}.json`), JSON.stringify({ row, figure: Number(worst.toFixed(3)), detail }));
   }
 }

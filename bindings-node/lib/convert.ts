@@ -36,3 +36,4 @@ export function itemsOf(parts: native.ListingParts, kind: string, server: string
   }
   return items;
 }
+

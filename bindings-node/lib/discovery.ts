@@ -3,11 +3,12 @@
  * (`@modelcontextprotocol/sdk`) or v2 (`@modelcontextprotocol/client`), either era.
  *
  * Every rule lives in the Rust core (the napi addon's loader, `../native.js`). This facade only drives the
- * SDK's I/O, reads the clock, converts values (pages cross as JSON text; a listing comes back as
- * parts, `convert.ts`) and maps errors.
+ * SDK's I/O, reads the clock, converts values (a page crosses as one tape, or as JSON text when it
+ * holds what its text carries otherwise; a listing comes back as parts, `convert-tape.ts`, `convert.ts`) and maps errors.
  */
 import { performance } from 'node:perf_hooks';
 import * as native from '../native.js';
+import { withTape } from './convert-tape.js';
 import { itemsOf } from './convert.js';
 
 /** Which list a traversal reads. */
@@ -299,6 +300,17 @@ export class Pager {
   }
 
   /**
+   * The JSON-RPC `result` as the SDK parsed it, received at `now`, read in place by the rules of
+   * its JSON text (handed over as one tape, `convert-tape.ts`, not as text). `false`, nothing applied,
+   * when it holds what its text carries otherwise (a `toJSON` method, an object or array that is
+   * not plain, a BigInt, a lone surrogate, nesting past the bound): call `acceptPage` with its text.
+   */
+  acceptPageParsed(page: unknown, now: number): boolean {
+    const read = withTape(page, (t) => call(this.server, () => this.#native.acceptPageTape(t.bytes, t.tape, now)));
+    return read ?? false;
+  }
+
+  /**
    * What the SDK reported instead of a result, as facts the core classifies (`SdkFailure`):
    * `error_answer` (the server's error answer, `code` its code when a number), `sdk_error` (the
    * SDK's protocol error with `code`; `connectionHeld` when the host can tell), `schema_refused`,
@@ -469,8 +481,9 @@ export async function perform(client: McpClient, pager: Pager, signal?: AbortSig
   }
 }
 
-/** What a sent request's outcome is fed to: a `Pager`, or the core's read call. */
-export type Sink = Pick<Pager, 'remaining' | 'acceptPage' | 'acceptFailure' | 'acceptMalformed' | 'acceptTimeout'>;
+/** What a sent request's outcome is fed to: a `Pager` (a page read in place), or the core's read call (its text). */
+export type Sink = Pick<Pager, 'remaining' | 'acceptPage' | 'acceptFailure' | 'acceptMalformed' | 'acceptTimeout'> &
+  Partial<Pick<Pager, 'acceptPageParsed'>>;
 
 /** What an SDK reported instead of a result (`Pager.acceptFailure`). */
 export type SdkFailureKind = 'error_answer' | 'sdk_error' | 'schema_refused' | 'lost';
@@ -499,6 +512,7 @@ export async function send(client: McpClient, pager: Sink, request: OneRequest, 
     const code = (answer.error as { code?: unknown } | null)?.code;
     return pager.acceptFailure('error_answer', typeof code === 'number' ? code : undefined, undefined, now);
   }
+  if (pager.acceptPageParsed?.(answer.result, now)) return;
   let page: string;
   try {
     page = JSON.stringify(answer.result) ?? 'null';

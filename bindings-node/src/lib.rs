@@ -17,7 +17,7 @@ use mcplens::catalog::{self, CatalogError, Paging, PairTraversal};
 use mcplens::discovery::{self, DiscoveryError, Limits, ListKind, Outcome};
 use mcplens::error::{parse_wire_name, wire_name, InvalidArgument};
 use mcplens::tool::{self, ToolError};
-use napi::bindgen_prelude::{Error, ToNapiValue, TypeName, ValueType};
+use napi::bindgen_prelude::{Error, Float64ArraySlice, ToNapiValue, TypeName, Uint8ArraySlice, ValueType};
 use napi::sys;
 use napi_derive::napi;
 
@@ -220,6 +220,23 @@ impl Pager {
     #[napi]
     pub fn accept_page(&mut self, page: String, now_ms: f64) -> Result<()> {
         self.accept(Outcome::Page(&page), now_ms)
+    }
+
+    /// The JSON-RPC `result` as the SDK parsed it, handed over as a tape (`lib/convert-tape.ts`'s
+    /// `withTape`: its strings' UTF-8 in `bytes`, its shape in `tape`) and read in place by the
+    /// same rules as its JSON text (`convert::tape`). `false`: nothing was applied (a U+FFFD in its
+    /// strings, say): hand its text to `acceptPage`.
+    #[napi]
+    pub fn accept_page_tape(
+        &mut self,
+        bytes: Uint8ArraySlice<'_>,
+        tape: Float64ArraySlice<'_>,
+        now_ms: f64,
+    ) -> Result<bool> {
+        let now = instant(&self.server, now_ms)?;
+        let pager = self.inner.as_mut().ok_or_else(|| finished(&self.server))?;
+        let Some(mut tape) = convert::tape::Tape::of(&bytes, &tape) else { return Ok(false) };
+        pager.handle_parsed_page(tape.value(), now).map_err(discovery_error)
     }
 
     /// What the SDK reported for the request instead of a result (`kind`: `error_answer`,

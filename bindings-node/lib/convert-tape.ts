@@ -1,0 +1,126 @@
+/**
+ * A page the SDK parsed, written as a tape the addon reads in place (`src/convert/tape.rs`, which
+ * gives the format) instead of its `JSON.stringify`'d text: every string's UTF-8 in one byte buffer,
+ * the page's shape in one `Float64Array`, crossing node-api once. Row `node_convert_page`
+ * (`make bench-node`).
+ */
+
+/** Scratch buffers, reused from page to page (one page is written and read at a time). */
+const SCRATCH = 1 << 16;
+/** Past this many bytes a grown buffer is let go once its page is read. */
+const KEEP = 1 << 22;
+const encoder = new TextEncoder();
+let bytes = new Uint8Array(SCRATCH);
+let tape = new Float64Array(SCRATCH >> 3);
+let b = 0;
+let n = 0;
+/** As in the core: nesting past this is declined (the page's text then decides). */
+const MAX_DEPTH = 120;
+
+/**
+ * What `use` returns for `value`'s tape — exactly what `JSON.stringify(value)` writes, read before
+ * the buffers are reused — or `undefined`, `use` not called, when `value` holds what the text
+ * carries otherwise (a `toJSON` method, an object or array that is not plain, a BigInt, nesting
+ * past the bound, a getter that throws). A lone surrogate is written as U+FFFD and an integer past
+ * 2^53 as it is: the addon declines both.
+ */
+export function withTape<R>(value: unknown, use: (t: { bytes: Uint8Array; tape: Float64Array }) => R): R | undefined {
+  b = 0;
+  n = 0;
+  try {
+    if (!write(value === undefined || typeof value === 'function' ? null : value, 0)) return undefined;
+  } catch {
+    return undefined;
+  }
+  try {
+    return use({ bytes: bytes.subarray(0, b), tape: tape.subarray(0, n) });
+  } finally {
+    if (bytes.length > KEEP) bytes = new Uint8Array(SCRATCH);
+    if (tape.length > KEEP >> 3) tape = new Float64Array(SCRATCH >> 3);
+  }
+}
+
+function room(entries: number): void {
+  if (n + entries <= tape.length) return;
+  const grown = new Float64Array(Math.max(tape.length * 2, n + entries));
+  grown.set(tape.subarray(0, n));
+  tape = grown;
+}
+
+/** Writes `s`'s UTF-8 after the previous string's; returns its end. */
+function str(s: string): number {
+  const len = s.length;
+  if (bytes.length - b < len * 3) {
+    const grown = new Uint8Array(Math.max(bytes.length * 2, b + len * 3));
+    grown.set(bytes.subarray(0, b));
+    bytes = grown;
+  }
+  if (len < 32) {
+    // A short ASCII string by hand: cheaper than a call into the encoder.
+    let i = 0;
+    for (; i < len; i++) {
+      const c = s.charCodeAt(i);
+      if (c > 0x7f) break;
+      bytes[b + i] = c;
+    }
+    if (i === len) return (b += len);
+  }
+  return (b += encoder.encodeInto(s, bytes.subarray(b)).written);
+}
+
+/** Skipped as a key's value, `null` as an element (as `JSON.stringify` does). */
+const absent = (v: unknown): boolean => v === undefined || typeof v === 'function' || typeof v === 'symbol';
+
+function write(v: unknown, depth: number): boolean {
+  room(2);
+  switch (typeof v) {
+    case 'string':
+      tape[n++] = 4;
+      tape[n++] = str(v);
+      return true;
+    case 'number':
+      if (Number.isFinite(v)) {
+        tape[n++] = 3;
+        tape[n++] = v;
+      } else tape[n++] = 0;
+      return true;
+    case 'boolean':
+      tape[n++] = v ? 2 : 1;
+      return true;
+    case 'object': {
+      if (v === null) {
+        tape[n++] = 0;
+        return true;
+      }
+      if (depth >= MAX_DEPTH || typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+      const proto = Object.getPrototypeOf(v);
+      if (Array.isArray(v)) {
+        if (proto !== Array.prototype) return false;
+        tape[n++] = 5;
+        tape[n++] = v.length;
+        for (let i = 0; i < v.length; i++) {
+          const x: unknown = v[i];
+          if (!write(absent(x) ? null : x, depth + 1)) return false;
+        }
+        return true;
+      }
+      if (proto !== Object.prototype && proto !== null) return false;
+      tape[n++] = 6;
+      const count = n++;
+      let entries = 0;
+      const keys = Object.keys(v);
+      for (let i = 0; i < keys.length; i++) {
+        const x: unknown = (v as Record<string, unknown>)[keys[i]];
+        if (absent(x)) continue;
+        room(1);
+        tape[n++] = str(keys[i]);
+        entries++;
+        if (!write(x, depth + 1)) return false;
+      }
+      tape[count] = entries;
+      return true;
+    }
+    default:
+      return false; // a BigInt (JSON.stringify throws)
+  }
+}
