@@ -295,8 +295,10 @@ export interface ListenFailure {
 export interface ListingParts {
   /** The listing's JSON text with no items (`items: []`, for the facade to fill in its place). */
   head: string
-  /** Every string of every item, in order. */
+  /** The items' strings: the listing's buffer, or every string copied in order. */
   text: string
+  /** Is `text` the listing's own buffer (not a copy)? */
+  shared: boolean
   /** Item count, then each item's numbers (above). */
   numbers: Float64Array
 }

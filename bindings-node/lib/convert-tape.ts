@@ -40,21 +40,18 @@ export function withTape<R>(value: unknown, use: (t: { bytes: Uint8Array; tape: 
   }
 }
 
-function room(entries: number): void {
-  if (n + entries <= tape.length) return;
-  const grown = new Float64Array(Math.max(tape.length * 2, n + entries));
-  grown.set(tape.subarray(0, n));
-  tape = grown;
+/** `a` with room for `more` after its first `used` entries. */
+function grown<T extends Uint8Array | Float64Array>(a: T, used: number, more: number): T {
+  if (used + more <= a.length) return a;
+  const g = new (a.constructor as new (length: number) => T)(Math.max(a.length * 2, used + more));
+  g.set(a.subarray(0, used));
+  return g;
 }
 
 /** Writes `s`'s UTF-8 after the previous string's; returns its end. */
 function str(s: string): number {
   const len = s.length;
-  if (bytes.length - b < len * 3) {
-    const grown = new Uint8Array(Math.max(bytes.length * 2, b + len * 3));
-    grown.set(bytes.subarray(0, b));
-    bytes = grown;
-  }
+  bytes = grown(bytes, b, len * 3);
   if (len < 32) {
     // A short ASCII string by hand: cheaper than a call into the encoder.
     let i = 0;
@@ -72,55 +69,38 @@ function str(s: string): number {
 const absent = (v: unknown): boolean => v === undefined || typeof v === 'function' || typeof v === 'symbol';
 
 function write(v: unknown, depth: number): boolean {
-  room(2);
-  switch (typeof v) {
-    case 'string':
-      tape[n++] = 4;
-      tape[n++] = str(v);
-      return true;
-    case 'number':
-      if (Number.isFinite(v)) {
-        tape[n++] = 3;
-        tape[n++] = v;
-      } else tape[n++] = 0;
-      return true;
-    case 'boolean':
-      tape[n++] = v ? 2 : 1;
-      return true;
-    case 'object': {
-      if (v === null) {
-        tape[n++] = 0;
-        return true;
-      }
-      if (depth >= MAX_DEPTH || typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
-      const proto = Object.getPrototypeOf(v);
-      if (Array.isArray(v)) {
-        if (proto !== Array.prototype) return false;
-        tape[n++] = 5;
-        tape[n++] = v.length;
-        for (let i = 0; i < v.length; i++) {
-          const x: unknown = v[i];
-          if (!write(absent(x) ? null : x, depth + 1)) return false;
-        }
-        return true;
-      }
-      if (proto !== Object.prototype && proto !== null) return false;
-      tape[n++] = 6;
-      const count = n++;
-      let entries = 0;
-      const keys = Object.keys(v);
-      for (let i = 0; i < keys.length; i++) {
-        const x: unknown = (v as Record<string, unknown>)[keys[i]];
-        if (absent(x)) continue;
-        room(1);
-        tape[n++] = str(keys[i]);
-        entries++;
-        if (!write(x, depth + 1)) return false;
-      }
-      tape[count] = entries;
-      return true;
+  tape = grown(tape, n, 2);
+  if (typeof v === 'string') {
+    tape[n++] = 4;
+    tape[n++] = str(v);
+  } else if (typeof v === 'number') {
+    // A non-finite number is null, as in the text.
+    tape[n++] = Number.isFinite(v) ? 3 : 0;
+    if (Number.isFinite(v)) tape[n++] = v;
+  } else if (typeof v === 'boolean') tape[n++] = v ? 2 : 1;
+  else if (v === null) tape[n++] = 0;
+  else if (typeof v !== 'object' || depth >= MAX_DEPTH) return false; // a BigInt: JSON.stringify throws
+  else if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return false;
+  else if (Array.isArray(v)) {
+    if (Object.getPrototypeOf(v) !== Array.prototype) return false;
+    tape[n++] = 5;
+    tape[n++] = v.length;
+    for (let i = 0; i < v.length; i++) if (!write(absent(v[i]) ? null : v[i], depth + 1)) return false;
+  } else {
+    const proto = Object.getPrototypeOf(v);
+    if (proto !== Object.prototype && proto !== null) return false;
+    tape[n++] = 6;
+    const count = n++;
+    let entries = 0;
+    for (const key of Object.keys(v)) {
+      const x: unknown = (v as Record<string, unknown>)[key];
+      if (absent(x)) continue;
+      tape = grown(tape, n, 1);
+      tape[n++] = str(key);
+      entries++;
+      if (!write(x, depth + 1)) return false;
     }
-    default:
-      return false; // a BigInt (JSON.stringify throws)
+    tape[count] = entries;
   }
+  return true;
 }

@@ -12,8 +12,7 @@ export function itemsOf(parts: native.ListingParts, kind: string, server: string
   const { text, numbers: n } = parts;
   const items = new Array<object>(n[0]);
   let at = 1;
-  let end = 0;
-  const next = (): string => text.slice(end, (end = n[at++]));
+  const next = (): string => text.slice(n[at++], n[at++]);
   for (let i = 0; i < items.length; i++) {
     const mask = n[at++];
     const item: Record<string, unknown> = kind === 'resources' ? { uri: next() } : { uriTemplate: next() };
@@ -21,6 +20,7 @@ export function itemsOf(parts: native.ListingParts, kind: string, server: string
     if (mask & 1) item.title = next();
     if (mask & 2) item.description = next();
     if (mask & 4) item.mimeType = next();
+    const lastModified = mask & 128 ? next() : undefined;
     if (mask & 8) item.size = n[at++];
     if (mask & 16) {
       const a: Record<string, unknown> = {};
@@ -28,7 +28,7 @@ export function itemsOf(parts: native.ListingParts, kind: string, server: string
         a.audience = Array.from({ length: n[at++] }, () => ROLES[n[at++]]);
       }
       if (mask & 64) a.priority = n[at++];
-      if (mask & 128) a.lastModified = next();
+      if (mask & 128) a.lastModified = lastModified;
       item.annotations = a;
     }
     item.server = server;

@@ -102,6 +102,56 @@ impl ToNapiValue for JsonText {
     }
 }
 
+/// A JS string over a shared buffer, not a copy of it: an external one-byte string
+/// (`node_api_create_external_string_latin1`) that holds a reference to the buffer until V8 lets
+/// it go (at once when V8 chose to copy it). Its bytes read as Latin-1: only its ASCII ranges
+/// read as the UTF-8 they are. The buffer is not empty.
+pub struct SharedText(pub(crate) std::sync::Arc<String>);
+
+impl TypeName for SharedText {
+    fn type_name() -> &'static str {
+        "String"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::String
+    }
+}
+
+impl ToNapiValue for SharedText {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        debug_assert!(!val.0.is_empty());
+        let (data, len) = (val.0.as_ptr(), val.0.len());
+        let hint = Box::into_raw(Box::new(val.0));
+        let (mut out, mut copied) = (std::ptr::null_mut(), false);
+        // SAFETY: `env` is napi's; `data` and `len` describe the buffer `hint` holds a reference
+        // to, which nothing mutates while it is shared; `release` lets it go once.
+        let status = unsafe {
+            sys::node_api_create_external_string_latin1(
+                env,
+                data.cast(),
+                len as isize,
+                Some(release),
+                hint.cast(),
+                &mut out,
+                &mut copied,
+            )
+        };
+        if status != sys::Status::napi_ok {
+            // SAFETY: on failure V8 never calls the finalizer: the reference is let go here.
+            drop(unsafe { Box::from_raw(hint) });
+            return Err(napi::Error::from_reason("failed to create a JS string"));
+        }
+        Ok(out)
+    }
+}
+
+/// V8 no longer needs a [`SharedText`]'s characters.
+unsafe extern "C" fn release(_env: sys::node_api_basic_env, _data: *mut std::ffi::c_void, hint: *mut std::ffi::c_void) {
+    // SAFETY: `hint` is the box `SharedText::to_napi_value` gave V8, handed back once.
+    drop(unsafe { Box::from_raw(hint.cast::<std::sync::Arc<String>>()) });
+}
+
 /// The request the host must send next.
 #[napi(object)]
 pub struct Request {

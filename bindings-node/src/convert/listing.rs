@@ -1,43 +1,76 @@
 //! A listing handed to JS as parts the facade assembles (`lib/convert.ts`), instead of its JSON
-//! text for `JSON.parse`: the items' strings as one JS string (one copy; a one-byte JS string when
-//! ASCII) that the facade slices (V8 shares a slice's characters), their bounds and numbers as one
-//! `Float64Array`, and the listing's other fields as small JSON text. (A slice keeps the whole
-//! text alive: an item kept alone keeps its listing's strings.)
+//! text for `JSON.parse`: the items' strings as one JS string that the facade slices (V8 shares a
+//! slice's characters), their bounds and numbers as one `Float64Array`, and the listing's other
+//! fields as small JSON text. The JS string is the listing's own buffer, not a copy, when every
+//! item's strings are ASCII ranges of that one buffer (the common case): an external one-byte
+//! string (`node_api_create_external_string_latin1`) that keeps the buffer alive until V8 lets it
+//! go; otherwise the strings are copied into one string (one-byte when ASCII). (A slice
+//! keeps the whole string alive: an item kept alone keeps its listing's strings.)
 //!
 //! The numbers, item after item: a mask of the fields present (bit 0 the title, then the
-//! description, MIME type, size, annotations, audience, priority, `lastModified`), the end of each
-//! string present (in UTF-16 units into the text; its start is the previous end) — the id, the
-//! name, the title, the description, the MIME type — then `size`, the audience (its length, then 0 for
-//! `user`, 1 for `assistant`), the priority and the end of `lastModified`, each when present.
+//! description, MIME type, size, annotations, audience, priority, `lastModified`), the start and
+//! end of each string present (in UTF-16 units into the text) — the id, the name, the title, the
+//! description, the MIME type, `lastModified` — then `size`, the audience (its length, then 0 for
+//! `user`, 1 for `assistant`) and the priority, each when present.
 
-use mcplens::discovery::{Item, Listing, Role};
-use napi::bindgen_prelude::Float64Array;
+use std::sync::Arc;
+
+use mcplens::discovery::{Item, Listing, Role, Text};
+use napi::bindgen_prelude::{Either, Float64Array};
 
 /// A listing's parts.
 #[napi_derive::napi(object, object_from_js = false)]
 pub struct ListingParts {
     /// The listing's JSON text with no items (`items: []`, for the facade to fill in its place).
     pub head: String,
-    /// Every string of every item, in order.
+    /// The items' strings: the listing's buffer, or every string copied in order.
     #[napi(ts_type = "string")]
-    pub text: crate::JsonText,
+    pub text: Either<crate::SharedText, crate::JsonText>,
+    /// Is `text` the listing's own buffer (not a copy)?
+    pub shared: bool,
     /// Item count, then each item's numbers (above).
     pub numbers: Float64Array,
 }
 
 struct Parts {
-    text: String,
+    /// `None` when the strings are ranges of the shared buffer.
+    text: Option<String>,
     /// The text's length in UTF-16 units.
     units: usize,
     numbers: Vec<f64>,
 }
 
 impl Parts {
-    fn push(&mut self, s: &str) {
-        self.text.push_str(s);
+    fn push(&mut self, s: &Text) {
+        let Some(text) = &mut self.text else {
+            let range = s.buffer().map_or(0..0, |(_, range)| range);
+            return self.numbers.extend([range.start as f64, range.end as f64]);
+        };
+        text.push_str(s);
+        let start = self.units;
         self.units += if s.is_ascii() { s.len() } else { s.encode_utf16().count() };
-        self.numbers.push(self.units as f64);
+        self.numbers.extend([start as f64, self.units as f64]);
     }
+}
+
+/// Every string of an item, in the numbers' order.
+fn strings(item: &Item) -> impl Iterator<Item = &Text> {
+    let (id, name, title, description, mime_type, annotations) = match item {
+        Item::Template(t) => (&t.uri_template, &t.name, &t.title, &t.description, &t.mime_type, &t.annotations),
+        Item::Resource(r) => (&r.uri, &r.name, &r.title, &r.description, &r.mime_type, &r.annotations),
+    };
+    let last_modified = annotations.as_ref().and_then(|a| a.last_modified.as_ref());
+    [Some(id), Some(name), title.as_ref(), description.as_ref(), mime_type.as_ref(), last_modified]
+        .into_iter()
+        .flatten()
+}
+
+/// The one buffer every string of `items` is an ASCII range of, if there is one (what else it holds
+/// is never sliced: Latin-1 and ASCII agree below 0x80, so a range's bytes are its characters).
+fn shared(items: &[Item]) -> Option<Arc<String>> {
+    let buf = items.iter().flat_map(strings).next()?.buffer()?.0;
+    let ranges = |s: &Text| s.is_ascii() && s.buffer().is_some_and(|(b, _)| Arc::ptr_eq(b, buf));
+    (!buf.is_empty() && items.iter().flat_map(strings).all(ranges)).then(|| Arc::clone(buf))
 }
 
 /// The parts of `listing`.
@@ -45,41 +78,40 @@ pub fn parts(l: &mut Listing) -> ListingParts {
     let items = std::mem::take(&mut l.items);
     let head = l.to_json();
     l.items = items;
-    // The projected bytes count every kept string (and more): room for the text at once.
+    let buffer = shared(&l.items);
+    // The projected bytes count every kept string (and more): room for a copy at once.
     let mut p = Parts {
-        text: String::with_capacity(l.diagnostics.bytes),
+        text: buffer.is_none().then(|| String::with_capacity(l.diagnostics.bytes)),
         units: 0,
-        numbers: Vec::with_capacity(1 + l.items.len() * 10),
+        numbers: Vec::with_capacity(1 + l.items.len() * 16),
     };
     p.numbers.push(l.items.len() as f64);
     for item in &l.items {
-        let (id, name, title, description, mime_type, size, annotations) = match item {
-            Item::Template(t) => {
-                (&t.uri_template, &t.name, &t.title, &t.description, &t.mime_type, None, &t.annotations)
-            }
-            Item::Resource(r) => (&r.uri, &r.name, &r.title, &r.description, &r.mime_type, r.size, &r.annotations),
+        let (size, a, title, description, mime_type) = match item {
+            Item::Template(t) => (None, &t.annotations, &t.title, &t.description, &t.mime_type),
+            Item::Resource(r) => (r.size, &r.annotations, &r.title, &r.description, &r.mime_type),
         };
-        let a = annotations.as_ref();
+        let a = a.as_ref();
         let of = |f: fn(&mcplens::discovery::Annotations) -> bool| a.is_some_and(f);
         let (audience, priority) = (of(|a| a.audience.is_some()), of(|a| a.priority.is_some()));
-        let bits = [title.is_some(), description.is_some(), mime_type.is_some(), size.is_some(), a.is_some()];
-        let bits = bits.into_iter().chain([audience, priority, of(|a| a.last_modified.is_some())]);
+        let bits = [title.is_some(), description.is_some(), mime_type.is_some(), size.is_some(), a.is_some(), audience];
+        let bits = bits.into_iter().chain([priority]);
+        let bits = bits.chain([of(|a| a.last_modified.is_some())]);
         p.numbers.push(bits.enumerate().map(|(n, on)| u32::from(on) << n).sum::<u32>() as f64);
-        for s in [Some(id), Some(name), title.as_ref(), description.as_ref(), mime_type.as_ref()].into_iter().flatten()
-        {
+        for s in strings(item) {
             p.push(s);
         }
         p.numbers.extend(size.map(|n| n as f64));
-        if let Some(a) = a {
-            if let Some(roles) = &a.audience {
-                p.numbers.push(roles.len() as f64);
-                p.numbers.extend(roles.iter().map(|r| f64::from(u8::from(*r == Role::Assistant))));
-            }
-            p.numbers.extend(a.priority);
-            if let Some(t) = &a.last_modified {
-                p.push(t);
-            }
+        if let Some(roles) = a.and_then(|a| a.audience.as_ref()) {
+            p.numbers.push(roles.len() as f64);
+            p.numbers.extend(roles.iter().map(|r| f64::from(u8::from(*r == Role::Assistant))));
         }
+        p.numbers.extend(a.and_then(|a| a.priority));
     }
-    ListingParts { head, text: crate::JsonText(p.text), numbers: Float64Array::new(p.numbers) }
+    let shared = buffer.is_some();
+    let text = match buffer {
+        Some(buffer) => Either::A(crate::SharedText(buffer)),
+        None => Either::B(crate::JsonText(p.text.unwrap_or_default())),
+    };
+    ListingParts { head, text, shared, numbers: Float64Array::new(p.numbers) }
 }

@@ -65,10 +65,8 @@ impl<'de> Tape<'de> {
     fn count(&mut self) -> Result<usize, Error> {
         let n = self.next()?;
         // Every element takes one entry at least: a count past what is left is not a tape.
-        if n.fract() != 0.0 || n < 0.0 || n > (self.tape.len() - self.at) as f64 {
-            return Err(not_json());
-        }
-        Ok(n as usize)
+        let left = (self.tape.len() - self.at) as f64;
+        (n.fract() == 0.0 && (0.0..=left).contains(&n)).then_some(n as usize).ok_or_else(not_json)
     }
 
     /// The next string: its end, read off the tape; its start, the previous string's end.

@@ -59,6 +59,13 @@ impl Text {
         matches!((&self.buf, &other.buf), (Some(a), Some(b)) if Arc::ptr_eq(a, b))
     }
 
+    /// The buffer this text is a range of — shared with its listing's other strings — and the
+    /// range: a host that hands a listing's strings out without copying each (Node's one external
+    /// string, sliced) keeps the buffer alive with a clone of the `Arc`.
+    pub fn buffer(&self) -> Option<(&Arc<String>, Range<usize>)> {
+        self.buf.as_ref().map(|b| (b, self.range.clone()))
+    }
+
     /// The string.
     pub fn as_str(&self) -> &str {
         debug_assert!(self.buf.is_some(), "a pending text never leaves the pager");
