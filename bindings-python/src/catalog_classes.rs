@@ -142,14 +142,14 @@ impl PyCatalog {
     #[pyo3(signature = (server = None))]
     fn templates(&self, py: Python<'_>, server: Option<&str>) -> PyResult<Vec<PyResourceTemplate>> {
         let templates = self.lock().catalog().templates(server).map_err(|e| catalog_error(py, &e))?;
-        Ok(templates.into_iter().map(|inner| PyResourceTemplate { inner }).collect())
+        Ok(templates.into_iter().map(|inner| PyResourceTemplate { inner, lent: Default::default() }).collect())
     }
 
     /// Cached resources: every server's in registration order, or one server's.
     #[pyo3(signature = (server = None))]
     fn resources(&self, py: Python<'_>, server: Option<&str>) -> PyResult<Vec<PyResource>> {
         let resources = self.lock().catalog().resources(server).map_err(|e| catalog_error(py, &e))?;
-        Ok(resources.into_iter().map(|inner| PyResource { inner }).collect())
+        Ok(resources.into_iter().map(|inner| PyResource { inner, lent: Default::default() }).collect())
     }
 
     /// Answers `ListMcpResourceTemplatesTool`: `arguments` is the model's input (a dict, its JSON

@@ -1,5 +1,9 @@
 //! Discovery: `Limits`, `Request`, `Pager`, `Listing` and its items, and the capability checks.
 
+use std::collections::HashMap;
+
+use mcplens::discovery::Text;
+
 use crate::*;
 
 /// The server's JSON-RPC error code in what the SDK reported (`SdkFailure::rpc_code`): `None`
@@ -114,6 +118,9 @@ impl PyRequest {
 pub(crate) struct PyPager {
     pub(crate) inner: Option<Paging>,
     pub(crate) server: String,
+    /// The pages' own long strings the listing keeps as lent, by the start of their range in the
+    /// listing's text (`Pager::handle_parsed_page_noting`).
+    lent: HashMap<usize, Py<PyString>>,
 }
 
 impl PyPager {
@@ -174,7 +181,11 @@ impl PyPager {
         let now = instant(py, now)?;
         let pager =
             Pager::new(kind, server.clone(), resources_capability, limits, now).map_err(|e| discovery_error(py, &e))?;
-        Ok(PyPager { inner: Some(Paging::One(pager.with_protocol_version(protocol_version))), server })
+        Ok(PyPager {
+            inner: Some(Paging::One(pager.with_protocol_version(protocol_version))),
+            server,
+            lent: HashMap::new(),
+        })
     }
 
     /// The traversal pair of a refresher's `traverse` action (`traversal`, its server) over a
@@ -195,7 +206,7 @@ impl PyPager {
         let limits = limits.map(|l| l.inner).unwrap_or_default();
         let id = catalog::TraversalId(traversal);
         let pair = PairTraversal::new(id, &server, capabilities, limits, protocol_version, instant(py, now)?);
-        Ok(PyPager { inner: Some(Paging::Pair(pair)), server })
+        Ok(PyPager { inner: Some(Paging::Pair(pair)), server, lent: HashMap::new() })
     }
 
     /// The next request to send, or `None` when the traversal is over (call `finish()`).
@@ -230,8 +241,17 @@ impl PyPager {
     #[pyo3(signature = (page, now = None))]
     fn accept_page_parsed(&mut self, py: Python<'_>, page: &Bound<'_, PyAny>, now: Option<f64>) -> PyResult<bool> {
         let now = instant(py, now)?;
-        let kept = convert::values::Kept::new();
-        let read = self.pager(py)?.handle_parsed_page(convert::values::Values::of(page, &kept), now);
+        let kept = convert::values::Kept::default();
+        let mut noted = Vec::new();
+        let read = self.pager(py)?.handle_parsed_page_noting(convert::values::Values::of(page, &kept), now, &mut noted);
+        if read.is_err() {
+            self.lent.clear(); // the traversal failed: its listing is gone
+        }
+        for v in noted {
+            if let Some(s) = kept.lent(v.source) {
+                self.lent.insert(v.range.start, s.unbind());
+            }
+        }
         read.map_err(|e| discovery_error(py, &e))
     }
 
@@ -295,7 +315,7 @@ impl PyPager {
         };
         let Some(Paging::One(pager)) = self.inner.take() else { unreachable!("checked above") };
         let listing = pager.finish().map_err(|e| discovery_error(py, &e))?;
-        PyListing::new(py, listing)
+        PyListing::new(py, listing, &mut std::mem::take(&mut self.lent))
     }
 
     fn __repr__(&self) -> String {
@@ -311,18 +331,71 @@ pub(crate) struct PyListing {
 }
 
 impl PyListing {
-    fn new(py: Python<'_>, inner: Listing) -> PyResult<Self> {
-        let items = inner.items.iter().map(|item| item_object(py, item)).collect::<PyResult<Vec<_>>>()?;
+    /// The listing's items, each handed the pages' own strings of `lent` it kept as lent.
+    fn new(py: Python<'_>, inner: Listing, lent: &mut HashMap<usize, Py<PyString>>) -> PyResult<Self> {
+        let items = inner.items.iter().map(|item| item_object(py, item, lent)).collect::<PyResult<Vec<_>>>()?;
         let items = PyTuple::new(py, items)?.unbind();
         Ok(PyListing { inner, items })
     }
 }
 
-pub(crate) fn item_object<'py>(py: Python<'py>, item: &Item) -> PyResult<Bound<'py, PyAny>> {
+fn item_object<'py>(
+    py: Python<'py>,
+    item: &Item,
+    lent: &mut HashMap<usize, Py<PyString>>,
+) -> PyResult<Bound<'py, PyAny>> {
     Ok(match item {
-        Item::Template(t) => Bound::new(py, PyResourceTemplate { inner: t.clone() })?.into_any(),
-        Item::Resource(r) => Bound::new(py, PyResource { inner: r.clone() })?.into_any(),
+        Item::Template(t) => {
+            let strings = [&t.uri_template, &t.name]
+                .map(Some)
+                .into_iter()
+                .chain([&t.title, &t.description, &t.mime_type].map(Option::as_ref));
+            let lent = Lent::of(py, strings, lent);
+            Bound::new(py, PyResourceTemplate { inner: t.clone(), lent })?.into_any()
+        }
+        Item::Resource(r) => {
+            let strings = [&r.uri, &r.name]
+                .map(Some)
+                .into_iter()
+                .chain([&r.title, &r.description, &r.mime_type].map(Option::as_ref));
+            let lent = Lent::of(py, strings, lent);
+            Bound::new(py, PyResource { inner: r.clone(), lent })?.into_any()
+        }
     })
+}
+
+/// The page's own string objects for an item's strings it kept as lent — its id, name, title,
+/// description and MIME type, each when lent — handed out instead of a copy of each.
+#[derive(Default)]
+pub(crate) struct Lent(Option<Box<[Option<Py<PyString>>; 5]>>);
+
+impl Lent {
+    fn of<'a>(
+        py: Python<'_>,
+        strings: impl Iterator<Item = Option<&'a Text>>,
+        lent: &mut HashMap<usize, Py<PyString>>,
+    ) -> Lent {
+        if lent.is_empty() {
+            return Lent(None);
+        }
+        let mut own: [Option<Py<PyString>>; 5] = Default::default();
+        for (slot, text) in own.iter_mut().zip(strings) {
+            let Some((_, range)) = text.and_then(Text::buffer) else { continue };
+            // The object is the string's only when it reads the same (a range is noted once).
+            *slot = lent
+                .remove(&range.start)
+                .filter(|s| s.bind(py).to_str().is_ok_and(|s| s == text.map_or("", |t| t.as_str())));
+        }
+        Lent(own.iter().any(Option::is_some).then(|| Box::new(own)))
+    }
+
+    /// Field `at`'s string: the page's own object, or a new one of `s`.
+    fn get<'py>(&self, py: Python<'py>, at: usize, s: &str) -> Bound<'py, PyString> {
+        match self.0.as_ref().and_then(|own| own[at].as_ref()) {
+            Some(own) => own.bind(py).clone(),
+            None => PyString::new(py, s),
+        }
+    }
 }
 
 getters! { PyListing, |s| {
@@ -408,23 +481,49 @@ pub(crate) fn annotations(a: &Option<Annotations>) -> Option<PyAnnotations> {
 
 /// A projected, sanitized resource template (`resources/templates/list`).
 #[pyclass(name = "ResourceTemplate", module = "mcplens._core", frozen, eq)]
-#[derive(Clone, PartialEq)]
 pub(crate) struct PyResourceTemplate {
     pub(crate) inner: discovery::ResourceTemplate,
+    pub(crate) lent: Lent,
+}
+
+impl PartialEq for PyResourceTemplate {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner == other.inner
+    }
 }
 
 getters! { PyResourceTemplate, |s| {
-    uri_template: &str = &s.inner.uri_template;
-    name: &str = &s.inner.name;
-    title: Option<&str> = s.inner.title.as_deref();
-    description: Option<&str> = s.inner.description.as_deref();
-    mime_type: Option<&str> = s.inner.mime_type.as_deref();
     annotations: Option<PyAnnotations> = annotations(&s.inner.annotations);
     server: &str = &s.inner.server;
 }}
 
 #[pymethods]
 impl PyResourceTemplate {
+    #[getter]
+    fn uri_template<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        self.lent.get(py, 0, &self.inner.uri_template)
+    }
+
+    #[getter]
+    fn name<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        self.lent.get(py, 1, &self.inner.name)
+    }
+
+    #[getter]
+    fn title<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+        self.inner.title.as_deref().map(|s| self.lent.get(py, 2, s))
+    }
+
+    #[getter]
+    fn description<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+        self.inner.description.as_deref().map(|s| self.lent.get(py, 3, s))
+    }
+
+    #[getter]
+    fn mime_type<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+        self.inner.mime_type.as_deref().map(|s| self.lent.get(py, 4, s))
+    }
+
     /// The item as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -437,17 +536,18 @@ impl PyResourceTemplate {
 
 /// A projected, sanitized concrete resource (`resources/list`).
 #[pyclass(name = "Resource", module = "mcplens._core", frozen, eq)]
-#[derive(Clone, PartialEq)]
 pub(crate) struct PyResource {
     pub(crate) inner: discovery::Resource,
+    pub(crate) lent: Lent,
+}
+
+impl PartialEq for PyResource {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner == other.inner
+    }
 }
 
 getters! { PyResource, |s| {
-    uri: &str = &s.inner.uri;
-    name: &str = &s.inner.name;
-    title: Option<&str> = s.inner.title.as_deref();
-    description: Option<&str> = s.inner.description.as_deref();
-    mime_type: Option<&str> = s.inner.mime_type.as_deref();
     size: Option<u64> = s.inner.size;
     annotations: Option<PyAnnotations> = annotations(&s.inner.annotations);
     server: &str = &s.inner.server;
@@ -455,6 +555,31 @@ getters! { PyResource, |s| {
 
 #[pymethods]
 impl PyResource {
+    #[getter]
+    fn uri<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        self.lent.get(py, 0, &self.inner.uri)
+    }
+
+    #[getter]
+    fn name<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        self.lent.get(py, 1, &self.inner.name)
+    }
+
+    #[getter]
+    fn title<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+        self.inner.title.as_deref().map(|s| self.lent.get(py, 2, s))
+    }
+
+    #[getter]
+    fn description<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+        self.inner.description.as_deref().map(|s| self.lent.get(py, 3, s))
+    }
+
+    #[getter]
+    fn mime_type<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+        self.inner.mime_type.as_deref().map(|s| self.lent.get(py, 4, s))
+    }
+
     /// The item as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)

@@ -279,3 +279,30 @@ def test_a_parsed_page_json_text_cannot_hold_is_declined_with_nothing_applied() 
         assert not pager.is_done
         pager.accept_page(json.dumps({"resourceTemplates": items}), 0)  # the same request, now as text
         assert [t.name for t in pager.finish()] == ["a"]
+
+
+def test_a_listing_hands_out_the_pages_own_long_strings_it_kept_as_sent() -> None:
+    """A long string (1,024 bytes or more) the core kept exactly as the page lent it is the page's own
+    object in the listing, as the SDK's models hold it; a string the rules changed, a short one or
+    one of a page read as text is a string of its own, equal to what the listing kept."""
+    long = "a description long enough to be worth sharing " * 30
+    uri = "file:///{path}/" + "x" * 1100
+    page = {
+        "resourceTemplates": [
+            {"uriTemplate": uri, "name": "n", "description": long, "title": "T\u0007" + "t" * 1100},
+            {"uriTemplate": "bad {", "name": "dropped", "description": long + "!"},
+        ],
+        "nextCursor": "c",
+    }
+    pager = mcplens.Pager("resource_templates", "srv", resources_capability=True, now=0)
+    pager.next_request()
+    assert pager.accept_page_parsed(page, 0) is True
+    pager.next_request()
+    as_text = {"resourceTemplates": [{"uriTemplate": "b://{x}", "name": "b", "description": long + "?"}]}
+    pager.accept_page(json.dumps(as_text), 0)
+    first, second = pager.finish()
+    sent = page["resourceTemplates"][0]
+    assert first.description is sent["description"] and first.uri_template is sent["uriTemplate"]
+    assert first.name == "n"  # short: a string of its own
+    assert first.title != sent["title"] and first.title.startswith("T")  # sanitized: a string of its own
+    assert second.description == long + "?"

@@ -10,7 +10,12 @@
 //! Every string is lent to the core for the whole read (`visit_borrowed_str`: a key or a value is
 //! never copied into a `String` of its own): the objects a dict or list hands out are kept in an
 //! [`Arena`] the caller owns until the page is read, so the UTF-8 their strings lend lives as long.
+//! A long string (at least [`LONG`] bytes) is also found by the address of its UTF-8 ([`Kept::lent`]):
+//! the core notes the strings it keeps as lent by that address, and the listing hands out the
+//! page's own object for them instead of a copy, as the SDK's models do.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fmt;
 
 use pyo3::prelude::*;
@@ -40,8 +45,25 @@ impl de::Error for NotJson {
 /// past 128), and declining early is safe (the page's text then decides).
 const MAX_DEPTH: u32 = 120;
 
-/// The objects a page's containers handed out while it is read (see the module docs).
-pub type Kept<'py> = Arena<Bound<'py, PyAny>>;
+/// A string this long or longer is found again by its address: a shorter one costs less to copy
+/// than its bookkeeping (`make bench-python`: with 64 the 200-character descriptions of its S
+/// workload read slower than as text).
+const LONG: usize = 1024;
+
+/// The objects a page's containers handed out while it is read, and its long strings by the
+/// address of their UTF-8 (see the module docs).
+#[derive(Default)]
+pub struct Kept<'py> {
+    arena: Arena<Bound<'py, PyAny>>,
+    long: RefCell<HashMap<usize, Bound<'py, PyString>>>,
+}
+
+impl<'py> Kept<'py> {
+    /// The page's long string whose UTF-8 the core read at `address`.
+    pub fn lent(&self, address: usize) -> Option<Bound<'py, PyString>> {
+        self.long.borrow().get(&address).cloned()
+    }
+}
 
 /// One parsed value, `depth` containers deep; what it holds is kept in `kept` (`'de` long).
 pub struct Values<'de, 'py> {
@@ -66,7 +88,11 @@ impl<'de> Deserializer<'de> for Values<'de, '_> {
             return Err(NotJson);
         }
         if let Ok(s) = o.cast::<PyString>() {
-            visitor.visit_borrowed_str(s.to_str().map_err(|_| NotJson)?)
+            let text = s.to_str().map_err(|_| NotJson)?;
+            if text.len() >= LONG {
+                kept.long.borrow_mut().insert(text.as_ptr() as usize, s.clone());
+            }
+            visitor.visit_borrowed_str(text)
         } else if let Ok(d) = o.cast::<PyDict>() {
             visitor.visit_map(Map { entries: d.iter(), value: None, kept, depth })
         } else if let Ok(l) = o.cast::<PyList>() {
@@ -114,12 +140,12 @@ impl<'de> MapAccess<'de> for Map<'de, '_> {
             return Err(NotJson);
         }
         self.value = Some(value);
-        let key = self.kept.alloc(key);
+        let key = self.kept.arena.alloc(key);
         seed.deserialize(Values { value: key, kept: self.kept, depth: self.depth }).map(Some)
     }
 
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, NotJson> {
-        let value = self.kept.alloc(self.value.take().ok_or(NotJson)?);
+        let value = self.kept.arena.alloc(self.value.take().ok_or(NotJson)?);
         seed.deserialize(Values { value, kept: self.kept, depth: self.depth })
     }
 }
@@ -138,7 +164,7 @@ impl<'de> SeqAccess<'de> for Seq<'_, 'de, '_> {
         if self.at >= self.list.len() {
             return Ok(None);
         }
-        let item = self.kept.alloc(self.list.get_item(self.at).map_err(|_| NotJson)?);
+        let item = self.kept.arena.alloc(self.list.get_item(self.at).map_err(|_| NotJson)?);
         self.at += 1;
         seed.deserialize(Values { value: item, kept: self.kept, depth: self.depth }).map(Some)
     }

@@ -21,7 +21,9 @@
 use std::time::Duration;
 
 use super::{Disposition, Refresher, TraversalError, TraversalId};
-use crate::discovery::{initialized, Diagnostics, DiscoveryError, ListKind, Listing, Outcome, Pager, Request, Support};
+use crate::discovery::{
+    initialized, Diagnostics, DiscoveryError, ListKind, Listing, Outcome, Pager, Request, Support, Verbatim,
+};
 
 /// Both listings of one server over one connection. See the [module docs](self).
 #[derive(Debug)]
@@ -272,6 +274,19 @@ impl Paging {
     ) -> Result<bool, DiscoveryError> {
         match self {
             Paging::One(p) => p.handle_parsed_page(page, now),
+            Paging::Pair(p) => p.handle_parsed_page(page, now),
+        }
+    }
+
+    /// [`Pager::handle_parsed_page_noting`]; a pair notes nothing.
+    pub fn handle_parsed_page_noting<'de, D: serde::Deserializer<'de>>(
+        &mut self,
+        page: D,
+        now: Duration,
+        noted: &mut Vec<Verbatim>,
+    ) -> Result<bool, DiscoveryError> {
+        match self {
+            Paging::One(p) => p.handle_parsed_page_noting(page, now, noted),
             Paging::Pair(p) => p.handle_parsed_page(page, now),
         }
     }

@@ -646,6 +646,19 @@ enum State {
     Failed(DiscoveryError),
 }
 
+/// A string of a parsed page that the listing keeps exactly as the host lent it
+/// ([`Pager::handle_parsed_page_noting`]): its range in the listing's text (what [`Text::buffer`]
+/// gives for that string once the listing is finished) and the address of the host's UTF-8 it was
+/// read from — meaningful only while the host's page lives, for the host to find its own string
+/// object by (Python then hands that object out instead of a copy).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verbatim {
+    /// The string's range in the listing's text.
+    pub range: std::ops::Range<usize>,
+    /// The address of the host's UTF-8 the string was read from.
+    pub source: usize,
+}
+
 /// The sans-IO traversal of one list of one server. See the [module docs](self) for the loop.
 #[derive(Debug)]
 pub struct Pager {
@@ -770,6 +783,27 @@ impl Pager {
         page: D,
         now: Duration,
     ) -> Result<bool, DiscoveryError> {
+        self.parsed_page(page, now, None)
+    }
+
+    /// [`Pager::handle_parsed_page`], noting in `noted` every string the listing keeps exactly as
+    /// `page` lent it (`visit_borrowed_str`): its range in the listing's text and the address of
+    /// the host's UTF-8 ([`Verbatim`]). Noted only for a page that was applied.
+    pub fn handle_parsed_page_noting<'de, D: serde::Deserializer<'de>>(
+        &mut self,
+        page: D,
+        now: Duration,
+        noted: &mut Vec<Verbatim>,
+    ) -> Result<bool, DiscoveryError> {
+        self.parsed_page(page, now, Some(noted))
+    }
+
+    fn parsed_page<'de, D: serde::Deserializer<'de>>(
+        &mut self,
+        page: D,
+        now: Duration,
+        noted: Option<&mut Vec<Verbatim>>,
+    ) -> Result<bool, DiscoveryError> {
         self.expect_answer()?;
         if let Err(e) = self.check_deadline(now) {
             return self.settle(Err(e)).map(|()| true);
@@ -781,7 +815,11 @@ impl Pager {
         // instead of growing, and being copied, as the strings come.
         let capacity = self.limits.max_bytes.min(PARSED_RESERVE);
         self.text.reserve(capacity.saturating_sub(self.text.len()));
-        let (parsed, before, room, tally) = self.project(|sink| page::parse_from(page, sink));
+        let noting = noted.is_some();
+        let ((parsed, kept), before, room, tally) = self.project(|sink| {
+            sink.verbatim = noting.then(Vec::new);
+            (page::parse_from(page, sink), sink.verbatim.take())
+        });
         let result = match parsed {
             Err(None) => {
                 // Nothing applied: the host hands the text instead.
@@ -792,7 +830,12 @@ impl Pager {
             Err(Some(why)) => Err(self.malformed(why)),
             Ok(raw) => self.apply_page(raw, tally, before, room, false),
         };
-        self.settle(result).map(|()| true)
+        let applied = result.is_ok();
+        self.settle(result)?;
+        if let (true, Some(noted), Some(kept)) = (applied, noted, kept) {
+            noted.extend(kept);
+        }
+        Ok(true)
     }
 
     fn check_deadline(&self, now: Duration) -> Result<(), DiscoveryError> {

@@ -509,6 +509,9 @@ pub(crate) struct Sink<'p> {
     problem: Option<&'static str>,
     /// The last kept `priority` (its bits) and its JSON length: pages tend to repeat one value.
     priority_len: Option<(u64, usize)>,
+    /// Kept strings that are a host's own, unchanged, when the pager notes them
+    /// ([`super::Pager::handle_parsed_page_noting`]).
+    pub(crate) verbatim: Option<Vec<super::Verbatim>>,
     /// A borrowed string is a slice of the page's JSON text (false: of a host's parsed values,
     /// which may hold what JSON escapes).
     text_slices: bool,
@@ -545,6 +548,7 @@ impl<'p> Sink<'p> {
             counts: Counts::default(),
             problem: None,
             priority_len: None,
+            verbatim: None,
             text_slices: true,
         }
     }
@@ -619,7 +623,9 @@ impl<'p> Sink<'p> {
         }
         len.field("server", self.server_len);
         let annotations = annotations.map(|(a, _)| a);
-        let id = self.keep(id);
+        let kept = self.keep(id);
+        self.note(id, &kept);
+        let id = kept;
         let server = Text::pending(0..self.server.len());
         let item = match self.kind {
             ListKind::ResourceTemplates => Item::Template(ResourceTemplate {
@@ -638,6 +644,14 @@ impl<'p> Sink<'p> {
         debug_assert_eq!(len.total(), item.json_len_on(Some(self.text)), "byte count without serializing");
         self.bytes += len.total();
         self.items.push(item);
+    }
+
+    /// Notes `kept` when it is `s`, a string the host lent, unchanged (see `verbatim`).
+    #[allow(clippy::ptr_arg)] // which variant the `Cow` is, is the point
+    fn note(&mut self, s: &Cow<'_, str>, kept: &Text) {
+        if let (Some(noted), Cow::Borrowed(b)) = (&mut self.verbatim, s) {
+            noted.push(super::Verbatim { range: kept.range(), source: b.as_ptr() as usize });
+        }
     }
 
     /// Appends `s` to the listing's text: its pending range there.
@@ -665,7 +679,9 @@ impl<'p> Sink<'p> {
         match changed {
             None => {
                 len.field(key, self.raw_len(s));
-                self.keep(s)
+                let kept = self.keep(s);
+                self.note(s, &kept);
+                kept
             }
             Some(o) => {
                 self.counts.sanitized_strings += 1;

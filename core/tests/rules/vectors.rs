@@ -8,7 +8,7 @@ use std::time::Duration;
 use mcplens::catalog::{
     Action, Epoch, Liveness, PairTraversal, RefreshConfig, Refresher, TraversalError, TraversalId, Want,
 };
-use mcplens::discovery::{has_resources_capability, DiscoveryError, Limits, ListKind, Listing, Outcome, Pager};
+use mcplens::discovery::{has_resources_capability, DiscoveryError, Item, Limits, ListKind, Listing, Outcome, Pager};
 use mcplens::tool;
 use serde_json::{json, Value};
 
@@ -370,6 +370,43 @@ fn a_declined_parsed_page_applies_nothing() {
     let got = serde_json::to_value(&listing.items).unwrap();
     assert_eq!(got, json!([{"uriTemplate": "c://{x}", "name": "c", "description": "as text", "server": "srv"}]));
     assert_eq!(listing.diagnostics.items, 1);
+}
+
+/// A parsed page's strings that the listing keeps exactly as lent are noted with the host's
+/// address (`handle_parsed_page_noting`): not a sanitized one, a normalized one or a dropped item's,
+/// and nothing for a page that failed; each noted range is its item's string in the listing.
+#[test]
+fn a_parsed_page_notes_the_strings_kept_as_lent() {
+    let page = json!({"resourceTemplates": [
+        {"uriTemplate": "a://{x}", "name": "a", "title": "T\u{7}", "description": "kept as lent",
+         "annotations": {"lastModified": "2025-01-01T00:00:00Z"}},
+        {"uriTemplate": "bad {", "name": "dropped", "description": "never kept"},
+    ], "nextCursor": "c"});
+    let mut p = Pager::new(ListKind::ResourceTemplates, "srv", true, Limits::default(), Duration::ZERO).unwrap();
+    let mut noted = Vec::new();
+    p.poll_request().unwrap();
+    assert_eq!(p.handle_parsed_page_noting(&page, Duration::ZERO, &mut noted), Ok(true));
+    let lent = |pointer: &str| page.pointer(pointer).and_then(Value::as_str).unwrap().as_ptr() as usize;
+    let sources: Vec<usize> = noted.iter().map(|v| v.source).collect();
+    let first = "/resourceTemplates/0";
+    let want: Vec<usize> =
+        ["name", "description", "uriTemplate"].iter().map(|k| lent(&format!("{first}/{k}"))).collect();
+    assert_eq!(sources, want, "the name, the description and the id, in the order kept");
+    // A page that fails (its item has no name) notes nothing.
+    p.poll_request().unwrap();
+    let failing = json!({"resourceTemplates": [{"uriTemplate": "b://{x}", "description": "lost"}]});
+    let mut after_failure = noted.clone();
+    assert!(p.handle_parsed_page_noting(&failing, Duration::ZERO, &mut after_failure).is_err());
+    assert_eq!(after_failure, noted);
+    // Noted ranges are the listing's strings (a pager that finishes).
+    let mut p = Pager::new(ListKind::ResourceTemplates, "srv", true, Limits::default(), Duration::ZERO).unwrap();
+    let (mut noted, last) = (Vec::new(), json!({"resourceTemplates": page["resourceTemplates"]}));
+    p.poll_request().unwrap();
+    assert_eq!(p.handle_parsed_page_noting(&last, Duration::ZERO, &mut noted), Ok(true));
+    let listing = p.finish().unwrap();
+    let Item::Template(t) = &listing.items[0] else { panic!("a template") };
+    let ranges = [&t.name, t.description.as_ref().unwrap(), &t.uri_template].map(|s| s.buffer().unwrap().1);
+    assert_eq!(noted.iter().map(|v| v.range.clone()).collect::<Vec<_>>(), ranges);
 }
 
 /// The catalog format drives the refresh machine, which owns the catalog. `refresh` completes the
