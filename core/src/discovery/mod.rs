@@ -43,7 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub use item::{Annotations, Diagnostics, Item, ListKind, Resource, ResourceTemplate, Role, Roles};
 pub use page::is_rfc3339_date_time;
-pub use text::Text;
+pub use text::{Text, Verbatim};
 
 /// Bounds on one traversal. Every bound fails the whole traversal when crossed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -644,19 +644,6 @@ enum State {
     Awaiting,
     Done,
     Failed(DiscoveryError),
-}
-
-/// A string of a parsed page that the listing keeps exactly as the host lent it
-/// ([`Pager::handle_parsed_page_noting`]): its range in the listing's text (what [`Text::buffer`]
-/// gives for that string once the listing is finished) and the address of the host's UTF-8 it was
-/// read from — meaningful only while the host's page lives, for the host to find its own string
-/// object by (Python then hands that object out instead of a copy).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verbatim {
-    /// The string's range in the listing's text.
-    pub range: std::ops::Range<usize>,
-    /// The address of the host's UTF-8 the string was read from.
-    pub source: usize,
 }
 
 /// The sans-IO traversal of one list of one server. See the [module docs](self) for the loop.

@@ -24,7 +24,7 @@ use std::fmt;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::item::{self, Annotations, Diagnostics, Item, ListKind, Resource, ResourceTemplate, Role, Roles};
-use super::text::Text;
+use super::text::{Text, Verbatim};
 use crate::sanitize;
 
 /// A field as the rules see it.
@@ -511,7 +511,7 @@ pub(crate) struct Sink<'p> {
     priority_len: Option<(u64, usize)>,
     /// Kept strings that are a host's own, unchanged, when the pager notes them
     /// ([`super::Pager::handle_parsed_page_noting`]).
-    pub(crate) verbatim: Option<Vec<super::Verbatim>>,
+    pub(crate) verbatim: Option<Vec<Verbatim>>,
     /// A borrowed string is a slice of the page's JSON text (false: of a host's parsed values,
     /// which may hold what JSON escapes).
     text_slices: bool,
@@ -650,7 +650,7 @@ impl<'p> Sink<'p> {
     #[allow(clippy::ptr_arg)] // which variant the `Cow` is, is the point
     fn note(&mut self, s: &Cow<'_, str>, kept: &Text) {
         if let (Some(noted), Cow::Borrowed(b)) = (&mut self.verbatim, s) {
-            noted.push(super::Verbatim { range: kept.range(), source: b.as_ptr() as usize });
+            noted.push(Verbatim { range: kept.range(), source: b.as_ptr() as usize });
         }
     }
 

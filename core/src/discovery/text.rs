@@ -73,6 +73,19 @@ impl Text {
     }
 }
 
+/// A string of a parsed page that the listing keeps exactly as the host lent it
+/// ([`Pager::handle_parsed_page_noting`](super::Pager::handle_parsed_page_noting)): its range in the listing's text (what [`Text::buffer`]
+/// gives for that string once the listing is finished) and the address of the host's UTF-8 it was
+/// read from — meaningful only while the host's page lives, for the host to find its own string
+/// object by (Python then hands that object out instead of a copy).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verbatim {
+    /// The string's range in the listing's text.
+    pub range: std::ops::Range<usize>,
+    /// The address of the host's UTF-8 the string was read from.
+    pub source: usize,
+}
+
 impl Deref for Text {
     type Target = str;
     fn deref(&self) -> &str {
