@@ -302,7 +302,9 @@ def test_a_listing_hands_out_the_pages_own_long_strings_it_kept_as_sent() -> Non
     pager.accept_page(json.dumps(as_text), 0)
     first, second = pager.finish()
     sent = page["resourceTemplates"][0]
-    assert first.description is sent["description"] and first.uri_template is sent["uriTemplate"]
+    assert first.description is sent["description"]
+    assert first.uri_template is sent["uriTemplate"]
     assert first.name == "n"  # short: a string of its own
-    assert first.title != sent["title"] and first.title.startswith("T")  # sanitized: a string of its own
+    assert first.title != sent["title"]  # sanitized: a string of its own
+    assert first.title.startswith("T")
     assert second.description == long + "?"
