@@ -446,6 +446,40 @@ impl PyListing {
     }
 }
 
+/// An item's string getters: each hands out the page's own object when the item kept it as lent
+/// ([`Lent`]), else a new string. `$id` is the item's identifier (`uri_template` or `uri`).
+macro_rules! lent_getters {
+    ($class:ty, $id:ident) => {
+        #[pymethods]
+        impl $class {
+            #[getter]
+            fn $id<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+                self.lent.get(py, 0, &self.inner.$id)
+            }
+
+            #[getter]
+            fn name<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+                self.lent.get(py, 1, &self.inner.name)
+            }
+
+            #[getter]
+            fn title<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+                self.inner.title.as_deref().map(|s| self.lent.get(py, 2, s))
+            }
+
+            #[getter]
+            fn description<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+                self.inner.description.as_deref().map(|s| self.lent.get(py, 3, s))
+            }
+
+            #[getter]
+            fn mime_type<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
+                self.inner.mime_type.as_deref().map(|s| self.lent.get(py, 4, s))
+            }
+        }
+    };
+}
+
 /// The kept annotations of an item.
 #[pyclass(name = "Annotations", module = "mcplens._core", frozen, eq)]
 #[derive(Clone, PartialEq)]
@@ -497,33 +531,10 @@ getters! { PyResourceTemplate, |s| {
     server: &str = &s.inner.server;
 }}
 
+lent_getters!(PyResourceTemplate, uri_template);
+
 #[pymethods]
 impl PyResourceTemplate {
-    #[getter]
-    fn uri_template<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
-        self.lent.get(py, 0, &self.inner.uri_template)
-    }
-
-    #[getter]
-    fn name<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
-        self.lent.get(py, 1, &self.inner.name)
-    }
-
-    #[getter]
-    fn title<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
-        self.inner.title.as_deref().map(|s| self.lent.get(py, 2, s))
-    }
-
-    #[getter]
-    fn description<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
-        self.inner.description.as_deref().map(|s| self.lent.get(py, 3, s))
-    }
-
-    #[getter]
-    fn mime_type<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
-        self.inner.mime_type.as_deref().map(|s| self.lent.get(py, 4, s))
-    }
-
     /// The item as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
@@ -553,33 +564,10 @@ getters! { PyResource, |s| {
     server: &str = &s.inner.server;
 }}
 
+lent_getters!(PyResource, uri);
+
 #[pymethods]
 impl PyResource {
-    #[getter]
-    fn uri<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
-        self.lent.get(py, 0, &self.inner.uri)
-    }
-
-    #[getter]
-    fn name<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
-        self.lent.get(py, 1, &self.inner.name)
-    }
-
-    #[getter]
-    fn title<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
-        self.inner.title.as_deref().map(|s| self.lent.get(py, 2, s))
-    }
-
-    #[getter]
-    fn description<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
-        self.inner.description.as_deref().map(|s| self.lent.get(py, 3, s))
-    }
-
-    #[getter]
-    fn mime_type<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyString>> {
-        self.inner.mime_type.as_deref().map(|s| self.lent.get(py, 4, s))
-    }
-
     /// The item as a dict with wire (camelCase) keys.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         pythonize(py, &self.inner)
