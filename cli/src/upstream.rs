@@ -189,11 +189,16 @@ impl HttpUpstream {
     }
 
     /// Ends the session: what the host sent before its end leaves first (a cancellation sent just
-    /// before the host closed our stdin still reaches the server, within [`DRAIN_TIMEOUT`]), then
-    /// the session is DELETEd (best effort).
+    /// before the host closed our stdin still reaches the server, within [`DRAIN_TIMEOUT`]; past it
+    /// the rest is left and said on stderr), then the session is DELETEd (best effort).
     pub async fn close(self) {
         drop(self.out);
-        let _ = tokio::time::timeout(DRAIN_TIMEOUT, self.dispatcher).await;
+        if tokio::time::timeout(DRAIN_TIMEOUT, self.dispatcher).await.is_err() {
+            eprintln!(
+                "mcplens proxy: the server did not take what the host sent last within {} s: the session ends without the rest",
+                DRAIN_TIMEOUT.as_secs()
+            );
+        }
         let Some(id) = lock(&self.link.session).id.clone() else { return };
         let mut headers = self.link.request_headers();
         headers.insert(HEADER_SESSION_ID, id);

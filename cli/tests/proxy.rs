@@ -837,16 +837,17 @@ fn a_cancellation_never_overtakes_its_request_over_url() {
     }
 }
 
-/// A host that sends a cancellation and closes our stdin at once (it is done) has it delivered:
-/// the proxy's end waits for what the host sent before it to be accepted, then DELETEs the
-/// session — here with a server slow to accept notifications, which the proxy used to leave behind.
-#[test]
-fn the_hosts_last_messages_reach_the_server_before_the_session_ends_over_url() {
-    use std::sync::{Arc, Mutex};
+/// What a [`slow_to_accept`] server took in, in the order it finished reading each: (HTTP method,
+/// message).
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Value)>>>;
+
+/// A streamable-HTTP server that answers `initialize`, never answers a call, and accepts a
+/// cancellation only after `accept_after`: its URL and what it took in.
+fn slow_to_accept(accept_after: Duration) -> (String, Seen) {
+    use std::sync::Arc;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
-    // What the server took in, in the order it finished reading each: (HTTP method, message).
-    let seen: Arc<Mutex<Vec<(String, Value)>>> = Arc::default();
+    let seen: Seen = Arc::default();
     let record = seen.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming() {
@@ -876,7 +877,7 @@ fn the_hosts_last_messages_reach_the_server_before_the_session_ends_over_url() {
                     }
                     (Some(method), None) => {
                         if method == "notifications/cancelled" {
-                            std::thread::sleep(Duration::from_millis(300));
+                            std::thread::sleep(accept_after);
                         }
                         "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_owned()
                     }
@@ -887,13 +888,19 @@ fn the_hosts_last_messages_reach_the_server_before_the_session_ends_over_url() {
             });
         }
     });
+    (url, seen)
+}
+
+/// A host that sends a cancellation and closes our stdin at once (it is done) has it delivered:
+/// the proxy's end waits for what the host sent before it to be accepted, then DELETEs the
+/// session — here with a server slow to accept notifications, which the proxy used to leave behind.
+#[test]
+fn the_hosts_last_messages_reach_the_server_before_the_session_ends_over_url() {
+    let (url, seen) = slow_to_accept(Duration::from_millis(300));
     let dir = temp_dir("last-messages");
     let mut host = Peer::spawn(mcplens_bin(), &["proxy", "--no-tracking", "--no-tools", "--url", &url], &dir);
     host.handshake();
-    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow", "arguments": {}}});
-    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": 7, "reason": "the host is leaving"}});
-    host.send(&format!("{call}\n{cancel}"));
+    host.send(&call_and_cancel(7));
     assert_eq!(host.close(), 0);
     let seen = seen.lock().unwrap().clone();
     let at = |wanted: &dyn Fn(&(String, Value)) -> bool| seen.iter().position(wanted);
@@ -901,4 +908,29 @@ fn the_hosts_last_messages_reach_the_server_before_the_session_ends_over_url() {
         .unwrap_or_else(|| panic!("the cancellation never reached the server: {seen:?}"));
     let delete = at(&|(verb, _)| verb == "DELETE").unwrap_or_else(|| panic!("no DELETE: {seen:?}"));
     assert!(cancellation < delete, "the session ended before the cancellation was accepted: {seen:?}");
+}
+
+/// A server that does not accept what the host sent last within the proxy's 2 s does not hold its
+/// end: the session is DELETEd and the proxy says on stderr that it ended without the rest.
+#[test]
+fn a_server_that_never_accepts_the_last_messages_is_said_on_stderr_over_url() {
+    let (url, seen) = slow_to_accept(Duration::from_secs(30));
+    let dir = temp_dir("never-accepted");
+    let stderr = std::fs::File::create(dir.join("stderr")).unwrap();
+    let args = ["proxy", "--no-tracking", "--no-tools", "--url", &url];
+    let mut host = Peer::spawn_with(mcplens_bin(), &args, &dir, Stdio::from(stderr));
+    host.handshake();
+    host.send(&call_and_cancel(8));
+    assert_eq!(host.close(), 0);
+    let said = std::fs::read_to_string(dir.join("stderr")).unwrap();
+    assert!(said.contains("the session ends without the rest"), "{said}");
+    assert!(seen.lock().unwrap().iter().any(|(verb, _)| verb == "DELETE"), "the session is DELETEd");
+}
+
+/// A call to `slow` with id `id`, then its cancellation, in one write.
+fn call_and_cancel(id: i64) -> String {
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "slow", "arguments": {}}});
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": id, "reason": "the host is leaving"}});
+    format!("{call}\n{cancel}")
 }
