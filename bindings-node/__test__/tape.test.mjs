@@ -41,6 +41,9 @@ const TAKEN = {
   'strings past the scratch buffer, long and short, ASCII or not': page(
     Array.from({ length: 300 }, (_, i) => item({ name: `n${i}é`, title: 'ü'.repeat(i), description: 'd'.repeat(40 * i) + '中😀' })),
   ),
+  'short strings past one batch, long ones between them, ASCII or not': page(
+    Array.from({ length: 2_000 }, (_, i) => item({ title: 'é😀'.repeat(i % 50), description: 'x'.repeat(i % 700) })),
+  ),
   'a toJSON that is not a function is a key like any': page([item({ toJSON: 5 })]),
   'a page with nextCursor, an empty string and non-ASCII text': page([item({ title: 'é中😀', description: '' })], { nextCursor: null }),
   'a page that breaks a rule fails as its text does': page([item({ name: 5 })]),
@@ -74,6 +77,7 @@ const DECLINED = {
   'a U+FFFD (as a lone surrogate reaches the addon)': page([item({ title: 'a\uFFFDb' })]),
   'a lone surrogate (the text carries its escape)': page([item({ name: 'a\uD800b' })]),
   'a lone low surrogate in a key': page([item({ ['k\uDC00']: 1 })]),
+  'two lone surrogates in neighbouring strings (joined, a pair)': page([item({ name: 'x\uD83D', ['\uDE00k']: 1 })]),
   'a toJSON method': page([item({ toJSON: () => ({}) })]),
   'a Date (its toJSON)': page([item({ annotations: { lastModified: new Date(0) } })]),
   "a class's instance": page([new Item()]),
@@ -145,29 +149,37 @@ test('a tape that is not one value is declined by the addon, nothing applied', a
   const { createRequire } = await import('node:module');
   const native = createRequire(import.meta.url)('../native.js');
   const bytes = new TextEncoder().encode('resourceTemplatesuriTemplatemem://x/{id}namex');
-  const good = [6, 1, 17, 5, 1, 6, 2, 28, 4, 40, 44, 4, 45];
+  // The strings hold 45 UTF-16 units.
+  const head = [45];
+  const good = [...head, 6, 1, 17, 5, 1, 6, 2, 28, 4, 40, 44, 4, 45];
   const bad = {
-    'an unknown entry': [9],
-    'a count past the tape': [6, 1, 17, 5, 50, 6, 2, 28, 4, 40, 44, 4, 45],
-    'a negative count': [5, -1],
-    'a fractional count': [5, 0.5],
-    'a string past the bytes': [4, 400],
-    'a string ending before it starts': [6, 1, 17, 4, 3],
-    'a string ending inside a character': [4, 1],
-    'a string end that is not an integer': [4, 2.5],
-    'an entry missing': [6, 1],
-    'a number missing': [3],
-    'a non-finite number': [3, Infinity],
-    'nesting past the bound (under a key the rules skip)': [6, 2, 17, 5, 0, 28, ...Array(130).fill([5, 1]).flat(), 0],
+    'no head': [],
+    'an unknown entry': [...head, 9],
+    'a count past the tape': [...head, 6, 1, 17, 5, 50, 6, 2, 28, 4, 40, 44, 4, 45],
+    'a negative count': [...head, 5, -1],
+    'a fractional count': [...head, 5, 0.5],
+    'a string past the bytes': [...head, 4, 400],
+    'a string ending before it starts': [...head, 6, 1, 17, 4, 3],
+    'a string end that is not an integer': [...head, 4, 2.5],
+    'an entry missing': [...head, 6, 1],
+    'a number missing': [...head, 3],
+    'a non-finite number': [...head, 3, Infinity],
+    'nesting past the bound (under a key the rules skip)': [...head, 6, 2, 17, 5, 0, 28, ...Array(130).fill([5, 1]).flat(), 0],
+  };
+  // Strings of their own bytes: [the bytes, the tape].
+  const inside = {
+    'a string ending inside a character (two lone surrogates joined)': ['😀', [2, 4, 1]],
+    'a string ending inside a character, said to be ASCII': ['é', [2, 4, 1]],
   };
   const fresh = () => {
     const p = new native.Pager('resource_templates', 'srv', true, undefined, 0, undefined);
     p.nextRequest();
     return p;
   };
-  for (const [name, tape] of Object.entries(bad)) {
+  const cases = [...Object.entries(bad).map(([name, tape]) => [name, bytes, tape])];
+  for (const [name, [text, tape]] of Object.entries(inside)) cases.push([name, new TextEncoder().encode(text), tape]);
+  for (const [name, text, tape] of cases) {
     const p = fresh();
-    const text = name === 'a string ending inside a character' ? new TextEncoder().encode('é') : bytes;
     assert.equal(p.acceptPageTape(text, new Float64Array(tape), 1), false, name);
     p.acceptPage('{"resourceTemplates":[]}', 1);
     assert.deepEqual(JSON.parse(p.finish().toJson()).items, [], name);

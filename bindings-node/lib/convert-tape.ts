@@ -9,28 +9,45 @@
 const SCRATCH = 1 << 16;
 /** Past this many bytes a grown buffer is let go once its page is read. */
 const KEEP = 1 << 22;
+/**
+ * Strings shorter than this (keys, names, URIs, most descriptions) are joined and encoded a batch
+ * at a time, one call into the encoder for many strings; a longer one is encoded on its own.
+ */
+const LONG = 512;
 const encoder = new TextEncoder();
 let bytes = new Uint8Array(SCRATCH);
 let tape = new Float64Array(SCRATCH >> 3);
+/** The strings not encoded yet, joined in order. */
+let joined = '';
+/** Bytes written, the UTF-16 units of every string so far, entries written. */
 let b = 0;
+let units = 0;
 let n = 0;
 /** As in the core: nesting past this is declined (the page's text then decides). */
 const MAX_DEPTH = 120;
+/** An object with no keys, to learn whether `for...in` would walk inherited ones. */
+const EMPTY = {};
 
 /**
  * What `use` returns for `value`'s tape — exactly what `JSON.stringify(value)` writes, read before
  * the buffers are reused — or `undefined`, `use` not called, when `value` holds what the text
  * carries otherwise (a `toJSON` method, an object or array that is not plain, a BigInt, nesting
- * past the bound, a getter that throws). A lone surrogate is written as U+FFFD and an integer past
- * 2^53 as it is: the addon declines both.
+ * past the bound, a getter that throws). A lone surrogate is written as U+FFFD (or joined with its
+ * neighbour's) and an integer past 2^53 as it is: the addon declines each.
  */
 export function withTape<R>(value: unknown, use: (t: { bytes: Uint8Array; tape: Float64Array }) => R): R | undefined {
-  b = 0;
-  n = 0;
+  // An enumerable key on Object.prototype: `for...in` would walk it (the text does not).
+  for (const _ in EMPTY) return undefined;
+  b = units = 0;
+  n = 1;
   try {
     if (!write(value === undefined || typeof value === 'function' ? null : value, 0)) return undefined;
+    encode('');
+    tape[0] = units;
   } catch {
     return undefined;
+  } finally {
+    joined = '';
   }
   try {
     return use({ bytes: bytes.subarray(0, b), tape: tape.subarray(0, n) });
@@ -48,21 +65,20 @@ function grown<T extends Uint8Array | Float64Array>(a: T, used: number, more: nu
   return g;
 }
 
-/** Writes `s`'s UTF-8 after the previous string's; returns its end. */
-function str(s: string): number {
-  const len = s.length;
-  bytes = grown(bytes, b, len * 3);
-  if (len < 32) {
-    // A short ASCII string by hand: cheaper than a call into the encoder.
-    let i = 0;
-    for (; i < len; i++) {
-      const c = s.charCodeAt(i);
-      if (c > 0x7f) break;
-      bytes[b + i] = c;
-    }
-    if (i === len) return (b += len);
+/** Encodes the joined strings, then `s`, after the bytes written. */
+function encode(s: string): void {
+  for (const t of [joined, s]) {
+    bytes = grown(bytes, b, t.length * 3);
+    b += encoder.encodeInto(t, bytes.subarray(b)).written;
   }
-  return (b += encoder.encodeInto(s, bytes.subarray(b)).written);
+  joined = '';
+}
+
+/** Adds `s` after the strings so far; writes its end, in UTF-16 units. */
+function str(s: string): void {
+  if (s.length < LONG && joined.length < 1 << 16) joined += s;
+  else encode(s);
+  tape[n++] = units += s.length;
 }
 
 /** Skipped as a key's value, `null` as an element (as `JSON.stringify` does). */
@@ -72,7 +88,7 @@ function write(v: unknown, depth: number): boolean {
   tape = grown(tape, n, 2);
   if (typeof v === 'string') {
     tape[n++] = 4;
-    tape[n++] = str(v);
+    str(v);
   } else if (typeof v === 'number') {
     // A non-finite number is null, as in the text.
     tape[n++] = Number.isFinite(v) ? 3 : 0;
@@ -91,16 +107,18 @@ function write(v: unknown, depth: number): boolean {
     if (proto !== Object.prototype && proto !== null) return false;
     tape[n++] = 6;
     const count = n++;
-    let entries = 0;
-    for (const key of Object.keys(v)) {
+    let kept = 0;
+    // Own enumerable string keys in their order (none inherited: checked above); `for...in` reads
+    // each value through V8's enum cache, where `Object.keys` and `v[key]` look each one up.
+    for (const key in v) {
       const x: unknown = (v as Record<string, unknown>)[key];
       if (absent(x)) continue;
       tape = grown(tape, n, 1);
-      tape[n++] = str(key);
-      entries++;
+      str(key);
+      kept++;
       if (!write(x, depth + 1)) return false;
     }
-    tape[count] = entries;
+    tape[count] = kept;
   }
   return true;
 }

@@ -344,23 +344,11 @@ fn item_object<'py>(
     item: &Item,
     lent: &mut HashMap<usize, Py<PyString>>,
 ) -> PyResult<Bound<'py, PyAny>> {
+    // The id, name, title, description and MIME type (`Lent`'s slots).
+    let lent = Lent::of(py, item.texts().into_iter().take(5), lent);
     Ok(match item {
-        Item::Template(t) => {
-            let strings = [&t.uri_template, &t.name]
-                .map(Some)
-                .into_iter()
-                .chain([&t.title, &t.description, &t.mime_type].map(Option::as_ref));
-            let lent = Lent::of(py, strings, lent);
-            Bound::new(py, PyResourceTemplate { inner: t.clone(), lent })?.into_any()
-        }
-        Item::Resource(r) => {
-            let strings = [&r.uri, &r.name]
-                .map(Some)
-                .into_iter()
-                .chain([&r.title, &r.description, &r.mime_type].map(Option::as_ref));
-            let lent = Lent::of(py, strings, lent);
-            Bound::new(py, PyResource { inner: r.clone(), lent })?.into_any()
-        }
+        Item::Template(t) => Bound::new(py, PyResourceTemplate { inner: t.clone(), lent })?.into_any(),
+        Item::Resource(r) => Bound::new(py, PyResource { inner: r.clone(), lent })?.into_any(),
     })
 }
 

@@ -53,24 +53,12 @@ impl Parts {
     }
 }
 
-/// Every string of an item, in the numbers' order.
-fn strings(item: &Item) -> impl Iterator<Item = &Text> {
-    let (id, name, title, description, mime_type, annotations) = match item {
-        Item::Template(t) => (&t.uri_template, &t.name, &t.title, &t.description, &t.mime_type, &t.annotations),
-        Item::Resource(r) => (&r.uri, &r.name, &r.title, &r.description, &r.mime_type, &r.annotations),
-    };
-    let last_modified = annotations.as_ref().and_then(|a| a.last_modified.as_ref());
-    [Some(id), Some(name), title.as_ref(), description.as_ref(), mime_type.as_ref(), last_modified]
-        .into_iter()
-        .flatten()
-}
-
 /// The one buffer every string of `items` is an ASCII range of, if there is one (what else it holds
 /// is never sliced: Latin-1 and ASCII agree below 0x80, so a range's bytes are its characters).
 fn shared(items: &[Item]) -> Option<Arc<String>> {
-    let buf = items.iter().flat_map(strings).next()?.buffer()?.0;
+    let buf = items.iter().flat_map(|i| i.texts().into_iter().flatten()).next()?.buffer()?.0;
     let ranges = |s: &Text| s.is_ascii() && s.buffer().is_some_and(|(b, _)| Arc::ptr_eq(b, buf));
-    (!buf.is_empty() && items.iter().flat_map(strings).all(ranges)).then(|| Arc::clone(buf))
+    (!buf.is_empty() && items.iter().flat_map(|i| i.texts().into_iter().flatten()).all(ranges)).then(|| Arc::clone(buf))
 }
 
 /// The parts of `listing`.
@@ -87,18 +75,18 @@ pub fn parts(l: &mut Listing) -> ListingParts {
     };
     p.numbers.push(l.items.len() as f64);
     for item in &l.items {
-        let (size, a, title, description, mime_type) = match item {
-            Item::Template(t) => (None, &t.annotations, &t.title, &t.description, &t.mime_type),
-            Item::Resource(r) => (r.size, &r.annotations, &r.title, &r.description, &r.mime_type),
+        let texts = item.texts();
+        let (size, a) = match item {
+            Item::Template(t) => (None, &t.annotations),
+            Item::Resource(r) => (r.size, &r.annotations),
         };
         let a = a.as_ref();
         let of = |f: fn(&mcplens::discovery::Annotations) -> bool| a.is_some_and(f);
         let (audience, priority) = (of(|a| a.audience.is_some()), of(|a| a.priority.is_some()));
-        let bits = [title.is_some(), description.is_some(), mime_type.is_some(), size.is_some(), a.is_some(), audience];
-        let bits = bits.into_iter().chain([priority]);
-        let bits = bits.chain([of(|a| a.last_modified.is_some())]);
-        p.numbers.push(bits.enumerate().map(|(n, on)| u32::from(on) << n).sum::<u32>() as f64);
-        for s in strings(item) {
+        let present = |at: usize| texts[at].is_some();
+        let bits = [present(2), present(3), present(4), size.is_some(), a.is_some(), audience, priority, present(5)];
+        p.numbers.push(bits.into_iter().enumerate().map(|(n, on)| u32::from(on) << n).sum::<u32>() as f64);
+        for s in texts.into_iter().flatten() {
             p.push(s);
         }
         p.numbers.extend(size.map(|n| n as f64));

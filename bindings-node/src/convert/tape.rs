@@ -6,15 +6,18 @@
 //! of many short items). What `JSON.stringify` writes is what the tape holds, exactly or not at
 //! all (the walk declines otherwise; see `tapeOf`).
 //!
-//! The tape, value after value: `0` null, `1` false, `2` true, `3` then the number, `4` then the
-//! string's end in the byte buffer (its start is the previous string's end), `5` then an array's
-//! length and its elements, `6` then an object's entry count and, per entry, its key's end and its
-//! value. A number is an integer (read as JSON text reads one: unsigned when not negative) when it
-//! is one and safe; past 2^53 `JSON.stringify` writes digits that read back as another integer,
-//! and the walk declines it.
+//! The tape, after its first entry (how many UTF-16 units its strings hold in all), value after
+//! value: `0` null, `1` false, `2` true, `3` then the number, `4` then the string's end (its
+//! start is the previous string's end), `5` then an array's length and its elements, `6` then an
+//! object's entry count and, per entry, its key's end and its value. A string's end counts UTF-16
+//! units from the first string's start (what the walk knows without encoding): when the bytes
+//! are ASCII, a unit is a byte. A number is an integer (read as JSON text reads one: unsigned
+//! when not negative) when it is one and safe; past 2^53 `JSON.stringify` writes digits that read
+//! back as another integer, and the walk declines it.
 //!
 //! Declined here, nothing applied (the host hands the text instead): a U+FFFD anywhere in the
-//! bytes (how `encodeInto` writes a lone surrogate, which the text carries as its escape), an
+//! bytes (how `encodeInto` writes a lone surrogate, which the text carries as its escape), a
+//! string that ends inside a character (two lone surrogates of neighbouring strings, joined), an
 //! entry that is not one of the above, nesting past [`MAX_DEPTH`].
 //!
 //! Measured: row `node_convert_page` (`make bench-node`), the traversal with pages as tapes ÷ the
@@ -35,20 +38,30 @@ const MAX_DEPTH: u32 = 120;
 /// The largest integer a tape holds as one (2^53 − 1).
 const SAFE: f64 = 9_007_199_254_740_991.0;
 
-/// The tape being read: where the next entry and the next string start.
+/// The tape being read: where the next entry and the next string start (in bytes, and in
+/// UTF-16 units).
 pub struct Tape<'de> {
     text: &'de str,
+    ascii: bool,
     tape: &'de [f64],
     at: usize,
     from: usize,
+    units: usize,
+}
+
+/// A whole, non-negative number of the tape as a `usize`.
+fn whole(n: f64) -> Option<usize> {
+    ((0.0..=SAFE).contains(&n) && n == (n as usize) as f64).then_some(n as usize)
 }
 
 impl<'de> Tape<'de> {
-    /// The tape over `bytes` (the strings) and `tape` (the shape); `None` when `bytes` is not UTF-8
-    /// or holds a U+FFFD.
+    /// The tape over `bytes` (the strings) and `tape`; `None` when `bytes` is not UTF-8 or holds a
+    /// U+FFFD.
     pub fn of(bytes: &'de [u8], tape: &'de [f64]) -> Option<Self> {
         let text = std::str::from_utf8(bytes).ok()?;
-        memchr::memmem::find(bytes, "\u{FFFD}".as_bytes()).is_none().then_some(Tape { text, tape, at: 0, from: 0 })
+        let ascii = whole(*tape.first()?)? == text.len();
+        let tape = Tape { text, ascii, tape, at: 1, from: 0, units: 0 };
+        memchr::memmem::find(bytes, "\u{FFFD}".as_bytes()).is_none().then_some(tape)
     }
 
     /// The page: the tape's first value.
@@ -63,18 +76,23 @@ impl<'de> Tape<'de> {
     }
 
     fn count(&mut self) -> Result<usize, Error> {
-        let n = self.next()?;
         // Every element takes one entry at least: a count past what is left is not a tape.
-        let left = (self.tape.len() - self.at) as f64;
-        (n.fract() == 0.0 && (0.0..=left).contains(&n)).then_some(n as usize).ok_or_else(not_json)
+        whole(self.next()?).filter(|&n| n <= self.tape.len() - self.at).ok_or_else(not_json)
     }
 
     /// The next string: its end, read off the tape; its start, the previous string's end.
     fn str(&mut self) -> Result<&'de str, Error> {
-        let end = self.next()?;
-        let s = (end.fract() == 0.0 && end >= 0.0).then(|| self.text.get(self.from..end as usize)).flatten();
-        self.from = end as usize;
-        s.ok_or_else(not_json)
+        let end = whole(self.next()?).ok_or_else(not_json)?;
+        let (mut at, mut units) = if self.ascii { (end, end) } else { (self.from, self.units) };
+        let mut chars = self.text.get(self.from..).ok_or_else(not_json)?.chars();
+        while units < end {
+            let c = chars.next().ok_or_else(not_json)?;
+            (at, units) = (at + c.len_utf8(), units + c.len_utf16());
+        }
+        // Ending inside a character (a surrogate pair joined from two strings) is not a tape.
+        let s = self.text.get(self.from..at).filter(|_| units == end).ok_or_else(not_json)?;
+        (self.from, self.units) = (at, end);
+        Ok(s)
     }
 }
 
@@ -98,9 +116,9 @@ impl<'de> Deserializer<'de> for Value<'_, 'de> {
             2.0 => visitor.visit_bool(true),
             3.0 => match tape.next()? {
                 // As JSON text reads a safe integer: unsigned when not negative (-0 is "0").
-                n if n.fract() == 0.0 && (0.0..=SAFE).contains(&n) => visitor.visit_u64(n as u64),
-                n if n.fract() == 0.0 && (-SAFE..0.0).contains(&n) => visitor.visit_i64(n as i64),
-                n if n.is_finite() && n.fract() != 0.0 => visitor.visit_f64(n),
+                n if (0.0..=SAFE).contains(&n) && n == (n as u64) as f64 => visitor.visit_u64(n as u64),
+                n if (-SAFE..0.0).contains(&n) && n == (n as i64) as f64 => visitor.visit_i64(n as i64),
+                n if n.is_finite() && n.abs() < SAFE && n != (n as i64) as f64 => visitor.visit_f64(n),
                 _ => Err(not_json()),
             },
             4.0 => visitor.visit_borrowed_str(tape.str()?),
@@ -127,10 +145,8 @@ impl<'de> SeqAccess<'de> for Within<'_, 'de> {
     type Error = Error;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
-        if self.left == 0 {
-            return Ok(None);
-        }
-        self.left -= 1;
+        let Some(left) = self.left.checked_sub(1) else { return Ok(None) };
+        self.left = left;
         seed.deserialize(Value { tape: self.tape, depth: self.depth }).map(Some)
     }
 }
@@ -139,10 +155,8 @@ impl<'de> MapAccess<'de> for Within<'_, 'de> {
     type Error = Error;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
-        if self.left == 0 {
-            return Ok(None);
-        }
-        self.left -= 1;
+        let Some(left) = self.left.checked_sub(1) else { return Ok(None) };
+        self.left = left;
         let key = self.tape.str()?;
         seed.deserialize(BorrowedStrDeserializer::new(key)).map(Some)
     }

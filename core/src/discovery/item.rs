@@ -196,6 +196,17 @@ impl Item {
         }
     }
 
+    /// The strings a host hands out of the item, in this order: the id, the name, the title, the
+    /// description, the MIME type and the annotations' `lastModified`, each when present.
+    pub fn texts(&self) -> [Option<&Text>; 6] {
+        let (id, name, title, description, mime_type, annotations) = match self {
+            Item::Template(t) => (&t.uri_template, &t.name, &t.title, &t.description, &t.mime_type, &t.annotations),
+            Item::Resource(r) => (&r.uri, &r.name, &r.title, &r.description, &r.mime_type, &r.annotations),
+        };
+        let last_modified = annotations.as_ref().and_then(|a| a.last_modified.as_ref());
+        [Some(id), Some(name), title.as_ref(), description.as_ref(), mime_type.as_ref(), last_modified]
+    }
+
     /// Moves every string of the item onto `buf`, the listing's buffer (the pager builds items
     /// on [`Text::pending`] ranges while the buffer still grows).
     pub(crate) fn rebase(&mut self, buf: &std::sync::Arc<String>) {
