@@ -5,7 +5,7 @@
 //! - [`listing`]: a listing handed back as parts the facade assembles (`lib/convert.ts`) instead
 //!   of its JSON text for `JSON.parse`; row `node_convert_listing` (`make bench-node`).
 
-//! - [`tape`]: a page the SDK parsed, read in place from a tape (`lib/convert.ts`'s `tapeOf`)
+//! - [`tape`]: a page the SDK parsed, read in place from a tape (`lib/convert-tape.ts`'s `withTape`)
 //!   instead of its `JSON.stringify`'d text; row `node_convert_page` (`make bench-node`).
 
 pub mod listing;

@@ -1,10 +1,11 @@
-//! A page as the host's SDK parsed it, handed over as a tape (`lib/convert.ts`'s `tapeOf`) and read
-//! in place by the core's page rules through serde (`Pager::handle_parsed_page`), instead of its
-//! `JSON.stringify`'d text: the JS walk writes every string's UTF-8 into one byte buffer
-//! (`TextEncoder.encodeInto`, one copy) and the page's shape into one `Float64Array`, so the page
-//! crosses node-api once (a reader calling node-api per property was slower than the text on pages
-//! of many short items). What `JSON.stringify` writes is what the tape holds, exactly or not at
-//! all (the walk declines otherwise; see `tapeOf`).
+//! A page as the host's SDK parsed it, handed over as a tape (`lib/convert-tape.ts`'s `withTape`)
+//! and read in place by the core's page rules through serde (`Pager::handle_parsed_page`), instead
+//! of its `JSON.stringify`'d text: the JS walk writes every string's UTF-8 into one byte buffer
+//! (`TextEncoder.encodeInto`, one copy; short strings joined and encoded a batch at a time) and the
+//! page's shape into one `Float64Array`, so the page crosses node-api once (a reader calling
+//! node-api per property was slower than the text on pages of many short items). What
+//! `JSON.stringify` writes is what the tape holds, exactly or not at all (the walk declines
+//! otherwise; see `withTape`).
 //!
 //! The tape, after its first entry (how many UTF-16 units its strings hold in all), value after
 //! value: `0` null, `1` false, `2` true, `3` then the number, `4` then the string's end (its
