@@ -128,6 +128,22 @@ for (const [name, value] of Object.entries(DECLINED)) {
   });
 }
 
+test('declined while Object.prototype has an enumerable key (the walk would read it; the text does not)', () => {
+  Object.prototype.polluted = 1;
+  try {
+    const p = pager();
+    assert.equal(p.acceptPageParsed(page([item()]), 1), false);
+    // Nothing applied: the same page as text gives the same listing as with no key inherited.
+    p.acceptPage(JSON.stringify(page([item()])), 1);
+    const listing = p.finish();
+    delete Object.prototype.polluted;
+    assert.deepEqual(listing, both(page([item()])).text.listing);
+  } finally {
+    delete Object.prototype.polluted;
+  }
+  assert.equal(pager().acceptPageParsed(page([item()]), 1), true);
+});
+
 test('pages after a large one read from the reused buffers alone', () => {
   const large = page(Array.from({ length: 2_000 }, (_, i) => item({ name: `large-${i}`, description: 'x'.repeat(3_000) })), { nextCursor: 'c1' });
   const small = page([item({ name: 'small' })]);
