@@ -243,7 +243,12 @@ impl PyPager {
         let now = instant(py, now)?;
         let kept = convert::values::Kept::default();
         let mut noted = Vec::new();
-        let read = self.pager(py)?.handle_parsed_page_noting(convert::values::Values::of(page, &kept), now, &mut noted);
+        let read = self.pager(py)?.handle_parsed_page_noting(
+            convert::values::Values::of(page, &kept),
+            now,
+            &mut noted,
+            convert::values::LONG,
+        );
         if read.is_err() {
             self.lent.clear(); // the traversal failed: its listing is gone
         }

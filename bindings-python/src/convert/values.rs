@@ -45,10 +45,10 @@ impl de::Error for NotJson {
 /// past 128), and declining early is safe (the page's text then decides).
 const MAX_DEPTH: u32 = 120;
 
-/// A string this long or longer is found again by its address: a shorter one costs less to copy
-/// than its bookkeeping (`make bench-python`: with 64 the 200-character descriptions of its S
+/// A string this long or longer is found again by its address (and only such strings are noted by
+/// the core): a shorter one costs less to copy than its bookkeeping (`make bench-python`: with 64 the 200-character descriptions of its S
 /// workload read slower than as text).
-const LONG: usize = 1024;
+pub const LONG: usize = 1024;
 
 /// The objects a page's containers handed out while it is read, and its long strings by the
 /// address of their UTF-8 (see the module docs).

@@ -284,9 +284,10 @@ impl Paging {
         page: D,
         now: Duration,
         noted: &mut Vec<Verbatim>,
+        min_len: usize,
     ) -> Result<bool, DiscoveryError> {
         match self {
-            Paging::One(p) => p.handle_parsed_page_noting(page, now, noted),
+            Paging::One(p) => p.handle_parsed_page_noting(page, now, noted, min_len),
             Paging::Pair(p) => p.handle_parsed_page(page, now),
         }
     }

@@ -773,23 +773,25 @@ impl Pager {
         self.parsed_page(page, now, None)
     }
 
-    /// [`Pager::handle_parsed_page`], noting in `noted` every string the listing keeps exactly as
-    /// `page` lent it (`visit_borrowed_str`): its range in the listing's text and the address of
-    /// the host's UTF-8 ([`Verbatim`]). Noted only for a page that was applied.
+    /// [`Pager::handle_parsed_page`], noting in `noted` every string of at least `min_len` bytes
+    /// that the listing keeps exactly as `page` lent it (`visit_borrowed_str`): its range in the
+    /// listing's text and the address of the host's UTF-8 ([`Verbatim`]). Noted only for a page
+    /// that was applied; a host that hands out only its long strings as its own says how long.
     pub fn handle_parsed_page_noting<'de, D: serde::Deserializer<'de>>(
         &mut self,
         page: D,
         now: Duration,
         noted: &mut Vec<Verbatim>,
+        min_len: usize,
     ) -> Result<bool, DiscoveryError> {
-        self.parsed_page(page, now, Some(noted))
+        self.parsed_page(page, now, Some((noted, min_len)))
     }
 
     fn parsed_page<'de, D: serde::Deserializer<'de>>(
         &mut self,
         page: D,
         now: Duration,
-        noted: Option<&mut Vec<Verbatim>>,
+        noted: Option<(&mut Vec<Verbatim>, usize)>,
     ) -> Result<bool, DiscoveryError> {
         self.expect_answer()?;
         if let Err(e) = self.check_deadline(now) {
@@ -802,9 +804,10 @@ impl Pager {
         // instead of growing, and being copied, as the strings come.
         let capacity = self.limits.max_bytes.min(PARSED_RESERVE);
         self.text.reserve(capacity.saturating_sub(self.text.len()));
-        let noting = noted.is_some();
+        let noting = noted.as_ref().map(|(_, min_len)| *min_len);
         let ((parsed, kept), before, room, tally) = self.project(|sink| {
-            sink.verbatim = noting.then(Vec::new);
+            sink.verbatim = noting.map(|_| Vec::new());
+            sink.verbatim_min = noting.unwrap_or(0);
             (page::parse_from(page, sink), sink.verbatim.take())
         });
         let result = match parsed {
@@ -819,7 +822,7 @@ impl Pager {
         };
         let applied = result.is_ok();
         self.settle(result)?;
-        if let (true, Some(noted), Some(kept)) = (applied, noted, kept) {
+        if let (true, Some((noted, _)), Some(kept)) = (applied, noted, kept) {
             noted.extend(kept);
         }
         Ok(true)

@@ -512,6 +512,8 @@ pub(crate) struct Sink<'p> {
     /// Kept strings that are a host's own, unchanged, when the pager notes them
     /// ([`super::Pager::handle_parsed_page_noting`]).
     pub(crate) verbatim: Option<Vec<Verbatim>>,
+    /// Only strings of at least this many bytes are noted.
+    pub(crate) verbatim_min: usize,
     /// A borrowed string is a slice of the page's JSON text (false: of a host's parsed values,
     /// which may hold what JSON escapes).
     text_slices: bool,
@@ -549,6 +551,7 @@ impl<'p> Sink<'p> {
             problem: None,
             priority_len: None,
             verbatim: None,
+            verbatim_min: 0,
             text_slices: true,
         }
     }
@@ -646,11 +649,15 @@ impl<'p> Sink<'p> {
         self.items.push(item);
     }
 
-    /// Notes `kept` when it is `s`, a string the host lent, unchanged (see `verbatim`).
+    /// Notes `kept` when it is `s`, a string the host lent, unchanged and long enough (see
+    /// `verbatim`).
     #[allow(clippy::ptr_arg)] // which variant the `Cow` is, is the point
     fn note(&mut self, s: &Cow<'_, str>, kept: &Text) {
-        if let (Some(noted), Cow::Borrowed(b)) = (&mut self.verbatim, s) {
-            noted.push(Verbatim { range: kept.range(), source: b.as_ptr() as usize });
+        match (&mut self.verbatim, s) {
+            (Some(noted), Cow::Borrowed(b)) if b.len() >= self.verbatim_min => {
+                noted.push(Verbatim { range: kept.range(), source: b.as_ptr() as usize });
+            }
+            _ => {}
         }
     }
 

@@ -374,7 +374,8 @@ fn a_declined_parsed_page_applies_nothing() {
 
 /// A parsed page's strings that the listing keeps exactly as lent are noted with the host's
 /// address (`handle_parsed_page_noting`): not a sanitized one, a normalized one or a dropped item's,
-/// and nothing for a page that failed; each noted range is its item's string in the listing.
+/// none shorter than the host asks for, and nothing for a page that failed; each noted range is its
+/// item's string in the listing.
 #[test]
 fn a_parsed_page_notes_the_strings_kept_as_lent() {
     let page = json!({"resourceTemplates": [
@@ -385,24 +386,30 @@ fn a_parsed_page_notes_the_strings_kept_as_lent() {
     let mut p = Pager::new(ListKind::ResourceTemplates, "srv", true, Limits::default(), Duration::ZERO).unwrap();
     let mut noted = Vec::new();
     p.poll_request().unwrap();
-    assert_eq!(p.handle_parsed_page_noting(&page, Duration::ZERO, &mut noted), Ok(true));
+    assert_eq!(p.handle_parsed_page_noting(&page, Duration::ZERO, &mut noted, 0), Ok(true));
     let lent = |pointer: &str| page.pointer(pointer).and_then(Value::as_str).unwrap().as_ptr() as usize;
     let sources: Vec<usize> = noted.iter().map(|v| v.source).collect();
     let first = "/resourceTemplates/0";
     let want: Vec<usize> =
         ["name", "description", "uriTemplate"].iter().map(|k| lent(&format!("{first}/{k}"))).collect();
     assert_eq!(sources, want, "the name, the description and the id, in the order kept");
+    // Asked for strings of at least 12 bytes, only the description ("kept as lent") is noted.
+    let mut p = Pager::new(ListKind::ResourceTemplates, "srv", true, Limits::default(), Duration::ZERO).unwrap();
+    let mut long = Vec::new();
+    p.poll_request().unwrap();
+    assert_eq!(p.handle_parsed_page_noting(&page, Duration::ZERO, &mut long, 12), Ok(true));
+    assert_eq!(long.iter().map(|v| v.source).collect::<Vec<_>>(), [want[1]]);
     // A page that fails (its item has no name) notes nothing.
     p.poll_request().unwrap();
     let failing = json!({"resourceTemplates": [{"uriTemplate": "b://{x}", "description": "lost"}]});
     let mut after_failure = noted.clone();
-    assert!(p.handle_parsed_page_noting(&failing, Duration::ZERO, &mut after_failure).is_err());
+    assert!(p.handle_parsed_page_noting(&failing, Duration::ZERO, &mut after_failure, 0).is_err());
     assert_eq!(after_failure, noted);
     // Noted ranges are the listing's strings (a pager that finishes).
     let mut p = Pager::new(ListKind::ResourceTemplates, "srv", true, Limits::default(), Duration::ZERO).unwrap();
     let (mut noted, last) = (Vec::new(), json!({"resourceTemplates": page["resourceTemplates"]}));
     p.poll_request().unwrap();
-    assert_eq!(p.handle_parsed_page_noting(&last, Duration::ZERO, &mut noted), Ok(true));
+    assert_eq!(p.handle_parsed_page_noting(&last, Duration::ZERO, &mut noted, 0), Ok(true));
     let listing = p.finish().unwrap();
     let Item::Template(t) = &listing.items[0] else { panic!("a template") };
     let ranges = [&t.name, t.description.as_ref().unwrap(), &t.uri_template].map(|s| s.buffer().unwrap().1);
