@@ -27,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lifecycle"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import model_server
 from test_lifecycle import BOUND, COMMANDS, EVERYTHING, SERVER, marked
-from test_lifecycle import command as command  # the fixture: the three commands that start the proxy
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
@@ -179,13 +178,22 @@ def results_seen(log: Path) -> int:
     return seen
 
 
+ENDS = ["normal", "sigterm", "sigint"]
+# Every pair of command, host and ending, once each (a Latin square: nine sessions, where the whole
+# product is 27 of 5 to 10 s each): every host runs every command and is ended every way, and every
+# command is ended every way; the lifecycle suite ends each command as each host does, every way.
+SESSIONS = [(list(COMMANDS)[(h + e) % 3], host, end) for h, host in enumerate(HOSTS) for e, end in enumerate(ENDS)]
+assert len(COMMANDS) == len(HOSTS) == len(ENDS) == 3, "the square is three commands, hosts and endings"
+
+
 @pytest.mark.skipif(not EVERYTHING.exists(), reason="npm ci installs server-everything")
-@pytest.mark.parametrize("end", ["normal", "sigterm", "sigint"])
-@pytest.mark.parametrize("host", list(HOSTS))
+@pytest.mark.parametrize(("which", "host", "end"), SESSIONS, ids=["-".join(s) for s in SESSIONS])
 def test_a_real_host_reads_a_template_through_the_proxy_and_leaves_nothing(
-    host: str, command: list[str], end: str, model: tuple[int, Path], tmp_path: Path
+    which: str, host: str, end: str, model: tuple[int, Path], tmp_path: Path
 ) -> None:
     assert EXECUTABLES[host].exists(), "`make test-hosts` installs the hosts (npm ci in tests/hosts)"
+    command = COMMANDS[which]
+    assert command[0] == "node" or Path(command[0]).exists(), f"{command[0]} is missing: `make test-hosts` builds it"
     port, log = model
     mark = uuid.uuid4().hex
     events = tmp_path / "events.jsonl"
