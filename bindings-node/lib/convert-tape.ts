@@ -85,7 +85,7 @@ function str(s: string): void {
 const absent = (v: unknown): boolean => v === undefined || typeof v === 'function' || typeof v === 'symbol';
 
 function write(v: unknown, depth: number): boolean {
-  tape = grown(tape, n, 2);
+  if (n + 2 > tape.length) tape = grown(tape, n, 2); // a store only when it grows (a write barrier)
   if (typeof v === 'string') {
     tape[n++] = 4;
     str(v);
@@ -113,7 +113,7 @@ function write(v: unknown, depth: number): boolean {
     for (const key in v) {
       const x: unknown = (v as Record<string, unknown>)[key];
       if (absent(x)) continue;
-      tape = grown(tape, n, 1);
+      if (n + 1 > tape.length) tape = grown(tape, n, 1);
       str(key);
       kept++;
       if (!write(x, depth + 1)) return false;
