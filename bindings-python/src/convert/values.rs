@@ -46,8 +46,8 @@ impl de::Error for NotJson {
 const MAX_DEPTH: u32 = 120;
 
 /// A string this long or longer is found again by its address (and only such strings are noted by
-/// the core): a shorter one costs less to copy than its bookkeeping (`make bench-python`: with 64 the 200-character descriptions of its S
-/// workload read slower than as text).
+/// the core): a shorter one costs less to copy than its bookkeeping (`make bench-python`: with 64
+/// the 200-character descriptions of its S workload read slower than as text).
 pub const LONG: usize = 1024;
 
 /// The objects a page's containers handed out while it is read, and its long strings by the
