@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lifecycle"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import model_server
 from test_lifecycle import BOUND, COMMANDS, EVERYTHING, SERVER, marked
+from test_lifecycle import command as command  # the fixture: the three commands that start the proxy
 
 HERE = Path(__file__).resolve().parent
 BIN = HERE / "node_modules" / ".bin"
@@ -187,13 +188,12 @@ assert len(COMMANDS) == len(HOSTS) == len(ENDS) == 3, "the square is three comma
 
 
 @pytest.mark.skipif(not EVERYTHING.exists(), reason="npm ci installs server-everything")
-@pytest.mark.parametrize(("which", "host", "end"), SESSIONS, ids=["-".join(s) for s in SESSIONS])
+# `command` is the lifecycle suite's fixture, given each session's command by name.
+@pytest.mark.parametrize(("command", "host", "end"), SESSIONS, indirect=["command"])
 def test_a_real_host_reads_a_template_through_the_proxy_and_leaves_nothing(
-    which: str, host: str, end: str, model: tuple[int, Path], tmp_path: Path
+    host: str, command: list[str], end: str, model: tuple[int, Path], tmp_path: Path
 ) -> None:
     assert EXECUTABLES[host].exists(), "`make test-hosts` installs the hosts (npm ci in tests/hosts)"
-    command = COMMANDS[which]
-    assert command[0] == "node" or Path(command[0]).exists(), f"{command[0]} is missing: `make test-hosts` builds it"
     port, log = model
     mark = uuid.uuid4().hex
     events = tmp_path / "events.jsonl"
